@@ -1,0 +1,25 @@
+"""The `harness` command line. Each command lives in its own module and is added here in one line."""
+
+from __future__ import annotations
+
+import click
+
+from harness.cli_selfplay import selfplay
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(package_name="tablebots")
+def cli() -> None:
+    """tablebots: pit bot executables against each other at Epizodiak, Dominoes and Crisps.
+
+    Bots talk JSON lines over stdin/stdout (see protocol.md). Start with `harness run
+    leagues/demo.yaml`, then `harness table leagues/demo.yaml`.
+    """
+
+
+cli.add_command(selfplay)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli()

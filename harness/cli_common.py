@@ -1,0 +1,70 @@
+"""Click options and parameter types shared by several commands (defined once, used everywhere)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+import yaml
+
+from harness.games import GAMES, Game, InvalidOptions, get_game
+
+
+class GameType(click.ParamType):
+    """A registered game name, converted to its :class:`Game`."""
+
+    name = "game"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Game:
+        if isinstance(value, str) and value in GAMES:
+            return get_game(value)
+        self.fail(f"{value!r} is not a game (choose from: {', '.join(GAMES)})", param, ctx)
+
+    def shell_complete(self, ctx, param, incomplete):  # type: ignore[no-untyped-def]
+        from click.shell_completion import CompletionItem
+        return [CompletionItem(name) for name in GAMES if name.startswith(incomplete)]
+
+
+GAME = GameType()
+
+
+def _parse_option(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    for item in values:
+        key, sep, raw = item.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"{item!r} is not KEY=VALUE (e.g. -o target=13)", ctx=ctx, param=param)
+        try:
+            options[key.strip()] = yaml.safe_load(raw) if raw.strip() else ""
+        except yaml.YAMLError:
+            raise click.BadParameter(f"cannot read the value of {item!r}", ctx=ctx, param=param) from None
+    return options
+
+
+option_option = click.option(
+    "-o", "--option", "options", multiple=True, callback=_parse_option, metavar="KEY=VALUE",
+    help="Game option, repeatable (e.g. -o mode=one_round -o target=13). See docs/rules/<game>.md.")
+
+seed_option = click.option("--seed", type=int, default=1, show_default=True,
+                           help="Seed of the first game; game i uses seed+i.")
+
+games_option = click.option("--games", "n_games", type=click.IntRange(min=1), default=1, show_default=True,
+                            help="Number of games to play.")
+
+
+def checked_options(game: Game, options: dict[str, Any]) -> dict[str, Any]:
+    """Validate game options, turning an engine error into a usage error naming ``--option``."""
+    try:
+        return game.validate_options(options)
+    except InvalidOptions as exc:
+        raise click.BadParameter(str(exc), param_hint="'-o' / '--option'") from None
+
+
+def players_for(game: Game, players: int | None) -> int:
+    """The player count to use: the one asked for (checked) or the game's minimum."""
+    if players is None:
+        return game.min_players
+    if not game.min_players <= players <= game.max_players:
+        raise click.BadParameter(
+            f"{game.name} is played by {game.min_players} to {game.max_players} players", param_hint="'--players'")
+    return players
