@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""A test bot that plays correctly (seeded random, by index) until a chosen request, then misbehaves.
+
+    python3 tests/bots/misbehave.py MODE [--at N] [--times K] [--pidfile FILE] [--marker TEXT]
+
+``--at N``: misbehave at the N-th request this process receives (1-based, default 2).
+``--times K``: misbehave at K consecutive requests from there (default 1; modes whose
+misbehaviour ends the process only ever misbehave once). ``--pidfile`` appends
+``<pid> <role>`` lines (roles: start, bad, grandchild) so a test can check that
+every process it started is gone. ``--marker`` is ignored: it only tags the
+command line so a test can find stray processes in /proc.
+
+Modes (the violation kind a referee should record is in brackets):
+  ok          never misbehaves                                             [none]
+  hang        stops answering, sleeps forever                              [timeout]
+  garbage     answers a line that is not JSON                              [malformed]
+  shape       answers JSON of the wrong shape (no action, no index)        [malformed]
+  illegal     answers an action that was not offered                       [illegal]
+  badindex    answers an index past the end of the offered list            [illegal]
+  bigline     writes a 100 MB line without a newline, then sleeps          [oversize]
+  stderr      writes 50 MB to stderr, then answers correctly               [none: stderr is only logged, capped]
+  exit        exits with status 3                                          [crash]
+  closeout    closes its stdout and keeps running                          [crash]
+  fork        forks a grandchild that keeps the pipes open forever, exits  [crash]
+  forksetsid  the same, and the grandchild setsid()s out of the group      [crash]
+  forkplay    at start forks a setsid() grandchild holding the pipes, plays on correctly [none]
+  deep        answers JSON nested 100,000 deep                             [malformed]
+  badutf8     answers a line that is not UTF-8                             [malformed]
+  wrongid     answers with the wrong request id                            [protocol]
+  early       answers, then at once sends a second line nobody asked for   [protocol]
+  noready     answers hello with something that is not ready               [protocol]
+  memory      allocates (and touches) memory until it fails, up to 4 GiB   [crash]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import time
+
+MODES = ("ok hang garbage shape illegal badindex bigline stderr exit closeout fork forksetsid forkplay "
+         "deep badutf8 wrongid early noready memory").split()
+
+
+def note(pidfile: str | None, role: str) -> None:
+    if pidfile:
+        with open(pidfile, "a") as f:
+            f.write(f"{os.getpid()} {role}\n")
+
+
+def sleep_forever() -> None:
+    while True:
+        time.sleep(3600)
+
+
+def spawn_grandchild(pidfile: str | None, setsid: bool) -> None:
+    """Fork a grandchild that keeps stdin/stdout/stderr open and never exits."""
+    if os.fork() == 0:
+        if setsid:
+            os.setsid()
+        note(pidfile, "grandchild")
+        sleep_forever()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("mode", choices=MODES)
+    parser.add_argument("--at", type=int, default=2)
+    parser.add_argument("--times", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--pidfile")
+    parser.add_argument("--marker")
+    args = parser.parse_args()
+    mode = args.mode
+    rng = random.Random(args.seed)
+    out = sys.stdout.buffer
+    note(args.pidfile, "start")
+
+    def send(data: bytes) -> None:
+        out.write(data)
+        out.flush()
+
+    def send_json(obj: object) -> None:
+        send(json.dumps(obj).encode() + b"\n")
+
+    requests = 0
+    for raw in sys.stdin.buffer:
+        if not raw.strip():
+            continue
+        msg = json.loads(raw)
+        kind = msg.get("type")
+        if kind == "hello":
+            if mode == "noready":
+                note(args.pidfile, "bad")
+                send_json({"type": "hi", "name": "misbehave-noready"})
+            else:
+                send_json({"type": "ready", "name": f"misbehave-{mode}"})
+            if mode == "forkplay":
+                spawn_grandchild(args.pidfile, setsid=True)
+            continue
+        if kind == "bye":
+            return 0
+        if kind != "request":
+            continue
+        requests += 1
+        rid, actions = msg["id"], msg["actions"]
+        good = {"type": "action", "id": rid, "index": rng.randrange(len(actions))}
+        if not args.at <= requests < args.at + args.times or mode in ("ok", "forkplay", "noready"):
+            send_json(good)
+            continue
+        note(args.pidfile, "bad")
+        if mode == "hang":
+            sleep_forever()
+        elif mode == "garbage":
+            send(b"this is not json {\n")
+        elif mode == "shape":
+            send_json({"type": "action", "id": rid})
+        elif mode == "illegal":
+            send_json({"type": "action", "id": rid, "action": {"type": "no-such-action", "x": 12345}})
+        elif mode == "badindex":
+            send_json({"type": "action", "id": rid, "index": len(actions)})
+        elif mode == "bigline":
+            chunk = b"x" * (1 << 20)
+            for _ in range(100):
+                out.write(chunk)
+            out.flush()
+            sleep_forever()
+        elif mode == "stderr":
+            err = sys.stderr.buffer
+            chunk = (b"flood " * 170 + b"\n") * 1024  # ~1 MiB
+            for _ in range(50):
+                err.write(chunk)
+            err.flush()
+            send_json(good)
+        elif mode == "exit":
+            os._exit(3)
+        elif mode == "closeout":
+            out.close()
+            os.close(1)
+            sleep_forever()
+        elif mode in ("fork", "forksetsid"):
+            spawn_grandchild(args.pidfile, setsid=mode == "forksetsid")
+            os._exit(0)
+        elif mode == "deep":
+            depth = 100_000
+            send(b'{"type":"action","id":%d,"action":' % rid + b"[" * depth + b"]" * depth + b"}\n")
+        elif mode == "badutf8":
+            send(b'{"type":"action","id":%d,"index":0,"note":"\xff\xfe\xc3"}\n' % rid)
+        elif mode == "wrongid":
+            send_json({"type": "action", "id": rid + 1000, "index": 0})
+        elif mode == "early":
+            send_json(good)
+            send_json({"type": "action", "id": rid + 1, "index": 0})
+        elif mode == "memory":
+            hoard = []
+            for _ in range(256):  # 256 x 16 MiB = 4 GiB, every page touched
+                hoard.append(b"\x01" * (16 << 20))
+            sleep_forever()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
