@@ -1,0 +1,588 @@
+"""End-to-end tests of the referee with real bot processes.
+
+Every misbehaving bot (tests/bots/misbehave.py, one mode per misbehaviour) plays a real
+game through ``harness.referee.play_game``; each test checks the violation kind and its
+fields, that the game completes with the offender ranked last, that no process of the
+offender survives (found by a marker in its command line, via /proc) and that the
+referee's own memory stays bounded. Then: the ``strikes`` policy, restarts across games,
+games between the reference bots in every game, ``harness play``, and the bwrap sandbox.
+
+Most games here are "race", a tiny game defined below (always three legal actions, so
+every decision is a request to a bot), to keep the file fast and independent of the
+real engines; the reference-bot games, the CLI and the sandbox use the real games.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import resource
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import tracemalloc
+import uuid
+from pathlib import Path
+from typing import Any, Mapping
+
+import pytest
+
+from harness.botproc import BotSpec, ResourceLimits, TimeControls
+from harness.games import GAMES, Game, IllegalAction, InvalidSnapshot, State, get_game, ranking_from_keys
+from harness.games.base import int_option
+from harness.referee import BotPool, GameRecord, RefereeConfig, play_game
+
+ROOT = Path(__file__).resolve().parent.parent
+BOTS = ROOT / "bots"
+MISBEHAVE = ROOT / "tests" / "bots" / "misbehave.py"
+PROBE = ROOT / "tests" / "bots" / "sandbox_probe.py"
+
+VIOLATION_FIELDS = ("game_id", "seed", "decision", "seat", "bot", "kind", "detail", "request", "received",
+                    "stderr_tail", "snapshot")
+#: The referee (a Python process) may not grow by anything near the 100 MB line or the 50 MB of stderr.
+MEMORY_BOUND_BYTES = 24 << 20
+
+
+# --------------------------------------------------------------------------- a tiny game
+
+
+class RaceState(State):
+    """Seats take turns adding 1, 2 or 3 to a shared total; the game ends at ``target``."""
+
+    def __init__(self, players: int, seed: int, options: Mapping[str, Any]) -> None:
+        self.players = players
+        self.seed = seed
+        self.options = dict(options)
+        self.total = 0
+        self.turns = 0
+        self.scores = [0] * players
+        self.current_player: int | None = 0
+        self.events: list[dict[str, Any]] = []
+        self.capped = False
+
+    def legal_actions(self) -> list[dict[str, Any]]:
+        if self.current_player is None:
+            return []
+        return [{"type": "add", "n": n} for n in (1, 2, 3)]
+
+    def apply(self, action: dict[str, Any]) -> None:
+        if action not in self.legal_actions():
+            raise IllegalAction(f"{action!r} is not legal")
+        seat = self.current_player
+        assert seat is not None
+        self.total += action["n"]
+        self.scores[seat] += action["n"]
+        self.turns += 1
+        self.events.append({"type": "add", "seat": seat, "n": action["n"], "total": self.total})
+        if self.total >= self.options["target"]:
+            self.current_player = None
+        elif self.options["max_turns"] and self.turns >= self.options["max_turns"]:
+            self.current_player, self.capped = None, True
+        else:
+            self.current_player = (seat + 1) % self.players
+
+    def observation(self, seat: int) -> dict[str, Any]:
+        return {"seat": seat, "total": self.total, "scores": list(self.scores), "target": self.options["target"]}
+
+    def is_terminal(self) -> bool:
+        return self.current_player is None
+
+    def result(self) -> dict[str, Any]:
+        return {"ranking": ranking_from_keys(self.scores), "scores": list(self.scores),
+                "ended_by": "turn_cap" if self.capped else "rules"}
+
+    def to_json(self) -> dict[str, Any]:
+        return {"players": self.players, "seed": self.seed, "options": self.options, "total": self.total,
+                "turns": self.turns, "scores": self.scores, "current_player": self.current_player,
+                "events": self.events, "capped": self.capped}
+
+    def render(self) -> str:
+        return f"total {self.total}/{self.options['target']} scores {self.scores} to play {self.current_player}"
+
+
+class Race(Game):
+    name = "race"
+    min_players = 2
+    max_players = 3
+    option_list = (int_option("target", 40, 5, 1000, "The total that ends the game."),
+                   int_option("max_turns", 0, 0, 10_000, "Turn cap, 0 for none."))
+
+    def new_state(self, players: int, seed: int, options: Mapping[str, Any] | None = None) -> RaceState:
+        return RaceState(self.validate_players(players), seed, self.validate_options(options))
+
+    def state_from_json(self, data: Mapping[str, Any]) -> RaceState:
+        try:
+            state = RaceState(data["players"], data["seed"], data["options"])
+            state.total, state.turns, state.capped = data["total"], data["turns"], data["capped"]
+            state.scores, state.current_player = list(data["scores"]), data["current_player"]
+            state.events = [dict(e) for e in data["events"]]
+        except (KeyError, TypeError) as exc:
+            raise InvalidSnapshot(str(exc)) from None
+        return state
+
+    def format_action(self, action: dict[str, Any]) -> str:
+        return f"+{action['n']}"
+
+    def parse_action(self, text: str) -> dict[str, Any]:
+        return {"type": "add", "n": int(text.lstrip("+"))}
+
+
+RACE = Race()
+
+
+# --------------------------------------------------------------------------- processes
+
+
+def _proc_state(pid: int) -> str | None:
+    """The one-letter state of ``pid`` from /proc, or None if it does not exist."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat[stat.rindex(")") + 2]
+
+
+def pids_with_marker(marker: str) -> list[int]:
+    """Live (non-zombie) processes whose command line contains ``marker``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if marker.encode() in cmdline.split(b"\0") and _proc_state(int(entry)) not in (None, "Z"):
+            found.append(int(entry))
+    return found
+
+
+def alive(pids: list[int], marker: str) -> list[int]:
+    """Those of ``pids`` still running (not zombies) with ``marker`` in their command line."""
+    live = set(pids_with_marker(marker))
+    return [p for p in pids if p in live]
+
+
+def wait_until_gone(pids: list[int], marker: str, grace: float = 5.0) -> list[int]:
+    """Wait (loosely, a kill is asynchronous) for ``pids`` to die; return the survivors."""
+    deadline = time.monotonic() + grace
+    while True:
+        left = alive(pids, marker)
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.05)
+
+
+def kill_leftovers(marker: str) -> None:
+    """Test hygiene only: kill whatever a failing referee left behind, so tests stay independent."""
+    for pid in pids_with_marker(marker):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+class Bot:
+    """A misbehave.py bot with its own marker, pid file and working directory."""
+
+    def __init__(self, tmp_path: Path, mode: str, *args: str, name: str | None = None) -> None:
+        self.marker = f"tbtest-{uuid.uuid4().hex[:12]}"
+        self.dir = tmp_path / f"bot-{mode}-{self.marker}"
+        self.dir.mkdir()
+        self.pidfile = self.dir / "pids.txt"
+        self.spec = BotSpec(name=name or f"misbehave-{mode}",
+                            command=("python3", str(MISBEHAVE), mode, *args, "--pidfile", str(self.pidfile),
+                                     "--marker", self.marker),
+                            cwd=str(self.dir))
+
+    def pids(self, role: str | None = None) -> list[int]:
+        if not self.pidfile.exists():
+            return []
+        rows = [line.split() for line in self.pidfile.read_text().splitlines() if line.strip()]
+        return [int(pid) for pid, r in rows if role is None or r == role]
+
+    def misbehaving_pids(self) -> list[int]:
+        """Processes that misbehaved, and every grandchild: none may outlive the game."""
+        return sorted(set(self.pids("bad")) | set(self.pids("grandchild")))
+
+
+def random_bot(seed: int = 1, name: str = "random-py") -> BotSpec:
+    return BotSpec(name=name, command=("python3", str(BOTS / "random_bot.py"), "--seed", str(seed)), cwd=str(ROOT))
+
+
+def make_config(tmp_path: Path, *, move_ms: int = 1000, init_ms: int = 5000, strikes: int = 0,
+                record_messages: bool = False, **limits: Any) -> RefereeConfig:
+    log_dir = tmp_path / "logs"
+    log_dir.mkdir(exist_ok=True)
+    return RefereeConfig(time=TimeControls(init_ms=init_ms, move_ms=move_ms, bank_ms=0),
+                         limits=dataclasses.replace(ResourceLimits(), **limits),
+                         strikes=strikes, log_dir=str(log_dir), record_messages=record_messages)
+
+
+def check_violation(v: dict[str, Any], record: GameRecord, game: Game, *, seat: int, bot: str, kind: str) -> None:
+    """A violation dict has every field the contract names, with the right values and types."""
+    missing = [f for f in VIOLATION_FIELDS if f not in v]
+    assert not missing, f"violation lacks {missing}: {v}"
+    assert v["kind"] == kind, f"expected kind {kind!r}, got {v['kind']!r} ({v['detail']})"
+    assert v["game_id"] == record.game_id and v["seed"] == record.seed
+    assert v["seat"] == seat and v["bot"] == bot
+    assert isinstance(v["detail"], str) and v["detail"] and "\n" not in v["detail"], v["detail"]
+    assert isinstance(v["request"], str) and isinstance(v["received"], str) and isinstance(v["stderr_tail"], str)
+    assert len(v["received"]) <= 1 << 20, "what the bot sent must be truncated"
+    assert len(v["stderr_tail"]) <= 1 << 20, "the stderr tail must be a tail"
+    assert isinstance(v["snapshot"], dict)
+    game.state_from_json(v["snapshot"])  # enough to reproduce the decision
+    json.dumps(v)  # a violation is a JSON-able log line
+
+
+# --------------------------------------------------------------------------- misbehaving bots
+
+#: mode, extra args, expected kind, resource-limit overrides
+CASES = [
+    ("hang", (), "timeout", {}),
+    ("garbage", (), "malformed", {}),
+    ("shape", (), "malformed", {}),
+    ("illegal", (), "illegal", {}),
+    ("badindex", (), "illegal", {}),
+    ("bigline", (), "oversize", {}),
+    ("exit", (), "crash", {}),
+    ("closeout", (), "crash", {}),
+    ("fork", (), "crash", {}),
+    ("forksetsid", (), "crash", {}),
+    ("deep", (), "malformed", {}),
+    ("badutf8", (), "malformed", {}),
+    ("wrongid", (), "protocol", {}),
+    ("early", (), "protocol", {}),
+    ("noready", (), "protocol", {}),
+    ("memory", (), "crash", {"memory_mb": 256}),
+]
+
+
+@pytest.mark.parametrize("offender_seat", [1])
+@pytest.mark.parametrize("mode,args,kind,limits", CASES, ids=[c[0] for c in CASES])
+def test_misbehaving_bot_gets_the_right_violation_and_forfeits(tmp_path, mode, args, kind, limits, offender_seat):
+    bad = Bot(tmp_path, mode, *args)
+    seats = [random_bot(seed=7), bad.spec] if offender_seat == 1 else [bad.spec, random_bot(seed=7)]
+    config = make_config(tmp_path, move_ms=300, **limits)
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    tracemalloc.start()
+    try:
+        with BotPool(config) as pool:
+            record = play_game(RACE, {"target": 40}, 11, "g-e2e-1", seats, pool, config)
+            _, peak = tracemalloc.get_traced_memory()
+            tracemalloc.stop()
+            # the processes that misbehaved are gone as soon as the game is over, pool still open
+            assert bad.misbehaving_pids(), "the bot never misbehaved: the test proves nothing"
+            survivors = wait_until_gone(bad.misbehaving_pids(), bad.marker)
+            assert not survivors, f"{mode}: processes {survivors} survived the game"
+        assert not wait_until_gone(bad.pids(), bad.marker), f"{mode}: processes survived pool.close()"
+        assert not pids_with_marker(bad.marker)
+    finally:
+        if tracemalloc.is_tracing():
+            tracemalloc.stop()
+        kill_leftovers(bad.marker)
+    rss_growth = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before) * 1024
+
+    ours = [v for v in record.violations if v["seat"] == offender_seat]
+    assert ours, f"{mode}: no violation recorded ({record.violations})"
+    check_violation(ours[0], record, RACE, seat=offender_seat, bot=bad.spec.name, kind=kind)
+    assert all(v["seat"] == offender_seat for v in record.violations), record.violations
+    # the game completed: the fallback played the offender's seat to the end
+    assert record.ended_by == "rules"
+    assert sum(record.scores) >= 40
+    assert record.forfeits == [offender_seat]
+    other = 1 - offender_seat
+    assert record.ranking[offender_seat] > record.ranking[other], record.ranking
+    # the violation is in the log too, as a line of type "violation"
+    logged = [e for e in record.log if e.get("type") == "violation"]
+    assert [e["kind"] for e in logged][:1] == [kind]
+    json.dumps(record.log)
+    # the referee never held the bot's flood in memory
+    assert peak < MEMORY_BOUND_BYTES, f"referee traced peak {peak / 2**20:.1f} MiB"
+    assert rss_growth < 2 * MEMORY_BOUND_BYTES, f"referee RSS grew by {rss_growth / 2**20:.1f} MiB"
+
+
+def test_violation_request_is_the_exact_line_sent_and_received_is_what_came_back(tmp_path):
+    bad = Bot(tmp_path, "illegal")
+    config = make_config(tmp_path, move_ms=1000)
+    try:
+        with BotPool(config) as pool:
+            record = play_game(RACE, {"target": 40}, 5, "g-exact", [bad.spec, random_bot()], pool, config)
+    finally:
+        kill_leftovers(bad.marker)
+    v = record.violations[0]
+    request = json.loads(v["request"])
+    assert request["type"] == "request" and request["seat"] == 0
+    assert request["actions"] == [{"type": "add", "n": n} for n in (1, 2, 3)]
+    assert "no-such-action" in v["received"]
+    # the snapshot is the state before the decision: its legal actions are the ones offered
+    before = RACE.state_from_json(v["snapshot"])
+    assert before.current_player == 0 and before.legal_actions() == request["actions"]
+    assert before.observation(0) == request["observation"]
+
+
+def test_stderr_flood_is_capped_and_neither_deadlocks_nor_grows_memory(tmp_path):
+    """50 MB on stderr: the game goes on, the per-bot log stays capped, the referee stays small."""
+    bad = Bot(tmp_path, "stderr")
+    cap = 256 << 10
+    config = make_config(tmp_path, move_ms=20_000, stderr_bytes=cap)
+    tracemalloc.start()
+    try:
+        with BotPool(config) as pool:
+            record = play_game(RACE, {"target": 40}, 3, "g-flood", [random_bot(), bad.spec], pool, config)
+            _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        assert not wait_until_gone(bad.pids(), bad.marker)
+    finally:
+        if tracemalloc.is_tracing():
+            tracemalloc.stop()
+        kill_leftovers(bad.marker)
+    assert bad.pids("bad"), "the bot never flooded"
+    assert record.ended_by == "rules"
+    logs = [p for p in (tmp_path / "logs").rglob("*") if p.is_file()]
+    total = sum(p.stat().st_size for p in logs)
+    assert total <= cap + (64 << 10), f"stderr logs hold {total} bytes, cap {cap}"
+    assert peak < MEMORY_BOUND_BYTES, f"referee traced peak {peak / 2**20:.1f} MiB"
+    # flooding stderr is not itself a violation: the bot answered every request in time
+    assert record.violations == [] and record.forfeits == []
+
+
+def test_stderr_tail_is_in_the_violation(tmp_path):
+    """A crashing Python bot prints a traceback: its tail reaches the violation record."""
+    bad = Bot(tmp_path, "memory")
+    config = make_config(tmp_path, move_ms=2000, memory_mb=256)
+    try:
+        with BotPool(config) as pool:
+            record = play_game(RACE, {"target": 40}, 3, "g-tail", [random_bot(), bad.spec], pool, config)
+    finally:
+        kill_leftovers(bad.marker)
+    v = record.violations[0]
+    assert v["kind"] == "crash"
+    assert "MemoryError" in v["stderr_tail"], v["stderr_tail"][-500:]
+
+
+# --------------------------------------------------------------------------- policies
+
+
+def test_strikes_give_the_fallback_move_and_the_game_goes_on(tmp_path):
+    bad = Bot(tmp_path, "illegal", "--at", "2", "--times", "2")
+    config = make_config(tmp_path, strikes=2)
+    try:
+        with BotPool(config) as pool:
+            record = play_game(RACE, {"target": 40}, 9, "g-strikes", [random_bot(), bad.spec], pool, config)
+            # a struck bot is not killed: the same process plays on
+            assert len(bad.pids("start")) == 1
+            assert alive(bad.pids("start"), bad.marker) == bad.pids("start")
+    finally:
+        kill_leftovers(bad.marker)
+    assert [v["kind"] for v in record.violations] == ["illegal", "illegal"]
+    assert [v["seat"] for v in record.violations] == [1, 1]
+    assert record.violations[0]["decision"] < record.violations[1]["decision"]
+    assert record.forfeits == []
+    assert record.ended_by == "rules" and sum(record.scores) >= 40
+    # ranked by the rules, not forced last
+    assert record.ranking == ranking_from_keys(record.scores)
+
+
+def test_one_violation_past_the_strikes_forfeits(tmp_path):
+    bad = Bot(tmp_path, "illegal", "--at", "2", "--times", "3")
+    config = make_config(tmp_path, strikes=2)
+    try:
+        with BotPool(config) as pool:
+            record = play_game(RACE, {"target": 40}, 9, "g-strikes-out", [random_bot(), bad.spec], pool, config)
+    finally:
+        kill_leftovers(bad.marker)
+    assert [v["kind"] for v in record.violations] == ["illegal"] * 3
+    assert record.forfeits == [1]
+    assert record.ranking[1] > record.ranking[0]
+
+
+def test_forfeited_bot_is_restarted_for_its_next_game_and_good_bots_persist(tmp_path):
+    bad = Bot(tmp_path, "hang")
+    good = Bot(tmp_path, "ok")
+    config = make_config(tmp_path, move_ms=300)
+    try:
+        with BotPool(config) as pool:
+            records = [play_game(RACE, {"target": 30}, seed, f"g-restart-{seed}", [good.spec, bad.spec], pool, config)
+                       for seed in (1, 2)]
+            # the hung process of game 1 was killed; game 2 got a fresh one, which hung too and was killed
+            starts = bad.pids("start")
+            assert len(starts) == 2 and starts[0] != starts[1]
+            assert not wait_until_gone(bad.pids(), bad.marker)
+            # the well-behaved bot kept one process for both games, alive until the pool closes
+            assert len(good.pids("start")) == 1
+            assert alive(good.pids("start"), good.marker) == good.pids("start")
+        assert not wait_until_gone(good.pids(), good.marker)
+    finally:
+        kill_leftovers(bad.marker)
+        kill_leftovers(good.marker)
+    for record in records:
+        assert [v["kind"] for v in record.violations] == ["timeout"]
+        assert record.forfeits == [1] and record.ranking[1] > record.ranking[0]
+
+
+def test_pool_close_kills_a_setsid_grandchild_of_a_well_behaved_bot(tmp_path):
+    bot = Bot(tmp_path, "forkplay")
+    config = make_config(tmp_path)
+    try:
+        with BotPool(config) as pool:
+            record = play_game(RACE, {"target": 30}, 4, "g-forkplay", [random_bot(), bot.spec], pool, config)
+            assert bot.pids("grandchild"), "no grandchild was forked"
+        assert record.violations == []
+        survivors = wait_until_gone(bot.pids(), bot.marker)
+        assert not survivors, f"pool.close() left {survivors} alive"
+    finally:
+        kill_leftovers(bot.marker)
+
+
+def test_both_seats_misbehaving_tie_last_and_the_game_still_ends(tmp_path):
+    a, b = Bot(tmp_path, "garbage"), Bot(tmp_path, "exit", "--at", "3")
+    config = make_config(tmp_path, move_ms=300)
+    try:
+        with BotPool(config) as pool:
+            record = play_game(RACE, {"target": 40}, 2, "g-both", [a.spec, b.spec, random_bot()], pool, config)
+    finally:
+        kill_leftovers(a.marker)
+        kill_leftovers(b.marker)
+    assert sorted(v["kind"] for v in record.violations) == ["crash", "malformed"]
+    assert sorted(record.forfeits) == [0, 1]
+    assert record.ranking[0] == record.ranking[1] > record.ranking[2]
+    assert record.ended_by == "rules"
+
+
+# --------------------------------------------------------------------------- reference bots
+
+def _engine_available(name: str) -> bool:
+    try:
+        get_game(name)
+    except ImportError:
+        return False
+    return True
+
+
+def reference_bots(game_name: str) -> list[BotSpec]:
+    bots = [random_bot(seed=3, name="random-py"),
+            BotSpec(name="random-js", command=("node", str(BOTS / "random_bot.js"), "--seed", "4"), cwd=str(ROOT))]
+    greedy = BOTS / f"{game_name}_greedy.py"
+    bots.append(BotSpec(name=f"{game_name}-greedy", command=("python3", str(greedy)), cwd=str(ROOT)))
+    return bots
+
+
+@pytest.mark.parametrize("game_name", list(GAMES))
+def test_reference_bots_play_every_game_without_violation(tmp_path, game_name):
+    game = get_game(game_name)
+    bots = reference_bots(game_name)
+    config = make_config(tmp_path)
+    records = []
+    with BotPool(config) as pool:
+        for players in sorted({game.min_players, game.max_players}):
+            for i in range(2):
+                seats = [bots[(i + k) % len(bots)] for k in range(players)]
+                records.append(play_game(game, {}, 100 + i, f"g-ref-{game_name}-{players}-{i}", seats, pool, config))
+    for record in records:
+        assert record.violations == [], record.violations[:1]
+        assert record.forfeits == []
+        assert record.ended_by == "rules"
+        assert record.decisions > 0 and min(record.ranking) == 0
+
+
+# --------------------------------------------------------------------------- harness play
+
+
+def test_harness_play_logs_violations_as_json_lines(tmp_path):
+    from click.testing import CliRunner
+
+    from harness.cli import cli
+
+    log = tmp_path / "play.jsonl"
+    marker = f"tbtest-{uuid.uuid4().hex[:12]}"
+    bad = f"python3 {MISBEHAVE} illegal --marker {marker}"
+    good = f"python3 {BOTS / 'random_bot.py'} --seed 2"
+    try:
+        result = CliRunner().invoke(cli, ["play", "crisps", "--bot", good, "--bot", bad, "--seed", "5",
+                                          "--games", "2", "--log", str(log)])
+    finally:
+        kill_leftovers(marker)
+    assert result.exit_code == 0, result.output
+    assert "illegal" in result.output
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    violations = [e for e in lines if e.get("type") == "violation"]
+    assert [v["kind"] for v in violations] == ["illegal", "illegal"]  # one per game: restarted each time
+    assert {v["seat"] for v in violations} == {1}
+    assert not pids_with_marker(marker)
+
+
+# --------------------------------------------------------------------------- sandbox
+
+
+def _probe(tmp_path: Path, sandbox: str | None) -> tuple[GameRecord, dict[str, str], bool, Path]:
+    """Run the sandbox probe against a random bot; return the record, the probe's findings,
+    whether the listening socket got a connection, and the outside path it tried to write."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(5)
+    server.setblocking(False)
+    port = server.getsockname()[1]
+    outside = tmp_path / "outside" / "escaped.txt"
+    outside.parent.mkdir()
+    botdir = tmp_path / "probe-home"
+    botdir.mkdir()
+    marker = f"tbtest-{uuid.uuid4().hex[:12]}"
+    spec = BotSpec(name="probe", command=("python3", str(PROBE), "--port", str(port), "--outside", str(outside),
+                                          "--marker", marker), cwd=str(botdir))
+    config = make_config(tmp_path, sandbox=sandbox)
+    try:
+        with BotPool(config) as pool:
+            record = play_game(RACE, {"target": 20}, 1, "g-probe", [spec, random_bot()], pool, config)
+        try:
+            server.accept()[0].close()
+            connected = True
+        except BlockingIOError:
+            connected = False
+    finally:
+        server.close()
+        kill_leftovers(marker)
+    text = "\n".join(p.read_text(errors="replace") for p in (tmp_path / "logs").rglob("*") if p.is_file())
+    lines = [line for line in text.splitlines() if line.startswith("PROBE ")]
+    assert lines, f"the probe's stderr line is not in the logs under {tmp_path / 'logs'}"
+    findings = dict(item.split("=") for item in lines[-1].split()[1:])
+    assert findings["inside"] == "ok", "the bot must be able to write in its own directory"
+    assert (botdir / "probe-inside.txt").exists()
+    return record, findings, connected, outside
+
+
+def test_without_sandbox_the_probe_does_reach_the_network_and_disk(tmp_path):
+    """The control: proves the probe can see an escape, so the bwrap test below can fail."""
+    record, findings, connected, outside = _probe(tmp_path, None)
+    assert findings == {"net": "ok", "outside": "ok", "inside": "ok"}
+    assert connected and outside.exists()
+    assert record.violations == []
+
+
+def test_bwrap_sandbox_blocks_network_and_writes_outside_the_bot_directory(tmp_path):
+    assert shutil.which("bwrap"), "bubblewrap is not installed (.ci/run installs it)"
+    record, findings, connected, outside = _probe(tmp_path, "bwrap")
+    assert findings == {"net": "blocked", "outside": "blocked", "inside": "ok"}
+    assert not connected and not outside.exists()
+    assert record.violations == [] and record.ended_by == "rules"
+
+
+def test_asking_for_bwrap_without_it_is_a_clear_error_before_any_game(tmp_path, monkeypatch):
+    bot = Bot(tmp_path, "ok")
+    nobwrap = tmp_path / "bin"
+    nobwrap.mkdir()
+    for tool in ("python3", "node"):
+        if shutil.which(tool):
+            (nobwrap / tool).symlink_to(shutil.which(tool))
+    monkeypatch.setenv("PATH", str(nobwrap))
+    assert shutil.which("bwrap") is None
+    config = make_config(tmp_path, sandbox="bwrap")
+    with pytest.raises(Exception, match="(?i)bwrap|bubblewrap") as info:
+        with BotPool(config) as pool:
+            play_game(RACE, {}, 1, "g-nobwrap", [bot.spec, random_bot()], pool, config)
+    assert not isinstance(info.value, (AssertionError, TypeError, AttributeError, KeyError))
+    assert bot.pids() == [], "a bot process was started although the sandbox is unavailable"
