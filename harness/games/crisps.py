@@ -13,8 +13,8 @@ from typing import Any, Mapping
 
 from .base import (Action, Game, IllegalAction, InvalidAction, InvalidSnapshot, State, bool_option, int_option,
                    ranking_from_keys)
-from .crisps_plays import (KIND_NAMES, LABELS, RANK_OF, RANKS, TOP, Key, classify, could_follow_publicly,
-                           follow_plays, key_high, key_ranks, lead_plays, may_follow)
+from .crisps_plays import (KEY_LABELS, KEY_RANKS, KIND_NAMES, LABELS, RANK_OF, RANKS, REPEAT, TOP, Key, classify,
+                           could_follow_publicly, follow_plays, lead_plays, may_follow)
 
 HAND_SIZE = 12
 REMOVED = 4
@@ -28,7 +28,8 @@ PASS_ACTION: Action = {"type": "pass"}
 class CrispsState(State):
     """One game of Crisps. Build with :meth:`Crisps.new_state` or :meth:`Crisps.state_from_json`."""
 
-    __slots__ = ("options", "seed", "_rng", "_jacks", "_faceup", "_auto", "_max_turns", "_labels",
+    __slots__ = ("options", "seed", "_rng", "_jacks", "_faceup", "_auto", "_max_turns", "_labels", "_key_labels",
+                 "_repeat", "_hand_lists", "played_order",
                  "hands", "sizes", "deck", "removed", "offer", "played", "table", "table_seat",
                  "leader", "passer", "phase", "current_player", "scores", "deal", "starter",
                  "last_started", "turns", "ended_by", "events")
@@ -42,12 +43,16 @@ class CrispsState(State):
         self._auto: bool = options["auto_skip"]
         self._max_turns: int = options["max_turns"]
         self._labels = LABELS[self._jacks]
+        self._key_labels = KEY_LABELS[self._jacks]
+        self._repeat = REPEAT[self._jacks]
         self.hands: list[list[int]] = [[0] * (TOP + 1) for _ in range(PLAYERS)]
         self.sizes = [0] * PLAYERS
         self.deck: list[int] = []          # blind deck, top card LAST (pop() draws it)
         self.removed: list[int] = []
         self.offer: int | None = None
         self.played = [0] * (TOP + 1)       # cards played this deal, by rank (table included)
+        self.played_order: list[str] = []   # the same cards as labels, in the order played
+        self._hand_lists: list[list[str] | None] = [None] * PLAYERS  # cache of each hand as labels
         self.table: Key | None = None       # the play to beat; None when the current player leads
         self.table_seat: int | None = None
         self.leader = 0
@@ -84,6 +89,8 @@ class CrispsState(State):
         rest.reverse()  # the deck is stored top card last
         self.deck = rest
         self.played = [0] * (TOP + 1)
+        self.played_order = []
+        self._hand_lists = [None] * PLAYERS
         self.starter = starter
         self.last_started[starter] = self.deal
         self.events.append({"type": "deal", "deal": self.deal, "starter": starter,
@@ -102,14 +109,17 @@ class CrispsState(State):
     def _play(self, seat: int, key: Key) -> None:
         hand = self.hands[seat]
         played = self.played
-        ranks = key_ranks(key)
+        ranks = KEY_RANKS[key]
         for r in ranks:
             hand[r] -= 1
             played[r] += 1
         self.sizes[seat] -= len(ranks)
+        self._hand_lists[seat] = None
         self.table = key
         self.table_seat = seat
-        self.events.append({"type": "play", "seat": seat, "cards": [self._labels[r] for r in ranks],
+        labels = self._key_labels[key]
+        self.played_order += labels
+        self.events.append({"type": "play", "seat": seat, "cards": list(labels),
                             "kind": KIND_NAMES[key[0]]})
         if self.sizes[seat] == 0:
             self._end_deal(seat)
@@ -148,6 +158,7 @@ class CrispsState(State):
         r = self.deck.pop()
         self.hands[seat][r] += 1
         self.sizes[seat] += 1
+        self._hand_lists[seat] = None
         self.events.append({"type": "take", "seat": seat, "source": "blind"})
 
     def _take_offer(self, seat: int) -> None:
@@ -155,6 +166,7 @@ class CrispsState(State):
         assert r is not None
         self.hands[seat][r] += 1
         self.sizes[seat] += 1
+        self._hand_lists[seat] = None
         self.events.append({"type": "take", "seat": seat, "source": "offer", "card": self._labels[r]})
         self.offer = None
 
@@ -197,13 +209,13 @@ class CrispsState(State):
             return []
         if self.phase == TAKE:
             return [{"type": "take", "source": "offer"}, {"type": "take", "source": "blind"}]
-        labels = self._labels
+        key_labels = self._key_labels
         hand = self.hands[seat]
         if self.table is None:
             keys = lead_plays(hand, self._jacks)
         else:
             keys = follow_plays(hand, self.table, self._jacks)
-        out: list[Action] = [{"type": "play", "cards": [labels[r] for r in key_ranks(k)]} for k in keys]
+        out: list[Action] = [{"type": "play", "cards": list(key_labels[k])} for k in keys]
         if self.table is not None:
             out.append({"type": "pass"})
         return out
@@ -220,7 +232,7 @@ class CrispsState(State):
             if self.phase != PLAY:
                 raise IllegalAction("the trick ended with a pass: choose 'take offer' or 'take blind'")
             hand = self.hands[seat]
-            ranks = key_ranks(key)
+            ranks = KEY_RANKS[key]
             for r in set(ranks):
                 need = ranks.count(r)
                 if hand[r] < need:
@@ -229,8 +241,8 @@ class CrispsState(State):
             if self.table is not None:
                 why = may_follow(key, self.table)
                 if why is not None:
-                    raise IllegalAction(f"{' '.join(self._labels[r] for r in ranks)} cannot follow "
-                                        f"{' '.join(self._labels[r] for r in key_ranks(self.table))}: {why}")
+                    raise IllegalAction(f"{' '.join(self._key_labels[key])} cannot follow "
+                                        f"{' '.join(self._key_labels[self.table])}: {why}")
             self._play(seat, key)
         elif kind == "pass":
             if len(action) != 1:
@@ -275,12 +287,12 @@ class CrispsState(State):
         return key
 
     def observation(self, seat: int) -> dict[str, Any]:
-        labels = self._labels
-        hand = self.hands[seat]
-        played = self.played
+        cards = self._hand_lists[seat]
+        if cards is None:
+            cards = self._hand_lists[seat] = self._cards(self.hands[seat])
         table = None
         if self.table is not None:
-            table = {"seat": self.table_seat, "cards": [labels[r] for r in key_ranks(self.table)],
+            table = {"seat": self.table_seat, "cards": list(self._key_labels[self.table]),
                      "kind": KIND_NAMES[self.table[0]]}
         return {
             "seat": seat,
@@ -290,13 +302,13 @@ class CrispsState(State):
             "starter": self.starter,
             "leader": self.leader,
             "passer": self.passer,
-            "hand": [labels[r] for r in RANKS for _ in range(hand[r])],
+            "hand": list(cards),
             "hand_sizes": list(self.sizes),
             "table": table,
-            "offer": None if self.offer is None else labels[self.offer],
+            "offer": None if self.offer is None else self._labels[self.offer],
             "deck": len(self.deck),
             "removed": len(self.removed),
-            "played": [labels[r] for r in RANKS for _ in range(played[r])],
+            "played": list(self.played_order),
             "scores": list(self.scores),
             "target": TARGET,
             "turn": self.turns,
@@ -317,7 +329,11 @@ class CrispsState(State):
         return None if rank is None else self._labels[rank]
 
     def _cards(self, counts: list[int]) -> list[str]:
-        return [self._labels[r] for r in RANKS for _ in range(counts[r])]
+        repeat = self._repeat
+        out: list[str] = []
+        for r in RANKS:
+            out += repeat[r][counts[r]]
+        return out
 
     def to_json(self) -> dict[str, Any]:
         version, internal, gauss = self._rng.getstate()
@@ -339,9 +355,9 @@ class CrispsState(State):
             "deck": [self._labels[r] for r in reversed(self.deck)],
             "removed": [self._labels[r] for r in self.removed],
             "offer": self._label(self.offer),
-            "played": self._cards(self.played),
+            "played": list(self.played_order),
             "table": None if self.table is None else {
-                "seat": self.table_seat, "cards": [self._labels[r] for r in key_ranks(self.table)]},
+                "seat": self.table_seat, "cards": list(self._key_labels[self.table])},
             "ended_by": self.ended_by,
             "events": [dict(e) for e in self.events],
         }
@@ -360,7 +376,7 @@ class CrispsState(State):
         for s in range(PLAYERS):
             lines.append(f"  seat {s}: {show(self._cards(self.hands[s]))} ({self.sizes[s]} cards)")
         if self.table is not None:
-            lines.append(f"  table: {show([self._labels[r] for r in key_ranks(self.table)])} "
+            lines.append(f"  table: {show(list(self._key_labels[self.table]))} "
                          f"({KIND_NAMES[self.table[0]]} by seat {self.table_seat})")
         lines.append(f"  offer: {self._label(self.offer) or '-'}, blind deck: {len(self.deck)}, "
                      f"removed unseen: {len(self.removed)}")

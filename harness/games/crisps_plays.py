@@ -173,3 +173,26 @@ def _labels(jacks: bool) -> tuple[str, ...]:
 LABELS: Mapping[bool, tuple[str, ...]] = MappingProxyType({False: _labels(False), True: _labels(True)})
 RANK_OF: Mapping[bool, Mapping[str, int]] = MappingProxyType(
     {j: MappingProxyType({lab: r for r, lab in enumerate(LABELS[j]) if lab}) for j in (False, True)})
+
+
+def _all_keys() -> list[Key]:
+    keys: list[Key] = []
+    for r in RANKS:
+        keys += [(SINGLE, 1, r), (PAIR, 2, r), (TRIPLE, 3, r), (QUAD, 4, r)]
+    for size in range(2, TOP - 1):
+        for start in range(2, TOP - size + 2):
+            if size >= 3:
+                keys.append((RUN, size, start))
+            keys.append((PAIR_RUN, 2 * size, start))
+    return keys
+
+
+#: key -> ranks of its cards, for every play that exists (runs up to the Jack included).
+KEY_RANKS: Mapping[Key, tuple[int, ...]] = MappingProxyType({k: key_ranks(k) for k in _all_keys()})
+#: jacks -> key -> the card labels of the play, ascending.
+KEY_LABELS: Mapping[bool, Mapping[Key, tuple[str, ...]]] = MappingProxyType(
+    {j: MappingProxyType({k: tuple(LABELS[j][r] for r in rs) for k, rs in KEY_RANKS.items()}) for j in (False, True)})
+#: jacks -> rank -> count -> that many labels of the rank (to list a hand quickly).
+REPEAT: Mapping[bool, tuple[tuple[tuple[str, ...], ...], ...]] = MappingProxyType(
+    {j: tuple(tuple((LABELS[j][r],) * k for k in range(5)) if r >= 2 else ((),) * 5 for r in range(TOP + 1))
+     for j in (False, True)})

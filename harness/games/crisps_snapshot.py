@@ -75,6 +75,7 @@ def _restore(game: "Crisps", data: Mapping[str, Any]) -> "CrispsState":
     offer = data["offer"]
     state.offer = None if offer is None else ranks([offer], "offer")[0]
     state.played = counts(ranks(data["played"], "played"))
+    state.played_order = list(data["played"])
     total = counts(hands[0] + hands[1] + deck + state.removed + ([state.offer] if state.offer is not None else []))
     for r in RANKS:
         if total[r] + state.played[r] != 4:
