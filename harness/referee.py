@@ -1,0 +1,481 @@
+"""The referee: plays one game between bot processes, enforcing the protocol, deadlines and legality.
+
+Game-agnostic: it uses only the :mod:`harness.games` API. The policy for a misbehaving bot lives
+here, around the pure engine (PettingZoo-style): a violation is recorded with everything needed to
+reproduce it, and then either the seat forfeits (default; the offender is ranked last, its seat
+played to the end by a seeded uniform-random fallback, its process killed and restarted for its
+next game) or, with ``strikes: N``, the first N violations of a seat in a game only cost it that
+decision (the fallback plays it) and the game goes on.
+
+The hot path per decision is: legal_actions, observation, one orjson encode, one non-blocking
+write, one poll+read, one orjson decode, a list lookup, apply. The state snapshot is taken only
+when a violation happens; the state is left untouched until an answer has been validated.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Mapping, Sequence
+
+import orjson
+
+from harness import protocol
+from harness.botproc import (CRASH, OK, OVERSIZE, TIMEOUT, BotProcess, BotSpec, ResourceLimits, StderrLog,
+                             TimeControls, check_sandbox, describe_status)
+from harness.games.base import Game
+
+__all__ = ["RefereeConfig", "BotPool", "GameRecord", "play_game", "VIOLATION_KINDS", "BotSpec", "TimeControls",
+           "ResourceLimits"]
+
+VIOLATION_KINDS = ("timeout", "illegal", "malformed", "oversize", "crash", "protocol")
+#: Violations after which the process cannot be trusted to be in step, so it is killed at once.
+_KILLING_KINDS = frozenset({"timeout", "oversize", "crash"})
+_CODE_KIND = {TIMEOUT: "timeout", CRASH: "crash", OVERSIZE: "oversize"}
+_RECEIVED_BYTES = 500
+_dumps = orjson.dumps
+
+
+@dataclass(frozen=True)
+class RefereeConfig:
+    """How games are refereed.
+
+    strikes:         violations a seat may commit in one game before it forfeits (0: the first).
+    log_dir:         directory of the per-bot stderr logs (``None``: keep only the tail in memory).
+    record_messages: keep every message, event and violation in ``GameRecord.log``.
+    """
+
+    time: TimeControls = TimeControls()
+    limits: ResourceLimits = ResourceLimits()
+    strikes: int = 0
+    log_dir: str | None = None
+    record_messages: bool = False
+
+
+@dataclass
+class GameRecord:
+    """Everything about one refereed game; the source of truth ratings are derived from."""
+
+    game_id: str
+    game: str
+    options: dict[str, Any]
+    seed: int
+    bots: list[str]
+    ranking: list[int]
+    scores: list[Any]
+    ended_by: str
+    forfeits: list[int]
+    violations: list[dict[str, Any]]
+    log: list[dict[str, Any]]
+    decisions: int
+    seconds: float
+    #: decisions sent to a bot (the rest were forced moves or played by the fallback)
+    requests: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def forfeit_ranking(ranking: Sequence[int], forfeits: Sequence[int]) -> list[int]:
+    """Re-rank: seats that forfeited share the last rank; the others keep their order among themselves."""
+    out = list(ranking)
+    gone = set(forfeits)
+    if not gone:
+        return out
+    keep = [s for s in range(len(ranking)) if s not in gone]
+    for s in keep:
+        out[s] = sum(1 for o in keep if ranking[o] < ranking[s])
+    for s in gone:
+        out[s] = len(keep)
+    return out
+
+
+def _pool_key(game: Game, options: Mapping[str, Any], config: RefereeConfig) -> tuple:
+    return (game.name, _dumps(dict(options), option=orjson.OPT_SORT_KEYS), config.time, config.limits)
+
+
+class BotPool:
+    """Persistent bot processes keyed by :class:`BotSpec`, reused across games and matches.
+
+    A process is reused only for the same game, options, time controls and limits (its hello
+    told it those); otherwise a new one is started. Processes that violated badly, forfeited or
+    exited are killed and replaced on next use. ``close()`` says bye, waits briefly, then kills
+    every process tree. Use it as a context manager.
+    """
+
+    def __init__(self) -> None:
+        self._idle: dict[BotSpec, list[BotProcess]] = {}
+        self._busy: set[BotProcess] = set()
+        self._logs: dict[tuple[str | None, str], StderrLog] = {}
+        self.started = 0
+
+    def __enter__(self) -> "BotPool":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _log_for(self, spec: BotSpec, config: RefereeConfig) -> StderrLog:
+        key = (config.log_dir, spec.name)
+        log = self._logs.get(key)
+        if log is None:
+            log = self._logs[key] = StderrLog(config.log_dir, spec.name, config.limits.stderr_bytes)
+        return log
+
+    def take(self, spec: BotSpec, key: tuple) -> BotProcess | None:
+        """An idle live process of ``spec`` started for ``key``; idle ones started for another key are killed."""
+        idle = self._idle.get(spec)
+        while idle:
+            proc = idle.pop()
+            if proc.key == key and proc.alive and proc.exit_status() is None:
+                self._busy.add(proc)
+                return proc
+            proc.close_politely(protocol.BYE)
+            proc.kill("not reusable for this game" if proc.key != key else "exited between games")
+        return None
+
+    def spawn(self, spec: BotSpec, key: tuple, config: RefereeConfig) -> BotProcess:
+        """Start a new process (no hello sent yet). Raises OSError if it cannot be started."""
+        proc = BotProcess(spec, config.limits, self._log_for(spec, config))
+        proc.key = key
+        self._busy.add(proc)
+        try:
+            proc.start()
+        except BaseException:
+            self._busy.discard(proc)
+            raise
+        self.started += 1
+        return proc
+
+    def release(self, proc: BotProcess) -> None:
+        """Give a process back after a game: kept if alive, else reaped and dropped."""
+        self._busy.discard(proc)
+        if proc.alive and proc.exit_status() is None:
+            proc.drain_stderr()
+            self._idle.setdefault(proc.spec, []).append(proc)
+        else:
+            proc.kill("dropped after its game")
+
+    def discard(self, proc: BotProcess, reason: str) -> None:
+        self._busy.discard(proc)
+        proc.kill(reason)
+
+    def processes(self) -> list[BotProcess]:
+        return [p for procs in self._idle.values() for p in procs] + list(self._busy)
+
+    def close(self, grace: float = 0.5) -> None:
+        """Say bye to every process, give them ``grace`` seconds to exit, then kill every tree."""
+        procs = self.processes()
+        self._idle.clear()
+        self._busy.clear()
+        for proc in procs:
+            proc.close_politely(protocol.BYE)
+        deadline = time.monotonic() + grace
+        for proc in procs:
+            while proc.alive and proc.exit_status() is None and time.monotonic() < deadline:
+                time.sleep(0.002)
+        for proc in procs:
+            proc.kill("pool closed")
+        for log in self._logs.values():
+            log.close()
+        self._logs.clear()
+
+
+def _text(data: bytes, limit: int = _RECEIVED_BYTES) -> str:
+    text = data[:limit].decode("utf-8", "backslashreplace")
+    return text + ("...[truncated]" if len(data) > limit else "")
+
+
+class _Table:
+    """The state of one refereed game (internal to :func:`play_game`)."""
+
+    def __init__(self, game: Game, options: dict, seed: int, game_id: str, seats: Sequence[BotSpec],
+                 pool: BotPool, config: RefereeConfig) -> None:
+        self.game = game
+        self.options = options
+        self.seed = seed
+        self.game_id = game_id
+        self.seats = list(seats)
+        self.pool = pool
+        self.config = config
+        self.players = len(seats)
+        self.key = _pool_key(game, options, config)
+        self.procs: list[BotProcess | None] = [None] * self.players
+        self.strikes_used = [0] * self.players
+        self.forfeited: list[int] = []
+        self.violations: list[dict[str, Any]] = []
+        self.log: list[dict[str, Any]] = []
+        self.record = config.record_messages
+        self.t0 = time.monotonic()
+        self.decision = 0
+        self.state: Any = None
+
+    # ---- logging -------------------------------------------------------------------------
+    def note(self, entry: dict[str, Any]) -> None:
+        entry["t"] = round(time.monotonic() - self.t0, 6)
+        self.log.append(entry)
+
+    def sent(self, seat: int, msg: dict[str, Any]) -> None:
+        self.note({"type": "send", "seat": seat, "bot": self.seats[seat].name, "msg": msg})
+
+    def received(self, seat: int, data: bytes, ms: float) -> None:
+        entry: dict[str, Any] = {"type": "recv", "seat": seat, "bot": self.seats[seat].name, "ms": round(ms, 3)}
+        try:
+            entry["msg"] = orjson.loads(data) if len(data) <= 65536 else None
+            if entry["msg"] is None:
+                raise ValueError
+        except (orjson.JSONDecodeError, ValueError, RecursionError):
+            entry.pop("msg", None)
+            entry["raw"] = _text(data)
+        self.note(entry)
+
+    # ---- violations ----------------------------------------------------------------------
+    def violation(self, seat: int, kind: str, detail: str, request: bytes | str, received: bytes) -> None:
+        """Record a violation; kill the process if needed; forfeit the seat past its strikes."""
+        proc = self.procs[seat]
+        if proc is not None:
+            proc.drain_stderr()
+        v = {"type": "violation", "game_id": self.game_id, "seed": self.seed, "decision": self.decision,
+             "seat": seat, "bot": self.seats[seat].name, "kind": kind, "detail": detail,
+             "request": (request.decode("utf-8", "replace") if isinstance(request, bytes) else request).rstrip("\n"),
+             "received": _text(received),
+             "stderr_tail": proc.stderr.tail_text() if proc is not None else "",
+             "snapshot": self.state.to_json() if self.state is not None else None}
+        self.violations.append(v)
+        if self.record:
+            self.note(dict(v))
+        self.strikes_used[seat] += 1
+        if proc is not None and kind in _KILLING_KINDS:
+            self.drop(seat, f"{kind}: {detail}")
+        if self.strikes_used[seat] > self.config.strikes and seat not in self.forfeited:
+            self.forfeited.append(seat)
+            if self.procs[seat] is not None:
+                self.drop(seat, f"forfeited ({kind})")
+            if self.record:
+                self.note({"type": "forfeit", "seat": seat, "bot": self.seats[seat].name, "kind": kind})
+
+    def drop(self, seat: int, reason: str) -> None:
+        proc = self.procs[seat]
+        if proc is not None:
+            self.pool.discard(proc, reason)
+            self.procs[seat] = None
+
+    # ---- process start -------------------------------------------------------------------
+    def spawn(self, seat: int, first_game_seat: int) -> tuple[BotProcess, bytes] | None:
+        """Start the seat's bot and send hello; None (violation recorded) if it cannot start."""
+        spec = self.seats[seat]
+        t = self.config.time
+        hello = protocol.hello(self.game.name, self.options, first_game_seat, self.players,
+                               t.init_ms, t.move_ms, t.bank_ms)
+        line = protocol.encode(hello)
+        try:
+            proc = self.pool.spawn(spec, self.key, self.config)
+        except OSError as exc:
+            self.violation(seat, "crash", f"cannot start {' '.join(spec.command)!r}: {exc.strerror or exc}",
+                           line, b"")
+            return None
+        self.procs[seat] = proc
+        if self.record:
+            self.sent(seat, hello)
+        code = proc.write(line, proc.started_at + t.init_ms / 1000)
+        if code != OK:
+            self.violation(seat, _CODE_KIND[code], f"at start-up: {proc.detail}", line, b"")
+            return None
+        return proc, line
+
+    def await_ready(self, seat: int, proc: BotProcess, hello_line: bytes) -> bool:
+        limits = self.config.limits
+        code, data = proc.read_line(proc.started_at + self.config.time.init_ms / 1000)
+        ms = (time.monotonic() - proc.started_at) * 1000
+        if code != OK:
+            detail = proc.detail
+            if code == TIMEOUT:
+                detail = f"no ready within init_ms={self.config.time.init_ms}"
+            self.violation(seat, _CODE_KIND[code], f"at start-up: {detail}", hello_line, data)
+            self.drop(seat, "failed its start-up")
+            return False
+        if self.record:
+            self.received(seat, data, ms)
+        try:
+            proc.name_from_bot = protocol.parse_ready(data, limits.max_json_depth)
+        except protocol.BadMessage as exc:
+            # nothing but a ready is acceptable here: whatever else came, the bot broke the handshake
+            self.violation(seat, "protocol" if exc.kind != "malformed" else "malformed",
+                           f"at start-up: {exc.detail}", hello_line, data)
+            self.drop(seat, "failed its start-up")
+            return False
+        proc.ready_ms = ms
+        return True
+
+    def send_start(self, seat: int) -> None:
+        proc = self.procs[seat]
+        if proc is None:
+            return
+        msg = protocol.start(self.game_id, seat, self.players)
+        line = protocol.encode(msg)
+        if self.record:
+            self.sent(seat, msg)
+        code = proc.write(line, time.monotonic() + self.config.time.move_ms / 1000)
+        if code != OK:
+            self.violation(seat, _CODE_KIND[code], f"when sent start: {proc.detail}", line, b"")
+
+    def restart(self, seat: int) -> bool:
+        """Mid-game restart of a killed process (only under strikes); hello, ready, start."""
+        spawned = self.spawn(seat, seat)
+        if spawned is None:
+            return False
+        proc, hello_line = spawned
+        if not self.await_ready(seat, proc, hello_line):
+            return False
+        self.send_start(seat)
+        return self.procs[seat] is not None
+
+
+def play_game(game: Game, options: dict, seed: int, game_id: str, seats: Sequence[BotSpec], pool: BotPool,
+              config: RefereeConfig) -> GameRecord:
+    """Play one game of ``game`` between the bots in ``seats`` (seat i is ``seats[i]``) and return its record.
+
+    Never raises because of a bot: every misbehaviour becomes a violation in the record, and the
+    ranking already puts forfeiting seats last (tied). Raises ``InvalidOptions`` for bad options
+    or player counts and ``SandboxUnavailable`` if the sandbox cannot be used, before any process
+    starts.
+    """
+    options = game.validate_options(options)
+    players = game.validate_players(len(seats))
+    check_sandbox(config.limits)
+    table = _Table(game, options, seed, game_id, seats, pool, config)
+    record = table.record
+    time_cfg = config.time
+    limits = config.limits
+    max_depth = limits.max_json_depth
+    state = game.new_state(players, seed, options)
+    table.state = state
+    try:
+        # ---- processes: reuse idle ones, start the rest in parallel, then wait for their readys ----
+        fresh: list[tuple[int, BotProcess, bytes]] = []
+        for seat, spec in enumerate(seats):
+            proc = pool.take(spec, table.key)
+            if proc is not None:
+                table.procs[seat] = proc
+                continue
+            spawned = table.spawn(seat, seat)
+            if spawned is not None:
+                fresh.append((seat, *spawned))
+        for seat, proc, hello_line in fresh:
+            if table.procs[seat] is proc:
+                table.await_ready(seat, proc, hello_line)
+        for seat in range(players):
+            table.send_start(seat)
+
+        # ---- the game ----
+        fallback = random.Random(f"tablebots-fallback:{seed}")
+        move_ms = time_cfg.move_ms
+        bank = [time_cfg.bank_ms] * players
+        events_sent = [0] * players
+        events_logged = 0
+        request_id = 0
+        requests = 0
+        procs = table.procs
+        forfeited = table.forfeited
+        events = state.events
+        monotonic = time.monotonic
+        dumps = _dumps
+        while not state.is_terminal():
+            if record and events_logged < len(state.events):
+                for event in state.events[events_logged:]:
+                    table.note({"type": "event", "event": event})
+                events_logged = len(state.events)
+            seat = state.current_player
+            legal = state.legal_actions()
+            if len(legal) == 1 or seat in forfeited:
+                action = legal[0] if len(legal) == 1 else legal[fallback.randrange(len(legal))]
+                if record:
+                    table.note({"type": "auto", "seat": seat, "action": action,
+                                "why": "only legal action" if len(legal) == 1 else "forfeited seat"})
+                state.apply(action)
+                table.decision += 1
+                continue
+            proc = procs[seat]
+            if proc is None and not table.restart(seat):
+                proc = None
+            proc = procs[seat]
+            if proc is not None:
+                pending = proc.pending_output()
+                if pending:
+                    table.violation(seat, "protocol", "sent output when not asked (before this request)",
+                                    "", pending)
+                    proc = None
+            if proc is None:
+                # a violation was just recorded for this decision: the fallback plays it
+                action = legal[fallback.randrange(len(legal))]
+                if record:
+                    table.note({"type": "auto", "seat": seat, "action": action, "why": "fallback after violation"})
+                state.apply(action)
+                table.decision += 1
+                continue
+            events = state.events
+            seen = events_sent[seat]
+            new_events = events[seen:] if seen < len(events) else []
+            events_sent[seat] = len(events)
+            request_id += 1
+            requests += 1
+            budget_ms = move_ms + bank[seat]
+            msg = {"type": "request", "id": request_id, "seat": seat, "observation": state.observation(seat),
+                   "actions": legal, "events": new_events, "time_left_ms": budget_ms}
+            line = dumps(msg) + b"\n"
+            if record:
+                table.sent(seat, msg)
+            sent_at = monotonic()
+            deadline = sent_at + budget_ms / 1000
+            code = proc.write(line, deadline)
+            data = b""
+            if code == OK:
+                code, data = proc.read_line(deadline)
+            took_ms = (monotonic() - sent_at) * 1000
+            if code == OK:
+                if record:
+                    table.received(seat, data, took_ms)
+                try:
+                    index = protocol.parse_action(data, request_id, legal, max_depth)
+                except protocol.BadMessage as exc:
+                    table.violation(seat, exc.kind, exc.detail, line, data)
+                else:
+                    if took_ms > move_ms:
+                        bank[seat] = max(0, bank[seat] - int(took_ms - move_ms + 0.999))
+                    state.apply(legal[index])
+                    table.decision += 1
+                    continue
+            else:
+                detail = proc.detail
+                if code == TIMEOUT:
+                    detail = f"no answer within {budget_ms} ms (move_ms={move_ms}, bank left {bank[seat]} ms)"
+                table.violation(seat, _CODE_KIND[code], detail, line, data)
+            action = legal[fallback.randrange(len(legal))]
+            if record:
+                table.note({"type": "auto", "seat": seat, "action": action, "why": "fallback after violation"})
+            state.apply(action)
+            table.decision += 1
+
+        if record and events_logged < len(state.events):
+            for event in state.events[events_logged:]:
+                table.note({"type": "event", "event": event})
+        result = state.result()
+        ranking = forfeit_ranking(result["ranking"], table.forfeited)
+        scores = list(result["scores"])
+        ended_by = result["ended_by"]
+        res_msg = protocol.result(game_id, ranking, scores, ended_by)
+        res_line = protocol.encode(res_msg)
+        for seat, proc in enumerate(table.procs):
+            if proc is not None:
+                if record:
+                    table.sent(seat, res_msg)
+                proc.write(res_line, monotonic() + move_ms / 1000)
+        return GameRecord(game_id=game_id, game=game.name, options=dict(options), seed=seed,
+                          bots=[s.name for s in seats], ranking=ranking, scores=scores, ended_by=ended_by,
+                          forfeits=sorted(table.forfeited), violations=table.violations, log=table.log,
+                          decisions=table.decision, seconds=time.monotonic() - table.t0, requests=requests)
+    finally:
+        for proc in table.procs:
+            if proc is not None:
+                pool.release(proc)
