@@ -1,0 +1,432 @@
+"""League configs: read a YAML file, check every key, and resolve bots to commands and versions.
+
+A broken config is refused before anything runs with :class:`ConfigError`, one line that names
+the file, the key and what is allowed, e.g.::
+
+    leagues/x.yaml: bots[2].command: ../bots/nope.py not found (relative to leagues)
+    leagues/x.yaml: players: 5 is not allowed for dominoes (allowed: 2, 3, 4)
+
+Path rules (docs/leagues.md): a bot runs in its ``cwd``, which is relative to the config file's
+directory and defaults to that directory, so the paths in its command are relative to it too.
+The ``store`` path is relative to the current directory (default ``runs/<name>.sqlite``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import os
+import re
+import shlex
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import yaml
+
+__all__ = ["ConfigError", "LeagueConfig", "BotEntry", "RatingParams", "load_config", "parse_config",
+           "TOP_KEYS", "TIME_KEYS", "LIMIT_KEYS", "RATING_DEFAULTS", "default_workers"]
+
+
+class ConfigError(ValueError):
+    """A league config that cannot be used; the message is one line naming the file and the key."""
+
+
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+#: Words of a command that are taken as file paths (and must exist) even without a slash.
+SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".sh", ".lua", ".jar", ".php", ".R")
+PYTHON_RE = re.compile(r"^python(3(\.\d+)?)?$")
+
+TOP_KEYS = ("name", "game", "options", "players", "bots", "rounds", "time", "limits", "policy", "strikes",
+            "rating", "seed", "workers", "store")
+BOT_KEYS = ("name", "command", "cwd", "version")
+TIME_KEYS = {"init_ms": 5000, "move_ms": 1000, "bank_ms": 0}
+#: Resource limit keys passed through to harness.botproc.ResourceLimits (its defaults apply when unset).
+LIMIT_KEYS = ("memory_mb", "cpu_seconds", "processes", "open_files", "stderr_bytes", "max_line_bytes",
+              "max_json_depth", "sandbox")
+#: Limits that ``null`` switches off (the others always apply).
+NULLABLE_LIMITS = ("memory_mb", "cpu_seconds", "processes", "open_files")
+RATING_DEFAULTS = {"mu": 25.0, "sigma": 25.0 / 3, "beta": 25.0 / 6, "tau": 25.0 / 300, "draw_probability": 0.10}
+POLICIES = ("forfeit", "strikes")
+DEFAULT_STRIKES = 3
+
+
+def default_workers() -> int:
+    """The number of cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+@dataclass(frozen=True)
+class RatingParams:
+    """TrueSkill environment parameters."""
+
+    mu: float = RATING_DEFAULTS["mu"]
+    sigma: float = RATING_DEFAULTS["sigma"]
+    beta: float = RATING_DEFAULTS["beta"]
+    tau: float = RATING_DEFAULTS["tau"]
+    draw_probability: float = RATING_DEFAULTS["draw_probability"]
+
+    def as_dict(self) -> dict[str, float]:
+        return {"mu": self.mu, "sigma": self.sigma, "beta": self.beta, "tau": self.tau,
+                "draw_probability": self.draw_probability}
+
+
+@dataclass(frozen=True)
+class BotEntry:
+    """One bot of a league, resolved: its command, absolute working directory and version."""
+
+    name: str
+    command: tuple[str, ...]
+    cwd: str
+    version: str
+    #: Absolute paths of the files named by the command whose content makes the version.
+    files: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        """``name@version``: how one version of a bot is named in tables and listings."""
+        return f"{self.name}@{self.version}"
+
+
+@dataclass(frozen=True)
+class LeagueConfig:
+    """A checked league config. Build it with :func:`load_config`."""
+
+    path: str
+    name: str
+    game: str
+    options: dict[str, Any]
+    players: tuple[int, ...]
+    bots: tuple[BotEntry, ...]
+    rounds: int = 1
+    time: dict[str, int] = field(default_factory=lambda: dict(TIME_KEYS))
+    limits: dict[str, Any] = field(default_factory=dict)
+    policy: str = "forfeit"
+    strikes: int = 0
+    rating: RatingParams = RatingParams()
+    seed: int = 0
+    workers: int = 1
+    store: str = ""
+
+    def bot(self, name: str) -> BotEntry:
+        for b in self.bots:
+            if b.name == name:
+                return b
+        raise KeyError(name)
+
+
+# ---------------------------------------------------------------------------------------------
+# checking helpers: each raises ConfigError naming the file and key
+
+
+class _Checker:
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def fail(self, key: str, message: str) -> ConfigError:
+        where = f"{self.path}: {key}: " if key else f"{self.path}: "
+        return ConfigError(where + message)
+
+    def mapping(self, value: Any, key: str, allowed: tuple[str, ...] | Mapping[str, Any]) -> dict[str, Any]:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise self.fail(key, f"expected a mapping of {', '.join(allowed)}, got {_show(value)}")
+        for k in value:
+            if not isinstance(k, str) or k not in allowed:
+                raise self.fail(f"{key}.{k}" if key else str(k), _unknown(str(k), allowed))
+        return value
+
+    def integer(self, value: Any, key: str, lo: int | None = None, hi: int | None = None) -> int:
+        if type(value) is not int or (lo is not None and value < lo) or (hi is not None and value > hi):
+            if lo is not None and hi is not None:
+                allowed = f"an integer from {lo} to {hi}"
+            elif lo is not None:
+                allowed = f"an integer >= {lo}"
+            else:
+                allowed = "an integer"
+            raise self.fail(key, f"{_show(value)} is not allowed (allowed: {allowed})")
+        return value
+
+    def number(self, value: Any, key: str, ok: Callable[[float], bool], allowed: str) -> float:
+        if type(value) not in (int, float) or not ok(float(value)):
+            raise self.fail(key, f"{_show(value)} is not allowed (allowed: {allowed})")
+        return float(value)
+
+    def name(self, value: Any, key: str) -> str:
+        if not isinstance(value, str) or not NAME_RE.match(value):
+            raise self.fail(key, f"{_show(value)} is not allowed (allowed: letters, digits, '_', '.', '-', "
+                                 f"starting with a letter or digit)")
+        return value
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if value is None:
+        return "null (empty)"
+    if isinstance(value, (dict, list)):
+        return "a mapping" if isinstance(value, dict) else "a list"
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def _unknown(key: str, allowed: tuple[str, ...] | Mapping[str, Any]) -> str:
+    names = list(allowed)
+    close = difflib.get_close_matches(key, names, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"unknown key{hint}; allowed keys: {', '.join(names)}"
+
+
+# ---------------------------------------------------------------------------------------------
+# loading
+
+
+def load_config(path: str | os.PathLike[str], *, rounds: int | None = None, workers: int | None = None) -> LeagueConfig:
+    """Read and check the league config at ``path``; :class:`ConfigError` if anything is wrong.
+
+    ``rounds`` and ``workers`` override the file's values (command-line flags).
+    """
+    shown = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{shown}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{shown}: cannot read: {exc}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        problem = " ".join(str(p) for p in (exc.context, exc.problem) if p)
+        raise ConfigError(f"{shown}: {where}YAML syntax error: {problem}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{shown}: YAML error: {exc}") from None
+    return parse_config(data, shown, base_dir=Path(path).resolve().parent, rounds=rounds, workers=workers)
+
+
+def parse_config(data: Any, shown: str, *, base_dir: Path, rounds: int | None = None,
+                 workers: int | None = None) -> LeagueConfig:
+    """Check an already-parsed config mapping (``shown`` is the file name used in messages)."""
+    from harness.games import GAMES, InvalidOptions  # imported here: engines load lazily
+
+    c = _Checker(shown)
+    if not isinstance(data, dict):
+        raise c.fail("", f"expected a mapping of keys ({', '.join(TOP_KEYS)}), got {_show(data)}")
+    c.mapping(data, "", TOP_KEYS)
+    name = c.name(data.get("name", Path(shown).stem), "name")
+
+    if "game" not in data:
+        raise c.fail("game", f"missing (allowed: {', '.join(GAMES)})")
+    game_name = data["game"]
+    if not isinstance(game_name, str) or game_name not in GAMES:
+        close = difflib.get_close_matches(str(game_name), list(GAMES), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise c.fail("game", f"{_show(game_name)} is not a game{hint} (allowed: {', '.join(GAMES)})")
+    game = GAMES[game_name]
+
+    options = _check_options(c, game, data.get("options"))
+    bots = _check_bots(c, data.get("bots"), base_dir)
+    players = _check_players(c, game, data.get("players", game.min_players), len(bots))
+
+    n_rounds = c.integer(data.get("rounds", 1), "rounds", 1)
+    if rounds is not None:
+        n_rounds = c.integer(rounds, "--rounds", 1)
+
+    time_cfg = c.mapping(data.get("time"), "time", TIME_KEYS)
+    time = {k: c.integer(time_cfg.get(k, d), f"time.{k}", 0 if k == "bank_ms" else 1) for k, d in TIME_KEYS.items()}
+
+    limits = _check_limits(c, data.get("limits"))
+
+    policy = data.get("policy", "forfeit")
+    if policy not in POLICIES:
+        raise c.fail("policy", f"{_show(policy)} is not allowed (allowed: {', '.join(POLICIES)})")
+    if "strikes" in data and policy != "strikes":
+        raise c.fail("strikes", "only used with 'policy: strikes' (the policy here is forfeit)")
+    strikes = c.integer(data.get("strikes", DEFAULT_STRIKES), "strikes", 1) if policy == "strikes" else 0
+
+    rating_cfg = c.mapping(data.get("rating"), "rating", RATING_DEFAULTS)
+    rating = RatingParams(
+        mu=c.number(rating_cfg.get("mu", RATING_DEFAULTS["mu"]), "rating.mu", lambda v: True, "a number"),
+        sigma=c.number(rating_cfg.get("sigma", RATING_DEFAULTS["sigma"]), "rating.sigma", lambda v: v > 0,
+                       "a number > 0"),
+        beta=c.number(rating_cfg.get("beta", RATING_DEFAULTS["beta"]), "rating.beta", lambda v: v > 0,
+                      "a number > 0"),
+        tau=c.number(rating_cfg.get("tau", RATING_DEFAULTS["tau"]), "rating.tau", lambda v: v >= 0,
+                     "a number >= 0"),
+        draw_probability=c.number(rating_cfg.get("draw_probability", RATING_DEFAULTS["draw_probability"]),
+                                  "rating.draw_probability", lambda v: 0 < v < 1,
+                                  "a number between 0 and 1, exclusive"),
+    )
+
+    seed = c.integer(data.get("seed", 0), "seed", 0, 2**63 - 1)
+
+    n_workers = data.get("workers")
+    n_workers = default_workers() if n_workers in (None, "auto") else c.integer(n_workers, "workers", 1)
+    if workers is not None:
+        n_workers = c.integer(workers, "--workers", 1)
+
+    store = data.get("store", f"runs/{name}.sqlite")
+    if not isinstance(store, str) or not store.strip():
+        raise c.fail("store", f"{_show(store)} is not allowed (allowed: a file path, relative to the current "
+                              f"directory)")
+    return LeagueConfig(path=shown, name=name, game=game_name, options=options, players=players, bots=bots,
+                        rounds=n_rounds, time=time, limits=limits, policy=policy, strikes=strikes,
+                        rating=rating, seed=seed, workers=n_workers, store=store)
+
+
+def _check_options(c: _Checker, game: Any, value: Any) -> dict[str, Any]:
+    from harness.games import InvalidOptions
+
+    known = {o.name: o for o in game.option_list}
+    options = c.mapping(value, "options", known)
+    for key, val in options.items():
+        try:
+            known[key].validate(val)
+        except InvalidOptions:
+            raise c.fail(f"options.{key}", f"{_show(val)} is not allowed for {game.name} "
+                                           f"(allowed: {known[key].describe_allowed()})") from None
+    try:
+        return game.validate_options(options)
+    except InvalidOptions as exc:  # a cross-option check of the engine
+        raise c.fail("options", str(exc)) from None
+
+
+def _check_players(c: _Checker, game: Any, value: Any, n_bots: int) -> tuple[int, ...]:
+    sizes = value if isinstance(value, list) else [value]
+    allowed = ", ".join(str(n) for n in range(game.min_players, game.max_players + 1))
+    if not sizes:
+        raise c.fail("players", f"empty list (allowed: {allowed}, or a list of them)")
+    for n in sizes:
+        if type(n) is not int or not game.min_players <= n <= game.max_players:
+            raise c.fail("players", f"{_show(n)} is not allowed for {game.name} (allowed: {allowed})")
+        if n > n_bots:
+            raise c.fail("players", f"tables of {n} need at least {n} bots (the league has {n_bots})")
+    if len(set(sizes)) != len(sizes):
+        raise c.fail("players", f"{sizes} repeats a table size")
+    return tuple(sorted(sizes))
+
+
+def _check_limits(c: _Checker, value: Any) -> dict[str, Any]:
+    limits = c.mapping(value, "limits", LIMIT_KEYS)
+    out: dict[str, Any] = {}
+    for key, val in limits.items():
+        if key == "sandbox":
+            if val in (None, "none", False):
+                out[key] = None
+            elif val == "bwrap":
+                if shutil.which("bwrap") is None:
+                    raise c.fail("limits.sandbox", "bwrap (bubblewrap) is not installed: install it "
+                                                   "(apt-get install bubblewrap) or remove the key")
+                out[key] = "bwrap"
+            else:
+                raise c.fail("limits.sandbox", f"{_show(val)} is not allowed (allowed: bwrap, none)")
+        elif val is None and key in NULLABLE_LIMITS:
+            out[key] = None  # no limit
+        else:
+            out[key] = c.integer(val, f"limits.{key}", 1)
+    return out
+
+
+def _check_bots(c: _Checker, value: Any, base_dir: Path) -> tuple[BotEntry, ...]:
+    if not isinstance(value, list) or len(value) < 2:
+        got = f"{len(value)} bot" + ("" if len(value) == 1 else "s") if isinstance(value, list) else _show(value)
+        raise c.fail("bots", f"a list of at least 2 bots is needed (each with name and command), got {got}")
+    entries = []
+    seen: dict[str, int] = {}
+    for i, item in enumerate(value):
+        key = f"bots[{i}]"
+        if not isinstance(item, dict):
+            raise c.fail(key, f"expected a mapping with name and command, got {_show(item)}")
+        c.mapping(item, key, BOT_KEYS)
+        if "name" not in item:
+            raise c.fail(f"{key}.name", "missing (each bot needs a name and a command)")
+        name = c.name(item["name"], f"{key}.name")
+        if name in seen:
+            raise c.fail(f"{key}.name", f"{name!r} is already the name of bots[{seen[name]}]")
+        seen[name] = i
+        cwd = base_dir
+        if item.get("cwd") is not None:
+            if not isinstance(item["cwd"], str):
+                raise c.fail(f"{key}.cwd", f"{_show(item['cwd'])} is not a directory path")
+            cwd = (base_dir / item["cwd"]).resolve()
+            if not cwd.is_dir():
+                raise c.fail(f"{key}.cwd", f"{item['cwd']} is not a directory (relative to {_rel(base_dir)})")
+        command = _check_command(c, item.get("command"), f"{key}.command", cwd)
+        files = _command_files(command, cwd)
+        version = item.get("version", "auto")
+        if not isinstance(version, (str, int)) or isinstance(version, bool) or not str(version).strip():
+            raise c.fail(f"{key}.version", f"{_show(version)} is not allowed (allowed: auto, or a fixed label)")
+        version = str(version)
+        if version == "auto":
+            version = content_version(command, files)
+        elif "@" in version or any(ch.isspace() for ch in version):
+            raise c.fail(f"{key}.version", f"{version!r} is not allowed (no spaces or '@')")
+        entries.append(BotEntry(name=name, command=command, cwd=str(cwd), version=version, files=files))
+    return tuple(entries)
+
+
+def _rel(path: Path) -> str:
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return str(path)
+    return rel if not rel.startswith("../../..") else str(path)
+
+
+def _looks_like_path(word: str) -> bool:
+    return not word.startswith("-") and ("/" in word or word.endswith(SCRIPT_SUFFIXES))
+
+
+def _check_command(c: _Checker, value: Any, key: str, cwd: Path) -> tuple[str, ...]:
+    if isinstance(value, str):
+        try:
+            words = shlex.split(value)
+        except ValueError as exc:
+            raise c.fail(key, f"cannot split {value!r} into words: {exc}") from None
+    elif isinstance(value, list) and all(isinstance(w, (str, int, float)) and not isinstance(w, bool) for w in value):
+        words = [str(w) for w in value]
+    else:
+        raise c.fail(key, f"expected a command line (a string, or a list of words), got {_show(value)}")
+    if not words:
+        raise c.fail(key, "empty command")
+    exe = words[0]
+    if "/" not in exe and not PYTHON_RE.match(exe) and shutil.which(exe) is None:
+        raise c.fail(key, f"{exe!r} not found on PATH")
+    for i, word in enumerate(words):
+        if not _looks_like_path(word):
+            continue
+        target = cwd / word
+        if not target.exists():
+            hint = ""
+            if Path(word).exists():  # relative to the current directory instead: say how to write it
+                hint = f"; did you mean {os.path.relpath(Path(word).resolve(), cwd)}?"
+            raise c.fail(key, f"{word} not found (relative to {_rel(cwd)}{hint})")
+        if i == 0 and not (target.is_file() and os.access(target, os.X_OK)):
+            raise c.fail(key, f"{word} is not an executable file (chmod +x it, or start the command with "
+                              f"its interpreter, e.g. python3 {word})")
+    return tuple(words)
+
+
+def _command_files(command: tuple[str, ...], cwd: Path) -> tuple[str, ...]:
+    files = []
+    for word in command:
+        if word.startswith("-"):
+            continue
+        target = cwd / word
+        if ("/" in word or word.endswith(SCRIPT_SUFFIXES) or word != command[0]) and target.is_file():
+            files.append(str(target.resolve()))
+    return tuple(files)
+
+
+def content_version(command: tuple[str, ...], files: tuple[str, ...]) -> str:
+    """A short hash of the command line and the content of the files it names (the bot's version)."""
+    digest = hashlib.sha256(json.dumps(list(command)).encode())
+    for f in files:
+        digest.update(b"\0" + Path(f).read_bytes())
+    return digest.hexdigest()[:8]

@@ -1,0 +1,135 @@
+"""TrueSkill ratings of bot versions, derived from the stored results in schedule order.
+
+Ratings are applied game by game in canonical schedule order (``games.seq``), so the table is
+the same whichever worker finished first. They are kept incrementally in the store: the
+``ratings`` table holds mu and sigma over the contiguous prefix of the schedule that is settled
+(every game up to ``rated_upto`` is finished or dropped). A finished game behind a pending one
+waits; :func:`current_ratings` applies those few in memory on top of the stored prefix, so the
+table always covers every finished game and is identical to a full recomputation
+(:func:`recompute`), which ``harness table --recompute`` does.
+
+Free-for-all with ties: one team per seat, ``ranks`` the game's ranking (equal ranks are ties),
+via ``trueskill.TrueSkill(...).rate`` with the package's default backend.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Iterable
+
+import trueskill
+
+from harness.league_config import RatingParams
+from harness.store import LeagueStore
+
+__all__ = ["make_env", "advance", "recompute", "current_ratings", "apply_game", "conservative"]
+
+Ratings = dict[int, tuple[float, float]]
+
+
+def make_env(params: RatingParams) -> trueskill.TrueSkill:
+    """A TrueSkill environment with ``params`` (default backend: 4-13x faster than scipy's here)."""
+    return trueskill.TrueSkill(mu=params.mu, sigma=params.sigma, beta=params.beta, tau=params.tau,
+                               draw_probability=params.draw_probability, backend=None)
+
+
+def conservative(mu: float, sigma: float) -> float:
+    """The sort key of the table: mu - 3 sigma."""
+    return mu - 3 * sigma
+
+
+def apply_game(env: trueskill.TrueSkill, ratings: Ratings, seats: list[tuple[int, int]]) -> list[int]:
+    """Update ``ratings`` in place with one game's ``[(version_id, rank), ...]``; return the ids touched."""
+    ids = [v for v, _ in seats]
+    if len(ids) < 2 or len(set(ids)) != len(ids) or any(r is None for _, r in seats):
+        return []
+    groups = [(env.create_rating(*ratings[v]) if v in ratings else env.create_rating(),) for v in ids]
+    rated = env.rate(groups, ranks=[r for _, r in seats])
+    for v, (r,) in zip(ids, rated):
+        ratings[v] = (r.mu, r.sigma)
+    return ids
+
+
+def _check_params(store: LeagueStore, params: RatingParams) -> None:
+    """Drop stored ratings computed with other parameters (or marked stale): they are rebuilt."""
+    wanted = json.dumps(params.as_dict(), sort_keys=True)
+    if store.get_meta("rating_params") != wanted or store.get_meta("ratings_stale"):
+        store.clear_ratings()
+        store.set_meta("rating_params", wanted)
+
+
+def advance(store: LeagueStore, params: RatingParams) -> int:
+    """Apply settled games after ``rated_upto`` to the stored ratings; return how many were applied.
+
+    Runs in the caller's transaction if there is one (the runner records a game and advances
+    the ratings in one transaction), else in its own.
+    """
+    env = make_env(params)
+    applied = 0
+    with store.transaction():
+        _check_params(store, params)
+        upto = int(store.get_meta("rated_upto", "0") or 0)
+        ratings: Ratings = {}
+        loaded: set[int] = set()
+        changed: set[int] = set()
+        new_upto = upto
+        done = False
+        batch = 16  # usually the next game is the one just recorded, or pending: read little, then more
+        while not done:
+            rows = list(store.finished_after(new_upto, limit=batch))
+            if not rows:
+                break
+            need = {v for _, status, seats in rows if status == "done" for v, _ in seats} - loaded
+            if need:
+                ratings.update(store.load_ratings(sorted(need)))
+                loaded |= need
+            for seq, status, seats in rows:
+                if status == "pending":
+                    done = True
+                    break
+                if status == "done":
+                    changed.update(apply_game(env, ratings, seats))
+                    applied += 1
+                new_upto = seq
+            if len(rows) < batch:
+                break
+            batch = min(batch * 4, 4096)
+        if new_upto != upto:
+            store.save_ratings({v: ratings[v] for v in changed})
+            store.set_meta("rated_upto", str(new_upto))
+    return applied
+
+
+def current_ratings(store: LeagueStore, params: RatingParams) -> tuple[Ratings, int, int]:
+    """Ratings over every finished game: (ratings, games in the stored prefix newly applied, tail games).
+
+    Brings the stored prefix up to date first (a write, usually empty), then applies the finished
+    games that wait behind a pending one, in order, in memory only.
+    """
+    applied = advance(store, params)
+    env = make_env(params)
+    ratings = store.load_ratings()
+    upto = int(store.get_meta("rated_upto", "0") or 0)
+    tail = 0
+    for _seq, status, seats in store.finished_after(upto):
+        if status == "done":
+            apply_game(env, ratings, seats)
+            tail += 1
+    return ratings, applied, tail
+
+
+def recompute(store: LeagueStore, params: RatingParams) -> int:
+    """Throw the stored ratings away and rebuild them from the results; return games applied."""
+    with store.transaction():
+        store.clear_ratings()
+        store.set_meta("rating_params", json.dumps(params.as_dict(), sort_keys=True))
+        return advance(store, params)
+
+
+def replay_all(seats_in_order: Iterable[list[tuple[int, int]]], params: RatingParams) -> Ratings:
+    """Ratings from scratch over games given in order (for tests and checks)."""
+    env = make_env(params)
+    ratings: Ratings = {}
+    for seats in seats_in_order:
+        apply_game(env, ratings, seats)
+    return ratings
