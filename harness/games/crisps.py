@@ -231,6 +231,11 @@ class CrispsState(State):
             key = self._parse_play(action)
             if self.phase != PLAY:
                 raise IllegalAction("the trick ended with a pass: choose 'take offer' or 'take blind'")
+            if self.table is not None:
+                why = may_follow(key, self.table)
+                if why is not None:
+                    raise IllegalAction(f"{' '.join(self._key_labels[key])} cannot follow "
+                                        f"{' '.join(self._key_labels[self.table])}: {why}")
             hand = self.hands[seat]
             ranks = KEY_RANKS[key]
             for r in set(ranks):
@@ -238,11 +243,6 @@ class CrispsState(State):
                 if hand[r] < need:
                     raise IllegalAction(f"you hold {hand[r]} card{'s' if hand[r] != 1 else ''} of rank "
                                         f"{self._labels[r]}, the play needs {need}")
-            if self.table is not None:
-                why = may_follow(key, self.table)
-                if why is not None:
-                    raise IllegalAction(f"{' '.join(self._key_labels[key])} cannot follow "
-                                        f"{' '.join(self._key_labels[self.table])}: {why}")
             self._play(seat, key)
         elif kind == "pass":
             if len(action) != 1:
