@@ -43,7 +43,8 @@ class RefereeConfig:
 
     strikes:         violations a seat may commit in one game before it forfeits (0: the first).
     log_dir:         directory of the per-bot stderr logs (``None``: keep only the tail in memory).
-    record_messages: keep every message, event and violation in ``GameRecord.log``.
+    record_messages: keep every message and public event in ``GameRecord.log`` (violations are
+                     always logged there).
     """
 
     time: TimeControls = TimeControls()
@@ -104,7 +105,9 @@ class BotPool:
     every process tree. Use it as a context manager.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, config: "RefereeConfig | None" = None) -> None:
+        #: informational only: each process is started with the config of the game that needs it
+        self.config = config
         self._idle: dict[BotSpec, list[BotProcess]] = {}
         self._busy: set[BotProcess] = set()
         self._logs: dict[tuple[str | None, str], StderrLog] = {}
@@ -187,6 +190,11 @@ def _text(data: bytes, limit: int = _RECEIVED_BYTES) -> str:
     return text + ("...[truncated]" if len(data) > limit else "")
 
 
+def _detached(snapshot: Any) -> Any:
+    """A deep copy of a JSON-able value (an engine's to_json may share lists with the live state)."""
+    return orjson.loads(_dumps(snapshot))
+
+
 class _Table:
     """The state of one refereed game (internal to :func:`play_game`)."""
 
@@ -241,10 +249,10 @@ class _Table:
              "request": (request.decode("utf-8", "replace") if isinstance(request, bytes) else request).rstrip("\n"),
              "received": _text(received),
              "stderr_tail": proc.stderr.tail_text() if proc is not None else "",
-             "snapshot": self.state.to_json() if self.state is not None else None}
+             "snapshot": _detached(self.state.to_json()) if self.state is not None else None}
         self.violations.append(v)
-        if self.record:
-            self.note(dict(v))
+        # violations are always in the log (they are few: a seat forfeits after strikes+1 of them)
+        self.note(dict(v))
         self.strikes_used[seat] += 1
         if proc is not None and kind in _KILLING_KINDS:
             self.drop(seat, f"{kind}: {detail}")
