@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from harness.cli_selfplay import selfplay
+from harness.cli_league import replay, run, table, violations
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -18,6 +19,10 @@ def cli() -> None:
 
 
 cli.add_command(selfplay)
+cli.add_command(run)
+cli.add_command(table)
+cli.add_command(violations)
+cli.add_command(replay)
 
 
 def main() -> None:

@@ -384,7 +384,8 @@ class LeagueStore:
         return [r[0] for r in self.db.execute("SELECT id FROM games WHERE id LIKE ? ORDER BY seq LIMIT ?",
                                               (prefix + "%", limit))]
 
-    def violations(self, *, bot: str | None = None, kind: str | None = None) -> list[sqlite3.Row]:
+    def violations(self, *, bot: str | None = None, kind: str | None = None,
+                   game_seq: int | None = None) -> list[sqlite3.Row]:
         """Violations in order, with game id, bot name and version; filtered by bot name (or name@version) and kind."""
         sql = ("SELECT x.id, x.decision, x.seat, x.kind, x.detail, g.id AS game_id, g.seed, b.name, v.version "
                "FROM violations x JOIN games g ON g.seq = x.game_seq "
@@ -400,6 +401,9 @@ class LeagueStore:
         if kind is not None:
             where.append("x.kind = ?")
             args.append(kind)
+        if game_seq is not None:
+            where.append("x.game_seq = ?")
+            args.append(game_seq)
         if where:
             sql += " WHERE " + " AND ".join(where)
         return self.db.execute(sql + " ORDER BY x.id", args).fetchall()

@@ -1,0 +1,318 @@
+"""What people read: the league table (terminal, Markdown, CSV, JSON), violations, game replays.
+
+Everything here reads the store; nothing writes except the ratings catch-up in
+:func:`league_table` (derived data, see :mod:`harness.ratings`).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import asdict, dataclass
+from typing import Any, Iterable, Sequence
+
+from harness import ratings as rating_mod
+from harness.league_config import LeagueConfig
+from harness.store import LeagueStore
+
+__all__ = ["TableRow", "league_table", "format_table", "TABLE_FORMATS", "format_violation_line",
+           "format_violation", "replay_actions", "format_replay"]
+
+TABLE_FORMATS = ("table", "md", "csv", "json")
+COLUMNS = ("rank", "bot", "version", "mu", "sigma", "rating", "games", "wins", "mean_rank", "violations")
+
+
+@dataclass
+class TableRow:
+    """One line of the league table (one bot version)."""
+
+    rank: int
+    bot: str
+    version: str
+    current: bool  # this version is the one in the config now
+    mu: float
+    sigma: float
+    rating: float  # mu - 3 sigma, the sort key
+    games: int
+    wins: int  # games ranked first (shared first places count)
+    mean_rank: float | None  # 1 = always first
+    violations: int
+
+
+def league_table(store: LeagueStore, config: LeagueConfig, *, recompute: bool = False) -> list[TableRow]:
+    """The table: every current bot version, and every older version that played, by mu - 3 sigma."""
+    if recompute:
+        rating_mod.recompute(store, config.rating)
+    ratings, _applied, _tail = rating_mod.current_ratings(store, config.rating)
+    stats = store.seat_stats()
+    current = {(b.name, b.version) for b in config.bots}
+    rows = []
+    for v in store.versions():
+        s = stats.get(v["id"], {})
+        games = int(s.get("games", 0) or 0)
+        is_current = (v["name"], v["version"]) in current
+        if not games and not is_current:
+            continue
+        mu, sigma = ratings.get(v["id"], (config.rating.mu, config.rating.sigma))
+        rows.append(TableRow(rank=0, bot=v["name"], version=v["version"], current=is_current, mu=mu, sigma=sigma,
+                             rating=rating_mod.conservative(mu, sigma), games=games,
+                             wins=int(s.get("wins", 0) or 0),
+                             mean_rank=(s["rank_sum"] / games + 1) if games else None,
+                             violations=int(s.get("violations", 0) or 0)))
+    rows.sort(key=lambda r: (-r.rating, -r.mu, r.bot, r.version))
+    for i, r in enumerate(rows, 1):
+        r.rank = i
+    return rows
+
+
+def _cells(r: TableRow) -> list[str]:
+    return [str(r.rank), r.bot, r.version + ("" if r.current else " (old)"), f"{r.mu:.2f}", f"{r.sigma:.2f}",
+            f"{r.rating:.2f}", str(r.games), str(r.wins), "-" if r.mean_rank is None else f"{r.mean_rank:.2f}",
+            str(r.violations)]
+
+
+HEADERS = ["rank", "bot", "version", "mu", "sigma", "mu-3sigma", "games", "wins", "mean rank", "violations"]
+NUMERIC = {0, 3, 4, 5, 6, 7, 8, 9}
+
+
+def format_table(rows: Sequence[TableRow], fmt: str = "table", *, info: dict[str, Any] | None = None) -> str:
+    """The table as text in ``fmt`` (one of :data:`TABLE_FORMATS`). ``info`` goes into the JSON."""
+    if fmt == "json":
+        return json.dumps({**(info or {}), "table": [asdict(r) for r in rows]}, indent=2)
+    if fmt == "csv":
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(list(COLUMNS) + ["current"])
+        for r in rows:
+            writer.writerow([r.rank, r.bot, r.version, f"{r.mu:.4f}", f"{r.sigma:.4f}", f"{r.rating:.4f}", r.games,
+                             r.wins, "" if r.mean_rank is None else f"{r.mean_rank:.4f}", r.violations,
+                             str(r.current).lower()])
+        return out.getvalue().rstrip("\n")
+    body = [_cells(r) for r in rows]
+    if fmt == "md":
+        lines = ["| " + " | ".join(HEADERS) + " |",
+                 "| " + " | ".join("---:" if i in NUMERIC else "---" for i in range(len(HEADERS))) + " |"]
+        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |" for cells in body]
+        return "\n".join(lines)
+    if fmt != "table":
+        raise ValueError(f"unknown format {fmt!r} (known: {', '.join(TABLE_FORMATS)})")
+    widths = [max(len(h), *(len(c[i]) for c in body)) if body else len(h) for i, h in enumerate(HEADERS)]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(c.rjust(w) if i in NUMERIC else c.ljust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+
+    return "\n".join([line(HEADERS), line(["-" * w for w in widths])] + [line(c) for c in body])
+
+
+# ---------------------------------------------------------------------------------------------
+# violations
+
+
+def format_violation_line(row: Any) -> str:
+    """One violation on one line: id, game, decision, seat, bot, kind, detail."""
+    bot = f"{row['name']}@{row['version']}" if row["name"] else "?"
+    return (f"#{row['id']}  {row['game_id']}  decision {row['decision']}  seat {row['seat']}  {bot}  "
+            f"{row['kind']}  {row['detail']}")
+
+
+def _block(text: str, indent: str = "    ") -> str:
+    if not text:
+        return indent + "(nothing)"
+    return "\n".join(indent + line for line in text.splitlines() or [""])
+
+
+def format_violation(row: Any, record: dict[str, Any], config_path: str) -> str:
+    """One violation in full: where, what was asked, what the bot sent, its stderr tail."""
+    command = " ".join(json.loads(row["command"])) if row["command"] else "?"
+    snapshot = record.get("snapshot")
+    lines = [
+        f"violation #{row['id']}: {row['kind']}: {row['detail']}",
+        f"game:     {row['game_id']} (seed {row['seed']}), decision {row['decision']}, seat {row['seat']}",
+        f"bot:      {row['name']}@{row['version']}: {command} (in {row['cwd']})",
+        "request (the exact line sent):",
+        _block(record.get("request", "")),
+        "received (what the bot sent, truncated):",
+        _block(record.get("received", "")),
+        "stderr tail:",
+        _block(record.get("stderr_tail", "")),
+        f"snapshot: {'stored, ' + str(len(json.dumps(snapshot))) + ' bytes (--json prints it)' if snapshot else 'none'}",
+        f"replay:   harness violations {config_path} --replay {row['id']}",
+    ]
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# game replays
+
+
+def replay_actions(log: Iterable[dict[str, Any]]) -> list[tuple[int, Any, str]]:
+    """The actions applied in a game, in order, from its referee log: ``(seat, action, how)``.
+
+    ``how`` is ``"bot"`` (the bot's answer), or the referee's reason for playing it itself
+    (``only legal action``, ``fallback after violation``, ``forfeited seat``). A bot's answer
+    counts unless a violation of that seat follows it.
+    """
+    applied: list[tuple[int, Any, str]] = []
+    requests: dict[int, dict[str, Any]] = {}
+    candidate: tuple[int, Any, str] | None = None
+    for entry in log:
+        kind = entry.get("type")
+        if kind == "violation":
+            # the answer just received was rejected (the referee counts decisions as actions applied)
+            if candidate is not None and entry.get("seat") == candidate[0] and entry.get("decision") == len(applied):
+                candidate = None
+                continue
+        if candidate is not None:
+            applied.append(candidate)
+            candidate = None
+        if kind == "send" and isinstance(entry.get("msg"), dict) and entry["msg"].get("type") == "request":
+            requests[entry["seat"]] = entry["msg"]
+        elif kind == "recv" and isinstance(entry.get("msg"), dict) and entry["msg"].get("type") == "action":
+            msg = entry["msg"]
+            req = requests.get(entry["seat"])
+            if req is None or msg.get("id") != req.get("id"):
+                continue
+            legal = req.get("actions", [])
+            if "index" in msg and isinstance(msg["index"], int) and 0 <= msg["index"] < len(legal):
+                action = legal[msg["index"]]
+            else:
+                action = next((a for a in legal if a == msg.get("action")), msg.get("action"))
+            candidate = (entry["seat"], action, "bot")
+            requests.pop(entry["seat"], None)
+        elif kind == "auto":
+            applied.append((entry["seat"], entry["action"], entry.get("why", "referee")))
+    if candidate is not None:
+        applied.append(candidate)
+    return applied
+
+
+def format_replay(game: Any, options: dict[str, Any], game_row: Any, seats: Sequence[Any],
+                  log: list[dict[str, Any]] | None, violations: Sequence[Any] = ()) -> str:
+    """A game move by move with the table picture after each move, rebuilt from seed and actions."""
+    names = [f"{s['name']}@{s['version']}" for s in seats]
+    out = [f"game {game_row['id']}: {game.name}, round {game_row['round']}, seed {game_row['seed']}, "
+           f"status {game_row['status']}",
+           "seats: " + ", ".join(f"{i} {n}" for i, n in enumerate(names))]
+    if game_row["status"] != "done":
+        out.append("(not played yet)")
+        return "\n".join(out)
+    if log is None:
+        out.append("(no log stored for this game)")
+    else:
+        state = game.new_state(len(seats), game_row["seed"], options)
+        out += ["", state.render()]
+        for n, (seat, action, how) in enumerate(replay_actions(log), 1):
+            note = "" if how == "bot" else f"   [{how}]"
+            try:
+                text = game.format_action(action)
+            except Exception:  # noqa: BLE001 - a text form is a nicety; fall back to JSON
+                text = json.dumps(action)
+            out += ["", f"{n}. seat {seat} ({names[seat] if seat < len(names) else '?'}): {text}{note}"]
+            try:
+                state.apply(action)
+            except ValueError as exc:
+                out.append(f"(the log does not replay here: {exc})")
+                break
+            out.append(state.render())
+    out.append("")
+    ranks = ", ".join(f"{names[s['seat']]}: rank {s['rank'] + 1}, score {s['score']}"
+                      + (" (forfeited)" if s["forfeited"] else "") for s in seats)
+    out.append(f"result ({game_row['ended_by']}): {ranks}")
+    for v in violations:
+        out.append("violation " + format_violation_line(v))
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# re-sending a violation's request
+
+
+def replay_violation(config: LeagueConfig, row: Any, record: dict[str, Any], players: int,
+                     command: str | None = None, timeout_ms: int | None = None) -> str:
+    """Send a violation's exact request to the bot (or ``command``) after hello and start; describe the answer.
+
+    The bot sees what it saw in the game: hello (with the game's seat and player count), start
+    (with the game id), then the request line exactly as recorded.
+    """
+    import shlex
+    import time
+
+    from harness import protocol
+    from harness.botproc import OK, BotProcess, BotSpec, ResourceLimits, StderrLog
+    from harness.games import get_game
+
+    request_text = record.get("request") or ""
+    if not request_text:
+        return (f"violation #{row['id']} ({row['kind']}) happened outside a request (the bot sent output when "
+                f"not asked, or failed at start-up): there is no request to send again")
+    try:
+        request = json.loads(request_text)
+    except ValueError:
+        return f"violation #{row['id']}: the recorded request is not JSON; cannot replay it"
+    if command:
+        argv = tuple(shlex.split(command))
+        cwd = None
+    else:
+        argv = tuple(json.loads(row["command"]))
+        cwd = row["cwd"]
+    seat = int(record.get("seat", request.get("seat", 0)))
+    limits = ResourceLimits(**config.limits)
+    t = config.time
+    wait_ms = timeout_ms or t.get("move_ms", 1000)
+    stderr = StderrLog(None, str(row["name"]), limits.stderr_bytes)
+    proc = BotProcess(BotSpec(name=str(row["name"]), command=argv, cwd=cwd), limits, stderr)
+    out = [f"replaying violation #{row['id']} ({row['kind']}: {row['detail']})",
+           f"bot: {' '.join(argv)}" + (f" (in {cwd})" if cwd else "")]
+    hello = protocol.encode(protocol.hello(config.game, config.options, seat, players,
+                                           t["init_ms"], t["move_ms"], t["bank_ms"]))
+    start = protocol.encode(protocol.start(row["game_id"], seat, players))
+    line = request_text.encode() + b"\n"
+    try:
+        try:
+            proc.start()
+        except OSError as exc:
+            out.append(f"cannot start it: {exc.strerror or exc}")
+            return "\n".join(out)
+        code = proc.write(hello, proc.started_at + t["init_ms"] / 1000)
+        code, ready = proc.read_line(proc.started_at + t["init_ms"] / 1000) if code == OK else (code, b"")
+        if code != OK:
+            out.append(f"no ready after hello: {proc.detail}")
+            return "\n".join(out)
+        out.append(f"ready in {(time.monotonic() - proc.started_at) * 1000:.0f} ms: {ready.decode('utf-8', 'replace')}")
+        proc.write(start, time.monotonic() + 1.0)
+        sent = time.monotonic()
+        code = proc.write(line, sent + wait_ms / 1000)
+        answer = b""
+        if code == OK:
+            code, answer = proc.read_line(sent + wait_ms / 1000)
+        took = (time.monotonic() - sent) * 1000
+        out.append(f"sent the request (id {request.get('id')}, {len(request.get('actions', []))} legal actions)")
+        if code != OK:
+            out.append(f"answer: none after {took:.0f} ms: {proc.detail}")
+            out.append("verdict: still a violation")
+        else:
+            shown = answer[:500].decode("utf-8", "replace") + ("...[truncated]" if len(answer) > 500 else "")
+            out.append(f"answer in {took:.1f} ms: {shown}")
+            legal = request.get("actions", [])
+            try:
+                index = protocol.parse_action(answer, request.get("id"), legal, limits.max_json_depth)
+            except protocol.BadMessage as exc:
+                out.append(f"verdict: still a violation: {exc.kind}: {exc.detail}")
+            else:
+                try:
+                    text = get_game(config.game).format_action(legal[index])
+                except Exception:  # noqa: BLE001 - the text form is only for reading
+                    text = json.dumps(legal[index])
+                late = f" but over move_ms={t['move_ms']}" if took > t["move_ms"] else ""
+                out.append(f"verdict: a legal answer{late}: action {index} ({text})")
+        proc.drain_stderr()
+        tail = proc.stderr.tail_text()
+        if tail.strip():
+            out += ["stderr tail:", _block(tail)]
+    finally:
+        proc.close_politely(protocol.BYE)
+        proc.kill("replay done")
+        stderr.close()
+    return "\n".join(out)
