@@ -28,7 +28,7 @@ ALL_TILES: tuple[Tile, ...] = tuple((a, b) for a in range(6, -1, -1) for b in ra
 HAND_SIZE = 7
 REDEAL_DOUBLES = 5
 SNAPSHOT_VERSION = 1
-_ACTION_KEYS = {"play": ({"type", "tile"}, {"type", "tile", "end"}), "draw": ({"type"},), "pass": ({"type"},)}
+_ACTION_KEYS = {"play": {"type", "tile", "end"}, "draw": {"type"}, "pass": {"type"}}
 _TEXT_RE = re.compile(r"^\s*([0-6])\s*-\s*([0-6])(?:\s+(left|right|l|r))?\s*$", re.IGNORECASE)
 
 
@@ -330,10 +330,10 @@ class DominoesState(State):
         kind = action["type"]
         if kind not in _ACTION_KEYS:
             return InvalidAction(f'unknown action type {kind!r} (expected "play", "draw" or "pass")')
-        if set(action) not in _ACTION_KEYS[kind]:
-            extra = sorted(set(action) - {"type", "tile", "end"})
-            if extra:
-                return InvalidAction(f"unexpected key {extra[0]!r} in a {kind} action")
+        extra = sorted(set(action) - _ACTION_KEYS[kind])
+        if extra:
+            return InvalidAction(f"unexpected key {extra[0]!r} in a {kind} action")
+        if kind == "play" and "tile" not in action:
             return InvalidAction('a play needs a "tile", e.g. {"type": "play", "tile": [6, 4], "end": "left"}')
         if self.current_player is None:
             return IllegalAction("the game is over")
