@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from harness.cli_play import check_bot, play
 from harness.cli_selfplay import selfplay
 from harness.cli_league import replay, run, table, violations
 
@@ -19,6 +20,8 @@ def cli() -> None:
 
 
 cli.add_command(selfplay)
+cli.add_command(play)
+cli.add_command(check_bot)
 cli.add_command(run)
 cli.add_command(table)
 cli.add_command(violations)

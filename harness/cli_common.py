@@ -52,6 +52,28 @@ games_option = click.option("--games", "n_games", type=click.IntRange(min=1), de
                             help="Number of games to play.")
 
 
+def time_options(func: Any) -> Any:
+    """--init-ms, --move-ms, --bank-ms: the referee's deadlines (see protocol.md, "Timing")."""
+    func = click.option("--bank-ms", type=click.IntRange(min=0), default=None,
+                        help="Per-game time bank a bot may dip into past --move-ms [default: 0].")(func)
+    func = click.option("--move-ms", type=click.IntRange(min=1), default=None,
+                        help="Deadline per decision, in ms [default: 1000].")(func)
+    func = click.option("--init-ms", type=click.IntRange(min=1), default=None,
+                        help="Deadline from start to the bot's ready, in ms [default: 5000].")(func)
+    return func
+
+
+strikes_option = click.option(
+    "--strikes", type=click.IntRange(min=0), default=None,
+    help="Violations a bot may commit in one game before it forfeits; each one costs it that "
+         "decision (played by a random fallback) [default: 0, forfeit at the first].")
+
+sandbox_option = click.option(
+    "--sandbox", type=click.Choice(["none", "bwrap"]), default=None,
+    help="Run every bot under bubblewrap: no network, read-only filesystem except its own "
+         "directory [default: none].")
+
+
 def checked_options(game: Game, options: dict[str, Any]) -> dict[str, Any]:
     """Validate game options, turning an engine error into a usage error naming ``--option``."""
     try:

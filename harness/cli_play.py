@@ -1,0 +1,290 @@
+"""`harness play` and `harness check-bot`: bot executables playing games under the referee."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+from pathlib import Path
+from typing import Any, Sequence
+
+import click
+import orjson
+
+from harness.botproc import BotSpec, ResourceLimits, SandboxUnavailable, TimeControls, check_sandbox, resolve_command
+from harness.cli_common import (GAME, checked_options, games_option, option_option, sandbox_option, seed_option,
+                                strikes_option, time_options)
+from harness.games import Game, InvalidOptions
+from harness.referee import BotPool, GameRecord, RefereeConfig, play_game
+
+#: The reference bots shipped with the repository (check-bot's opponents).
+BOTS_DIR = Path(__file__).resolve().parent.parent / "bots"
+_INTERPRETERS = {"python", "python3", "node", "nodejs", "ruby", "perl", "java", "bash", "sh"}
+
+
+def bot_name(argv: Sequence[str]) -> str:
+    """A short display name from a command: the script's file name without extension."""
+    parts = list(argv)
+    if parts and os.path.basename(parts[0]) in _INTERPRETERS or (parts and parts[0].startswith(os.sep)
+                                                                and "python" in os.path.basename(parts[0])):
+        rest = [p for p in parts[1:] if not p.startswith("-")]
+        if rest:
+            return Path(rest[0]).stem or rest[0]
+    return Path(parts[0]).stem if parts else "bot"
+
+
+def parse_bot(text: str, param_hint: str = "'--bot'") -> tuple[str, ...]:
+    """Split a bot command line (shell-like quoting, never run by a shell) and check its executable exists."""
+    try:
+        argv = shlex.split(text)
+    except ValueError as exc:
+        raise click.BadParameter(f"cannot split {text!r}: {exc}", param_hint=param_hint) from None
+    if not argv:
+        raise click.BadParameter("empty bot command", param_hint=param_hint)
+    exe = resolve_command(argv)[0]
+    if os.sep in exe:
+        if not (os.path.isfile(exe) and os.access(exe, os.X_OK)):
+            raise click.BadParameter(f"{exe!r} (from {text!r}) is not an executable file", param_hint=param_hint)
+    elif shutil.which(exe) is None:
+        raise click.BadParameter(f"executable {exe!r} (from {text!r}) is not found on PATH", param_hint=param_hint)
+    return tuple(argv)
+
+
+def unique_specs(commands: Sequence[tuple[str, ...]]) -> list[BotSpec]:
+    """One BotSpec per seat; the same command shares a spec (and name), different ones get distinct names."""
+    names: dict[tuple[str, ...], str] = {}
+    used: set[str] = set()
+    for argv in commands:
+        if argv in names:
+            continue
+        base = name = bot_name(argv)
+        n = 2
+        while name in used:
+            name = f"{base}-{n}"
+            n += 1
+        used.add(name)
+        names[argv] = name
+    return [BotSpec(name=names[argv], command=argv) for argv in commands]
+
+
+def make_config(init_ms: int | None, move_ms: int | None, bank_ms: int | None, strikes: int | None,
+                sandbox: str | None, stderr_dir: str | None, record: bool) -> RefereeConfig:
+    """A referee config from command-line values (None: the default); checks the sandbox first."""
+    base = TimeControls()
+    time = TimeControls(init_ms=init_ms if init_ms is not None else base.init_ms,
+                        move_ms=move_ms if move_ms is not None else base.move_ms,
+                        bank_ms=bank_ms if bank_ms is not None else base.bank_ms)
+    limits = ResourceLimits(sandbox=None if sandbox in (None, "none") else sandbox)
+    try:
+        check_sandbox(limits)
+    except SandboxUnavailable as exc:
+        raise click.BadParameter(str(exc), param_hint="'--sandbox'") from None
+    return RefereeConfig(time=time, limits=limits, strikes=strikes or 0, log_dir=stderr_dir, record_messages=record)
+
+
+def _one_line(text: str, width: int = 160) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def describe_record(record: GameRecord, index: int, total: int) -> list[str]:
+    """The readable result of one game."""
+    lines = [f"game {index}/{total} {record.game} {record.game_id} seed {record.seed}: ended by {record.ended_by}, "
+             f"{record.decisions} decisions ({record.requests} asked), {record.seconds:.2f} s"]
+    width = max(len(b) for b in record.bots)
+    for seat, bot in enumerate(record.bots):
+        flag = "  FORFEIT" if seat in record.forfeits else ""
+        lines.append(f"  seat {seat}  {bot:<{width}}  rank {record.ranking[seat] + 1}  score {record.scores[seat]}{flag}")
+    for v in record.violations:
+        lines.append(f"  violation: seat {v['seat']} {v['bot']}: {v['kind']} at decision {v['decision']}: "
+                     f"{_one_line(v['detail'])}")
+        if v["received"]:
+            lines.append(f"    received: {_one_line(v['received'], 120)}")
+        tail = [t for t in v["stderr_tail"].splitlines() if t.strip() and not t.startswith("# tablebots")]
+        for t in tail[-3:]:
+            lines.append(f"    stderr: {_one_line(t, 150)}")
+    return lines
+
+
+class JsonLog:
+    """``--log FILE``: one JSON object per line: a game header, every log entry, the result."""
+
+    def __init__(self, path: str | None) -> None:
+        self._fh = open(path, "wb") if path else None
+
+    def write_game(self, record: GameRecord) -> None:
+        fh = self._fh
+        if fh is None:
+            return
+        fh.write(orjson.dumps({"type": "game", "game_id": record.game_id, "game": record.game,
+                               "options": record.options, "seed": record.seed, "bots": record.bots}) + b"\n")
+        for entry in record.log:
+            fh.write(orjson.dumps({"game_id": record.game_id, **entry}) + b"\n")
+        fh.write(orjson.dumps({"type": "game_result", "game_id": record.game_id, "ranking": record.ranking,
+                               "scores": record.scores, "ended_by": record.ended_by, "forfeits": record.forfeits,
+                               "decisions": record.decisions, "seconds": record.seconds}) + b"\n")
+        fh.flush()
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+
+
+stderr_dir_option = click.option(
+    "--stderr-dir", type=click.Path(file_okay=False), default=None,
+    help="Write each bot's stderr to DIR/<bot>.stderr.log (capped, rotating). Without it only the "
+         "tail is kept, and shown with violations.")
+
+
+def _checked_players(game: Game, n: int) -> None:
+    try:
+        game.validate_players(n)
+    except InvalidOptions as exc:
+        raise click.BadParameter(f"{exc} (one --bot per seat)", param_hint="'--bot'") from None
+
+
+@click.command()
+@click.argument("game", type=GAME)
+@click.option("--bot", "bots", multiple=True, required=True, metavar="CMD",
+              help="Command line of the bot in the next seat (repeat once per seat), e.g. "
+                   "--bot 'python3 bots/random_bot.py'.")
+@seed_option
+@games_option
+@option_option
+@time_options
+@strikes_option
+@sandbox_option
+@stderr_dir_option
+@click.option("--log", "log_path", type=click.Path(dir_okay=False, writable=True), default=None,
+              help="Write JSON lines: every message each way with timings, the public events and every "
+                   "violation (\"type\": \"violation\").")
+def play(game: Game, bots: tuple[str, ...], seed: int, n_games: int, options: dict, init_ms: int | None,
+         move_ms: int | None, bank_ms: int | None, strikes: int | None, sandbox: str | None,
+         stderr_dir: str | None, log_path: str | None) -> None:
+    """Play GAME between bot executables (one --bot per seat, in seat order) and print each result.
+
+    Bots talk JSON lines over stdin/stdout (protocol.md); a leading `python`/`python3` runs
+    with the harness's own interpreter. The bot processes stay alive across the games. Example:
+
+        harness play crisps --bot 'python3 bots/random_bot.py' --bot 'node bots/random_bot.js' --games 3
+    """
+    commands = [parse_bot(b) for b in bots]
+    _checked_players(game, len(commands))
+    options = checked_options(game, options)
+    config = make_config(init_ms, move_ms, bank_ms, strikes, sandbox, stderr_dir, record=log_path is not None)
+    specs = unique_specs(commands)
+    log = JsonLog(log_path)
+    totals: dict[str, list[int]] = {s.name: [] for s in specs}
+    try:
+        with BotPool(config) as pool:
+            for i in range(n_games):
+                record = play_game(game, options, seed + i, f"g-{seed + i:06d}", specs, pool, config)
+                log.write_game(record)
+                for line in describe_record(record, i + 1, n_games):
+                    click.echo(line)
+                for seat, spec in enumerate(specs):
+                    totals[spec.name].append(record.ranking[seat])
+    finally:
+        log.close()
+    if n_games > 1:
+        click.echo("total:")
+        for name, ranks in totals.items():
+            firsts = sum(1 for r in ranks if r == 0)
+            click.echo(f"  {name}: {firsts} first place(s) in {n_games} games, mean rank "
+                       f"{sum(ranks) / len(ranks) + 1:.2f}")
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    k = max(0, min(len(ordered) - 1, int(-(-q * len(ordered) // 1)) - 1))
+    return ordered[k]
+
+
+def reference_opponents(game: Game) -> list[BotSpec]:
+    """The random bot and, if present, the game's greedy bot, from the repository's bots/."""
+    specs = []
+    random_bot = BOTS_DIR / "random_bot.py"
+    greedy = BOTS_DIR / f"{game.name}_greedy.py"
+    if random_bot.is_file():
+        specs.append(BotSpec(name="random-py", command=("python3", str(random_bot))))
+    if greedy.is_file():
+        specs.append(BotSpec(name=f"{game.name}-greedy", command=("python3", str(greedy))))
+    return specs
+
+
+@click.command("check-bot")
+@click.argument("game", type=GAME)
+@click.argument("command", metavar="CMD")
+@click.option("--players", type=int, default=None, help="Seats per game (default: the game's minimum).")
+@seed_option
+@click.option("--games", "n_games", type=click.IntRange(min=1), default=4, show_default=True,
+              help="Number of games to play.")
+@option_option
+@time_options
+@sandbox_option
+@stderr_dir_option
+def check_bot(game: Game, command: str, players: int | None, seed: int, n_games: int, options: dict,
+              init_ms: int | None, move_ms: int | None, bank_ms: int | None, sandbox: str | None,
+              stderr_dir: str | None) -> None:
+    """Try the bot CMD at GAME against the reference bots before submitting it.
+
+    Plays a few games with the bot in every seat in turn, then reports its start-up time,
+    its decision latency (median, p99) and every violation it committed. Exits with status 1
+    if it committed any. Example:
+
+        harness check-bot dominoes 'python3 mybot.py'
+    """
+    argv = parse_bot(command, param_hint="'CMD'")
+    if players is None:
+        players = game.min_players
+    try:
+        game.validate_players(players)
+    except InvalidOptions as exc:
+        raise click.BadParameter(str(exc), param_hint="'--players'") from None
+    options = checked_options(game, options)
+    config = make_config(init_ms, move_ms, bank_ms, 0, sandbox, stderr_dir, record=True)
+    opponents = reference_opponents(game)
+    if not opponents:
+        raise click.UsageError(f"no reference bots found in {BOTS_DIR}")
+    candidate = BotSpec(name="candidate", command=argv)
+    startups: list[float] = []
+    latencies: list[float] = []
+    violations: list[dict[str, Any]] = []
+    other_violations = 0
+    with BotPool(config) as pool:
+        for i in range(n_games):
+            mine = i % players
+            others = iter(opponents[(i + k) % len(opponents)] for k in range(players))
+            seats = [candidate if s == mine else next(others) for s in range(players)]
+            record = play_game(game, options, seed + i, f"check-{seed + i:06d}", seats, pool, config)
+            for entry in record.log:
+                if entry.get("seat") != mine or entry.get("type") != "recv":
+                    continue
+                msg_type = (entry.get("msg") or {}).get("type") if isinstance(entry.get("msg"), dict) else None
+                (startups if msg_type == "ready" else latencies).append(entry["ms"])
+            violations += [v for v in record.violations if v["seat"] == mine]
+            other_violations += sum(1 for v in record.violations if v["seat"] != mine)
+            rank = record.ranking[mine] + 1
+            click.echo(f"game {i + 1}/{n_games} seat {mine}: rank {rank} of {players}, scores {record.scores}"
+                       + (", FORFEIT" if mine in record.forfeits else ""))
+    click.echo(f"opponents: {', '.join(o.name for o in opponents)}")
+    if startups:
+        click.echo(f"start-up (hello to ready): {', '.join(f'{ms:.0f}' for ms in startups)} ms")
+    if latencies:
+        click.echo(f"decisions: {len(latencies)}, latency median {_percentile(latencies, 0.5):.2f} ms, "
+                   f"p99 {_percentile(latencies, 0.99):.2f} ms, max {max(latencies):.2f} ms "
+                   f"(move_ms {config.time.move_ms})")
+    if other_violations:
+        click.echo(f"note: the reference bots committed {other_violations} violation(s)")
+    if not violations:
+        click.echo("no violations: ok")
+        return
+    click.echo(f"{len(violations)} violation(s):")
+    for v in violations:
+        click.echo(f"  {v['game_id']} decision {v['decision']}: {v['kind']}: {_one_line(v['detail'])}")
+        if v["received"]:
+            click.echo(f"    received: {_one_line(v['received'], 120)}")
+        tail = [t for t in v["stderr_tail"].splitlines() if t.strip() and not t.startswith("# tablebots")]
+        for t in tail[-5:]:
+            click.echo(f"    stderr: {_one_line(t, 150)}")
+    raise SystemExit(1)
