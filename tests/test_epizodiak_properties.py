@@ -1,0 +1,153 @@
+"""Epizodiak properties over many random games (seeded loops, no hypothesis needed).
+
+Conservation of the 48 tiles, the dial as one arc, termination, determinism, every offered
+action accepted, and no hidden-information leak through observation(seat).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+
+from harness.games import get_game
+
+GAME = get_game("epizodiak")
+GAMES = 1200
+OPTION_SETS = [
+    {},
+    {"scoring": "classic"},
+    {"mode": "one_round"},
+    {"target": 13, "contest_point": False},
+    {"mode": "one_round", "contest_point": False},
+]
+
+
+def options_for(seed: int) -> dict:
+    return OPTION_SETS[seed % len(OPTION_SETS)]
+
+
+def check_snapshot_invariants(snap: dict) -> None:
+    """48 tiles accounted for (hands + pile + dial + 3 per discarded set); one arc, one tile per value."""
+    count = Counter(t for h in snap["hands"] for t in h) + Counter(snap["pile"]) + Counter(snap["dial"])
+    for sets in snap["sets"]:
+        for v in sets:
+            count[v] += 3
+    assert all(count[v] == 4 for v in range(1, 13)) and sum(count.values()) == 48, count
+    dial = snap["dial"]
+    # the dial is refilled the moment it is full; only a game's very last placement may leave it full
+    longest = 11 if snap["ended_by"] is None else 12
+    assert 1 <= len(dial) <= longest and len(set(dial)) == len(dial)
+    assert all(b == a % 12 + 1 for a, b in zip(dial, dial[1:])), f"dial is not one arc: {dial}"
+    discarded = [v for sets in snap["sets"] for v in sets]
+    assert len(discarded) == len(set(discarded)), "a value discarded twice in a round"
+
+
+def check_cheap_invariants(state) -> None:
+    """The same conservation law read from the engine's compact fields (fast enough for every step)."""
+    total = sum(state.sizes) + len(state.pile) + state.length + 3 * sum(len(s) for s in state.sets)
+    assert total == 48
+    assert state.sizes == [sum(h) for h in state.hands]
+    assert 1 <= state.length <= 11
+
+
+def hide_and_shuffle(snap: dict, seat: int, rng: random.Random) -> dict:
+    """The snapshot with every tile ``seat`` cannot see (others' hands, the pile) dealt anew at random,
+    keeping the sizes, and the RNG state replaced."""
+    hidden = [t for s in range(3) if s != seat for t in snap["hands"][s]] + list(snap["pile"])
+    rng.shuffle(hidden)
+    out = json.loads(json.dumps(snap))
+    i = 0
+    for s in range(3):
+        if s != seat:
+            n = len(snap["hands"][s])
+            out["hands"][s] = sorted(hidden[i:i + n])
+            i += n
+    out["pile"] = hidden[i:]
+    version, internal, gauss = random.Random(rng.random()).getstate()
+    out["rng"] = [version, list(internal), gauss]
+    return out
+
+
+def random_game(seed: int, inspect=None):
+    """Play one random game; ``inspect(state, step)`` is called before every decision."""
+    state = GAME.new_state(3, seed, options_for(seed))
+    chooser = random.Random(seed)
+    actions = []
+    while not state.is_terminal():
+        if inspect is not None:
+            inspect(state, len(actions))
+        legal = state.legal_actions()
+        assert legal, "a live state without legal actions"
+        action = chooser.choice(legal)
+        state.apply(action)
+        actions.append(action)
+        assert len(actions) < 200_000
+    return state, actions
+
+
+def test_tiles_conserved_dial_one_arc_and_every_game_ends():
+    ended = Counter()
+    for seed in range(GAMES):
+        def inspect(state, step):
+            if step % 25 == 0:
+                check_snapshot_invariants(state.to_json())
+            else:
+                check_cheap_invariants(state)
+        state, actions = random_game(seed, inspect)
+        check_snapshot_invariants(state.to_json())
+        result = state.result()
+        ended[result["ended_by"]] += 1
+        assert state.turns <= GAME.default_options()["max_turns"]
+        assert state.events[-1]["type"] == "game_end"
+        rounds = [e for e in state.events if e["type"] == "round_end"]
+        if options_for(seed).get("mode") == "one_round":
+            assert len(rounds) == 1
+        elif result["ended_by"] == "rules":
+            target = options_for(seed).get("target", 7)
+            assert max(result["scores"]) >= target
+            assert all(max(e["scores"]) < target for e in rounds[:-1])
+    assert ended["rules"] == GAMES, ended  # random play always finishes well inside the default cap
+
+
+def test_same_seed_and_actions_give_the_same_game():
+    for seed in range(0, GAMES, 6):
+        final, actions = random_game(seed)
+        replay = GAME.new_state(3, seed, options_for(seed))
+        for a in actions:
+            replay.apply(a)
+        assert replay.to_json() == final.to_json()
+        assert replay.events == final.events
+
+
+def test_every_offered_action_is_accepted_and_restores_continue_identically():
+    for seed in range(0, GAMES, 12):
+        def inspect(state, step):
+            if step % 9:
+                return
+            snap = state.to_json()
+            for action in state.legal_actions():
+                copy = GAME.state_from_json(snap)
+                copy.apply(action)  # must not raise
+                check_snapshot_invariants(copy.to_json())
+        random_game(seed, inspect)
+
+
+def test_observation_does_not_depend_on_hidden_tiles_or_pile_order():
+    shuffler = random.Random(2024)
+    checked = 0
+    for seed in range(0, GAMES, 5):
+        def inspect(state, step):
+            nonlocal checked
+            if step % 19:
+                return
+            snap = state.to_json()
+            for seat in range(3):
+                other = GAME.state_from_json(hide_and_shuffle(snap, seat, shuffler))
+                assert other.observation(seat) == state.observation(seat)
+                checked += 1
+        state, _ = random_game(seed, inspect)
+        for event in state.events:
+            if event["type"] == "draw":
+                assert set(event) == {"type", "seat", "pile"}, "a draw event must not show the tile"
+    assert checked > 3000, checked
