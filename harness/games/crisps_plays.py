@@ -179,7 +179,7 @@ def _all_keys() -> list[Key]:
     keys: list[Key] = []
     for r in RANKS:
         keys += [(SINGLE, 1, r), (PAIR, 2, r), (TRIPLE, 3, r), (QUAD, 4, r)]
-    for size in range(2, TOP - 1):
+    for size in range(2, TOP):  # 2..10 ranks: up to the run 2..J
         for start in range(2, TOP - size + 2):
             if size >= 3:
                 keys.append((RUN, size, start))
