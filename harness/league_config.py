@@ -224,7 +224,7 @@ def parse_config(data: Any, shown: str, *, base_dir: Path, rounds: int | None = 
     if "game" not in data:
         raise c.fail("game", f"missing (allowed: {', '.join(GAMES)})")
     game_name = data["game"]
-    if not isinstance(game_name, str) or game_name not in GAMES:
+    if not isinstance(game_name, str) or game_name not in list(GAMES):
         close = difflib.get_close_matches(str(game_name), list(GAMES), n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise c.fail("game", f"{_show(game_name)} is not a game{hint} (allowed: {', '.join(GAMES)})")

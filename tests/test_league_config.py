@@ -1,0 +1,160 @@
+"""League configs: every kind of mistake is refused with one line naming the file and the key."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from harness.cli import cli
+from harness.league_config import ConfigError, load_config
+
+REPO = Path(__file__).resolve().parent.parent
+RANDOM_BOT = REPO / "bots" / "random_bot.py"
+
+GOOD = """\
+name: t
+game: crisps
+bots:
+  - {name: a, command: python3 bot.py}
+  - {name: b, command: [python3, bot.py, --seed, "2"]}
+rounds: 2
+"""
+
+
+@pytest.fixture
+def league_dir(tmp_path: Path) -> Path:
+    (tmp_path / "bot.py").write_text(RANDOM_BOT.read_text())
+    return tmp_path
+
+
+def write(dir_: Path, text: str, name: str = "x.yaml") -> Path:
+    path = dir_ / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def run_cli(path: Path, *args: str):
+    result = CliRunner().invoke(cli, ["run", str(path), "--no-progress", *args])
+    return result
+
+
+def test_a_good_config_loads_with_defaults_filled(league_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(league_dir.parent)
+    cfg = load_config(write(league_dir, GOOD))
+    assert cfg.name == "t" and cfg.game == "crisps" and cfg.players == (2,)
+    assert cfg.bots[0].command == ("python3", "bot.py")
+    assert cfg.bots[1].command == ("python3", "bot.py", "--seed", "2")
+    assert cfg.bots[0].cwd == str(league_dir)  # commands run in the config file's directory
+    assert cfg.bots[0].files == (str(league_dir / "bot.py"),)
+    assert cfg.options["max_turns"] == 2000  # the engine's defaults are filled in
+    assert cfg.time == {"init_ms": 5000, "move_ms": 1000, "bank_ms": 0}
+    assert cfg.store == "runs/t.sqlite" and cfg.policy == "forfeit" and cfg.strikes == 0
+    assert cfg.workers >= 1 and cfg.rounds == 2
+
+
+def test_version_is_a_hash_of_the_bot_files_unless_fixed(league_dir: Path) -> None:
+    path = write(league_dir, GOOD)
+    before = load_config(path).bots[0].version
+    assert load_config(path).bots[0].version == before  # stable
+    (league_dir / "bot.py").write_text(RANDOM_BOT.read_text() + "\n# changed\n")
+    assert load_config(path).bots[0].version != before
+    fixed = write(league_dir, GOOD.replace("command: python3 bot.py}", "command: python3 bot.py, version: v1}"))
+    assert load_config(fixed).bots[0].version == "v1"
+
+
+CASES = [
+    # (what is wrong, the config text, the key named, words of the message)
+    ("unknown top key", GOOD + "round: 3\n", "round:", ["unknown key", "did you mean 'rounds'"]),
+    ("unknown bot key", GOOD.replace("{name: a,", "{nmae: x, name: a,"), "bots[0].nmae",
+     ["did you mean 'name'"]),
+    ("missing bot file", GOOD.replace("python3 bot.py}", "python3 nope.py}"), "bots[0].command",
+     ["nope.py not found"]),
+    ("missing executable", GOOD.replace("python3 bot.py}", "no-such-interpreter-xyz bot.py}"), "bots[0].command",
+     ["not found on PATH"]),
+    ("bad game", GOOD.replace("game: crisps", "game: crips"), "game:", ["did you mean 'crisps'", "epizodiak"]),
+    ("missing game", GOOD.replace("game: crisps\n", ""), "game:", ["missing"]),
+    ("players not allowed", GOOD.replace("game: crisps", "game: dominoes") + "players: 5\n", "players:",
+     ["5 is not allowed for dominoes", "allowed: 2, 3, 4"]),
+    ("table bigger than the league", GOOD.replace("game: crisps", "game: dominoes") + "players: [2, 3]\n",
+     "players:", ["need at least 3 bots"]),
+    ("unknown game option", GOOD + "options: {jokers: true}\n", "options.jokers", ["unknown key"]),
+    ("bad option value", GOOD + "options: {max_turns: lots}\n", "options.max_turns",
+     ["'lots' is not allowed", "integer from 1"]),
+    ("bad rounds", GOOD.replace("rounds: 2", "rounds: 0"), "rounds:", ["0 is not allowed", ">= 1"]),
+    ("bool is not a number", GOOD.replace("rounds: 2", "rounds: yes"), "rounds:", ["true is not allowed"]),
+    ("bad time", GOOD + "time: {move_ms: -5}\n", "time.move_ms", ["-5 is not allowed"]),
+    ("unknown time key", GOOD + "time: {move: 5}\n", "time.move", ["did you mean 'move_ms'"]),
+    ("bad limit", GOOD + "limits: {memory_mb: big}\n", "limits.memory_mb", ["'big' is not allowed"]),
+    ("bad policy", GOOD + "policy: lenient\n", "policy:", ["allowed: forfeit, strikes"]),
+    ("strikes without the policy", GOOD + "strikes: 2\n", "strikes:", ["policy: strikes"]),
+    ("bad rating", GOOD + "rating: {draw_probability: 2}\n", "rating.draw_probability", ["between 0 and 1"]),
+    ("duplicate bot", GOOD.replace("{name: b,", "{name: a,"), "bots[1].name", ["already the name of bots[0]"]),
+    ("one bot", "game: crisps\nbots:\n  - {name: a, command: python3 bot.py}\n", "bots:", ["at least 2 bots"]),
+    ("bad bot name", GOOD.replace("{name: b,", "{name: 'b c',"), "bots[1].name", ["letters, digits"]),
+    ("command of the wrong type", GOOD.replace("command: python3 bot.py}", "command: {x: 1}}"),
+     "bots[0].command", ["expected a command line"]),
+    ("not executable", GOOD.replace("command: python3 bot.py}", "command: ./bot.py}"), "bots[0].command",
+     ["not an executable file"]),
+    ("bad workers", GOOD + "workers: 0\n", "workers:", ["0 is not allowed"]),
+    ("not a mapping", "- just\n- a list\n", "x.yaml:", ["expected a mapping"]),
+]
+
+
+@pytest.mark.parametrize("what,text,key,words", CASES, ids=[c[0] for c in CASES])
+def test_config_errors_name_the_file_and_key(league_dir: Path, what: str, text: str, key: str,
+                                             words: list[str]) -> None:
+    path = write(league_dir, text)
+    os.chmod(league_dir / "bot.py", 0o644)
+    result = run_cli(path)
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1, result.output  # one clear line, no traceback
+    line = lines[0]
+    assert line.startswith(f"Error: {path}: ")
+    assert key in line, line
+    for word in words:
+        assert word in line, line
+    assert not (league_dir / "runs").exists()  # refused before anything ran
+
+
+def test_yaml_syntax_errors_give_the_line(league_dir: Path) -> None:
+    path = write(league_dir, GOOD + "time: {move_ms: 5\nseed: 3\n")
+    result = run_cli(path)
+    assert result.exit_code == 2
+    assert f"{path}: line " in result.output and "YAML syntax error" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_missing_config_file(tmp_path: Path) -> None:
+    result = run_cli(tmp_path / "nope.yaml")
+    assert result.exit_code == 2 and "no such file" in result.output
+
+
+def test_a_path_relative_to_the_wrong_directory_gets_a_hint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "bots").mkdir()
+    (tmp_path / "bots" / "b.py").write_text("print()")
+    (tmp_path / "leagues").mkdir()
+    monkeypatch.chdir(tmp_path)
+    path = write(tmp_path / "leagues", GOOD.replace("bot.py", "bots/b.py"))
+    with pytest.raises(ConfigError, match=r"bots\[0\]\.command: bots/b.py not found .*did you mean \.\./bots/b.py"):
+        load_config(path)
+    load_config(write(tmp_path / "leagues", GOOD.replace("bot.py", "../bots/b.py")))
+
+
+def test_overrides_from_flags_are_checked(league_dir: Path) -> None:
+    path = write(league_dir, GOOD)
+    assert load_config(path, rounds=7, workers=3).rounds == 7
+    with pytest.raises(ConfigError, match="--rounds"):
+        load_config(path, rounds=0)
+
+
+def test_the_shipped_leagues_load() -> None:
+    shipped = sorted((REPO / "leagues").glob("*.yaml"))
+    assert any(p.name == "demo.yaml" for p in shipped)
+    for path in shipped:
+        cfg = load_config(path)
+        assert len(cfg.bots) >= 2, path

@@ -1,0 +1,250 @@
+"""The league runner, store and ratings with a fake referee injected (fast, deterministic).
+
+The fake plays no game: a bot named ``sN`` has strength N and the stronger bot wins, with a
+little seeded noise. The real referee is exercised in tests/test_league_e2e.py.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import json
+import random
+import sqlite3
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from click.testing import CliRunner
+
+from harness import ratings as rating_mod
+from harness.cli import cli
+from harness.games import ranking_from_keys
+from harness.league_config import load_config
+from harness.league_runner import Players, plan_league, run_league
+from harness.reports import format_table, league_table
+from harness.schedule import build_schedule
+from harness.store import GameOutcome, LeagueStore
+
+
+class FakePool:
+    """Stands in for harness.referee.BotPool."""
+
+    def __enter__(self) -> "FakePool":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        pass
+
+
+def fake_pool(referee_config: object) -> FakePool:
+    return FakePool()
+
+
+def fake_play(game, options, seed, game_id, seats, pool, config):
+    """A GameRecord-like result: strength from the bot name plus seeded noise."""
+    rng = random.Random(game_id)
+    keys = [int(s.name[1:]) + rng.random() * 1.5 for s in seats]
+    violations = []
+    if seats[0].name == "s0" and rng.random() < 0.3:
+        violations.append({"game_id": game_id, "seed": seed, "decision": 4, "seat": 0, "bot": "s0",
+                           "kind": "illegal", "detail": "index 9 not offered", "request": "{}", "received": "x",
+                           "stderr_tail": "", "snapshot": {"a": 1}})
+    return SimpleNamespace(game_id=game_id, ranking=ranking_from_keys(keys), scores=[round(k, 3) for k in keys],
+                           ended_by="rules", forfeits=[], violations=violations,
+                           log=[{"type": "event", "event": {"type": "fake"}}], decisions=5, seconds=0.001)
+
+
+FAKE = Players(play=fake_play, make_pool=fake_pool)
+
+
+def write_config(dir_: Path, n_bots: int = 4, rounds: int = 2, extra: str = "", bots: list[str] | None = None,
+                 players: str = "2") -> Path:
+    (dir_ / "bot.py").write_text("print('fake')\n")
+    names = bots or [f"s{i}" for i in range(n_bots)]
+    lines = [f"  - {{name: {n}, command: python3 bot.py {n}}}" for n in names]
+    path = dir_ / "league.yaml"
+    path.write_text(f"name: fake\ngame: dominoes\nplayers: {players}\nrounds: {rounds}\nworkers: 2\n"
+                    f"store: {dir_ / 'league.sqlite'}\nbots:\n" + "\n".join(lines) + "\n" + extra)
+    return path
+
+
+def test_a_league_plays_its_schedule_once_and_ranks_by_strength(tmp_path: Path) -> None:
+    cfg = load_config(write_config(tmp_path, players="[2, 3]"))
+    summary = run_league(cfg, players=FAKE, progress=False)
+    expected = len(build_schedule(cfg))
+    assert summary.played == expected == 2 * (6 * 2 + 4 * 6)
+    again = run_league(cfg, players=FAKE, progress=False)
+    assert again.played == 0 and again.plan.done == expected
+    with LeagueStore(cfg.store) as store:
+        assert store.counts() == {"pending": 0, "done": expected, "dropped": 0}
+        rows = league_table(store, cfg)
+        assert [r.bot for r in rows] == ["s3", "s2", "s1", "s0"]
+        assert all(r.games == 2 * (3 * 2 + 3 * 6) for r in rows)  # per round: 3 pairs x 2 orders, 3 trios x 6
+        assert rows[-1].violations > 0 and rows[0].violations == 0
+        assert store.db.execute("SELECT count(*) FROM logs").fetchone()[0] == expected
+
+
+def test_adding_a_bot_plays_only_its_games(tmp_path: Path) -> None:
+    cfg = load_config(write_config(tmp_path, bots=["s0", "s1", "s2"]))
+    first = run_league(cfg, players=FAKE, progress=False)
+    with LeagueStore(cfg.store) as store:
+        before = {r[0]: r[1] for r in store.db.execute("SELECT id, finished_at FROM games")}
+    more = load_config(write_config(tmp_path, bots=["s0", "s1", "s2", "s3"]))
+    second = run_league(more, players=FAKE, progress=False)
+    assert first.played == 2 * 3 * 2
+    assert second.played == 2 * 3 * 2  # s3 against each of 3 bots, both seat orders, 2 rounds
+    with LeagueStore(cfg.store) as store:
+        after = {r[0]: r[1] for r in store.db.execute("SELECT id, finished_at FROM games")}
+        assert {k: after[k] for k in before} == before  # earlier games untouched
+        new_ids = set(after) - set(before)
+        seats = store.db.execute(
+            f"SELECT count(DISTINCT g.id) FROM games g JOIN seats s ON s.game_seq = g.seq JOIN versions v "
+            f"ON v.id = s.version_id JOIN bots b ON b.id = v.bot_id WHERE b.name = 's3'").fetchone()[0]
+        assert seats == len(new_ids)
+
+
+def test_a_changed_bot_is_a_new_version_rated_separately(tmp_path: Path) -> None:
+    path = write_config(tmp_path, bots=["s0", "s1", "s2"])
+    cfg = load_config(path)
+    run_league(cfg, players=FAKE, progress=False)
+    text = path.read_text().replace("python3 bot.py s1}", "python3 bot.py s1 --depth 2}")
+    path.write_text(text)
+    changed = load_config(path)
+    assert changed.bot("s1").version != cfg.bot("s1").version
+    summary = run_league(changed, players=FAKE, progress=False)
+    assert summary.played == 2 * 2 * 2  # the new s1 against s0 and s2
+    with LeagueStore(changed.store) as store:
+        rows = league_table(store, changed)
+    s1 = [r for r in rows if r.bot == "s1"]
+    assert len(s1) == 2 and {r.current for r in s1} == {True, False}
+    text = format_table(rows)
+    assert "(old)" in text
+
+
+def test_ratings_are_kept_incrementally_and_equal_a_recomputation(tmp_path: Path) -> None:
+    cfg = load_config(write_config(tmp_path, players="[2, 3]"))
+    run_league(cfg, players=FAKE, progress=False)
+    with LeagueStore(cfg.store) as store:
+        kept = store.load_ratings()
+        assert int(store.get_meta("rated_upto")) == store.counts()["done"]
+        rating_mod.recompute(store, cfg.rating)
+        assert store.load_ratings() == kept  # exactly: the same arithmetic in the same order
+
+
+def test_ratings_do_not_depend_on_the_order_games_finish(tmp_path: Path) -> None:
+    cfg = load_config(write_config(tmp_path, players="[2, 3]"))
+    outcomes = {}
+    store_a = LeagueStore(tmp_path / "a.sqlite")
+    store_b = LeagueStore(tmp_path / "b.sqlite")
+    for store in (store_a, store_b):
+        plan_league(cfg, store)
+    pending = store_a.pending_games()
+    specs = {v: SimpleNamespace(name=n) for n, v in
+             ((r["name"], r["id"]) for r in store_a.versions())}
+    for g in pending:
+        rec = fake_play(None, {}, g.seed, g.game_id, [specs[v] for v in g.version_ids], None, None)
+        outcomes[g.seq] = GameOutcome(rec.game_id, rec.ranking, rec.scores, "rules", [], rec.violations)
+    order = list(outcomes)
+    shuffled = order[:]
+    random.Random(3).shuffle(shuffled)
+    for store, seqs in ((store_a, order), (store_b, shuffled)):
+        for i, seq in enumerate(seqs):
+            with store.transaction():
+                assert store.record(seq, outcomes[seq])
+                rating_mod.advance(store, cfg.rating)
+            if i == len(seqs) // 2:
+                # half-way: the table covers every finished game, rated prefix or not
+                ratings, _, tail = rating_mod.current_ratings(store, cfg.rating)
+                done = [s for s in order if s in set(seqs[:i + 1])]
+                expect = rating_mod.replay_all(
+                    [[(v, r) for v, r in zip(next(p for p in pending if p.seq == s).version_ids,
+                                             outcomes[s].ranking)] for s in done], cfg.rating)
+                assert ratings == expect
+        assert not store.record(seqs[0], outcomes[seqs[0]])  # never counted twice
+    assert store_a.load_ratings() == store_b.load_ratings()
+    assert store_a.get_meta("rated_upto") == store_b.get_meta("rated_upto") == str(order[-1])
+    store_a.close()
+    store_b.close()
+
+
+def test_changed_rating_parameters_rebuild_the_ratings(tmp_path: Path) -> None:
+    path = write_config(tmp_path)
+    cfg = load_config(path)
+    run_league(cfg, players=FAKE, progress=False)
+    path.write_text(path.read_text() + "rating: {beta: 2.0}\n")
+    cfg2 = load_config(path)
+    with LeagueStore(cfg.store) as store:
+        old = store.load_ratings()
+        rows = league_table(store, cfg2)
+        assert store.load_ratings() != old
+        assert {r.bot: r.mu for r in rows} != {}
+
+
+def test_a_store_of_another_league_is_refused(tmp_path: Path) -> None:
+    path = write_config(tmp_path)
+    run_league(load_config(path), players=FAKE, progress=False)
+    path.write_text(path.read_text().replace("game: dominoes", "game: dominoes\nseed: 5"))
+    result = CliRunner().invoke(cli, ["run", str(path), "--no-progress"])
+    assert result.exit_code == 2
+    assert "holds games of seed 0" in result.output and "Traceback" not in result.output
+
+
+def test_table_formats(tmp_path: Path) -> None:
+    path = write_config(tmp_path)
+    run_league(load_config(path), players=FAKE, progress=False)
+    runner = CliRunner()
+    text = runner.invoke(cli, ["table", str(path)])
+    assert text.exit_code == 0, text.output
+    lines = text.output.splitlines()
+    assert lines[0].split()[:3] == ["rank", "bot", "version"] and "mu-3sigma" in lines[0]
+    assert lines[2].split()[:2] == ["1", "s3"]
+    md = runner.invoke(cli, ["table", str(path), "--format", "md"]).output.splitlines()
+    assert md[0].startswith("| rank | bot |") and md[1].startswith("| ---:") and len(md) == 6
+    rows = list(csv.DictReader(io.StringIO(runner.invoke(cli, ["table", str(path), "--format", "csv"]).output)))
+    assert [r["bot"] for r in rows] == ["s3", "s2", "s1", "s0"]
+    assert float(rows[0]["rating"]) == pytest.approx(float(rows[0]["mu"]) - 3 * float(rows[0]["sigma"]), abs=1e-3)
+    data = json.loads(runner.invoke(cli, ["table", str(path), "--format", "json"]).output)
+    assert data["games_done"] == 24 and data["table"][0]["bot"] == "s3" and data["table"][0]["rank"] == 1
+    recomputed = json.loads(runner.invoke(cli, ["table", str(path), "--format", "json", "--recompute"]).output)
+    assert recomputed["table"] == data["table"]
+
+
+def test_violations_are_listed_filtered_and_shown(tmp_path: Path) -> None:
+    path = write_config(tmp_path)
+    run_league(load_config(path), players=FAKE, progress=False)
+    runner = CliRunner()
+    listing = runner.invoke(cli, ["violations", str(path)])
+    assert listing.exit_code == 0
+    lines = listing.output.splitlines()
+    assert lines and all(" s0@" in line and " illegal " in line for line in lines)
+    assert runner.invoke(cli, ["violations", str(path), "--bot", "s1"]).stdout.strip() == ""
+    assert runner.invoke(cli, ["violations", str(path), "--kind", "timeout"]).stdout.strip() == ""
+    first = lines[0].split()[0].lstrip("#")
+    shown = runner.invoke(cli, ["violations", str(path), "--show", first])
+    assert "request (the exact line sent)" in shown.output and "index 9 not offered" in shown.output
+    full = json.loads(runner.invoke(cli, ["violations", str(path), "--show", first, "--json"]).output)
+    assert full["snapshot"] == {"a": 1} and full["kind"] == "illegal"
+    missing = runner.invoke(cli, ["violations", str(path), "--show", "99999"])
+    assert missing.exit_code == 2 and "no violation #99999" in missing.output
+
+
+def test_table_before_any_run_says_what_to_do(tmp_path: Path) -> None:
+    path = write_config(tmp_path)
+    result = CliRunner().invoke(cli, ["table", str(path)])
+    assert result.exit_code == 2 and "harness run" in result.output
+
+
+def test_schema_version_is_recorded(tmp_path: Path) -> None:
+    path = write_config(tmp_path)
+    cfg = load_config(path)
+    LeagueStore(cfg.store).close()
+    db = sqlite3.connect(cfg.store)
+    assert db.execute("PRAGMA user_version").fetchone()[0] == 1
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    db.close()
+    assert dataclasses.is_dataclass(cfg)
