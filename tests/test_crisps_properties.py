@@ -171,3 +171,60 @@ def test_big_hands_full_of_runs_match_brute_force():
             plays = lead_plays(counts, jacks)
             assert len(plays) == len(set(plays))
             assert set(plays) == brute_force_plays(hand, None, jacks)
+
+
+def _load_greedy():
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parent.parent / "bots" / "crisps_greedy.py"
+    spec = importlib.util.spec_from_file_location("crisps_greedy", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_greedy_bot_plays_legal_actions_and_beats_random():
+    greedy = _load_greedy()
+    wins = 0
+    games = 120
+    for seed in range(games):
+        options = options_for(seed)
+        state = GAME.new_state(2, 50_000 + seed, options)
+        me = seed % 2
+        chooser = random.Random(seed)
+        while not state.is_terminal():
+            legal = state.legal_actions()
+            if state.current_player == me:
+                action = greedy.choose(state.observation(me), legal, options["jacks"])
+                assert action in legal
+            else:
+                action = legal[chooser.randrange(len(legal))]
+            state.apply(action)
+        wins += state.result()["ranking"][me] == 0
+    assert wins / games > 0.8, f"greedy won only {wins} of {games} games against random"
+
+
+def test_greedy_bot_speaks_protocol_v1():
+    import subprocess
+    import sys
+    from pathlib import Path
+    state = GAME.new_state(2, 3, {})
+    seat = state.current_player
+    lines = [
+        {"type": "hello", "protocol": 1, "game": "crisps", "options": GAME.default_options(), "seat": 0,
+         "players": 2, "time": {"init_ms": 5000, "move_ms": 1000, "bank_ms": 0}},
+        {"type": "start", "game_id": "g-1", "seat": seat, "players": 2},
+        {"type": "request", "id": 7, "seat": seat, "observation": state.observation(seat),
+         "actions": state.legal_actions(), "events": state.events, "time_left_ms": 1000},
+        {"type": "result", "game_id": "g-1", "ranking": [0, 1], "scores": [3, 0], "ended_by": "rules"},
+        {"type": "bye"},
+    ]
+    bot = Path(__file__).resolve().parent.parent / "bots" / "crisps_greedy.py"
+    done = subprocess.run([sys.executable, str(bot)], input="".join(json.dumps(m) + "\n" for m in lines),
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    replies = [json.loads(x) for x in done.stdout.splitlines()]
+    assert replies[0]["type"] == "ready"
+    assert replies[1]["type"] == "action" and replies[1]["id"] == 7
+    assert replies[1]["action"] in state.legal_actions()
+    assert len(replies) == 2
