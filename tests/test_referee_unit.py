@@ -1,0 +1,499 @@
+"""Unit tests of the referee's parts: protocol checks, bot processes, the pool and play_game's policy.
+
+Games use the toy game of tests/toygame.py (no dependence on the real engines); bots are small
+scripts written by the tests themselves. The end-to-end misbehaving-bot tests live in
+tests/test_referee_e2e.py.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import orjson
+import pytest
+
+from harness import protocol
+from harness.botproc import (CRASH, OK, OVERSIZE, TIMEOUT, TOKEN_VAR, BotProcess, BotSpec, ResourceLimits,
+                             SandboxUnavailable, StderrLog, TimeControls, check_sandbox, kill_token_holders,
+                             resolve_command)
+from harness.referee import BotPool, RefereeConfig, forfeit_ranking, play_game
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from toygame import ToyGame  # noqa: E402
+
+TOY = ToyGame()
+
+# A configurable test bot: plays the first offered action, or misbehaves at chosen requests.
+BOT_SRC = textwrap.dedent('''
+    import json, os, sys, time
+    mode = sys.argv[1]
+    at = set(int(x) for x in sys.argv[2].split(",")) if len(sys.argv) > 2 and sys.argv[2] else set()
+    out = sys.stdout
+    def send(obj):
+        out.write(json.dumps(obj) + "\\n"); out.flush()
+    n = 0
+    for line in sys.stdin:
+        msg = json.loads(line)
+        t = msg["type"]
+        if t == "hello":
+            send({"type": "ready", "name": "unit-" + mode})
+            if mode == "chatty":
+                send({"type": "hello-again"})
+        elif t == "request":
+            n += 1
+            with open("requests.jsonl", "a") as f:
+                f.write(line)
+            bad = n in at
+            if bad and mode == "illegal":
+                send({"type": "action", "id": msg["id"], "action": {"type": "take", "n": 99}})
+            elif bad and mode == "exit":
+                os._exit(4)
+            elif bad and mode == "hang":
+                time.sleep(60)
+            elif bad and mode == "byvalue":
+                send({"type": "action", "id": msg["id"], "action": dict(reversed(list(msg["actions"][-1].items())))})
+            elif mode == "slow":
+                time.sleep(0.25)
+                send({"type": "action", "id": msg["id"], "index": 0})
+            else:
+                send({"type": "action", "id": msg["id"], "index": 0})
+        elif t == "bye":
+            break
+''')
+
+
+@pytest.fixture
+def bot(tmp_path):
+    """bot(mode, at="") -> BotSpec running BOT_SRC in its own directory under tmp_path."""
+    script = tmp_path / "unitbot.py"
+    script.write_text(BOT_SRC)
+    made = []
+
+    def make(mode: str, at: str = "", name: str | None = None) -> BotSpec:
+        d = tmp_path / f"home-{mode}-{len(made)}"
+        d.mkdir()
+        spec = BotSpec(name=name or f"unit-{mode}", command=("python3", str(script), mode, at), cwd=str(d))
+        made.append(spec)
+        return spec
+
+    return make
+
+
+def config(tmp_path, **kw) -> RefereeConfig:
+    time_kw = {k: kw.pop(k) for k in ("init_ms", "move_ms", "bank_ms") if k in kw}
+    return RefereeConfig(time=TimeControls(**time_kw), log_dir=str(tmp_path / "logs"), **kw)
+
+
+def requests_seen(spec: BotSpec) -> list[dict]:
+    path = Path(spec.cwd) / "requests.jsonl"
+    return [orjson.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+# --------------------------------------------------------------------------- protocol
+
+def test_depth_check_counts_only_real_nesting():
+    protocol.check_depth(b'{"a":[[[1]]]}', 4)
+    with pytest.raises(protocol.BadMessage) as info:
+        protocol.check_depth(b'{"a":[[[[1]]]]}', 4)
+    assert info.value.kind == "malformed" and "nested" in info.value.detail
+    # brackets inside strings (even after an escaped quote) do not count
+    protocol.check_depth(b'{"a":"[[[[[[\\"[[[[[[","b":[1]}', 2)
+
+
+def test_decode_reports_utf8_and_json_errors_as_malformed():
+    with pytest.raises(protocol.BadMessage, match="UTF-8") as info:
+        protocol.decode(b'{"a":"\xff\xfe"}', 64)
+    assert info.value.kind == "malformed"
+    with pytest.raises(protocol.BadMessage, match="not JSON"):
+        protocol.decode(b'{"a":', 64)
+    with pytest.raises(protocol.BadMessage, match="nested"):
+        protocol.decode(b"[" * 100_000 + b"]" * 100_000, 64)
+    assert protocol.decode(b'{"a":1}\r', 64) == {"a": 1}
+
+
+LEGAL = [{"type": "take", "n": 1}, {"type": "take", "n": 2}, {"type": "flag", "on": True}]
+
+
+@pytest.mark.parametrize("line,index", [
+    (b'{"type":"action","id":5,"index":1}', 1),
+    (b'{"type":"action","id":5,"action":{"n":2,"type":"take"}}', 1),
+    (b'{"type":"action","id":5,"action":{"type":"flag","on":true},"comment":"extra fields are fine"}', 2),
+])
+def test_parse_action_accepts_index_or_value(line, index):
+    assert protocol.parse_action(line, 5, LEGAL, 64) == index
+
+
+@pytest.mark.parametrize("line,kind", [
+    (b'{"type":"action","id":6,"index":1}', "protocol"),
+    (b'{"type":"action","id":true,"index":1}', "protocol"),
+    (b'{"type":"action","index":1}', "protocol"),
+    (b'{"type":"action","id":5,"index":3}', "illegal"),
+    (b'{"type":"action","id":5,"index":-1}', "illegal"),
+    (b'{"type":"action","id":5,"action":{"type":"take","n":3}}', "illegal"),
+    (b'{"type":"action","id":5,"action":{"type":"flag","on":1}}', "illegal"),
+    (b'{"type":"action","id":5,"action":{"type":"take","n":1.0}}', "illegal"),
+    (b'{"type":"action","id":5,"index":true}', "malformed"),
+    (b'{"type":"action","id":5,"index":1,"action":{"type":"take","n":2}}', "malformed"),
+    (b'{"type":"action","id":5}', "malformed"),
+    (b'{"type":"act","id":5,"index":1}', "malformed"),
+    (b'[1,2]', "malformed"),
+    (b'{"type":"action","id":5,"action":[1]}', "malformed"),
+])
+def test_parse_action_rejections_have_the_right_kind(line, kind):
+    with pytest.raises(protocol.BadMessage) as info:
+        protocol.parse_action(line, 5, LEGAL, 64)
+    assert info.value.kind == kind
+    assert "\n" not in info.value.detail
+
+
+def test_parse_ready():
+    assert protocol.parse_ready(b'{"type":"ready","name":"x"}', 64) == "x"
+    with pytest.raises(protocol.BadMessage) as info:
+        protocol.parse_ready(b'{"type":"action"}', 64)
+    assert info.value.kind == "protocol"
+
+
+def test_forfeit_ranking_puts_offenders_last_and_tied():
+    assert forfeit_ranking([0, 1, 2], []) == [0, 1, 2]
+    assert forfeit_ranking([0, 1, 2], [0]) == [2, 0, 1]
+    assert forfeit_ranking([0, 1, 1, 3], [0, 3]) == [2, 0, 0, 2]
+    assert forfeit_ranking([1, 0], [0, 1]) == [0, 0]
+
+
+def test_resolve_command_maps_python_to_this_interpreter():
+    assert resolve_command(["python3", "x.py"]) == [sys.executable, "x.py"]
+    assert resolve_command(["python", "x.py"]) == [sys.executable, "x.py"]
+    assert resolve_command(["node", "x.js"]) == ["node", "x.js"]
+    assert resolve_command(["/usr/bin/python3", "x.py"]) == ["/usr/bin/python3", "x.py"]
+
+
+# --------------------------------------------------------------------------- stderr log
+
+def test_stderr_log_is_capped_rotates_and_keeps_the_newest(tmp_path):
+    log = StderrLog(str(tmp_path), "a bot/with:odd name", cap=10_000)
+    for i in range(2000):
+        log.write(f"line {i:05d}\n".encode())
+    log.close()
+    files = list(tmp_path.iterdir())
+    assert {f.name for f in files} == {"a_bot_with_odd_name.stderr.log", "a_bot_with_odd_name.stderr.log.1"}
+    assert sum(f.stat().st_size for f in files) <= 10_000
+    assert "line 01999" in (tmp_path / "a_bot_with_odd_name.stderr.log").read_text()
+    assert log.tail_text().endswith("line 01999\n") and len(log.tail) <= 2048
+    big = StderrLog(str(tmp_path / "b"), "big", cap=1000)
+    big.write(b"x" * 100_000)
+    big.close()
+    assert sum(f.stat().st_size for f in (tmp_path / "b").iterdir()) <= 1000
+
+
+# --------------------------------------------------------------------------- bot processes
+
+def start_script(tmp_path, source: str, **limits) -> BotProcess:
+    script = tmp_path / f"s{len(list(tmp_path.iterdir()))}.py"
+    script.write_text(textwrap.dedent(source))
+    proc = BotProcess(BotSpec("s", ("python3", str(script)), cwd=str(tmp_path)),
+                      ResourceLimits(**limits), StderrLog(None, "s", 1 << 20))
+    proc.start()
+    return proc
+
+
+def test_line_cap_is_exact_with_and_without_newline(tmp_path):
+    proc = start_script(tmp_path, """
+        import sys
+        sys.stdout.write("a" * 1000 + "\\n" + "b" * 1001 + "\\n"); sys.stdout.flush()
+        sys.stdin.read()
+    """, max_line_bytes=1000)
+    try:
+        deadline = time.monotonic() + 10
+        assert proc.read_line(deadline) == (OK, b"a" * 1000)
+        code, data = proc.read_line(deadline)
+        assert code == OVERSIZE and len(data) <= 200
+        assert len(proc._buf) <= 1001
+    finally:
+        proc.kill()
+    proc = start_script(tmp_path, """
+        import sys, time
+        sys.stdout.write("c" * 5000); sys.stdout.flush(); time.sleep(60)
+    """, max_line_bytes=1000)
+    try:
+        assert proc.read_line(time.monotonic() + 10)[0] == OVERSIZE
+    finally:
+        proc.kill()
+
+
+def test_timeout_crash_and_closed_stdout_are_told_apart(tmp_path):
+    hang = start_script(tmp_path, "import time; time.sleep(60)")
+    exits = start_script(tmp_path, "import sys; sys.exit(7)")
+    closes = start_script(tmp_path, "import os, time; os.close(1); time.sleep(60)")
+    try:
+        assert hang.read_line(time.monotonic() + 0.2)[0] == TIMEOUT
+        assert exits.read_line(time.monotonic() + 10)[0] == CRASH
+        assert "exit code 7" in exits.detail
+        assert closes.read_line(time.monotonic() + 10)[0] == CRASH
+        assert "stdout" in closes.detail
+    finally:
+        for p in (hang, exits, closes):
+            p.kill()
+    assert hang.exit_status() == -signal.SIGKILL
+
+
+def test_exit_is_seen_even_if_a_grandchild_holds_stdout(tmp_path):
+    proc = start_script(tmp_path, """
+        import os, time
+        if os.fork() == 0:
+            os.setsid(); time.sleep(60)
+        os._exit(0)
+    """)
+    try:
+        start = time.monotonic()
+        code, _ = proc.read_line(start + 30)
+        assert code == CRASH  # from the pidfd, long before the 30 s deadline
+    finally:
+        proc.kill()
+
+
+def test_kill_token_holders_reaches_processes_outside_the_group():
+    token = "unit-token-" + os.urandom(6).hex()
+    env = dict(os.environ, **{TOKEN_VAR: token})
+    child = subprocess.Popen(["sleep", "60"], env=env, start_new_session=True)
+    try:
+        assert kill_token_holders([token]) >= 1
+        assert child.wait(timeout=10) == -signal.SIGKILL
+    finally:
+        if child.poll() is None:
+            child.kill()
+
+
+def test_sandbox_check(monkeypatch, tmp_path):
+    check_sandbox(ResourceLimits())
+    with pytest.raises(SandboxUnavailable, match="unknown sandbox"):
+        check_sandbox(ResourceLimits(sandbox="docker"))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(SandboxUnavailable, match="bubblewrap"):
+        check_sandbox(ResourceLimits(sandbox="bwrap"))
+
+
+def test_resource_limits_reach_the_bot(tmp_path):
+    proc = start_script(tmp_path, """
+        import resource, sys
+        print(resource.getrlimit(resource.RLIMIT_AS)[0], resource.getrlimit(resource.RLIMIT_NOFILE)[0],
+              resource.getrlimit(resource.RLIMIT_CPU)[0], flush=True)
+        sys.stdin.read()
+    """, memory_mb=512, open_files=64, cpu_seconds=100)
+    try:
+        code, line = proc.read_line(time.monotonic() + 10)
+        assert code == OK
+        assert line.split() == [str(512 << 20).encode(), b"64", b"100"]
+    finally:
+        proc.kill()
+
+
+# --------------------------------------------------------------------------- play_game
+
+def test_good_bots_play_with_forced_moves_applied_and_events_in_order(tmp_path, bot):
+    a, b = bot("ok"), bot("ok")
+    cfg = config(tmp_path, record_messages=True)
+    with BotPool(cfg) as pool:
+        record = play_game(TOY, {"pile": 30}, 3, "g-1", [a, b], pool, cfg)
+    assert record.violations == [] and record.forfeits == [] and record.ended_by == "rules"
+    # each bot takes 1 at every request; with one counter left "take 1" is the only action
+    assert any(e["type"] == "auto" and e["why"] == "only legal action" for e in record.log)
+    all_events = [e["event"] for e in record.log if e["type"] == "event"]
+    assert all_events[0]["type"] == "deal" and len(all_events) == record.decisions + 1
+    for spec, seat in ((a, 0), (b, 1)):
+        seen = requests_seen(spec)
+        assert seen and all(len(r["actions"]) >= 2 for r in seen)  # C2: never asked about a forced move
+        assert all(r["seat"] == seat for r in seen)
+        assert [r["id"] for r in seen] == sorted({r["id"] for r in seen})
+        # the events of successive requests join up: every public event once, in order
+        events = [e for r in seen for e in r["events"]]
+        assert events == all_events[:len(events)] and len(events) > 1
+    sends = [e for e in record.log if e["type"] == "send"]
+    assert [e["msg"]["type"] for e in sends[:4]] == ["hello", "hello", "start", "start"]
+    assert sends[-1]["msg"]["type"] == "result" and sends[-1]["msg"]["ranking"] == record.ranking
+    assert all("ms" in e for e in record.log if e["type"] == "recv")
+
+
+def test_actions_by_value_are_accepted_whatever_the_key_order(tmp_path, bot):
+    spec = bot("byvalue", at="1,2,3")
+    cfg = config(tmp_path)
+    with BotPool(cfg) as pool:
+        record = play_game(TOY, {}, 1, "g-v", [spec, bot("ok")], pool, cfg)
+    assert record.violations == []
+
+
+def test_forfeit_policy_ranks_offender_last_and_the_game_completes(tmp_path, bot):
+    bad, good = bot("illegal", at="2"), bot("ok")
+    cfg = config(tmp_path)
+    with BotPool(cfg) as pool:
+        record = play_game(TOY, {"pile": 60}, 5, "g-f", [bad, good], pool, cfg)
+        assert pool.started == 2
+        again = play_game(TOY, {"pile": 60}, 5, "g-f2", [bad, good], pool, cfg)
+        assert pool.started == 3  # the offender's process was replaced for its next game, the other reused
+    assert [v["kind"] for v in record.violations] == ["illegal"]
+    v = record.violations[0]
+    assert v["seat"] == 0 and v["bot"] == "unit-illegal" and v["game_id"] == "g-f" and v["seed"] == 5
+    assert orjson.loads(v["request"])["type"] == "request" and '"n": 99' in v["received"]
+    before = TOY.state_from_json(v["snapshot"])
+    assert before.current_player == 0 and v["decision"] == before.turn
+    assert record.forfeits == [0] and record.ranking == [1, 0] and record.ended_by == "rules"
+    # the fallback is seeded: the same game plays out identically
+    assert (again.scores, again.ranking, again.decisions) == (record.scores, record.ranking, record.decisions)
+    assert len(requests_seen(bad)) == 4  # two requests in each game, then the seat was played by the fallback
+
+
+def test_strikes_let_the_game_go_on_until_they_run_out(tmp_path, bot):
+    bad = bot("illegal", at="1,3,4")
+    cfg = config(tmp_path, strikes=2)
+    with BotPool(cfg) as pool:
+        record = play_game(TOY, {"pile": 80}, 2, "g-s", [bad, bot("ok")], pool, cfg)
+    assert [v["kind"] for v in record.violations] == ["illegal"] * 3
+    assert record.forfeits == [0]
+    assert len(requests_seen(bad)) == 4  # asked after the first two violations, not after the third
+    bad2 = bot("illegal", at="1,3")
+    with BotPool(cfg) as pool:
+        record = play_game(TOY, {"pile": 80}, 2, "g-s2", [bad2, bot("ok")], pool, cfg)
+    assert len(record.violations) == 2 and record.forfeits == []
+
+
+def test_strikes_restart_a_crashed_process_within_the_game(tmp_path, bot):
+    bad = bot("exit", at="2")
+    cfg = config(tmp_path, strikes=1)
+    with BotPool(cfg) as pool:
+        record = play_game(TOY, {"pile": 60}, 4, "g-r", [bad, bot("ok")], pool, cfg)
+        assert pool.started == 3
+    # the new process got a hello and a start, then requests; its own count restarted at 1, so it
+    # crashed again at its second request: strike two forfeits the seat
+    assert [v["kind"] for v in record.violations] == ["crash", "crash"]
+    assert "exit code 4" in record.violations[0]["detail"]
+    assert record.violations[0]["decision"] < record.violations[1]["decision"]
+    assert record.forfeits == [0] and record.ranking[0] == 1
+    assert len(requests_seen(bad)) == 4
+
+
+def test_time_bank_pays_for_slow_moves(tmp_path, bot):
+    slow = bot("slow")
+    cfg = config(tmp_path, move_ms=100, bank_ms=20_000, record_messages=True)
+    with BotPool(cfg) as pool:
+        record = play_game(TOY, {"pile": 12}, 1, "g-b", [slow, bot("ok")], pool, cfg)
+    assert record.violations == []
+    lefts = [r["time_left_ms"] for r in requests_seen(slow)]
+    assert len(lefts) >= 2 and lefts[0] == 20_100 and all(x > y for x, y in zip(lefts, lefts[1:]))
+
+
+def test_timeout_kills_and_forfeits(tmp_path, bot):
+    hang = bot("hang", at="1")
+    cfg = config(tmp_path, move_ms=200)
+    with BotPool(cfg) as pool:
+        record = play_game(TOY, {}, 1, "g-t", [bot("ok"), hang], pool, cfg)
+    assert [v["kind"] for v in record.violations] == ["timeout"]
+    assert record.forfeits == [1] and record.ranking == [0, 1]
+
+
+def test_output_before_being_asked_is_a_protocol_violation(tmp_path, bot):
+    chatty = bot("chatty")
+    cfg = config(tmp_path)
+    with BotPool(cfg) as pool:
+        record = play_game(TOY, {}, 1, "g-c", [chatty, bot("ok")], pool, cfg)
+    assert [v["kind"] for v in record.violations] == ["protocol"]
+    assert "hello-again" in record.violations[0]["received"]
+    assert record.forfeits == [0]
+
+
+def test_a_bot_that_cannot_start_is_a_crash_and_forfeits(tmp_path, bot):
+    missing = BotSpec("ghost", ("/nonexistent/bot",))
+    cfg = config(tmp_path)
+    with BotPool(cfg) as pool:
+        record = play_game(TOY, {}, 1, "g-x", [bot("ok"), missing], pool, cfg)
+    assert [v["kind"] for v in record.violations] == ["crash"] and "cannot start" in record.violations[0]["detail"]
+    assert record.forfeits == [1] and record.ranking == [0, 1]
+
+
+def test_same_bot_in_two_seats_gets_two_processes_reused_across_games(tmp_path, bot):
+    spec = bot("ok")
+    cfg = config(tmp_path)
+    with BotPool(cfg) as pool:
+        for i in range(3):
+            record = play_game(TOY, {}, i, f"g-{i}", [spec, spec, spec], pool, cfg)
+            assert record.violations == []
+        assert pool.started == 3
+        pids = [p.pid for p in pool.processes()]
+        # other options mean another hello: new processes
+        play_game(TOY, {"pile": 7}, 1, "g-o", [spec, spec], pool, cfg)
+        assert pool.started == 5
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+
+
+def test_stderr_goes_to_the_capped_log_and_into_violations(tmp_path):
+    script = tmp_path / "noisy.py"
+    script.write_text(textwrap.dedent('''
+        import json, sys
+        for line in sys.stdin:
+            msg = json.loads(line)
+            sys.stderr.write("thinking " * 2000 + "\\n"); sys.stderr.flush()
+            if msg["type"] == "hello":
+                print(json.dumps({"type": "ready"}), flush=True)
+            elif msg["type"] == "request":
+                sys.stderr.write("LAST WORDS\\n"); sys.stderr.flush()
+                print("nope", flush=True)
+    '''))
+    spec = BotSpec("noisy", ("python3", str(script)))
+    cfg = RefereeConfig(limits=ResourceLimits(stderr_bytes=50_000), log_dir=str(tmp_path / "logs"))
+    with BotPool(cfg) as pool:
+        record = play_game(TOY, {}, 1, "g-n", [spec, spec], pool, cfg)
+    v = record.violations[0]
+    assert v["kind"] == "malformed" and "LAST WORDS" in v["stderr_tail"]
+    logs = list((tmp_path / "logs").iterdir())
+    assert sum(f.stat().st_size for f in logs) <= 50_000
+    assert "# tablebots: started pid" in (tmp_path / "logs" / "noisy.stderr.log").read_text() or \
+        any("# tablebots" in f.read_text() for f in logs)
+
+
+def test_sandbox_unavailable_raises_before_any_process(tmp_path, bot, monkeypatch):
+    spec = bot("ok")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    cfg = RefereeConfig(limits=ResourceLimits(sandbox="bwrap"))
+    with BotPool(cfg) as pool:
+        with pytest.raises(SandboxUnavailable):
+            play_game(TOY, {}, 1, "g-nb", [spec, spec], pool, cfg)
+        assert pool.started == 0
+
+
+def test_bwrap_sandbox_plays_and_keeps_the_filesystem_read_only(tmp_path):
+    assert shutil.which("bwrap"), "bubblewrap is not installed (.ci/run installs it)"
+    home = tmp_path / "home"
+    home.mkdir()
+    outside = tmp_path / "outside.txt"
+    script = home / "probe.py"
+    script.write_text(textwrap.dedent(f'''
+        import json, sys
+        def attempt(path):
+            try:
+                open(path, "w").write("x")
+                return "ok"
+            except OSError:
+                return "blocked"
+        result = attempt({str(outside)!r}) + "," + attempt("inside.txt")
+        for line in sys.stdin:
+            msg = json.loads(line)
+            if msg["type"] == "hello":
+                print(json.dumps({{"type": "ready", "name": result}}), flush=True)
+            elif msg["type"] == "request":
+                print(json.dumps({{"type": "action", "id": msg["id"], "index": 0}}), flush=True)
+    '''))
+    spec = BotSpec("probe", ("python3", str(script)), cwd=str(home))
+    cfg = RefereeConfig(limits=ResourceLimits(sandbox="bwrap"), record_messages=True)
+    with BotPool(cfg) as pool:
+        record = play_game(TOY, {}, 1, "g-bw", [spec, spec], pool, cfg)
+    assert record.violations == []
+    readys = [e["msg"]["name"] for e in record.log if e["type"] == "recv" and e["msg"]["type"] == "ready"]
+    assert readys == ["blocked,ok", "blocked,ok"]
+    assert not outside.exists() and (home / "inside.txt").exists()
