@@ -45,10 +45,10 @@ MODES = ("ok hang garbage shape illegal badindex bigline stderr exit closeout fo
          "deep badutf8 wrongid early noready memory").split()
 
 
-def note(pidfile: str | None, role: str) -> None:
+def note(pidfile: str | None, role: str, pid: int | None = None) -> None:
     if pidfile:
         with open(pidfile, "a") as f:
-            f.write(f"{os.getpid()} {role}\n")
+            f.write(f"{pid or os.getpid()} {role}\n")
 
 
 def sleep_forever() -> None:
@@ -58,11 +58,12 @@ def sleep_forever() -> None:
 
 def spawn_grandchild(pidfile: str | None, setsid: bool) -> None:
     """Fork a grandchild that keeps stdin/stdout/stderr open and never exits."""
-    if os.fork() == 0:
+    pid = os.fork()
+    if pid == 0:
         if setsid:
             os.setsid()
-        note(pidfile, "grandchild")
         sleep_forever()
+    note(pidfile, "grandchild", pid)  # by the parent, so it is on file before the parent answers again
 
 
 def main() -> int:
