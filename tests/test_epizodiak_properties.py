@@ -47,7 +47,7 @@ def check_cheap_invariants(state) -> None:
     """The same conservation law read from the engine's compact fields (fast enough for every step)."""
     total = sum(state.sizes) + len(state.pile) + state.length + 3 * sum(len(s) for s in state.sets)
     assert total == 48
-    assert state.sizes == [sum(h) for h in state.hands]
+    assert state.sizes == [sum(h) for h in state.hands] == [len(t) for t in state.tiles]
     assert 1 <= state.length <= 11
 
 
@@ -92,6 +92,8 @@ def test_tiles_conserved_dial_one_arc_and_every_game_ends():
         def inspect(state, step):
             if step % 25 == 0:
                 check_snapshot_invariants(state.to_json())
+                for s in range(3):  # the sorted tile lists and the counts per value agree
+                    assert Counter(state.tiles[s]) == Counter({v: c for v, c in enumerate(state.hands[s]) if c})
             else:
                 check_cheap_invariants(state)
         state, actions = random_game(seed, inspect)

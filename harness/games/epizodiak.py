@@ -11,6 +11,7 @@ length, the pile is a list whose last element is the top tile.
 from __future__ import annotations
 
 import random
+from bisect import insort
 from typing import Any, Mapping
 
 from .base import (Action, Game, IllegalAction, InvalidAction, InvalidSnapshot, Option, State, int_option,
@@ -44,6 +45,11 @@ def prv(v: int) -> int:
     return 12 if v == 1 else v - 1
 
 
+# ARCS[ccw][length]: the dial's values from its ccw end, for every arc (an immutable lookup table).
+ARCS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
+    tuple(tuple((c - 1 + i) % 12 + 1 for i in range(n)) for n in range(13)) for c in range(13))
+
+
 def hand_list(counts: list[int]) -> list[int]:
     """Counts per value -> sorted list of tiles."""
     out: list[int] = []
@@ -64,7 +70,7 @@ def hand_counts(tiles: list[int]) -> list[int]:
 class EpizodiakState(State):
     """One Epizodiak game. Build it with :meth:`Epizodiak.new_state` or ``state_from_json``."""
 
-    __slots__ = ("options", "rng", "hands", "sizes", "pile", "ccw", "length", "sets", "contested", "single",
+    __slots__ = ("options", "rng", "hands", "tiles", "sizes", "pile", "ccw", "length", "sets", "contested", "single",
                  "scores", "round", "turns", "current_player", "phase", "passes", "last_laid", "picked_end",
                  "emptied", "ended_by", "events", "_legal", "_one_round", "_target", "_classic",
                  "_contest_point", "_max_turns")
@@ -78,6 +84,7 @@ class EpizodiakState(State):
         self._max_turns = options["max_turns"]
         self.rng = random.Random()
         self.hands: list[list[int]] = [[0] * 13 for _ in range(PLAYERS)]
+        self.tiles: list[list[int]] = [[] for _ in range(PLAYERS)]  # the same hands as sorted tile lists
         self.sizes = [0] * PLAYERS
         self.pile: list[int] = []
         self.ccw = 1
@@ -106,8 +113,7 @@ class EpizodiakState(State):
 
     def dial_tiles(self) -> list[int]:
         """The arc's values from the counter-clockwise end to the clockwise end."""
-        c = self.ccw - 1
-        return [(c + i) % 12 + 1 for i in range(self.length)]
+        return list(ARCS[self.ccw][self.length])
 
     def accepts(self) -> tuple[int, int]:
         """(value the cw end accepts, value the ccw end accepts); equal when one slot is free."""
@@ -120,6 +126,7 @@ class EpizodiakState(State):
         self.rng.shuffle(tiles)
         self.round += 1
         self.hands = [hand_counts(tiles[12 * i:12 * i + 12]) for i in range(PLAYERS)]
+        self.tiles = [sorted(tiles[12 * i:12 * i + 12]) for i in range(PLAYERS)]
         self.sizes = [12] * PLAYERS
         self.pile = tiles[36:]
         top = self.pile.pop()
@@ -236,8 +243,11 @@ class EpizodiakState(State):
         legal = self._legal
         if legal is None:
             legal = self._legal = self._compute_legal()
-        if action not in legal:
-            raise self._rejection(action)
+        try:
+            # use the canonical offered value (JSON may send 9.0 or true where 9 or 1 is meant)
+            action = legal[legal.index(action)]
+        except ValueError:
+            raise self._rejection(action) from None
         seat = self.current_player
         assert seat is not None
         self._legal = None
@@ -249,6 +259,7 @@ class EpizodiakState(State):
         elif kind == "draw":
             v = self.pile.pop()
             self.hands[seat][v] += 1
+            insort(self.tiles[seat], v)
             self.sizes[seat] += 1
             self.passes = 0  # E12: a draw counts as a move
             self.phase = DRAWN
@@ -259,6 +270,7 @@ class EpizodiakState(State):
                 self.ccw = nxt(self.ccw)
             self.length -= 1
             self.hands[seat][v] += 1
+            insort(self.tiles[seat], v)
             self.sizes[seat] += 1
             self.last_laid = None
             self.picked_end = end
@@ -274,8 +286,10 @@ class EpizodiakState(State):
 
     def _place(self, seat: int, end: str, tiles: list[int], auto: bool = False) -> None:
         h = self.hands[seat]
+        mine = self.tiles[seat]
         for v in tiles:
             h[v] -= 1
+            mine.remove(v)
         n = len(tiles)
         self.sizes[seat] -= n
         if end == CCW:
@@ -296,6 +310,9 @@ class EpizodiakState(State):
 
     def _discard(self, seat: int, v: int) -> None:
         self.hands[seat][v] -= 3
+        mine = self.tiles[seat]
+        i = mine.index(v)
+        del mine[i:i + 3]
         self.sizes[seat] -= 3
         self.sets[seat].append(v)
         self.single[v] = True
@@ -313,8 +330,10 @@ class EpizodiakState(State):
             if o != seat:
                 taken[o] = self.hands[o][v]
                 self.hands[o][v] = 0
+                self.tiles[o] = [t for t in self.tiles[o] if t != v]
                 self.sizes[o] -= taken[o]
         self.hands[seat][v] = 1
+        insort(self.tiles[seat], v)
         self.sizes[seat] += 1
         self.sets[seat].append(v)
         self.contested[seat].append(v)
@@ -426,14 +445,14 @@ class EpizodiakState(State):
             "turn": self.current_player,
             "phase": self.phase,
             "forced": self.passes >= 3 and self.phase == START,
-            "hand": hand_list(self.hands[seat]),
+            "hand": self.tiles[seat][:],
             "hand_sizes": list(self.sizes),
             "dial": self.dial_tiles(),
             "ends": {"ccw": self.ccw, "cw": self.cw},
             "pile": len(self.pile),
             "sets": [list(s) for s in self.sets],
             "contested": [list(s) for s in self.contested],
-            "singles": [v for v in VALUES if self.single[v]],
+            "singles": sorted([v for sets in self.sets for v in sets]),
             "scores": list(self.scores),
             "passes": self.passes,
             "last_laid": None if ll is None else {"seat": ll[0], "end": ll[1], "value": ll[2]},
@@ -453,7 +472,7 @@ class EpizodiakState(State):
             "turns": self.turns,
             "current": self.current_player,
             "phase": self.phase,
-            "hands": [hand_list(h) for h in self.hands],
+            "hands": [h[:] for h in self.tiles],
             "pile": list(self.pile),
             "dial": self.dial_tiles(),
             "sets": [list(s) for s in self.sets],
@@ -658,6 +677,7 @@ class Epizodiak(Game):
                 if type(t) is not int or not 1 <= t <= 12:
                     raise InvalidSnapshot(f"tile {t!r} is not a value from 1 to 12")
         state.hands = [hand_counts(list(h)) for h in hands]
+        state.tiles = [sorted(h) for h in hands]
         state.sizes = [len(h) for h in hands]
         state.pile = list(data["pile"])
         dial = list(data["dial"])
