@@ -1,0 +1,110 @@
+"""`harness play` and `harness check-bot` through click's CliRunner: exit codes, --help, bad input."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from harness.cli import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+RANDOM = f"python3 {ROOT / 'bots' / 'random_bot.py'}"
+GAME = "crisps"  # two players, quick games
+
+
+def run(*args: str):
+    return CliRunner().invoke(cli, list(args))
+
+
+@pytest.fixture
+def garbage_bot(tmp_path) -> str:
+    script = tmp_path / "garbage.py"
+    script.write_text(textwrap.dedent('''
+        import json, sys
+        for line in sys.stdin:
+            msg = json.loads(line)
+            if msg["type"] == "hello":
+                print(json.dumps({"type": "ready"}), flush=True)
+            elif msg["type"] == "request":
+                print("garbage here", flush=True)
+    '''))
+    return f"python3 {script}"
+
+
+@pytest.mark.parametrize("command", ["play", "check-bot"])
+def test_help(command):
+    result = run(command, "--help")
+    assert result.exit_code == 0
+    assert "protocol.md" in result.output or "reference bots" in result.output
+    assert "--move-ms" in result.output and "--sandbox" in result.output
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["play", GAME], "--bot"),
+    (["play", GAME, "--bot", "no-such-program-xyz", "--bot", RANDOM], "--bot"),
+    (["play", GAME, "--bot", "python3 'unbalanced", "--bot", RANDOM], "--bot"),
+    (["play", GAME, "--bot", "/etc/passwd", "--bot", RANDOM], "not an executable"),
+    (["play", GAME, "--bot", RANDOM], "--bot"),  # one seat is too few
+    (["play", GAME, "--bot", RANDOM, "--bot", RANDOM, "-o", "no_such_option=1"], "no_such_option"),
+    (["play", GAME, "--bot", RANDOM, "--bot", RANDOM, "--move-ms", "0"], "--move-ms"),
+    (["check-bot", GAME, "no-such-program-xyz"], "CMD"),
+    (["check-bot", GAME, RANDOM, "--players", "9"], "--players"),
+])
+def test_bad_input_is_a_usage_error_naming_the_flag(args, needle):
+    result = run(*args)
+    assert result.exit_code == 2, result.output
+    assert needle in result.output
+
+
+def test_sandbox_without_bwrap_is_a_usage_error(monkeypatch, tmp_path):
+    import shutil
+    python = shutil.which("python3")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    (tmp_path / "python3").symlink_to(python)
+    result = run("play", GAME, "--bot", RANDOM, "--bot", RANDOM, "--sandbox", "bwrap")
+    assert result.exit_code == 2
+    assert "bubblewrap" in result.output
+
+
+def test_play_prints_results_and_writes_a_json_lines_log(tmp_path, garbage_bot):
+    log = tmp_path / "play.jsonl"
+    result = run("play", GAME, "--bot", RANDOM + " --seed 1", "--bot", garbage_bot, "--games", "2", "--seed", "9",
+                 "--log", str(log), "--stderr-dir", str(tmp_path / "stderr"))
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "game 1/2" in out and "game 2/2" in out and "seed 9" in out and "seed 10" in out
+    assert "FORFEIT" in out and "malformed" in out and "garbage here" in out
+    entries = [json.loads(line) for line in log.read_text().splitlines()]
+    types = {e["type"] for e in entries}
+    assert {"game", "send", "recv", "event", "violation", "game_result"} <= types
+    violations = [e for e in entries if e["type"] == "violation"]
+    assert [v["kind"] for v in violations] == ["malformed", "malformed"]
+    assert all(v["seat"] == 1 and v["bot"] == "garbage" for v in violations)
+    assert all("ms" in e for e in entries if e["type"] == "recv")
+    results = [e for e in entries if e["type"] == "game_result"]
+    assert [r["forfeits"] for r in results] == [[1], [1]]
+    assert (tmp_path / "stderr" / "garbage.stderr.log").exists()
+
+
+def test_same_command_twice_is_two_seats_of_one_bot():
+    result = run("play", GAME, "--bot", RANDOM, "--bot", RANDOM)
+    assert result.exit_code == 0, result.output
+    assert "seat 0  random_bot" in result.output and "seat 1  random_bot" in result.output
+    assert "violation" not in result.output
+
+
+def test_check_bot_reports_latency_and_passes_a_good_bot():
+    result = run("check-bot", GAME, RANDOM, "--games", "2")
+    assert result.exit_code == 0, result.output
+    assert "start-up" in result.output and "median" in result.output and "p99" in result.output
+    assert "no violations" in result.output
+
+
+def test_check_bot_fails_a_bad_bot_and_lists_its_violations(garbage_bot):
+    result = run("check-bot", GAME, garbage_bot, "--games", "2")
+    assert result.exit_code == 1
+    assert "2 violation(s)" in result.output and "malformed" in result.output
