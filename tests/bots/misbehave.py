@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """A test bot that plays correctly (seeded random, by index) until a chosen request, then misbehaves.
 
-    python3 tests/bots/misbehave.py MODE [--at N] [--times K] [--pidfile FILE] [--marker TEXT]
+    python3 tests/bots/misbehave.py MODE [--at N] [--times K] [--once] [--pidfile FILE] [--marker TEXT]
 
 ``--at N``: misbehave at the N-th request this process receives (1-based, default 2).
 ``--times K``: misbehave at K consecutive requests from there (default 1; modes whose
-misbehaviour ends the process only ever misbehave once). ``--pidfile`` appends
+misbehaviour ends the process only ever misbehave once). ``--once``: misbehave only if no
+process of this pid file misbehaved before (so a restarted bot plays correctly). ``--pidfile`` appends
 ``<pid> <role>`` lines (roles: start, bad, grandchild) so a test can check that
 every process it started is gone. ``--marker`` is ignored: it only tags the
 command line so a test can find stray processes in /proc.
@@ -29,6 +30,7 @@ Modes (the violation kind a referee should record is in brackets):
   wrongid     answers with the wrong request id                            [protocol]
   early       answers, then at once sends a second line nobody asked for   [protocol]
   noready     answers hello with something that is not ready               [protocol]
+  mute        never answers hello                                          [timeout]
   memory      allocates (and touches) memory until it fails, up to 4 GiB   [crash]
 """
 
@@ -42,7 +44,7 @@ import sys
 import time
 
 MODES = ("ok hang garbage shape illegal badindex bigline stderr exit closeout fork forksetsid forkplay "
-         "deep badutf8 wrongid early noready memory").split()
+         "deep badutf8 wrongid early noready mute memory").split()
 
 
 def note(pidfile: str | None, role: str, pid: int | None = None) -> None:
@@ -71,6 +73,7 @@ def main() -> int:
     parser.add_argument("mode", choices=MODES)
     parser.add_argument("--at", type=int, default=2)
     parser.add_argument("--times", type=int, default=1)
+    parser.add_argument("--once", action="store_true")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--pidfile")
     parser.add_argument("--marker")
@@ -78,6 +81,10 @@ def main() -> int:
     mode = args.mode
     rng = random.Random(args.seed)
     out = sys.stdout.buffer
+    if args.once and args.pidfile and os.path.exists(args.pidfile):
+        with open(args.pidfile) as f:
+            if any(line.split()[1] == "bad" for line in f if line.strip()):
+                mode = "ok"
     note(args.pidfile, "start")
 
     def send(data: bytes) -> None:
@@ -94,6 +101,9 @@ def main() -> int:
         msg = json.loads(raw)
         kind = msg.get("type")
         if kind == "hello":
+            if mode == "mute":
+                note(args.pidfile, "bad")
+                sleep_forever()
             if mode == "noready":
                 note(args.pidfile, "bad")
                 send_json({"type": "hi", "name": "misbehave-noready"})
@@ -109,7 +119,7 @@ def main() -> int:
         requests += 1
         rid, actions = msg["id"], msg["actions"]
         good = {"type": "action", "id": rid, "index": rng.randrange(len(actions))}
-        if not args.at <= requests < args.at + args.times or mode in ("ok", "forkplay", "noready"):
+        if not args.at <= requests < args.at + args.times or mode in ("ok", "forkplay", "noready", "mute"):
             send_json(good)
             continue
         note(args.pidfile, "bad")
