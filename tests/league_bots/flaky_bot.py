@@ -3,9 +3,9 @@
 
     python3 flaky_bot.py [--every N] [--kinds illegal,garbage,hang,exit]
 
-Every N-th request (default 5) it misbehaves, cycling through the kinds: answers an index that
-was not offered (illegal), a line that is not JSON (malformed), nothing at all (timeout), or
-exits (crash). Stdlib only, like a real bot.
+At every N-th request (default 5) of a process it misbehaves in one of the kinds, picked by a
+hash of the game id: answers an index that was not offered (illegal), a line that is not JSON
+(malformed), nothing at all (timeout), or exits (crash). Stdlib only, like a real bot.
 """
 
 import argparse
@@ -13,6 +13,7 @@ import json
 import random
 import sys
 import time
+import zlib
 
 
 def main() -> None:
@@ -23,17 +24,18 @@ def main() -> None:
     kinds = args.kinds.split(",")
     rng = random.Random(1)
     requests = 0
-    bad = 0
+    game_id = ""
     for line in sys.stdin:
         msg = json.loads(line)
         kind = msg.get("type")
         if kind == "hello":
             print(json.dumps({"type": "ready", "name": "flaky"}), flush=True)
+        elif kind == "start":
+            game_id = msg["game_id"]
         elif kind == "request":
             requests += 1
             if requests % args.every == 0:
-                what = kinds[bad % len(kinds)]
-                bad += 1
+                what = kinds[zlib.crc32(game_id.encode()) % len(kinds)]
                 print(f"flaky: misbehaving ({what}) at request {msg['id']}", file=sys.stderr, flush=True)
                 if what == "illegal":
                     print(json.dumps({"type": "action", "id": msg["id"], "index": len(msg["actions"]) + 7}),

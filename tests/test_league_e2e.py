@@ -1,0 +1,225 @@
+"""Leagues end to end: real bot processes under the real referee, through the `harness` commands."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from harness.cli import cli
+from harness.games import get_game
+from harness.league_config import load_config
+from harness.reports import replay_actions
+from harness.schedule import build_schedule
+from harness.store import LeagueStore
+
+REPO = Path(__file__).resolve().parent.parent
+BOTS = REPO / "bots"
+FLAKY = Path(__file__).resolve().parent / "league_bots" / "flaky_bot.py"
+HARNESS = [str(Path(sys.executable).parent / "harness")]
+
+
+def league(tmp_path: Path, body: str, name: str = "t") -> Path:
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(f"name: {name}\nstore: {tmp_path / (name + '.sqlite')}\nworkers: 2\n" + body)
+    return path
+
+
+def invoke(*args: str):
+    result = CliRunner().invoke(cli, [str(a) for a in args])
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def check_games_replay(path: Path) -> None:
+    """Every stored log replays, from the seed, to the stored result."""
+    cfg = load_config(path)
+    game = get_game(cfg.game)
+    with LeagueStore(cfg.store) as store:
+        for row in store.db.execute("SELECT * FROM games WHERE status = 'done'").fetchall():
+            seats = store.game_seats(row["seq"])
+            state = game.new_state(len(seats), row["seed"], cfg.options)
+            for _seat, action, _how in replay_actions(store.game_log(row["seq"])):
+                state.apply(action)
+            assert state.is_terminal()
+            if not any(s["forfeited"] for s in seats):
+                assert state.result()["ranking"] == [s["rank"] for s in seats]
+
+
+GAMES = {
+    "epizodiak": f"""game: epizodiak
+options: {{max_turns: 40}}
+bots:
+  - {{name: py, command: python3 {BOTS}/random_bot.py}}
+  - {{name: js, command: node {BOTS}/random_bot.js}}
+  - {{name: py2, command: [python3, {BOTS}/random_bot.py]}}
+""",
+    "dominoes": f"""game: dominoes
+players: [2, 4]
+options: {{max_turns: 16}}
+bots:
+  - {{name: a, command: python3 {BOTS}/random_bot.py}}
+  - {{name: b, command: node {BOTS}/random_bot.js}}
+  - {{name: c, command: python3 {BOTS}/random_bot.py}}
+  - {{name: d, command: node {BOTS}/random_bot.js}}
+""",
+    "crisps": f"""game: crisps
+rounds: 2
+options: {{max_turns: 40}}
+bots:
+  - {{name: py, command: python3 {BOTS}/random_bot.py}}
+  - {{name: js, command: node {BOTS}/random_bot.js}}
+""",
+}
+
+
+@pytest.mark.parametrize("game", list(GAMES))
+def test_a_small_league_of_each_game_runs_and_tables(tmp_path: Path, game: str) -> None:
+    path = league(tmp_path, GAMES[game])
+    out = invoke("run", path, "--no-progress").output
+    cfg = load_config(path)
+    total = len(build_schedule(cfg))
+    assert f"played {total} games" in out and "0 violations" in out
+    table = invoke("table", path, "--format", "json").output
+    data = json.loads(table)
+    assert data["games_done"] == total and data["games_pending"] == 0
+    assert {r["bot"] for r in data["table"]} == {b.name for b in cfg.bots}
+    seats = sum(r["games"] for r in data["table"])
+    assert seats == sum(len(g.seats) for g in build_schedule(cfg))
+    assert all(r["violations"] == 0 for r in data["table"])
+    check_games_replay(path)
+    with LeagueStore(cfg.store) as store:
+        first = store.db.execute("SELECT id FROM games ORDER BY seq LIMIT 1").fetchone()[0]
+    text = invoke("replay", path, first[:8]).output
+    assert text.startswith(f"game {first}: {game}") and "result (" in text and "1. seat " in text
+    assert "does not replay" not in text
+
+
+def test_greedy_is_rated_above_random(tmp_path: Path) -> None:
+    """Crisps greedy beats random nearly every game: 24 games put it far above, by mu - 3 sigma."""
+    path = league(tmp_path, f"""game: crisps
+rounds: 12
+bots:
+  - {{name: random, command: python3 {BOTS}/random_bot.py}}
+  - {{name: greedy, command: python3 {BOTS}/crisps_greedy.py}}
+""")
+    invoke("run", path, "--no-progress")
+    rows = json.loads(invoke("table", path, "--format", "json").output)["table"]
+    assert [r["bot"] for r in rows] == ["greedy", "random"]
+    assert rows[0]["rating"] > rows[1]["mu"]  # greedy's conservative rating beats random's mean
+    assert rows[0]["wins"] > 0.8 * rows[0]["games"]
+
+
+def test_a_misbehaving_bot_forfeits_and_the_league_completes(tmp_path: Path) -> None:
+    path = league(tmp_path, f"""game: crisps
+rounds: 3
+time: {{move_ms: 300}}
+bots:
+  - {{name: flaky, command: python3 {FLAKY} --every 4}}
+  - {{name: random, command: python3 {BOTS}/random_bot.py}}
+""")
+    out = invoke("run", path, "--no-progress").output
+    assert "played 6 games" in out and "harness violations" in out
+    cfg = load_config(path)
+    with LeagueStore(cfg.store) as store:
+        games = store.db.execute("SELECT seq FROM games WHERE status = 'done'").fetchall()
+        assert len(games) == 6
+        for (seq,) in games:
+            seats = {s["name"]: s for s in store.game_seats(seq)}
+            assert seats["flaky"]["forfeited"] == 1 and seats["flaky"]["rank"] == 1
+            assert seats["random"]["rank"] == 0
+    lines = invoke("violations", path).stdout.splitlines()
+    assert len(lines) == 6  # one per game: the first violation forfeits
+    kinds = {line.split()[7] for line in lines}
+    assert kinds <= {"illegal", "malformed", "timeout", "crash"} and len(kinds) >= 2
+    assert all(" flaky@" in line for line in lines)
+    first_id = lines[0].split()[0].lstrip("#")
+    shown = invoke("violations", path, "--show", first_id).output
+    assert '"type":"request"' in shown.replace(" ", "") and "flaky: misbehaving" in shown  # its stderr tail
+    # replayed to a fresh process of the same bot (its first request, so it behaves) and to another bot
+    again = invoke("violations", path, "--replay", first_id).output
+    assert "verdict: a legal answer" in again
+    other = invoke("violations", path, "--replay", first_id, "--command",
+                   f"{sys.executable} {BOTS}/random_bot.py").output
+    assert "verdict: a legal answer" in other
+    rows = json.loads(invoke("table", path, "--format", "json").output)["table"]
+    assert rows[-1]["bot"] == "flaky" and rows[-1]["violations"] == 6
+    assert invoke("violations", path, "--bot", "random").stdout == ""
+
+
+def _processes_with(text: str) -> list[int]:
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if text.encode() in f.read():
+                    found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
+def _done(store: Path) -> int:
+    if not store.exists():
+        return 0
+    db = sqlite3.connect(store, timeout=10)
+    try:
+        return db.execute("SELECT count(*) FROM games WHERE status = 'done'").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+    finally:
+        db.close()
+
+
+def test_resume_after_kill_9_plays_the_rest_exactly_once(tmp_path: Path) -> None:
+    bot = tmp_path / "marked_random_bot.py"  # a unique path: find its processes afterwards
+    shutil.copy(BOTS / "random_bot.py", bot)
+    path = league(tmp_path, f"""game: crisps
+rounds: 15
+options: {{max_turns: 40}}
+bots:
+  - {{name: a, command: python3 {bot}}}
+  - {{name: b, command: python3 {bot} }}
+  - {{name: c, command: node {BOTS}/random_bot.js}}
+""")
+    cfg = load_config(path)
+    store = Path(cfg.store)
+    total = len(build_schedule(cfg))
+    runner = subprocess.Popen(HARNESS + ["run", str(path), "--no-progress"], cwd=tmp_path,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while _done(store) < 10 and time.monotonic() < deadline and runner.poll() is None:
+        time.sleep(0.05)
+    os.kill(runner.pid, signal.SIGKILL)
+    runner.wait()
+    first = _done(store)
+    assert 10 <= first < total, "the runner finished before it could be killed: make the league longer"
+    # the orphaned workers notice and kill their bots
+    deadline = time.monotonic() + 10
+    while _processes_with(str(bot)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _processes_with(str(bot)) == []
+    out = invoke("run", path, "--no-progress").output
+    with LeagueStore(cfg.store) as st:
+        assert st.counts() == {"pending": 0, "done": total, "dropped": 0}
+        ids = [r[0] for r in st.db.execute("SELECT id FROM games")]
+        assert len(ids) == len(set(ids)) == total
+        assert {g.game_id for g in build_schedule(cfg)} == set(ids)
+        unranked = st.db.execute("SELECT count(*) FROM seats WHERE rank IS NULL").fetchone()[0]
+        assert unranked == 0
+        assert st.get_meta("rated_upto") == str(total)
+    played = int(out.split("played ")[1].split()[0])
+    assert played == total - first  # nothing replayed, nothing counted twice
+    seats = sum(r["games"] for r in json.loads(invoke("table", path, "--format", "json").output)["table"])
+    assert seats == 2 * total
