@@ -209,8 +209,9 @@ def test_e4_a_value_whose_set_was_discarded_is_single():
 # ---------------------------------------------------------------------------- E5 turn with a pile
 def test_e5_start_of_turn_with_pile_place_discard_draw_pickup_no_pass():
     state = position(["4 4 4 6 9", "5", ""], "6-8", turn=1, last_laid=(0, "cw", 8), rest=2)
-    # seat 1 cannot place or discard: draw is his only move
+    # seat 1 holds no 8 (no pick-up) and no set: place or draw, but never pass
     assert texts(state) == ["ccw 5", "draw"]
+    rejected(state, "pass", "no passing while the pile has tiles")
     state = position(["5 8 8 9 9 9", "", ""], "6-8", last_laid=(2, "cw", 8), rest=1)
     assert texts(state) == ["cw 9", "ccw 5", "discard 9", "pickup", "draw"]
     rejected(state, "pass", "no passing while the pile has tiles")
