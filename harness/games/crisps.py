@@ -13,7 +13,7 @@ from typing import Any, Mapping
 
 from .base import (Action, Game, IllegalAction, InvalidAction, InvalidSnapshot, State, bool_option, int_option,
                    ranking_from_keys)
-from .crisps_plays import (KEY_LABELS, KEY_RANKS, KIND_NAMES, LABELS, RANK_OF, RANKS, REPEAT, TOP, Key, classify,
+from .crisps_plays import (KEY_LABELS, KEY_NEED, KEY_OF, KEY_RANKS, KIND_NAMES, LABELS, RANK_OF, RANKS, REPEAT, TOP, Key, classify,
                            could_follow_publicly, follow_plays, lead_plays, may_follow)
 
 HAND_SIZE = 12
@@ -29,7 +29,7 @@ class CrispsState(State):
     """One game of Crisps. Build with :meth:`Crisps.new_state` or :meth:`Crisps.state_from_json`."""
 
     __slots__ = ("options", "seed", "_rng", "_jacks", "_faceup", "_auto", "_max_turns", "_labels", "_key_labels",
-                 "_repeat", "_hand_lists", "played_order",
+                 "_repeat", "_hand_lists", "played_order", "_key_of",
                  "hands", "sizes", "deck", "removed", "offer", "played", "table", "table_seat",
                  "leader", "passer", "phase", "current_player", "scores", "deal", "starter",
                  "last_started", "turns", "ended_by", "events")
@@ -44,6 +44,7 @@ class CrispsState(State):
         self._max_turns: int = options["max_turns"]
         self._labels = LABELS[self._jacks]
         self._key_labels = KEY_LABELS[self._jacks]
+        self._key_of = KEY_OF[self._jacks]
         self._repeat = REPEAT[self._jacks]
         self.hands: list[list[int]] = [[0] * (TOP + 1) for _ in range(PLAYERS)]
         self.sizes = [0] * PLAYERS
@@ -237,9 +238,7 @@ class CrispsState(State):
                     raise IllegalAction(f"{' '.join(self._key_labels[key])} cannot follow "
                                         f"{' '.join(self._key_labels[self.table])}: {why}")
             hand = self.hands[seat]
-            ranks = KEY_RANKS[key]
-            for r in set(ranks):
-                need = ranks.count(r)
+            for r, need in KEY_NEED[key]:
                 if hand[r] < need:
                     raise IllegalAction(f"you hold {hand[r]} card{'s' if hand[r] != 1 else ''} of rank "
                                         f"{self._labels[r]}, the play needs {need}")
@@ -270,6 +269,13 @@ class CrispsState(State):
 
     def _parse_play(self, action: Action) -> Key:
         cards = action.get("cards")
+        if len(action) == 2 and type(cards) is list:
+            try:
+                key = self._key_of.get(tuple(cards))
+            except TypeError:  # unhashable items: reported below
+                key = None
+            if key is not None:
+                return key
         if len(action) != 2 or not isinstance(cards, list) or not cards:
             raise InvalidAction(f"a play is {{\"type\": \"play\", \"cards\": [rank, ...]}}, not {action!r}")
         rank_of = RANK_OF[self._jacks]

@@ -72,35 +72,53 @@ def classify(ranks: Sequence[int], jacks: bool) -> Key | str:
 
 def lead_plays(counts: Sequence[int], jacks: bool) -> list[Key]:
     """Every play the hand ``counts`` can lead, in canonical order."""
-    out: list[Key] = []
-    ranks = [r for r in RANKS if counts[r]]
-    out.extend((SINGLE, 1, r) for r in ranks)
-    out.extend((PAIR, 2, r) for r in ranks if counts[r] >= 2)
+    singles: list[Key] = []
+    pairs: list[Key] = []
+    specials: list[Key] = []
+    quads: list[Key] = []
+    for r in RANKS:
+        c = counts[r]
+        if c:
+            singles.append((SINGLE, 1, r))
+            if c >= 2:
+                pairs.append((PAIR, 2, r))
+                if c >= 3:
+                    specials.append((TRIPLE, 3, r))
+                    if c == 4:
+                        quads.append((QUAD, 4, r))
     top = TOP if jacks else TOP - 1
-    out.extend((RUN, n, s) for n, s in _run_keys(counts, 1, top, 3))
-    out.extend((PAIR_RUN, 2 * n, s) for n, s in _run_keys(counts, 2, top, 2))
-    out.extend((TRIPLE, 3, r) for r in ranks if counts[r] >= 3)
-    out.extend((QUAD, 4, r) for r in ranks if counts[r] == 4)
+    out = singles + pairs
+    if len(singles) >= 3:
+        out += _run_keys(counts, 1, top, 3, RUN)
+    if len(pairs) >= 2:
+        out += _run_keys(counts, 2, top, 2, PAIR_RUN)
+    out += specials
+    out += quads
     return out
 
 
-def _run_keys(counts: Sequence[int], need: int, top: int, min_len: int) -> list[tuple[int, int]]:
-    """(length in ranks, start) of every run of ranks each held ``need`` times, sorted."""
-    found: list[tuple[int, int]] = []
+def _run_keys(counts: Sequence[int], need: int, top: int, min_len: int, kind: int) -> list[Key]:
+    """Keys of every run of ranks each held ``need`` times, by length then start."""
+    segments: list[tuple[int, int]] = []  # maximal stretches of ranks held ``need`` times: (start, end)
     r = 2
     while r <= top:
         if counts[r] < need:
             r += 1
             continue
         end = r
-        while end + 1 <= top and counts[end + 1] >= need:
+        while end < top and counts[end + 1] >= need:
             end += 1
-        span = end - r + 1
-        for size in range(min_len, span + 1):
-            for start in range(r, end - size + 2):
-                found.append((size, start))
-        r = end + 1
-    found.sort()
+        if end - r + 1 >= min_len:
+            segments.append((r, end))
+        r = end + 2
+    if not segments:
+        return []
+    found: list[Key] = []
+    longest = max(end - start + 1 for start, end in segments)
+    for size in range(min_len, longest + 1):
+        n = size * need
+        for start, end in segments:
+            found.extend([(kind, n, s) for s in range(start, end - size + 2)])
     return found
 
 
@@ -196,3 +214,10 @@ KEY_LABELS: Mapping[bool, Mapping[Key, tuple[str, ...]]] = MappingProxyType(
 REPEAT: Mapping[bool, tuple[tuple[tuple[str, ...], ...], ...]] = MappingProxyType(
     {j: tuple(tuple((LABELS[j][r],) * k for k in range(5)) if r >= 2 else ((),) * 5 for r in range(TOP + 1))
      for j in (False, True)})
+#: jacks -> the labels of a play in canonical order -> its key (the fast path of parsing a play).
+KEY_OF: Mapping[bool, Mapping[tuple[str, ...], Key]] = MappingProxyType(
+    {j: MappingProxyType({labels: k for k, labels in KEY_LABELS[j].items()
+                          if j or not (k[0] in (RUN, PAIR_RUN) and key_high(k) == TOP)}) for j in (False, True)})
+#: key -> ((rank, cards of that rank needed), ...).
+KEY_NEED: Mapping[Key, tuple[tuple[int, int], ...]] = MappingProxyType(
+    {k: tuple((r, rs.count(r)) for r in sorted(set(rs))) for k, rs in KEY_RANKS.items()})
