@@ -258,6 +258,7 @@ CASES = [
     ("closeout", (), "crash", {}),
     ("fork", (), "crash", {}),
     ("forksetsid", (), "crash", {}),
+    ("escape", (), "crash", {}),
     ("deep", (), "malformed", {}),
     ("badutf8", (), "malformed", {}),
     ("wrongid", (), "protocol", {}),
@@ -608,7 +609,7 @@ def test_bwrap_sandbox_blocks_network_and_writes_outside_the_bot_directory(tmp_p
     assert record.violations == [] and record.ended_by == "rules"
 
 
-@pytest.mark.parametrize("mode", ["forksetsid", "hang"])
+@pytest.mark.parametrize("mode", ["forksetsid", "escape", "hang"])
 def test_bwrap_sandboxed_misbehaving_bot_leaves_no_process(tmp_path, mode):
     """Inside bwrap (own PID namespace, own session) the kill must still reach every process."""
     bad = Bot(tmp_path, mode)
@@ -623,7 +624,7 @@ def test_bwrap_sandboxed_misbehaving_bot_leaves_no_process(tmp_path, mode):
         assert not wait_until_gone(pids_with_marker(bad.marker), bad.marker)
     finally:
         kill_leftovers(bad.marker)
-    assert [v["kind"] for v in record.violations] == ["crash" if mode == "forksetsid" else "timeout"]
+    assert [v["kind"] for v in record.violations] == ["timeout" if mode == "hang" else "crash"]
     assert record.forfeits == [1]
 
 

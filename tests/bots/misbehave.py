@@ -24,6 +24,7 @@ Modes (the violation kind a referee should record is in brackets):
   closeout    closes its stdout and keeps running                          [crash]
   fork        forks a grandchild that keeps the pipes open forever, exits  [crash]
   forksetsid  the same, and the grandchild setsid()s out of the group      [crash]
+  escape      the same, and the grandchild also execs with an empty environment   [crash]
   forkplay    at start forks a setsid() grandchild holding the pipes, plays on correctly [none]
   deep        answers JSON nested 100,000 deep                             [malformed]
   badutf8     answers a line that is not UTF-8                             [malformed]
@@ -43,7 +44,7 @@ import random
 import sys
 import time
 
-MODES = ("ok hang garbage shape illegal badindex bigline stderr exit closeout fork forksetsid forkplay "
+MODES = ("ok hang garbage shape illegal badindex bigline stderr exit closeout fork forksetsid escape forkplay "
          "deep badutf8 wrongid early noready mute memory").split()
 
 
@@ -58,13 +59,26 @@ def sleep_forever() -> None:
         time.sleep(3600)
 
 
-def spawn_grandchild(pidfile: str | None, setsid: bool) -> None:
-    """Fork a grandchild that keeps stdin/stdout/stderr open and never exits."""
+def spawn_grandchild(pidfile: str | None, setsid: bool, scrub_env: list[str] | None = None) -> None:
+    """Fork a grandchild that keeps stdin/stdout/stderr open and never exits.
+
+    With ``scrub_env`` (extra argv, e.g. the marker) the grandchild then execs a fresh Python
+    sleeping forever with an empty environment: nothing inherited marks it as the bot's.
+    """
+    ready_r, ready_w = os.pipe()
     pid = os.fork()
     if pid == 0:
         if setsid:
             os.setsid()
+        if scrub_env is not None:
+            # the exec closes nothing: stdin/stdout/stderr stay the bot's pipes; the pipe to the
+            # parent is written only after the exec, by the new program
+            os.set_inheritable(ready_w, True)
+            code = f"import os,time\nos.write({ready_w}, b'x')\nwhile True: time.sleep(3600)"
+            os.execve(sys.executable, [sys.executable, "-c", code, *scrub_env], {})
+        os.write(ready_w, b"x")
         sleep_forever()
+    os.read(ready_r, 1)  # the grandchild has left the group before the parent goes on (no race)
     note(pidfile, "grandchild", pid)  # by the parent, so it is on file before the parent answers again
 
 
@@ -152,8 +166,9 @@ def main() -> int:
             out.close()
             os.close(1)
             sleep_forever()
-        elif mode in ("fork", "forksetsid"):
-            spawn_grandchild(args.pidfile, setsid=mode == "forksetsid")
+        elif mode in ("fork", "forksetsid", "escape"):
+            spawn_grandchild(args.pidfile, setsid=mode != "fork",
+                             scrub_env=["--marker", args.marker or ""] if mode == "escape" else None)
             os._exit(0)
         elif mode == "deep":
             depth = 100_000
