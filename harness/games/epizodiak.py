@@ -45,6 +45,9 @@ def prv(v: int) -> int:
     return 12 if v == 1 else v - 1
 
 
+NXT = (0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 1)   # NXT[v]: the value after v clockwise
+PRV = (0, 12, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11)   # PRV[v]: the value after v counter-clockwise
+
 # ARCS[ccw][length]: the dial's values from its ccw end, for every arc (an immutable lookup table).
 ARCS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
     tuple(tuple((c - 1 + i) % 12 + 1 for i in range(n)) for n in range(13)) for c in range(13))
@@ -109,7 +112,7 @@ class EpizodiakState(State):
     @property
     def cw(self) -> int:
         """Value at the clockwise end of the arc."""
-        return (self.ccw + self.length - 2) % 12 + 1
+        return ARCS[self.ccw][self.length][-1]
 
     def dial_tiles(self) -> list[int]:
         """The arc's values from the counter-clockwise end to the clockwise end."""
@@ -153,19 +156,21 @@ class EpizodiakState(State):
         from the cw end, when both ends are allowed (the two would give the same dial)."""
         out: list[Action] = []
         free = 12 - self.length
-        both = len(ends) == 2
-        for end in ends:
-            if end == CW:
-                v, step = nxt(self.cw), nxt
-            else:
-                v, step = prv(self.ccw), prv
+        if CW in ends:
+            v = NXT[ARCS[self.ccw][self.length][-1]]
             run: list[int] = []
-            while len(run) < free and h[v]:
+            while h[v] and len(run) < free:
                 run.append(v)
-                if both and end == CCW and len(run) == free:
-                    break
-                out.append({"type": "place", "end": end, "tiles": list(run)})
-                v = step(v)
+                out.append({"type": "place", "end": CW, "tiles": run[:]})
+                v = NXT[v]
+        if CCW in ends:
+            limit = free - 1 if len(ends) == 2 else free
+            v = PRV[self.ccw]
+            run = []
+            while h[v] and len(run) < limit:
+                run.append(v)
+                out.append({"type": "place", "end": CCW, "tiles": run[:]})
+                v = PRV[v]
         return out
 
     def _obliged_single(self, h: list[int]) -> int | None:
@@ -439,6 +444,15 @@ class EpizodiakState(State):
 
     def observation(self, seat: int) -> dict[str, Any]:
         ll = self.last_laid
+        sets = self.sets
+        if sets[0] or sets[1] or sets[2]:
+            con = self.contested
+            sets_json = [sets[0][:], sets[1][:], sets[2][:]]
+            contested_json = [con[0][:], con[1][:], con[2][:]]
+            singles = sorted(sets[0] + sets[1] + sets[2])
+        else:  # the common case, kept cheap: observations are built at every decision
+            sets_json, contested_json, singles = [[], [], []], [[], [], []], []
+        arc = ARCS[self.ccw][self.length]
         return {
             "seat": seat,
             "round": self.round,
@@ -446,14 +460,14 @@ class EpizodiakState(State):
             "phase": self.phase,
             "forced": self.passes >= 3 and self.phase == START,
             "hand": self.tiles[seat][:],
-            "hand_sizes": list(self.sizes),
-            "dial": self.dial_tiles(),
-            "ends": {"ccw": self.ccw, "cw": self.cw},
+            "hand_sizes": self.sizes[:],
+            "dial": list(arc),
+            "ends": {"ccw": self.ccw, "cw": arc[-1]},
             "pile": len(self.pile),
-            "sets": [list(s) for s in self.sets],
-            "contested": [list(s) for s in self.contested],
-            "singles": sorted([v for sets in self.sets for v in sets]),
-            "scores": list(self.scores),
+            "sets": sets_json,
+            "contested": contested_json,
+            "singles": singles,
+            "scores": self.scores[:],
             "passes": self.passes,
             "last_laid": None if ll is None else {"seat": ll[0], "end": ll[1], "value": ll[2]},
             "picked_end": self.picked_end,
