@@ -1,0 +1,146 @@
+"""League speed, measured side by side in one run.
+
+1. The same small league played two ways, with the same number of workers: as `harness run`
+   plays it (persistent bot processes, one pool per worker, reused game after game) and with a
+   fresh set of bot processes per game (what one-process-per-game league managers do). Prints
+   games per second for both and their ratio (target: >= 10). Done twice: on short games
+   (``max_turns`` cut, where starting a bot dominates) and on full games.
+2. The speed-up from 1 worker to N (target on 2 cores: >= 1.8), persistent processes.
+3. The time to print the table of a 100,000-game league (results synthesized directly in a
+   temporary store, ratings kept incrementally as the runner does): in process, and as the
+   whole `harness table` command.
+
+Games per second are measured from the first recorded game to the last, so the one-off start of
+the worker processes does not count. Run: python bench/league.py [--rounds N] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from harness import ratings as rating_mod
+from harness.games import get_game, ranking_from_keys
+from harness.league_config import BotEntry, LeagueConfig, default_workers, load_config
+from harness.league_runner import plan_league, referee_players, run_league
+from harness.reports import format_table, league_table
+from harness.store import GameOutcome, LeagueStore
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def league_file(dir_: Path, name: str, options: str, rounds: int) -> Path:
+    bots = REPO / "bots"
+    path = dir_ / f"{name}.yaml"
+    path.write_text(f"""name: {name}
+game: crisps
+options: {options}
+rounds: {rounds}
+store: {dir_ / (name + '.sqlite')}
+bots:
+  - {{name: greedy, command: python3 {bots}/crisps_greedy.py}}
+  - {{name: random-py, command: python3 {bots}/random_bot.py}}
+  - {{name: random-js, command: node {bots}/random_bot.js}}
+""")
+    return path
+
+
+def games_per_second(config: LeagueConfig, *, fresh: bool = False, workers: int | None = None) -> tuple[float, int]:
+    """Play the league from scratch; (games/s from the first recorded game to the last, games)."""
+    cfg = dataclasses.replace(config, workers=workers or config.workers)
+    for suffix in ("", "-wal", "-shm"):
+        Path(cfg.store + suffix).unlink(missing_ok=True)
+    stamps: list[float] = []
+    run_league(cfg, players=referee_players(fresh=fresh), progress=False,
+               on_game=lambda seq, outcome: stamps.append(time.perf_counter()))
+    if len(stamps) < 2:
+        return 0.0, len(stamps)
+    return (len(stamps) - 1) / (stamps[-1] - stamps[0]), len(stamps)
+
+
+def persistent_vs_fresh(dir_: Path, label: str, options: str, rounds: int, fresh_rounds: int) -> None:
+    cfg = load_config(league_file(dir_, f"bench-{label}", options, rounds))
+    fresh_cfg = load_config(league_file(dir_, f"bench-{label}-fresh", options, fresh_rounds))
+    persistent, n1 = games_per_second(cfg)
+    fresh, n2 = games_per_second(fresh_cfg, fresh=True)
+    print(f"{label:<12} {cfg.workers:>7} {n1:>7} {persistent:>13.1f} {n2:>7} {fresh:>13.1f} "
+          f"{persistent / fresh:>7.1f}  {'ok' if persistent / fresh >= 10 else 'below 10'}")
+
+
+def synthesize(store_path: Path, n_games: int, n_bots: int = 20) -> LeagueConfig:
+    """A store with ``n_games`` finished 2-player games between ``n_bots`` bots, rated incrementally."""
+    bots = tuple(BotEntry(name=f"bot{i:02d}", command=("true",), cwd="/", version=f"v{i}") for i in range(n_bots))
+    per_round = n_bots * (n_bots - 1)
+    options = get_game("crisps").validate_options({})
+    cfg = LeagueConfig(path="synthetic.yaml", name="synthetic", game="crisps", options=options, players=(2,), bots=bots,
+                       rounds=-(-n_games // per_round), store=str(store_path))
+    strength = {b.name: i for i, b in enumerate(bots)}
+    rng = random.Random(1)
+    with LeagueStore(store_path) as store:
+        plan_league(cfg, store)
+        pending = store.pending_games()[:n_games]
+        names = {r["id"]: r["name"] for r in store.versions()}
+        with store.transaction():
+            for g in pending:
+                keys = [strength[names[v]] + rng.gauss(0, 6) for v in g.version_ids]
+                store.record(g.seq, GameOutcome(g.game_id, ranking_from_keys(keys), [0, 0], "rules"))
+            store.db.execute("UPDATE games SET status = 'dropped' WHERE status = 'pending'")
+        start = time.perf_counter()
+        rating_mod.advance(store, cfg.rating)
+        print(f"  (synthesized {len(pending):,} games; rating them all at once took "
+              f"{time.perf_counter() - start:.1f} s, {1e3 * (time.perf_counter() - start) / len(pending):.2f} ms a game)")
+    return cfg
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=40, help="rounds of the persistent-process leagues")
+    parser.add_argument("--quick", action="store_true", help="smaller leagues (a rough check)")
+    parser.add_argument("--table-games", type=int, default=100_000)
+    args = parser.parse_args()
+    rounds = 10 if args.quick else args.rounds
+    cores = default_workers()
+    with tempfile.TemporaryDirectory() as tmp:
+        dir_ = Path(tmp)
+        print(f"1. persistent bot processes vs a fresh set per game, {cores} workers (Crisps: greedy, "
+              f"random-py, random-js)")
+        print(f"{'games':<12} {'workers':>7} {'games':>7} {'persistent/s':>13} {'games':>7} {'fresh/s':>13} "
+              f"{'ratio':>7}")
+        persistent_vs_fresh(dir_, "short", "{max_turns: 12}", rounds * 5, max(2, rounds // 2))
+        persistent_vs_fresh(dir_, "full", "{}", rounds, max(2, rounds // 2))
+
+        print("\n2. speed-up from 1 worker to", cores, "(persistent processes, full games)")
+        cfg = load_config(league_file(dir_, "bench-scale", "{}", rounds))
+        one, n = games_per_second(cfg, workers=1)
+        many, _ = games_per_second(cfg, workers=cores)
+        print(f"   1 worker: {one:.1f} games/s; {cores} workers: {many:.1f} games/s; speed-up {many / one:.2f} "
+              f"({n} games; target >= 1.8 on 2 cores)")
+
+        print(f"\n3. the table of a {args.table_games:,}-game league")
+        store_path = dir_ / "synthetic.sqlite"
+        cfg = synthesize(store_path, args.table_games)
+        with LeagueStore(store_path) as store:
+            start = time.perf_counter()
+            text = format_table(league_table(store, cfg))
+            in_process = time.perf_counter() - start
+        config_path = dir_ / "synthetic.yaml"
+        config_path.write_text("name: synthetic\ngame: crisps\nstore: " + str(store_path) + "\nbots:\n" + "".join(
+            f"  - {{name: {b.name}, command: python3 {REPO}/bots/random_bot.py, version: {b.version}}}\n"
+            for b in cfg.bots))
+        harness = str(Path(sys.executable).parent / "harness")
+        start = time.perf_counter()
+        out = subprocess.run([harness, "table", str(config_path)], capture_output=True, text=True, check=True)
+        command = time.perf_counter() - start
+        assert out.stdout.startswith(text.splitlines()[0])
+        print(f"   league_table + format: {in_process * 1000:.0f} ms in process; `harness table` command: "
+              f"{command * 1000:.0f} ms (interpreter start included; target < 1 s)")
+
+
+if __name__ == "__main__":
+    main()
