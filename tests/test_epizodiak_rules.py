@@ -643,3 +643,11 @@ def test_render_shows_the_table():
     text = state.render()
     assert "arc 11..2" in text and "seat 0" in text and "score  3" in text and "sets 4" in text
     assert ">seat 0" in text
+
+
+def test_snapshot_pickup_candidate_must_lie_at_its_end():
+    snap = position(["7 1", "7 2 11", "12"], "3-6", rest=2).to_json()
+    with pytest.raises(InvalidSnapshot, match="last_laid"):
+        GAME.state_from_json(dict(snap, last_laid={"seat": 0, "end": "cw", "value": 5}))
+    ok = dict(snap, last_laid={"seat": 2, "end": "ccw", "value": 3})
+    assert GAME.state_from_json(ok).observation(0)["last_laid"] == {"seat": 2, "end": "ccw", "value": 3}

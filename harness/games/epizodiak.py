@@ -723,6 +723,9 @@ class Epizodiak(Game):
         state.passes = int(data["passes"])
         ll = data["last_laid"]
         state.last_laid = None if ll is None else (int(ll["seat"]), ll["end"], int(ll["value"]))
+        if ll is not None and (state.last_laid[1] not in (CW, CCW) or not 0 <= state.last_laid[0] < PLAYERS
+                               or state.last_laid[2] != (state.cw if state.last_laid[1] == CW else state.ccw)):
+            raise InvalidSnapshot(f"\"last_laid\" {ll} is not the tile at that end of the dial")
         state.picked_end = data["picked_end"]
         state.emptied = data["emptied"]
         state.ended_by = data["ended_by"]
