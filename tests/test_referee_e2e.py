@@ -507,6 +507,9 @@ def reference_bots(game_name: str) -> list[BotSpec]:
             BotSpec(name="random-js", command=("node", str(BOTS / "random_bot.js"), "--seed", "4"), cwd=str(ROOT))]
     greedy = BOTS / f"{game_name}_greedy.py"
     bots.append(BotSpec(name=f"{game_name}-greedy", command=("python3", str(greedy)), cwd=str(ROOT)))
+    greedy_js = BOTS / f"{game_name}_greedy.js"
+    if game_name == "crisps" or greedy_js.exists():
+        bots.append(BotSpec(name=f"{game_name}-greedy-js", command=("node", str(greedy_js)), cwd=str(ROOT)))
     return bots
 
 
@@ -548,6 +551,12 @@ def test_harness_play_logs_violations_as_json_lines(tmp_path):
     assert result.exit_code == 0, result.output
     assert "illegal" in result.output
     lines = [json.loads(line) for line in log.read_text().splitlines()]
+    # every message each way, with timings, and the public events
+    sent = [e for e in lines if e.get("type") == "send"]
+    received = [e for e in lines if e.get("type") == "recv"]
+    assert {e["msg"]["type"] for e in sent} >= {"hello", "start", "request", "result"}
+    assert received and all(isinstance(e["ms"], (int, float)) for e in received)
+    assert any(e.get("type") == "event" for e in lines)
     violations = [e for e in lines if e.get("type") == "violation"]
     assert [v["kind"] for v in violations] == ["illegal", "illegal"]  # one per game: restarted each time
     assert {v["seat"] for v in violations} == {1}
