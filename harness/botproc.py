@@ -167,14 +167,13 @@ def _limit_setter(limits: ResourceLimits):
     if limits.open_files is not None:
         pairs.append((resource.RLIMIT_NOFILE, limits.open_files))
 
-    def set_limits() -> None:  # runs in the child between fork and exec
+    def set_limits() -> None:  # runs in the child between fork and exec (SIGPIPE is restored by Popen)
         for which, value in pairs:
-            soft, hard = resource.getrlimit(which)
+            hard = resource.getrlimit(which)[1]
             if hard != resource.RLIM_INFINITY and value > hard:
                 value = hard
-            resource.setrlimit(which, (value, value if hard == resource.RLIM_INFINITY or value <= hard else hard))
-        # The harness ignores SIGPIPE (Python does); a bot should get the default behaviour.
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+            # soft = hard: the bot cannot raise its own limit again
+            resource.setrlimit(which, (value, value))
 
     return set_limits
 
@@ -394,17 +393,27 @@ class BotProcess:
 
     # ---- I/O --------------------------------------------------------------------------
     def pending_output(self) -> bytes:
-        """Output the bot sent that nobody asked for (drained now, up to the line cap); ``b""`` if none."""
-        if not self._buf:
+        """Output the bot sent that nobody asked for (its first bytes), drained now; ``b""`` if none.
+
+        Checked before each request: what is already buffered, or readable at once, cannot be an
+        answer to a request not yet sent. An empty line counts (returned as ``b"\\n"``).
+        """
+        buf = self._buf
+        if not buf:
             for fd, ev in self._poll.poll(0):
                 if fd == self._out:
-                    self._read_some()
+                    got = self._read_some()
+                    if got is not None and got[0] == OK:
+                        return got[1][:200] or b"\n"
+                    if got is not None and got[0] == OVERSIZE:
+                        buf.clear()
+                        return got[1]
                 elif fd == self._err:
                     self._drain_stderr()
-        if not self._buf:
+        if not buf:
             return b""
-        data = bytes(self._buf[:200])
-        self._buf.clear()
+        data = bytes(buf[:200])
+        buf.clear()
         return data
 
     def write(self, data: bytes, deadline: float) -> int:
@@ -427,7 +436,7 @@ class BotProcess:
             while view:
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    self.detail = f"did not read its stdin for {self._ms_since(deadline, left)}"
+                    self.detail = "did not read its stdin before the deadline"
                     return TIMEOUT
                 for fd, ev in self._poll.poll(left * 1000.0 + 1):
                     if fd == self._in:
@@ -448,9 +457,6 @@ class BotProcess:
             return OK
         finally:
             self._poll.unregister(self._in)
-
-    def _ms_since(self, deadline: float, left: float) -> str:
-        return "the whole deadline"
 
     def read_line(self, deadline: float) -> tuple[int, bytes]:
         """The next line (without its newline) before ``deadline``.
@@ -498,7 +504,7 @@ class BotProcess:
         if not chunk:
             self._poll.unregister(self._out)
             self._out = -2
-            status = self.exit_status()
+            status = self._exit_status_soon()
             self.detail = ("closed its stdout" if status is None
                            else f"exited ({describe_status(status)})")
             return CRASH, bytes(buf[:200])
@@ -511,6 +517,16 @@ class BotProcess:
         if len(buf) > self._cap:
             self.detail = f"line longer than {self._cap} bytes"
             return OVERSIZE, bytes(buf[:200])
+        return None
+
+    def _exit_status_soon(self, wait: float = 0.1) -> int | None:
+        """The exit status, waiting up to ``wait`` s: stdout closes a moment before an exit is visible."""
+        if self._exited or self._pidfd < 0:
+            return self.exit_status()
+        waiter = select.poll()
+        waiter.register(self._pidfd, select.POLLIN)
+        if waiter.poll(wait * 1000):
+            return self.exit_status()
         return None
 
     def _note_exit(self) -> None:

@@ -43,9 +43,11 @@ BOT_SRC = textwrap.dedent('''
         msg = json.loads(line)
         t = msg["type"]
         if t == "hello":
-            send({"type": "ready", "name": "unit-" + mode})
-            if mode == "chatty":
-                send({"type": "hello-again"})
+            if mode == "chatty":  # one write: the extra line is surely there before the first request
+                out.write(json.dumps({"type": "ready"}) + "\\n" + json.dumps({"type": "hello-again"}) + "\\n")
+                out.flush()
+            else:
+                send({"type": "ready", "name": "unit-" + mode})
         elif t == "request":
             n += 1
             with open("requests.jsonl", "a") as f:
