@@ -466,6 +466,26 @@ def test_a_timeout_within_the_strikes_kills_and_restarts_the_bot_mid_game(tmp_pa
     assert record.requests >= 8
 
 
+@pytest.mark.parametrize("bank_ms,kinds", [(3000, []), (0, ["timeout"])])
+def test_the_time_bank_covers_a_slow_move(tmp_path, bank_ms, kinds):
+    """One 800 ms move under move_ms=300: fine with a 3 s bank, a timeout without one."""
+    slow = Bot(tmp_path, "slow", "--delay-ms", "800")
+    config = make_config(tmp_path, move_ms=300, record_messages=True)
+    config = dataclasses.replace(config, time=TimeControls(init_ms=5000, move_ms=300, bank_ms=bank_ms))
+    try:
+        with BotPool(config) as pool:
+            record = play_game(RACE, {"target": 30}, 6, "g-bank", [random_bot(), slow.spec], pool, config)
+    finally:
+        kill_leftovers(slow.marker)
+    assert slow.pids("bad"), "the bot never made its slow move"
+    assert [v["kind"] for v in record.violations] == kinds
+    # the first request told the bot how much time it had: the move plus the full bank
+    first = next(e["msg"] for e in record.log if e["type"] == "send" and e["msg"]["type"] == "request"
+                 and e["seat"] == 1)
+    assert first["time_left_ms"] == 300 + bank_ms
+    assert record.forfeits == ([1] if kinds else [])
+
+
 def test_a_bot_that_cannot_be_started_is_a_crash_and_the_game_completes(tmp_path):
     missing = BotSpec(name="missing", command=(str(tmp_path / "no-such-bot"),), cwd=str(tmp_path))
     config = make_config(tmp_path)

@@ -14,6 +14,7 @@ command line so a test can find stray processes in /proc.
 Modes (the violation kind a referee should record is in brackets):
   ok          never misbehaves                                             [none]
   hang        stops answering, sleeps forever                              [timeout]
+  slow        sleeps --delay-ms, then answers correctly                    [timeout past move_ms + bank]
   garbage     answers a line that is not JSON                              [malformed]
   shape       answers JSON of the wrong shape (no action, no index)        [malformed]
   illegal     answers an action that was not offered                       [illegal]
@@ -44,7 +45,7 @@ import random
 import sys
 import time
 
-MODES = ("ok hang garbage shape illegal badindex bigline stderr exit closeout fork forksetsid escape forkplay "
+MODES = ("ok hang slow garbage shape illegal badindex bigline stderr exit closeout fork forksetsid escape forkplay "
          "deep badutf8 wrongid early noready mute memory").split()
 
 
@@ -88,6 +89,7 @@ def main() -> int:
     parser.add_argument("--at", type=int, default=2)
     parser.add_argument("--times", type=int, default=1)
     parser.add_argument("--once", action="store_true")
+    parser.add_argument("--delay-ms", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--pidfile")
     parser.add_argument("--marker")
@@ -139,6 +141,9 @@ def main() -> int:
         note(args.pidfile, "bad")
         if mode == "hang":
             sleep_forever()
+        elif mode == "slow":
+            time.sleep(args.delay_ms / 1000)
+            send_json(good)
         elif mode == "garbage":
             send(b"this is not json {\n")
         elif mode == "shape":
