@@ -13,7 +13,6 @@ left to right, ``(left half, right half)``. In JSON a tile is ``[high, low]``.
 
 from __future__ import annotations
 
-import json
 import random
 import re
 from typing import Any, Mapping
@@ -420,7 +419,8 @@ class DominoesState(State):
             "playoff_hands_left": self.playoff_hands_left,
             "ended_by": self.ended_by,
             "end_reason": self.end_reason,
-            "events": json.loads(json.dumps(self.events)),
+            # events are never changed once logged: a copy of each dict is enough
+            "events": [dict(e) for e in self.events],
         }
 
     def render(self) -> str:
@@ -558,7 +558,7 @@ def _restore(game: Dominoes, data: Mapping[str, Any]) -> DominoesState:
     state.ended_by = data["ended_by"]
     state.end_reason = data.get("end_reason")
     state.playoff_hands_left = data["playoff_hands_left"]
-    state.events = json.loads(json.dumps(list(data["events"])))
+    state.events = [dict(e) for e in data["events"]]
     current = data["current_player"]
     if state.ended_by not in (None, "rules", "turn_cap"):
         raise InvalidSnapshot(f"ended_by is null, \"rules\" or \"turn_cap\", not {state.ended_by!r}")
