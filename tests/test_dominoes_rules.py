@@ -7,7 +7,11 @@ reason (and change nothing), and the state after the move.
 
 from __future__ import annotations
 
+import json
 import random
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -503,3 +507,59 @@ def test_observation_shows_own_tiles_and_public_facts_only():
                    "lead_tile": None, "hand": [[2, 2], [1, 0]], "line": [[4, 4], [4, 2]], "ends": [4, 2],
                    "count": 10, "hand_sizes": [2, 2], "graveyard": 22, "scores": [5, 10], "target": 200,
                    "playoff_hands_left": None, "turn": 0, "max_turns": 5000}
+
+
+# ---------------------------------------------------------------- the reference greedy bot
+
+BOT = Path(__file__).resolve().parent.parent / "bots" / "dominoes_greedy.py"
+
+
+def test_greedy_bot_plays_a_whole_game_over_protocol_v1():
+    """The real bot process: ready on hello, one offered action per request, exits on bye."""
+    proc = subprocess.Popen([sys.executable, str(BOT)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True, bufsize=1)
+    try:
+        def ask(message: dict) -> dict:
+            proc.stdin.write(json.dumps(message) + "\n")
+            proc.stdin.flush()
+            return json.loads(proc.stdout.readline())
+
+        hello = {"type": "hello", "protocol": 1, "game": "dominoes", "options": GAME.default_options(),
+                 "seat": 0, "players": 3, "time": {"init_ms": 5000, "move_ms": 1000, "bank_ms": 0}}
+        assert ask(hello)["type"] == "ready"
+        proc.stdin.write(json.dumps({"type": "start", "game_id": "g-1", "seat": 0, "players": 3}) + "\n")
+        state = GAME.new_state(3, 11, {})
+        rng = random.Random(11)
+        seen = 0
+        request_id = 0
+        while not state.is_terminal():
+            legal = state.legal_actions()
+            if state.current_player == 0 and len(legal) > 1:
+                request_id += 1
+                reply = ask({"type": "request", "id": request_id, "seat": 0,
+                             "observation": state.observation(0), "actions": legal,
+                             "events": state.events[seen:], "time_left_ms": 1000})
+                seen = len(state.events)
+                assert reply["type"] == "action" and reply["id"] == request_id
+                action = legal[reply["index"]]
+            else:
+                action = rng.choice(legal)
+            state.apply(action)
+        assert request_id > 5
+        proc.stdin.write(json.dumps({"type": "bye"}) + "\n")
+        proc.stdin.close()
+        assert proc.wait(timeout=10) == 0
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_greedy_bot_takes_the_points():
+    state = position(["2-2 6-0 1-0", "3-3"], "6-4 4-2")  # 2-2 right scores 10; 6-0 left scores 0+2
+    request = {"type": "request", "id": 1, "seat": 0, "observation": state.observation(0),
+               "actions": state.legal_actions(), "events": [], "time_left_ms": 1000}
+    lines = json.dumps({"type": "hello", "protocol": 1}) + "\n" + json.dumps(request) + "\n"
+    out = subprocess.run([sys.executable, str(BOT)], input=lines, capture_output=True, text=True, timeout=10)
+    ready, answer = [json.loads(line) for line in out.stdout.splitlines()]
+    assert ready["type"] == "ready" and out.returncode == 0  # end of input: it exits
+    assert state.legal_actions()[answer["index"]] == act("2-2 right")
