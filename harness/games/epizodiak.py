@@ -211,6 +211,8 @@ class EpizodiakState(State):
         return h[other] > 0
 
     def _discards(self, h: list[int]) -> list[Action]:
+        if max(h) < 3:  # the common case, checked in C
+            return []
         return [{"type": "discard", "value": v} for v in VALUES if h[v] >= 3]
 
     def _compute_legal(self) -> list[Action]:
