@@ -9,6 +9,7 @@ the outside as rank labels "2".."10", "Q" (or "J").
 from __future__ import annotations
 
 import random
+from bisect import insort
 from typing import Any, Mapping
 
 from .base import (Action, Game, IllegalAction, InvalidAction, InvalidSnapshot, State, bool_option, int_option,
@@ -29,7 +30,7 @@ class CrispsState(State):
     """One game of Crisps. Build with :meth:`Crisps.new_state` or :meth:`Crisps.state_from_json`."""
 
     __slots__ = ("options", "seed", "_rng", "_jacks", "_faceup", "_auto", "_max_turns", "_labels", "_key_labels",
-                 "_repeat", "_hand_lists", "played_order", "_key_of",
+                 "_repeat", "_hand_lists", "played_order", "_key_of", "_rank_of",
                  "hands", "sizes", "deck", "removed", "offer", "played", "table", "table_seat",
                  "leader", "passer", "phase", "current_player", "scores", "deal", "starter",
                  "last_started", "turns", "ended_by", "events")
@@ -45,6 +46,7 @@ class CrispsState(State):
         self._labels = LABELS[self._jacks]
         self._key_labels = KEY_LABELS[self._jacks]
         self._key_of = KEY_OF[self._jacks]
+        self._rank_of = RANK_OF[self._jacks]
         self._repeat = REPEAT[self._jacks]
         self.hands: list[list[int]] = [[0] * (TOP + 1) for _ in range(PLAYERS)]
         self.sizes = [0] * PLAYERS
@@ -53,7 +55,8 @@ class CrispsState(State):
         self.offer: int | None = None
         self.played = [0] * (TOP + 1)       # cards played this deal, by rank (table included)
         self.played_order: list[str] = []   # the same cards as labels, in the order played
-        self._hand_lists: list[list[str] | None] = [None] * PLAYERS  # cache of each hand as labels
+        # each hand as sorted labels, built on first use and then kept up to date
+        self._hand_lists: list[list[str] | None] = [None] * PLAYERS
         self.table: Key | None = None       # the play to beat; None when the current player leads
         self.table_seat: int | None = None
         self.leader = 0
@@ -115,10 +118,13 @@ class CrispsState(State):
             hand[r] -= 1
             played[r] += 1
         self.sizes[seat] -= len(ranks)
-        self._hand_lists[seat] = None
+        labels = self._key_labels[key]
+        hand_list = self._hand_lists[seat]
+        if hand_list is not None:
+            for lab in labels:
+                hand_list.remove(lab)
         self.table = key
         self.table_seat = seat
-        labels = self._key_labels[key]
         self.played_order += labels
         self.events.append({"type": "play", "seat": seat, "cards": list(labels),
                             "kind": KIND_NAMES[key[0]]})
@@ -157,19 +163,22 @@ class CrispsState(State):
 
     def _take_blind(self, seat: int) -> None:
         r = self.deck.pop()
-        self.hands[seat][r] += 1
-        self.sizes[seat] += 1
-        self._hand_lists[seat] = None
+        self._add(seat, r)
         self.events.append({"type": "take", "seat": seat, "source": "blind"})
 
     def _take_offer(self, seat: int) -> None:
         r = self.offer
         assert r is not None
-        self.hands[seat][r] += 1
-        self.sizes[seat] += 1
-        self._hand_lists[seat] = None
+        self._add(seat, r)
         self.events.append({"type": "take", "seat": seat, "source": "offer", "card": self._labels[r]})
         self.offer = None
+
+    def _add(self, seat: int, r: int) -> None:
+        self.hands[seat][r] += 1
+        self.sizes[seat] += 1
+        hand_list = self._hand_lists[seat]
+        if hand_list is not None:
+            insort(hand_list, self._labels[r], key=self._rank_of.__getitem__)
 
     def _replace_offer(self) -> None:
         self.offer = self.deck.pop() if self.deck else None
