@@ -99,8 +99,11 @@ def run(config: str, workers: int | None, rounds: int | None, progress: bool | N
                f"See: harness table {cfg.path}")
     if summary.violations:
         click.echo(f"violations: harness violations {cfg.path}")
-    for err in summary.errors:
-        click.echo(f"error: {err.rstrip()}", err=True)
+    for i, err in enumerate(summary.errors):  # the first in full, the others in one line
+        click.echo(f"error: {err.rstrip() if i == 0 else err.strip().splitlines()[-1]}", err=True)
+    if summary.gave_up:
+        click.echo(f"stopped after {len(summary.errors)} games failed inside the harness (not because of a bot); "
+                   f"they are still pending", err=True)
     if summary.errors:
         raise SystemExit(1)
 

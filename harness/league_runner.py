@@ -38,6 +38,8 @@ __all__ = ["Players", "RunSummary", "run_league", "plan_league", "outcome_from_r
 
 #: Games handed to the workers ahead of time, per worker (keeps every core busy between games).
 AHEAD_PER_WORKER = 2
+#: A run stops dispatching after this many games failed inside the harness (a bug, not a bot).
+MAX_ERRORS = 5
 
 
 class LeagueInterrupted(Exception):
@@ -89,6 +91,7 @@ class RunSummary:
     interrupted: bool = False
     dropped_in_flight: int = 0
     workers: int = 0
+    gave_up: bool = False  # stopped dispatching after MAX_ERRORS harness errors
 
     @property
     def games_per_second(self) -> float:
@@ -275,6 +278,8 @@ def _run_workers(config: LeagueConfig, store: LeagueStore, setup: _WorkerSetup, 
 
     def dispatch() -> None:
         nonlocal next_task, in_flight
+        if len(summary.errors) >= MAX_ERRORS:
+            return  # something is broken in the harness: let the games in flight end, then stop
         while next_task < len(pending) and in_flight < ahead:
             g = pending[next_task]
             tasks.put((g.seq, g.game_id, g.seed, g.version_ids))
@@ -301,6 +306,7 @@ def _run_workers(config: LeagueConfig, store: LeagueStore, setup: _WorkerSetup, 
             summary.errors.append(payload)
             if bar is not None:
                 bar.write(f"error (game left pending): {payload.strip().splitlines()[-1]}")
+            summary.gave_up = len(summary.errors) >= MAX_ERRORS
 
     try:
         dispatch()

@@ -248,3 +248,19 @@ def test_schema_version_is_recorded(tmp_path: Path) -> None:
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     db.close()
     assert dataclasses.is_dataclass(cfg)
+
+
+def broken_play(game, options, seed, game_id, seats, pool, config):
+    raise RuntimeError("engine bug")
+
+
+def test_a_harness_bug_stops_the_run_with_the_games_left_pending(tmp_path: Path) -> None:
+    cfg = load_config(write_config(tmp_path, rounds=3))
+    summary = run_league(cfg, players=Players(play=broken_play, make_pool=fake_pool), progress=False)
+    assert summary.played == 0
+    assert summary.gave_up and "RuntimeError: engine bug" in summary.errors[0]
+    assert 5 <= len(summary.errors) <= 5 + 4  # the games already handed out still end
+    with LeagueStore(cfg.store) as store:
+        assert store.counts()["pending"] == len(build_schedule(cfg))
+    follow = run_league(cfg, players=FAKE, progress=False)
+    assert follow.played == len(build_schedule(cfg))
