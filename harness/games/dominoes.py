@@ -552,9 +552,12 @@ def _restore(game: Dominoes, data: Mapping[str, Any]) -> DominoesState:
         if type(s) is not int or s < 0:
             raise InvalidSnapshot(f"scores must be integers >= 0, not {s!r}")
     state.scores = list(data["scores"])
-    state.hand_number = int(data["hand_number"])
-    state.turns = int(data["turns"])
-    state.leader = int(data["leader"])
+    for key in ("hand_number", "turns", "leader"):
+        if type(data[key]) is not int or data[key] < 0:
+            raise InvalidSnapshot(f"{key} must be an integer >= 0, not {data[key]!r}")
+    state.hand_number = data["hand_number"]
+    state.turns = data["turns"]
+    state.leader = data["leader"]
     state.ended_by = data["ended_by"]
     state.end_reason = data.get("end_reason")
     state.playoff_hands_left = data["playoff_hands_left"]
