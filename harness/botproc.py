@@ -8,12 +8,17 @@ with both processes pinned to one core; asyncio streams cost 27-45 us (docs/perf
 
 Design choices, and why:
 
-- **Own session and process group** (``start_new_session``), so one ``killpg(SIGKILL)`` reaches
-  every child the bot forked. Children that call ``setsid`` themselves escape the group; each
-  bot therefore also gets a random ``TABLEBOTS_BOT_TOKEN`` in its environment, and killing a bot
-  also kills every process whose ``/proc/PID/environ`` carries that token. A descendant that both
-  leaves the group and execs with a scrubbed environment escapes (the documented limit); the
-  bwrap sandbox closes that hole with a private PID namespace that dies with the bot.
+- **Killing the whole tree**, in layers. (1) Own session and process group
+  (``start_new_session``): one ``killpg(SIGKILL)`` reaches every child that stayed in the group.
+  (2) A scan of ``/proc`` kills every process that carries the bot's random
+  ``TABLEBOTS_BOT_TOKEN`` in its environment or holds one of the bot's three pipes open: this
+  catches descendants that left the group with ``setsid``, even with a scrubbed environment, as
+  long as they keep a pipe (the ones that could hang the referee always do). (3) Airtight, where
+  the machine allows it (root): ``pid_namespace=True`` runs the bot as PID 1 of its own PID
+  namespace (``unshare --pid --fork --kill-child``), whose every process the kernel kills when
+  the bot dies; the bwrap sandbox always does this (``--unshare-pid``). Without (3), a
+  descendant that leaves the group, scrubs its environment and closes the pipes escapes: the
+  documented limit. (A cgroup would also do; it needs a writable cgroup tree, absent here.)
 - **stderr through a pipe drained by the referee**, written to a per-bot log that rotates at half
   the cap (``<name>.stderr.log`` and ``.1``), so the disk use per bot is bounded by
   ``stderr_bytes`` and the latest output is kept. The pipe is drained whenever the referee waits
@@ -25,6 +30,8 @@ Design choices, and why:
 
 from __future__ import annotations
 
+import errno
+import functools
 import os
 import re
 import resource
@@ -39,7 +46,8 @@ from dataclasses import dataclass
 from typing import Sequence
 
 __all__ = ["BotSpec", "TimeControls", "ResourceLimits", "BotProcess", "StderrLog", "SandboxUnavailable",
-           "pin_to_cpu", "resolve_command", "check_sandbox", "kill_token_holders",
+           "pin_to_cpu", "resolve_command", "check_sandbox", "kill_token_holders", "kill_remnants",
+           "unshare_pid_prefix",
            "OK", "TIMEOUT", "CRASH", "OVERSIZE"]
 
 MIB = 1 << 20
@@ -92,6 +100,8 @@ class ResourceLimits:
     max_line_bytes: longest line the bot may send (without the newline).
     max_json_depth: deepest nesting of arrays/objects accepted in a message.
     sandbox:        None, or "bwrap" (no network, read-only filesystem except the bot's cwd).
+    pid_namespace:  run the bot as PID 1 of its own PID namespace (``unshare``, needs root) so
+                    that no descendant can outlive it; the bot then sees itself as PID 1.
     """
 
     memory_mb: int | None = 2048
@@ -102,6 +112,7 @@ class ResourceLimits:
     max_line_bytes: int = MIB
     max_json_depth: int = 64
     sandbox: str | None = None
+    pid_namespace: bool = False
 
 
 SANDBOXES = ("bwrap",)
@@ -156,6 +167,26 @@ def bwrap_command(argv: list[str], cwd: str, writable: str | None) -> list[str]:
     return cmd + ["--chdir", cwd, "--", *argv]
 
 
+@functools.cache
+def unshare_pid_prefix() -> tuple[str, ...]:
+    """``unshare --pid --fork --kill-child`` if this machine lets us use it, else ``()``.
+
+    The bot then runs as PID 1 of its own PID namespace: when it dies (or ``unshare``, its
+    parent, is killed) the kernel kills every process left in the namespace, so no descendant
+    can escape, whatever it does (``setsid``, double fork, scrubbed environment). Needs root or
+    CAP_SYS_ADMIN; the probe runs once per harness process.
+    """
+    exe = shutil.which("unshare")
+    if exe is None:
+        return ()
+    cmd = (exe, "--pid", "--fork", "--kill-child", "--")
+    try:
+        ok = subprocess.run([*cmd, "true"], capture_output=True, timeout=10).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        ok = False
+    return cmd if ok else ()
+
+
 def _limit_setter(limits: ResourceLimits):
     pairs = []
     if limits.memory_mb is not None:
@@ -178,15 +209,18 @@ def _limit_setter(limits: ResourceLimits):
     return set_limits
 
 
-def kill_token_holders(tokens: Sequence[str]) -> int:
-    """SIGKILL every process whose environment holds one of ``tokens``; return how many were hit.
+def kill_remnants(tokens: Sequence[str], pipes: Sequence[str] = ()) -> int:
+    """SIGKILL every process that carries one of ``tokens`` in its environment or holds one of
+    ``pipes`` (``"pipe:[INODE]"``) open; return how many were hit.
 
-    Catches descendants that left the bot's process group (``setsid``, double fork). Repeats the
-    scan until a pass finds nobody, so a process forking while we scan is caught too.
+    Catches a bot's descendants that left its process group (``setsid``, double fork), even
+    those that also scrubbed their environment, as long as they hold one of its pipes. Repeats
+    the scan until a pass finds nobody, so a process forking while we scan is caught too.
     """
-    if not tokens:
+    if not tokens and not pipes:
         return 0
     needles = [f"{TOKEN_VAR}={t}\0".encode() for t in tokens]
+    pipe_set = frozenset(pipes)
     me = os.getpid()
     killed = 0
     for _ in range(10):
@@ -196,23 +230,46 @@ def kill_token_holders(tokens: Sequence[str]) -> int:
         except OSError:
             return killed
         for pid in pids:
-            if pid == me:
+            if pid == me or not _is_remnant(pid, needles, pipe_set):
                 continue
             try:
-                with open(f"/proc/{pid}/environ", "rb") as fh:
-                    env = fh.read()
+                os.kill(pid, signal.SIGKILL)
+                hit += 1
             except OSError:
-                continue
-            if any(n in env for n in needles):
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                    hit += 1
-                except OSError:
-                    pass
+                pass
         killed += hit
         if not hit:
             break
     return killed
+
+
+def _is_remnant(pid: int, needles: Sequence[bytes], pipes: frozenset[str]) -> bool:
+    if needles:
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as fh:
+                env = fh.read()
+        except OSError:
+            env = b""
+        if any(n in env for n in needles):
+            return True
+    if pipes:
+        base = f"/proc/{pid}/fd"
+        try:
+            fds = os.listdir(base)
+        except OSError:
+            return False
+        for fd in fds:
+            try:
+                if os.readlink(f"{base}/{fd}") in pipes:
+                    return True
+            except OSError:
+                continue
+    return False
+
+
+def kill_token_holders(tokens: Sequence[str]) -> int:
+    """SIGKILL every process whose environment holds one of ``tokens`` (see :func:`kill_remnants`)."""
+    return kill_remnants(tokens)
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -285,6 +342,7 @@ class BotProcess:
         self.started_at = 0.0
         self.ready_ms: float | None = None
         self.name_from_bot: str | None = None
+        self.pipes: tuple[str, ...] = ()
         self._cap = limits.max_line_bytes
         self._buf = bytearray()
         self._popen: subprocess.Popen | None = None
@@ -298,9 +356,22 @@ class BotProcess:
         """Start the process; raises OSError if the executable cannot be run."""
         argv = resolve_command(self.spec.command)
         cwd = self.spec.cwd or os.getcwd()
+        if not argv:
+            raise FileNotFoundError(errno.ENOENT, "empty command")
+        exe = argv[0]
+        found = (os.path.isfile(os.path.join(cwd, exe)) and os.access(os.path.join(cwd, exe), os.X_OK)
+                 if os.sep in exe else shutil.which(exe) is not None)
+        if not found:  # checked here: under a wrapper (unshare, bwrap) the exec would fail out of sight
+            raise FileNotFoundError(errno.ENOENT, "no such executable", exe)
         if self.limits.sandbox == "bwrap":
             check_sandbox(self.limits)
             argv = bwrap_command(argv, cwd, self.spec.cwd)
+        elif self.limits.pid_namespace:
+            prefix = unshare_pid_prefix()
+            if not prefix:
+                raise SandboxUnavailable("pid_namespace asked for, but `unshare --pid` does not work here "
+                                         "(it needs root or CAP_SYS_ADMIN)")
+            argv = [*prefix, *argv]
         env = dict(os.environ)
         env[TOKEN_VAR] = self.token
         self.started_at = time.monotonic()
@@ -313,6 +384,7 @@ class BotProcess:
         self._err = self._popen.stderr.fileno()  # type: ignore[union-attr]
         for fd in (self._in, self._out, self._err):
             os.set_blocking(fd, False)
+        self.pipes = tuple(f"pipe:[{os.fstat(fd).st_ino}]" for fd in (self._in, self._out, self._err))
         self._pidfd = os.pidfd_open(self._popen.pid)
         self._poll.register(self._out, select.POLLIN)
         self._poll.register(self._err, select.POLLIN)
@@ -340,7 +412,7 @@ class BotProcess:
             os.killpg(pid, signal.SIGKILL)
         except OSError:
             pass
-        kill_token_holders([self.token])
+        kill_remnants([self.token], self.pipes)
         self._finish(reason)
 
     def _finish(self, reason: str) -> None:
