@@ -49,10 +49,23 @@ MODES = ("ok hang slow garbage shape illegal badindex bigline stderr exit closeo
          "deep badutf8 wrongid early noready mute memory").split()
 
 
+def host_pid() -> int:
+    """This process's pid as the harness sees it, even inside a PID namespace.
+
+    ``/proc/self`` resolves in the namespace of the /proc mount: under ``unshare --pid`` (no new
+    /proc) that is the harness's, so a test can find us; under bwrap's own /proc it is the
+    sandbox's (tests of the sandbox find processes by marker instead).
+    """
+    try:
+        return int(os.readlink("/proc/self"))
+    except (OSError, ValueError):
+        return os.getpid()
+
+
 def note(pidfile: str | None, role: str, pid: int | None = None) -> None:
     if pidfile:
         with open(pidfile, "a") as f:
-            f.write(f"{pid or os.getpid()} {role}\n")
+            f.write(f"{pid or host_pid()} {role}\n")
 
 
 def sleep_forever() -> None:
@@ -65,22 +78,25 @@ def spawn_grandchild(pidfile: str | None, setsid: bool, scrub_env: list[str] | N
 
     With ``scrub_env`` (extra argv, e.g. the marker) the grandchild then execs a fresh Python
     sleeping forever with an empty environment: nothing inherited marks it as the bot's.
+    The grandchild sends its pid back once it is set up, so the parent goes on only then (no
+    race) and records it before answering again.
     """
     ready_r, ready_w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
+    if os.fork() == 0:
         if setsid:
             os.setsid()
         if scrub_env is not None:
-            # the exec closes nothing: stdin/stdout/stderr stay the bot's pipes; the pipe to the
-            # parent is written only after the exec, by the new program
+            # the exec closes nothing: stdin/stdout/stderr stay the bot's pipes
             os.set_inheritable(ready_w, True)
-            code = f"import os,time\nos.write({ready_w}, b'x')\nwhile True: time.sleep(3600)"
+            code = (f"import os,time\nos.write({ready_w}, os.readlink('/proc/self').encode() + b'\\n')\n"
+                    "while True: time.sleep(3600)")
             os.execve(sys.executable, [sys.executable, "-c", code, *scrub_env], {})
-        os.write(ready_w, b"x")
+        os.write(ready_w, f"{host_pid()}\n".encode())
         sleep_forever()
-    os.read(ready_r, 1)  # the grandchild has left the group before the parent goes on (no race)
-    note(pidfile, "grandchild", pid)  # by the parent, so it is on file before the parent answers again
+    os.close(ready_w)
+    with os.fdopen(ready_r) as f:
+        pid = int(f.readline())
+    note(pidfile, "grandchild", pid)
 
 
 def main() -> int:
