@@ -499,3 +499,69 @@ def test_bwrap_sandbox_plays_and_keeps_the_filesystem_read_only(tmp_path):
     readys = [e["msg"]["name"] for e in record.log if e["type"] == "recv" and e["msg"]["type"] == "ready"]
     assert readys == ["blocked,ok", "blocked,ok"]
     assert not outside.exists() and (home / "inside.txt").exists()
+
+
+DETACH_SRC = """
+    import os, sys, time
+    if os.fork() == 0:
+        os.setsid()
+        if sys.argv[1] == "closepipes":
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+        os.execve("/bin/sleep", ["sleep", sys.argv[2]], {})
+    time.sleep(0.3)
+    os._exit(0)
+"""
+
+
+def sleepers(duration: str) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                cmd = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+                state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if duration.encode() in cmd and state != "Z":
+                found.append(int(entry))
+    return found
+
+
+def wait_gone(duration: str) -> list[int]:
+    deadline = time.monotonic() + 5
+    while sleepers(duration) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return sleepers(duration)
+
+
+def run_detacher(tmp_path, mode: str, duration: str, **limits) -> None:
+    script = tmp_path / "detach.py"
+    script.write_text(textwrap.dedent(DETACH_SRC))
+    proc = BotProcess(BotSpec("d", ("python3", str(script), mode, duration), cwd=str(tmp_path)),
+                      ResourceLimits(**limits), StderrLog(None, "d", 1 << 20))
+    proc.start()
+    assert proc.read_line(time.monotonic() + 10)[0] == CRASH
+    proc.kill()
+
+
+def test_a_grandchild_that_left_the_group_and_scrubbed_its_environment_is_killed_by_its_pipes(tmp_path):
+    duration = f"3600.{os.getpid()}1"
+    run_detacher(tmp_path, "keeppipes", duration)
+    assert wait_gone(duration) == []
+
+
+def test_pid_namespace_kills_even_a_grandchild_that_dropped_every_trace(tmp_path):
+    from harness.botproc import unshare_pid_prefix
+    assert unshare_pid_prefix(), "unshare --pid must work here (root in CI)"
+    control = f"3600.{os.getpid()}2"
+    try:
+        run_detacher(tmp_path, "closepipes", control)
+        assert sleepers(control), "the control: without a PID namespace this grandchild escapes"
+    finally:
+        for pid in sleepers(control):
+            os.kill(pid, signal.SIGKILL)
+    duration = f"3600.{os.getpid()}3"
+    run_detacher(tmp_path, "closepipes", duration, pid_namespace=True)
+    assert wait_gone(duration) == []
