@@ -23,14 +23,16 @@ _INTERPRETERS = {"python", "python3", "node", "nodejs", "ruby", "perl", "java", 
 
 
 def bot_name(argv: Sequence[str]) -> str:
-    """A short display name from a command: the script's file name without extension."""
+    """A short display name from a command: the script's file name (``random_bot.js``), else the program's."""
     parts = list(argv)
-    if parts and os.path.basename(parts[0]) in _INTERPRETERS or (parts and parts[0].startswith(os.sep)
-                                                                and "python" in os.path.basename(parts[0])):
+    if not parts:
+        return "bot"
+    program = os.path.basename(parts[0])
+    if program in _INTERPRETERS or program.startswith("python"):
         rest = [p for p in parts[1:] if not p.startswith("-")]
         if rest:
-            return Path(rest[0]).stem or rest[0]
-    return Path(parts[0]).stem if parts else "bot"
+            return Path(rest[0]).name or rest[0]
+    return program or parts[0]
 
 
 def parse_bot(text: str, param_hint: str = "'--bot'") -> tuple[str, ...]:

@@ -83,17 +83,27 @@ def test_play_prints_results_and_writes_a_json_lines_log(tmp_path, garbage_bot):
     assert {"game", "send", "recv", "event", "violation", "game_result"} <= types
     violations = [e for e in entries if e["type"] == "violation"]
     assert [v["kind"] for v in violations] == ["malformed", "malformed"]
-    assert all(v["seat"] == 1 and v["bot"] == "garbage" for v in violations)
+    assert all(v["seat"] == 1 and v["bot"] == "garbage.py" for v in violations)
     assert all("ms" in e for e in entries if e["type"] == "recv")
     results = [e for e in entries if e["type"] == "game_result"]
     assert [r["forfeits"] for r in results] == [[1], [1]]
-    assert (tmp_path / "stderr" / "garbage.stderr.log").exists()
+    assert (tmp_path / "stderr" / "garbage.py.stderr.log").exists()
+
+
+def test_bot_names_come_from_the_script_and_stay_distinct():
+    from harness.cli_play import bot_name, unique_specs
+    assert bot_name(["python3", "-u", "bots/random_bot.py", "--seed", "1"]) == "random_bot.py"
+    assert bot_name(["node", "bots/random_bot.js"]) == "random_bot.js"
+    assert bot_name(["./build/mybot", "--fast"]) == "mybot"
+    specs = unique_specs([("./a/bot",), ("./b/bot",), ("./a/bot",)])
+    assert [s.name for s in specs] == ["bot", "bot-2", "bot"]
+    assert specs[0] == specs[2]
 
 
 def test_same_command_twice_is_two_seats_of_one_bot():
     result = run("play", GAME, "--bot", RANDOM, "--bot", RANDOM)
     assert result.exit_code == 0, result.output
-    assert "seat 0  random_bot" in result.output and "seat 1  random_bot" in result.output
+    assert "seat 0  random_bot.py" in result.output and "seat 1  random_bot.py" in result.output
     assert "violation" not in result.output
 
 
