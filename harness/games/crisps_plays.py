@@ -70,85 +70,104 @@ def classify(ranks: Sequence[int], jacks: bool) -> Key | str:
     return "not a single, pair, run of 3+, run of 2+ pairs, three or four of a kind"
 
 
-def lead_plays(counts: Sequence[int], jacks: bool) -> list[Key]:
-    """Every play the hand ``counts`` can lead, in canonical order."""
-    singles: list[Key] = []
-    pairs: list[Key] = []
-    specials: list[Key] = []
-    quads: list[Key] = []
+def _masks(counts: Sequence[int]) -> tuple[int, int, int, int]:
+    """Bit masks (bit r-2 for rank r) of the ranks held at least once, twice, three and four times."""
+    m1 = m2 = m3 = m4 = 0
     for r in RANKS:
         c = counts[r]
         if c:
-            singles.append((SINGLE, 1, r))
+            b = _BIT[r]
+            m1 |= b
             if c >= 2:
-                pairs.append((PAIR, 2, r))
+                m2 |= b
                 if c >= 3:
-                    specials.append((TRIPLE, 3, r))
+                    m3 |= b
                     if c == 4:
-                        quads.append((QUAD, 4, r))
-    top = TOP if jacks else TOP - 1
-    out = singles + pairs
-    if len(singles) >= 3:
-        out += _run_keys(counts, 1, top, 3, RUN)
-    if len(pairs) >= 2:
-        out += _run_keys(counts, 2, top, 2, PAIR_RUN)
-    out += specials
-    out += quads
-    return out
+                        m4 |= b
+    return m1, m2, m3, m4
 
 
-def _run_keys(counts: Sequence[int], need: int, top: int, min_len: int, kind: int) -> list[Key]:
-    """Keys of every run of ranks each held ``need`` times, by length then start."""
-    segments: list[tuple[int, int]] = []  # maximal stretches of ranks held ``need`` times: (start, end)
-    r = 2
-    while r <= top:
-        if counts[r] < need:
-            r += 1
-            continue
-        end = r
-        while end < top and counts[end + 1] >= need:
-            end += 1
-        if end - r + 1 >= min_len:
-            segments.append((r, end))
-        r = end + 2
-    if not segments:
-        return []
-    found: list[Key] = []
-    longest = max(end - start + 1 for start, end in segments)
-    for size in range(min_len, longest + 1):
-        n = size * need
-        for start, end in segments:
-            found.extend([(kind, n, s) for s in range(start, end - size + 2)])
-    return found
+def lead_plays(counts: Sequence[int], jacks: bool) -> list[Key]:
+    """Every play the hand ``counts`` can lead, in canonical order (looked up by rank masks)."""
+    m1, m2, m3, m4 = _masks(counts)
+    return [*_SINGLES[m1], *_PAIRS[m2], *_RUNS[jacks][m1], *_PAIR_RUNS[jacks][m2], *_TRIPLES[m3], *_QUADS[m4]]
 
 
 def follow_plays(counts: Sequence[int], table: Key, jacks: bool) -> list[Key]:
     """Every play of ``counts`` that may follow the play ``table`` (rulings K3, K4), canonical order."""
     kind, n, low = table
     high = key_high(table)
-    out: list[Key] = []
-    if kind == SINGLE or kind == PAIR:
-        out.extend((kind, n, r) for r in range(high, TOP + 1) if counts[r] >= n)
+    m1, m2, m3, m4 = _masks(counts)
+    out: list[Key]
+    if kind == SINGLE:
+        out = [*_SINGLES[m1 & _AT_LEAST[high]]]
+    elif kind == PAIR:
+        out = [*_PAIRS[m2 & _AT_LEAST[high]]]
     elif kind == RUN or kind == PAIR_RUN:
-        per = 1 if kind == RUN else 2
-        size = n // per
+        size = n if kind == RUN else n // 2
+        m = m1 if kind == RUN else m2
         top = TOP if jacks else TOP - 1
+        out = []
+        run_masks = _RUN_MASK[size]
         for start in range(low, top - size + 2):
-            for r in range(start, start + size):
-                if counts[r] < per:
-                    break
-            else:
+            rm = run_masks[start]
+            if m & rm == rm:
                 out.append((kind, n, start))
-    if kind < TRIPLE:
-        if high == TOP:  # a play containing a Queen: any special may follow
-            out.extend((TRIPLE, 3, r) for r in RANKS if counts[r] >= 3)
-            out.extend((QUAD, 4, r) for r in RANKS if counts[r] == 4)
     elif kind == TRIPLE:
-        out.extend((TRIPLE, 3, r) for r in range(high + 1, TOP + 1) if counts[r] >= 3)
-        out.extend((QUAD, 4, r) for r in RANKS if counts[r] == 4)
+        return [*_TRIPLES[m3 & _AT_LEAST[high + 1]], *_QUADS[m4]]
     else:
-        out.extend((QUAD, 4, r) for r in range(high + 1, TOP + 1) if counts[r] == 4)
+        return [*_QUADS[m4 & _AT_LEAST[high + 1]]]
+    if high == TOP:  # an ordinary play containing a Queen: any special may follow
+        out += _TRIPLES[m3]
+        out += _QUADS[m4]
     return out
+
+
+def _segment_runs(mask: int, min_len: int, kind: int, per: int) -> tuple[Key, ...]:
+    """Every run (``per`` cards a rank) inside the ranks of ``mask``, by length then start."""
+    segments = []  # maximal stretches of consecutive ranks in the mask: (start, end)
+    r = 2
+    while r <= TOP:
+        if not mask & (1 << (r - 2)):
+            r += 1
+            continue
+        end = r
+        while end < TOP and mask & (1 << (end - 1)):
+            end += 1
+        if end - r + 1 >= min_len:
+            segments.append((r, end))
+        r = end + 2
+    found: list[Key] = []
+    for size in range(min_len, max((e - s + 1 for s, e in segments), default=0) + 1):
+        for s, e in segments:
+            found.extend((kind, size * per, start) for start in range(s, e - size + 2))
+    return tuple(found)
+
+
+_BIT = tuple(1 << (r - 2) if r >= 2 else 0 for r in range(TOP + 1))
+_N_MASKS = 1 << len(RANKS)
+_AT_LEAST = tuple(sum(_BIT[r] for r in range(max(h, 2), TOP + 1)) for h in range(TOP + 2))
+_RUN_MASK = tuple(tuple(sum(_BIT[r] for r in range(start, start + size) if r <= TOP) for start in range(TOP + 1))
+                  for size in range(TOP + 1))
+
+
+def _by_rank(kind: int, n: int) -> tuple[tuple[Key, ...], ...]:
+    """mask -> the keys of that kind for each rank in the mask, ascending (built lowest bit first)."""
+    table: list[tuple[Key, ...]] = [()]
+    for m in range(1, _N_MASKS):
+        low_bit = m & -m
+        table.append(((kind, n, low_bit.bit_length() + 1),) + table[m ^ low_bit])
+    return tuple(table)
+
+
+_SINGLES, _PAIRS, _TRIPLES, _QUADS = (_by_rank(SINGLE, 1), _by_rank(PAIR, 2), _by_rank(TRIPLE, 3),
+                                      _by_rank(QUAD, 4))
+_NO_TOP = (1 << len(RANKS)) - 1 - _BIT[TOP]  # Queens are never in runs without the jacks option
+_RUNS_J = tuple(_segment_runs(m, 3, RUN, 1) for m in range(_N_MASKS))
+_PAIR_RUNS_J = tuple(_segment_runs(m, 2, PAIR_RUN, 2) for m in range(_N_MASKS))
+_RUNS = MappingProxyType({True: _RUNS_J, False: tuple(_RUNS_J[m & _NO_TOP] for m in range(_N_MASKS))})
+_PAIR_RUNS = MappingProxyType({True: _PAIR_RUNS_J,
+                               False: tuple(_PAIR_RUNS_J[m & _NO_TOP] for m in range(_N_MASKS))})
 
 
 def may_follow(play: Key, table: Key) -> str | None:
