@@ -5,6 +5,10 @@ A hand is a list of 12 counts indexed by rank (indices 0 and 1 unused). Cards of
 equal rank are interchangeable, so a play is identified by a *key*
 ``(kind, length, low)``: its kind, its number of cards and its lowest rank.
 Keys sort in canonical order (kind, then length, then rank).
+
+Plays are generated, never found by trying subsets: a hand is reduced to four bit masks
+(ranks held at least 1, 2, 3, 4 times) and the singles, pairs, runs of every length from
+every start, runs of pairs, triples and quads of each mask come from tables built at import.
 """
 
 from __future__ import annotations
@@ -39,11 +43,6 @@ def key_high(key: Key) -> int:
     if kind == PAIR_RUN:
         return low + n // 2 - 1
     return low
-
-
-def key_has_top(key: Key) -> bool:
-    """True if the play contains a Queen (a Jack with ``jacks``)."""
-    return key_high(key) == TOP
 
 
 def classify(ranks: Sequence[int], jacks: bool) -> Key | str:
