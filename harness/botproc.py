@@ -123,7 +123,10 @@ class SandboxUnavailable(RuntimeError):
 
 
 def check_sandbox(limits: ResourceLimits) -> None:
-    """Raise :class:`SandboxUnavailable` with the fix if ``limits.sandbox`` cannot be used here."""
+    """Raise :class:`SandboxUnavailable` with the fix if ``limits.sandbox`` (or ``pid_namespace``) cannot be used here."""
+    if limits.pid_namespace and limits.sandbox is None and not unshare_pid_prefix():
+        raise SandboxUnavailable("pid_namespace asked for, but `unshare --pid` does not work here "
+                                 "(it needs root or CAP_SYS_ADMIN)")
     if limits.sandbox is None:
         return
     if limits.sandbox not in SANDBOXES:
@@ -276,7 +279,7 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 class StderrLog:
-    """A bot's stderr: a size-capped rotating file (optional) plus the last bytes kept in memory.
+    """A bot's stderr log: a size-capped rotating file (or nothing, without a directory).
 
     The file is ``<dir>/<name>.stderr.log``; when it reaches half of ``cap`` it becomes
     ``.stderr.log.1`` (replacing the previous one) and a new file starts, so at most ``cap``
@@ -289,15 +292,12 @@ class StderrLog:
         self._half = max(cap // 2, 1)
         self._fh = None
         self._size = 0
-        self.tail = b""
         if self.path:
             os.makedirs(log_dir, exist_ok=True)  # type: ignore[arg-type]
             self._fh = open(self.path, "ab")
             self._size = self._fh.tell()
 
     def write(self, data: bytes) -> None:
-        tail = self.tail + data
-        self.tail = tail[-STDERR_TAIL_BYTES:]
         fh = self._fh
         if fh is None:
             return
@@ -315,9 +315,6 @@ class StderrLog:
     def note(self, text: str) -> None:
         """A line from the harness itself (process started, killed), marked with ``#``."""
         self.write(f"# tablebots: {text}\n".encode())
-
-    def tail_text(self) -> str:
-        return self.tail.decode("utf-8", "replace")
 
     def close(self) -> None:
         if self._fh is not None:
@@ -343,6 +340,7 @@ class BotProcess:
         self.ready_ms: float | None = None
         self.name_from_bot: str | None = None
         self.pipes: tuple[str, ...] = ()
+        self._tail = b""
         self._cap = limits.max_line_bytes
         self._buf = bytearray()
         self._popen: subprocess.Popen | None = None
@@ -367,11 +365,8 @@ class BotProcess:
             check_sandbox(self.limits)
             argv = bwrap_command(argv, cwd, self.spec.cwd)
         elif self.limits.pid_namespace:
-            prefix = unshare_pid_prefix()
-            if not prefix:
-                raise SandboxUnavailable("pid_namespace asked for, but `unshare --pid` does not work here "
-                                         "(it needs root or CAP_SYS_ADMIN)")
-            argv = [*prefix, *argv]
+            check_sandbox(self.limits)
+            argv = [*unshare_pid_prefix(), *argv]
         env = dict(os.environ)
         env[TOKEN_VAR] = self.token
         self.started_at = time.monotonic()
@@ -635,6 +630,11 @@ class BotProcess:
                 self._err = -2
                 return
             self.stderr.write(chunk)
+            self._tail = (self._tail + chunk)[-STDERR_TAIL_BYTES:]
+
+    def stderr_tail(self) -> str:
+        """The last bytes this process wrote to stderr (up to 2 KiB), as text."""
+        return self._tail.decode("utf-8", "replace")
 
     def drain_stderr(self) -> None:
         """Move whatever the bot wrote to stderr so far into its log (non-blocking)."""

@@ -248,7 +248,7 @@ class _Table:
              "seat": seat, "bot": self.seats[seat].name, "kind": kind, "detail": detail,
              "request": (request.decode("utf-8", "replace") if isinstance(request, bytes) else request).rstrip("\n"),
              "received": _text(received),
-             "stderr_tail": proc.stderr.tail_text() if proc is not None else "",
+             "stderr_tail": proc.stderr_tail() if proc is not None else "",
              "snapshot": _detached(self.state.to_json()) if self.state is not None else None}
         self.violations.append(v)
         # violations are always in the log (they are few: a seat forfeits after strikes+1 of them)
