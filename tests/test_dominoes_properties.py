@@ -3,8 +3,8 @@
 Checked at every decision: the 28 tiles are each in exactly one place, the line joins and its
 open ends are what the state says, scores only grow and only by multiples of 5, the offered
 actions follow D5 (plays if any tile fits, else one draw, else one pass) and every offered play
-fits. Checked at sampled decisions: observation(i) does not change when the other hands, the
-graveyard order and the RNG are shuffled. Every game ends by the rules well before the turn
+fits. Checked at sampled decisions: every offered action is accepted, and observation(i) does
+not change when the other hands, the graveyard order and the RNG are shuffled. Every game ends by the rules well before the turn
 cap, and the same seed and actions replay to the same game.
 """
 
@@ -21,7 +21,7 @@ from harness.games.dominoes import ALL_TILES
 GAME = get_game("dominoes")
 GAMES_PER_SIZE = 1000
 SORTED_TILES = sorted(ALL_TILES)
-LEAK_CHECK_EVERY = 23  # decisions between two hidden-information checks
+LEAK_CHECK_EVERY = 41  # decisions between two checks of hidden information and of every offered action
 
 
 def check_invariants(state, previous_scores: list[int]) -> None:
@@ -99,6 +99,10 @@ def play(players: int, seed: int, check: bool) -> tuple[list[dict], object]:
                 viewer = leak_rng.randrange(players)
                 twin = GAME.state_from_json(shuffled_hidden(state, viewer, leak_rng))
                 assert twin.observation(viewer) == state.observation(viewer), "observation leaks"
+                snap = state.to_json()
+                snap["events"] = []
+                for action in legal:  # every offered action is accepted
+                    GAME.state_from_json(snap).apply(action)
         action = chooser.choice(legal)
         state.apply(action)
         actions.append(action)
