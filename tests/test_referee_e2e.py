@@ -259,6 +259,7 @@ CASES = [
     ("fork", (), "crash", {}),
     ("forksetsid", (), "crash", {}),
     ("escape", (), "crash", {}),
+    ("daemon", (), "crash", {}),
     ("deep", (), "malformed", {}),
     ("badutf8", (), "malformed", {}),
     ("wrongid", (), "protocol", {}),
@@ -270,12 +271,28 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("offender_seat", [1])
-@pytest.mark.parametrize("mode,args,kind,limits", CASES, ids=[c[0] for c in CASES])
-def test_misbehaving_bot_gets_the_right_violation_and_forfeits(tmp_path, mode, args, kind, limits, offender_seat):
+#: How bot processes are isolated: "plain" (process group + /proc scan, the default) or "pidns"
+#: (``pid_namespace``: each bot is PID 1 of its own PID namespace; needs root, as in CI).
+ISOLATIONS = {"plain": {}, "pidns": {"pid_namespace": True}}
+DAEMON_ESCAPES = pytest.mark.xfail(
+    strict=True, reason="documented limit of the default isolation: a double-forked daemon with setsid, "
+                        "no pipes and an empty environment is invisible to the group kill and the /proc scan; "
+                        "pid_namespace (or a PR_SET_CHILD_SUBREAPER referee) catches it")
+
+
+def _misbehaviour_params():
+    for mode, args, kind, limits in CASES:
+        for isolation in ISOLATIONS:
+            marks = [DAEMON_ESCAPES] if (mode, isolation) == ("daemon", "plain") else []
+            yield pytest.param(mode, args, kind, limits, isolation, id=f"{mode}-{isolation}", marks=marks)
+
+
+@pytest.mark.parametrize("mode,args,kind,limits,isolation", list(_misbehaviour_params()))
+def test_misbehaving_bot_gets_the_right_violation_and_forfeits(tmp_path, mode, args, kind, limits, isolation):
+    offender_seat = 1
     bad = Bot(tmp_path, mode, *args)
-    seats = [random_bot(seed=7), bad.spec] if offender_seat == 1 else [bad.spec, random_bot(seed=7)]
-    config = make_config(tmp_path, **{"move_ms": 3000, **limits})
+    seats = [random_bot(seed=7), bad.spec]
+    config = make_config(tmp_path, **{"move_ms": 3000, **limits, **ISOLATIONS[isolation]})
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     tracemalloc.start()
     try:
@@ -638,7 +655,7 @@ def test_bwrap_sandbox_blocks_network_and_writes_outside_the_bot_directory(tmp_p
     assert record.violations == [] and record.ended_by == "rules"
 
 
-@pytest.mark.parametrize("mode", ["forksetsid", "escape", "hang"])
+@pytest.mark.parametrize("mode", ["forksetsid", "escape", "daemon", "hang"])
 def test_bwrap_sandboxed_misbehaving_bot_leaves_no_process(tmp_path, mode):
     """Inside bwrap (own PID namespace, own session) the kill must still reach every process."""
     bad = Bot(tmp_path, mode)

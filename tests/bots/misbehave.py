@@ -26,6 +26,7 @@ Modes (the violation kind a referee should record is in brackets):
   fork        forks a grandchild that keeps the pipes open forever, exits  [crash]
   forksetsid  the same, and the grandchild setsid()s out of the group      [crash]
   escape      the same, and the grandchild also execs with an empty environment   [crash]
+  daemon      double-forks a daemon (setsid, no pipes, empty environment), exits  [crash]
   forkplay    at start forks a setsid() grandchild holding the pipes, plays on correctly [none]
   deep        answers JSON nested 100,000 deep                             [malformed]
   badutf8     answers a line that is not UTF-8                             [malformed]
@@ -45,7 +46,7 @@ import random
 import sys
 import time
 
-MODES = ("ok hang slow garbage shape illegal badindex bigline stderr exit closeout fork forksetsid escape forkplay "
+MODES = ("ok hang slow garbage shape illegal badindex bigline stderr exit closeout fork forksetsid escape daemon forkplay "
          "deep badutf8 wrongid early noready mute memory").split()
 
 
@@ -73,11 +74,14 @@ def sleep_forever() -> None:
         time.sleep(3600)
 
 
-def spawn_grandchild(pidfile: str | None, setsid: bool, scrub_env: list[str] | None = None) -> None:
+def spawn_grandchild(pidfile: str | None, setsid: bool, scrub_env: list[str] | None = None,
+                     daemon: bool = False) -> None:
     """Fork a grandchild that keeps stdin/stdout/stderr open and never exits.
 
     With ``scrub_env`` (extra argv, e.g. the marker) the grandchild then execs a fresh Python
     sleeping forever with an empty environment: nothing inherited marks it as the bot's.
+    With ``daemon`` it is a classic daemon instead: double fork, ``setsid``, stdin/stdout/stderr
+    replaced by /dev/null (so it holds none of the bot's pipes), then the same scrubbed exec.
     The grandchild sends its pid back once it is set up, so the parent goes on only then (no
     race) and records it before answering again.
     """
@@ -85,11 +89,18 @@ def spawn_grandchild(pidfile: str | None, setsid: bool, scrub_env: list[str] | N
     if os.fork() == 0:
         if setsid:
             os.setsid()
+        if daemon:
+            if os.fork() != 0:
+                os._exit(0)
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            os.close(null)
         if scrub_env is not None:
-            # the exec closes nothing: stdin/stdout/stderr stay the bot's pipes
+            # the exec closes nothing: stdin/stdout/stderr stay the bot's pipes (unless daemon)
             os.set_inheritable(ready_w, True)
             code = (f"import os,time\nos.write({ready_w}, os.readlink('/proc/self').encode() + b'\\n')\n"
-                    "while True: time.sleep(3600)")
+                    f"os.close({ready_w})\nwhile True: time.sleep(3600)")
             os.execve(sys.executable, [sys.executable, "-c", code, *scrub_env], {})
         os.write(ready_w, f"{host_pid()}\n".encode())
         sleep_forever()
@@ -187,9 +198,9 @@ def main() -> int:
             out.close()
             os.close(1)
             sleep_forever()
-        elif mode in ("fork", "forksetsid", "escape"):
-            spawn_grandchild(args.pidfile, setsid=mode != "fork",
-                             scrub_env=["--marker", args.marker or ""] if mode == "escape" else None)
+        elif mode in ("fork", "forksetsid", "escape", "daemon"):
+            spawn_grandchild(args.pidfile, setsid=mode != "fork", daemon=mode == "daemon",
+                             scrub_env=["--marker", args.marker or ""] if mode in ("escape", "daemon") else None)
             os._exit(0)
         elif mode == "deep":
             depth = 100_000
