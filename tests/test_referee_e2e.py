@@ -655,7 +655,7 @@ def test_bwrap_sandbox_blocks_network_and_writes_outside_the_bot_directory(tmp_p
     assert record.violations == [] and record.ended_by == "rules"
 
 
-@pytest.mark.parametrize("mode", ["forksetsid", "escape", "daemon", "hang"])
+@pytest.mark.parametrize("mode", ["forksetsid", "escape", "daemon", "closeout", "hang"])
 def test_bwrap_sandboxed_misbehaving_bot_leaves_no_process(tmp_path, mode):
     """Inside bwrap (own PID namespace, own session) the kill must still reach every process."""
     bad = Bot(tmp_path, mode)
