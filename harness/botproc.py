@@ -30,6 +30,7 @@ Design choices, and why:
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import functools
 import os
@@ -190,6 +191,13 @@ def unshare_pid_prefix() -> tuple[str, ...]:
     return cmd if ok else ()
 
 
+_PR_SET_PDEATHSIG = 1
+try:
+    _prctl = ctypes.CDLL(None, use_errno=True).prctl  # loaded before any fork: not safe to load in the child
+except (OSError, AttributeError):  # not glibc/Linux
+    _prctl = None
+
+
 def _limit_setter(limits: ResourceLimits):
     pairs = []
     if limits.memory_mb is not None:
@@ -201,7 +209,15 @@ def _limit_setter(limits: ResourceLimits):
     if limits.open_files is not None:
         pairs.append((resource.RLIMIT_NOFILE, limits.open_files))
 
+    parent = os.getpid()
+
     def set_limits() -> None:  # runs in the child between fork and exec (SIGPIPE is restored by Popen)
+        # Die with the referee (even if it is SIGKILLed). The kernel ties this to the thread that
+        # forked: bots started from a worker thread die when that thread ends.
+        if _prctl is not None:
+            _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            if os.getppid() != parent:  # the referee died before prctl took effect
+                os._exit(1)
         for which, value in pairs:
             hard = resource.getrlimit(which)[1]
             if hard != resource.RLIM_INFINITY and value > hard:

@@ -564,3 +564,24 @@ def test_pid_namespace_kills_even_a_grandchild_that_dropped_every_trace(tmp_path
     duration = f"3600.{os.getpid()}3"
     run_detacher(tmp_path, "closepipes", duration, pid_namespace=True)
     assert wait_gone(duration) == []
+
+
+def test_bots_die_with_the_referee_even_if_it_is_killed(tmp_path):
+    """PR_SET_PDEATHSIG: a referee that dies abruptly leaves no bot running."""
+    code = ("import os; from harness.botproc import *\n"
+            "p = BotProcess(BotSpec('h', ('sleep', '300')), ResourceLimits(), StderrLog(None, 'h', 100))\n"
+            "p.start(); print(p.pid, flush=True); os._exit(0)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30, cwd=tmp_path)
+    pid = int(out.stdout.split()[0])
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            break
+        if state == "Z":
+            break
+        time.sleep(0.02)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        pytest.fail("the bot outlived its referee")
