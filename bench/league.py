@@ -103,43 +103,61 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=40, help="rounds of the persistent-process leagues")
     parser.add_argument("--quick", action="store_true", help="smaller leagues (a rough check)")
     parser.add_argument("--table-games", type=int, default=100_000)
+    parser.add_argument("--parts", default="1,2,3", help="which measurements to run, e.g. 3")
     args = parser.parse_args()
     rounds = 10 if args.quick else args.rounds
     cores = default_workers()
     with tempfile.TemporaryDirectory() as tmp:
         dir_ = Path(tmp)
-        print(f"1. persistent bot processes vs a fresh set per game, {cores} workers (Crisps: greedy, "
-              f"random-py, random-js)")
-        print(f"{'games':<12} {'workers':>7} {'games':>7} {'persistent/s':>13} {'games':>7} {'fresh/s':>13} "
-              f"{'ratio':>7}")
-        persistent_vs_fresh(dir_, "short", "{max_turns: 12}", rounds * 5, max(2, rounds // 2))
-        persistent_vs_fresh(dir_, "full", "{}", rounds, max(2, rounds // 2))
+        parts = set(args.parts.split(","))
+        if "1" in parts:
+            part1(dir_, rounds, cores)
+        if "2" in parts:
+            part2(dir_, rounds, cores)
+        if "3" in parts:
+            part3(dir_, args.table_games)
 
-        print("\n2. speed-up from 1 worker to", cores, "(persistent processes, full games)")
-        cfg = load_config(league_file(dir_, "bench-scale", "{}", rounds))
-        one, n = games_per_second(cfg, workers=1)
-        many, _ = games_per_second(cfg, workers=cores)
-        print(f"   1 worker: {one:.1f} games/s; {cores} workers: {many:.1f} games/s; speed-up {many / one:.2f} "
-              f"({n} games; target >= 1.8 on 2 cores)")
 
-        print(f"\n3. the table of a {args.table_games:,}-game league")
-        store_path = dir_ / "synthetic.sqlite"
-        cfg = synthesize(store_path, args.table_games)
-        with LeagueStore(store_path) as store:
-            start = time.perf_counter()
-            text = format_table(league_table(store, cfg))
-            in_process = time.perf_counter() - start
-        config_path = dir_ / "synthetic.yaml"
-        config_path.write_text("name: synthetic\ngame: crisps\nstore: " + str(store_path) + "\nbots:\n" + "".join(
-            f"  - {{name: {b.name}, command: python3 {REPO}/bots/random_bot.py, version: {b.version}}}\n"
-            for b in cfg.bots))
-        harness = str(Path(sys.executable).parent / "harness")
+def part1(dir_: Path, rounds: int, cores: int) -> None:
+    """Persistent bot processes vs a fresh set per game."""
+    print(f"1. persistent bot processes vs a fresh set per game, {cores} workers (Crisps: greedy, "
+          f"random-py, random-js)")
+    print(f"{'games':<12} {'workers':>7} {'games':>7} {'persistent/s':>13} {'games':>7} {'fresh/s':>13} "
+          f"{'ratio':>7}")
+    persistent_vs_fresh(dir_, "short", "{max_turns: 12}", rounds * 5, max(2, rounds // 2))
+    persistent_vs_fresh(dir_, "full", "{}", rounds, max(2, rounds // 2))
+
+
+def part2(dir_: Path, rounds: int, cores: int) -> None:
+    """Speed-up from 1 worker to one per core."""
+    print("\n2. speed-up from 1 worker to", cores, "(persistent processes, full games)")
+    cfg = load_config(league_file(dir_, "bench-scale", "{}", rounds))
+    one, n = games_per_second(cfg, workers=1)
+    many, _ = games_per_second(cfg, workers=cores)
+    print(f"   1 worker: {one:.1f} games/s; {cores} workers: {many:.1f} games/s; speed-up {many / one:.2f} "
+          f"({n} games; target >= 1.8 on 2 cores)")
+
+
+def part3(dir_: Path, table_games: int) -> None:
+    """Time to print the table of a big league."""
+    print(f"\n3. the table of a {table_games:,}-game league")
+    store_path = dir_ / "synthetic.sqlite"
+    cfg = synthesize(store_path, table_games)
+    with LeagueStore(store_path) as store:
         start = time.perf_counter()
-        out = subprocess.run([harness, "table", str(config_path)], capture_output=True, text=True, check=True)
-        command = time.perf_counter() - start
-        assert out.stdout.startswith(text.splitlines()[0])
-        print(f"   league_table + format: {in_process * 1000:.0f} ms in process; `harness table` command: "
-              f"{command * 1000:.0f} ms (interpreter start included; target < 1 s)")
+        text = format_table(league_table(store, cfg))
+        in_process = time.perf_counter() - start
+    config_path = dir_ / "synthetic.yaml"
+    config_path.write_text("name: synthetic\ngame: crisps\nstore: " + str(store_path) + "\nbots:\n" + "".join(
+        f"  - {{name: {b.name}, command: python3 {REPO}/bots/random_bot.py, version: {b.version}}}\n"
+        for b in cfg.bots))
+    harness = str(Path(sys.executable).parent / "harness")
+    start = time.perf_counter()
+    out = subprocess.run([harness, "table", str(config_path)], capture_output=True, text=True, check=True)
+    command = time.perf_counter() - start
+    assert out.stdout.startswith(text.splitlines()[0])
+    print(f"   league_table + format: {in_process * 1000:.0f} ms in process; `harness table` command: "
+          f"{command * 1000:.0f} ms (interpreter start included; target < 1 s)")
 
 
 if __name__ == "__main__":

@@ -157,6 +157,10 @@ def _worker_main(index: int, cpu: int | None, setup: _WorkerSetup, tasks: Any, r
     game = get_game(setup.game)
     players = setup.players
     referee_config = setup.referee_config
+    if dataclasses.is_dataclass(referee_config) and getattr(referee_config, "log_dir", None):
+        # one stderr log directory per worker: two workers never write (and rotate) the same file
+        referee_config = dataclasses.replace(referee_config,
+                                             log_dir=os.path.join(referee_config.log_dir, f"worker-{index}"))
     pool = None if players.fresh else players.make_pool(referee_config)
     try:
         while True:

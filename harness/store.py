@@ -73,7 +73,7 @@ CREATE TABLE seats (
     forfeited INTEGER,
     PRIMARY KEY (game_seq, seat)
 ) WITHOUT ROWID;
-CREATE INDEX seats_version ON seats (version_id);
+CREATE INDEX seats_stats ON seats (version_id, rank, forfeited);  -- covers the table's per-bot counts
 CREATE TABLE violations (
     id INTEGER PRIMARY KEY,
     game_seq INTEGER NOT NULL REFERENCES games(seq),
@@ -85,6 +85,7 @@ CREATE TABLE violations (
     record TEXT NOT NULL
 );
 CREATE INDEX violations_game ON violations (game_seq);
+CREATE INDEX violations_version ON violations (version_id, kind);
 CREATE TABLE logs (game_seq INTEGER PRIMARY KEY REFERENCES games(seq), data BLOB NOT NULL);
 CREATE TABLE ratings (
     version_id INTEGER PRIMARY KEY REFERENCES versions(id),
@@ -340,11 +341,13 @@ class LeagueStore:
                                "FROM versions v JOIN bots b ON b.id = v.bot_id ORDER BY v.id").fetchall()
 
     def seat_stats(self) -> dict[int, dict[str, float]]:
-        """Per version over finished games: games, wins (rank 0, shared or not), rank_sum, forfeits."""
+        """Per version over finished games: games, wins (rank 0, shared or not), rank_sum, forfeits.
+
+        A seat has a rank only once its game is done (one scan of a covering index).
+        """
         stats = {}
-        for row in self.db.execute(
-                "SELECT s.version_id, count(*), sum(s.rank = 0), sum(s.rank), sum(s.forfeited) "
-                "FROM seats s JOIN games g ON g.seq = s.game_seq WHERE g.status = 'done' GROUP BY s.version_id"):
+        for row in self.db.execute("SELECT version_id, count(rank), sum(rank = 0), sum(rank), sum(forfeited) "
+                                   "FROM seats GROUP BY version_id"):
             stats[row[0]] = {"games": row[1], "wins": row[2], "rank_sum": row[3], "forfeits": row[4]}
         for row in self.db.execute("SELECT version_id, count(*) FROM violations GROUP BY version_id"):
             stats.setdefault(row[0], {"games": 0, "wins": 0, "rank_sum": 0, "forfeits": 0})["violations"] = row[1]
