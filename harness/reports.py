@@ -229,6 +229,13 @@ def format_replay(game: Any, options: dict[str, Any], game_row: Any, seats: Sequ
 # re-sending a violation's request
 
 
+def _stderr_tail(proc: Any) -> str:
+    """The bot's last stderr output (the referee's BotProcess API, old or new spelling)."""
+    if hasattr(proc, "stderr_tail"):
+        return proc.stderr_tail()
+    return proc.stderr.tail_text()
+
+
 def replay_violation(config: LeagueConfig, row: Any, record: dict[str, Any], players: int,
                      command: str | None = None, timeout_ms: int | None = None) -> str:
     """Send a violation's exact request to the bot (or ``command``) after hello and start; describe the answer.
@@ -308,7 +315,7 @@ def replay_violation(config: LeagueConfig, row: Any, record: dict[str, Any], pla
                 late = f" but over move_ms={t['move_ms']}" if took > t["move_ms"] else ""
                 out.append(f"verdict: a legal answer{late}: action {index} ({text})")
         proc.drain_stderr()
-        tail = proc.stderr.tail_text()
+        tail = _stderr_tail(proc)
         if tail.strip():
             out += ["stderr tail:", _block(tail)]
     finally:
