@@ -4,8 +4,9 @@ Every misbehaving bot (tests/bots/misbehave.py, one mode per misbehaviour) plays
 game through ``harness.referee.play_game``; each test checks the violation kind and its
 fields, that the game completes with the offender ranked last, that no process of the
 offender survives (found by a marker in its command line, via /proc) and that the
-referee's own memory stays bounded. Then: the ``strikes`` policy, restarts across games,
-games between the reference bots in every game, ``harness play``, and the bwrap sandbox.
+referee's own memory stays bounded; each under the default isolation and under
+``pid_namespace``. Then: the ``strikes`` policy, the time bank, restarts across games, games
+between the reference bots in every game, ``harness play``, and the bwrap sandbox.
 
 Most games here are "race", a tiny game defined below (always three legal actions, so
 every decision is a request to a bot), to keep the file fast and independent of the
@@ -598,6 +599,28 @@ def test_harness_play_logs_violations_as_json_lines(tmp_path):
     assert [v["kind"] for v in violations] == ["illegal", "illegal"]  # one per game: restarted each time
     assert {v["seat"] for v in violations} == {1}
     assert not pids_with_marker(marker)
+
+
+def test_harness_command_in_a_sandbox_leaves_no_process_behind(tmp_path):
+    """The real console script, as a user runs it: bwrap, a forking bot, two games, then exit."""
+    harness = Path(sys.executable).with_name("harness")
+    log = tmp_path / "play.jsonl"
+    marker = f"tbtest-{uuid.uuid4().hex[:12]}"
+    botdir = tmp_path / "forker"
+    botdir.mkdir()
+    bad = f"python3 {MISBEHAVE} forksetsid --marker {marker}"
+    try:
+        done = subprocess.run([str(harness), "play", "crisps", "--bot", f"python3 {BOTS / 'random_bot.py'}",
+                               "--bot", bad, "--games", "2", "--sandbox", "bwrap", "--log", str(log)],
+                              capture_output=True, text=True, timeout=120, cwd=str(botdir))
+        survivors = pids_with_marker(marker)
+    finally:
+        kill_leftovers(marker)
+    assert done.returncode == 0, done.stderr
+    assert "crash" in done.stdout and "FORFEIT" in done.stdout, done.stdout
+    kinds = [e["kind"] for e in map(json.loads, log.read_text().splitlines()) if e.get("type") == "violation"]
+    assert kinds == ["crash", "crash"]
+    assert not survivors, f"processes {survivors} outlived `harness play`"
 
 
 # --------------------------------------------------------------------------- sandbox
