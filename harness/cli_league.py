@@ -61,6 +61,7 @@ def run(config: str, workers: int | None, rounds: int | None, progress: bool | N
     version, rated separately (see `version` in docs/leagues.md). Ctrl-C stops cleanly after
     recording the games that finished. Example:
 
+    \b
         harness run leagues/demo.yaml && harness table leagues/demo.yaml
     """
     from harness.league_runner import LeagueInterrupted, run_league
@@ -121,6 +122,7 @@ def table(config: str, fmt: str, recompute: bool) -> None:
     sigma, mu - 3 sigma, games, wins (first places, shared or not), mean rank (1 = always
     first) and violations. Example:
 
+    \b
         harness table leagues/demo.yaml --format md
     """
     from harness.reports import format_table, league_table
@@ -143,7 +145,8 @@ def table(config: str, fmt: str, recompute: bool) -> None:
 
 @click.command()
 @config_argument
-@click.option("--bot", default=None, metavar="NAME[@VERSION]", help="Only this bot's violations.")
+@click.option("--bot", default=None, metavar="NAME[@VERSION] | CMD",
+              help="Only this bot's violations; with --replay: the command to replay to (as --command).")
 @click.option("--kind", type=click.Choice(["timeout", "illegal", "malformed", "oversize", "crash", "protocol"]),
               default=None, help="Only violations of this kind.")
 @click.option("--show", "show_id", type=int, default=None, metavar="ID",
@@ -163,12 +166,17 @@ def violations(config: str, bot: str | None, kind: str | None, show_id: int | No
 
     Examples:
 
+    \b
         harness violations leagues/demo.yaml --kind timeout
         harness violations leagues/demo.yaml --show 3
-        harness violations leagues/demo.yaml --replay 3 --command "python3 bots/my_bot_fixed.py"
+        harness violations leagues/demo.yaml --replay 3 --bot "python3 bots/my_bot_fixed.py"
     """
     from harness.reports import format_violation, format_violation_line
 
+    if replay_id is not None and bot is not None:
+        if bot_command is not None:
+            raise click.UsageError("with --replay give the command once: --bot CMD or --command CMD")
+        bot_command, bot = bot, None
     cfg = _load(config)
     with _open_store(cfg) as store:
         if show_id is not None or replay_id is not None:
@@ -202,6 +210,7 @@ def replay(config: str, game_id: str) -> None:
     GAME_ID may be abbreviated to any unique prefix (ids are listed by `harness violations`).
     Example:
 
+    \b
         harness replay leagues/demo.yaml g-3f9a
     """
     from harness.games import get_game

@@ -150,7 +150,7 @@ bots:
     # replayed to a fresh process of the same bot (its first request, so it behaves) and to another bot
     again = invoke("violations", path, "--replay", first_id).output
     assert "verdict: a legal answer" in again
-    other = invoke("violations", path, "--replay", first_id, "--command",
+    other = invoke("violations", path, "--replay", first_id, "--bot",
                    f"{sys.executable} {BOTS}/random_bot.py").output
     assert "verdict: a legal answer" in other
     rows = json.loads(invoke("table", path, "--format", "json").output)["table"]
