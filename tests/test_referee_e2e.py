@@ -569,6 +569,47 @@ def test_reference_bots_play_every_game_without_violation(tmp_path, game_name):
         assert record.decisions > 0 and min(record.ranking) == 0
 
 
+@pytest.mark.parametrize("game_name", list(GAMES))
+def test_each_request_carries_exactly_the_seats_observation_and_the_new_public_events(tmp_path, game_name):
+    """Replay the recorded messages through the engine: every request holds the deciding seat's
+    own observation (nothing of the others' hidden cards), the legal actions in canonical order,
+    and exactly the public events since that seat's previous request; no message holds the seed."""
+    game = get_game(game_name)
+    players = game.min_players
+    bots = [random_bot(seed=s, name=f"random-{s}") for s in range(players)]
+    config = make_config(tmp_path, record_messages=True)
+    with BotPool(config) as pool:
+        record = play_game(game, {}, 4242, "g-replay", bots, pool, config)
+    assert record.violations == []
+    state = game.new_state(players, 4242, {})
+    delivered = [0] * players  # public events each seat has been sent so far
+    pending: dict[int, list] = {}
+    requests = 0
+    for entry in record.log:
+        if entry["type"] == "send":
+            msg = entry["msg"]
+            assert '"seed"' not in json.dumps(msg), f"a bot was sent the seed: {msg}"
+            if msg["type"] != "request":
+                continue
+            seat = msg["seat"]
+            assert entry["seat"] == seat == state.current_player
+            assert msg["observation"] == state.observation(seat)
+            assert msg["actions"] == state.legal_actions()
+            assert msg["events"] == state.events[delivered[seat]:]
+            delivered[seat] = len(state.events)
+            pending[seat] = msg["actions"]
+            requests += 1
+        elif entry["type"] == "recv" and entry.get("msg", {}).get("type") == "action":
+            answer = entry["msg"]
+            legal = pending.pop(entry["seat"])
+            state.apply(legal[answer["index"]] if "index" in answer else answer["action"])
+        elif entry["type"] == "auto":
+            state.apply(entry["action"])
+    assert requests == record.requests > 0
+    assert state.is_terminal()
+    assert state.result()["ranking"] == record.ranking and state.result()["scores"] == record.scores
+
+
 # --------------------------------------------------------------------------- harness play
 
 
