@@ -254,3 +254,30 @@ bots:
     assert _processes_with(str(bot)) == []  # every bot was killed on the way out
     out = invoke("run", path, "--no-progress").output
     assert f"played {total - recorded} games" in out and f"{total} done, 0 left" in out
+
+
+def test_strikes_policy_and_sandbox_reach_the_referee(tmp_path: Path) -> None:
+    """With `policy: strikes` a misbehaving bot keeps its seat; `limits.sandbox: bwrap` runs every bot sandboxed."""
+    assert shutil.which("bwrap"), "bubblewrap is needed (.ci/run installs it)"
+    path = league(tmp_path, f"""game: crisps
+policy: strikes
+strikes: 1000
+limits: {{sandbox: bwrap}}
+bots:
+  - {{name: flaky, command: [python3, "{FLAKY}", --every, "4", --kinds, "illegal,garbage"]}}
+  - {{name: random, command: python3 {BOTS}/random_bot.py}}
+""")
+    invoke("run", path, "--no-progress")
+    cfg = load_config(path)
+    with LeagueStore(cfg.store) as store:
+        games = [r[0] for r in store.db.execute("SELECT seq FROM games WHERE status = 'done'")]
+        assert len(games) == 2
+        for seq in games:
+            assert not any(s["forfeited"] for s in store.game_seats(seq))
+            assert len(store.violations(game_seq=seq)) >= 3  # every 4th request, and the game went on
+        assert {r["kind"] for r in store.violations()} <= {"illegal", "malformed"}
+        log = store.game_log(games[0])
+    started = [e for e in log if e.get("type") == "send" and e["msg"].get("type") == "hello"]
+    assert started  # the bots were started for this game (inside bwrap: see the stderr log)
+    logs = list((tmp_path / "t.logs").rglob("*.stderr.log"))
+    assert logs and any("bwrap" in p.read_text(errors="replace") for p in logs)
