@@ -664,6 +664,33 @@ def test_harness_command_in_a_sandbox_leaves_no_process_behind(tmp_path):
     assert not survivors, f"processes {survivors} outlived `harness play`"
 
 
+def test_bots_die_with_a_killed_harness(tmp_path):
+    """SIGKILL to `harness play` mid-game (no cleanup code runs): its bot processes die too,
+    even one that hangs and so never reads the end of its stdin."""
+    bots = [Bot(tmp_path, "hang", "--at", "1"), Bot(tmp_path, "ok")]
+    harness = Path(sys.executable).with_name("harness")
+    argv = [str(harness), "play", "crisps", "--move-ms", "120000"]
+    for bot in bots:
+        argv += ["--bot", " ".join(bot.spec.command)]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not (bots[0].pids("bad") and bots[1].pids("start")):  # seat 0 hangs on its first request
+            assert proc.poll() is None, "harness play ended before the bot hung"
+            assert time.monotonic() < deadline, "the bots never got a request"
+            time.sleep(0.05)
+        proc.kill()
+        proc.wait()
+        for bot in bots:
+            assert not wait_until_gone(bot.pids(), bot.marker), "a bot outlived the harness"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for bot in bots:
+            kill_leftovers(bot.marker)
+
+
 # --------------------------------------------------------------------------- sandbox
 
 
