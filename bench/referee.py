@@ -1,15 +1,18 @@
 """Referee overhead: cost per decision of refereed games vs the bare exchange with the same bots.
 
 Both sides run in one process pinned to one core (bots inherit the affinity), with the same
-persistent random-bot processes (bots/random_bot.py):
+persistent random-bot processes (bots/random_bot.py, one process per seat):
 
 - referee: games played through ``harness.referee.play_game`` (engine, encoding, legality,
-  deadlines, everything), time divided by the number of requests sent to bots;
+  deadlines, everything), divided by the number of requests sent to bots;
 - floor: the same processes fed the request lines of those games, already encoded, by a bare
   loop that only writes a line and reads the answer (no engine, no encoding, no checks).
 
-Prints both in microseconds per decision and their ratio (target <= 1.5). Rounds alternate
-referee and floor so that drift affects both; the median round is reported.
+For each, two measures per decision: wall-clock time, and on-CPU time of the referee and its
+bots (from /proc/PID/schedstat), which other processes on the machine do not inflate. The
+ratio referee/floor is printed for both (target <= 1.5), with the referee's own CPU split into
+the in-process engine cost (legal_actions, observation, apply, forced moves included, measured
+separately) and the rest. Rounds alternate referee and floor; medians are reported.
 
     python bench/referee.py [--games N] [--rounds R] [--cpu C] [GAME ...]
 """
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import statistics
 import sys
 import time
@@ -33,18 +37,41 @@ ROOT = Path(__file__).resolve().parent.parent
 RANDOM_BOT = ROOT / "bots" / "random_bot.py"
 
 
-def referee_round(game, players, specs, pool, config, seeds) -> tuple[float, int]:
+def on_cpu_ns(pid: int) -> int:
+    """Nanoseconds ``pid`` has spent on a CPU (first field of /proc/PID/schedstat)."""
+    with open(f"/proc/{pid}/schedstat") as fh:
+        return int(fh.read().split()[0])
+
+
+class Meter:
+    """Wall time and on-CPU time of this process and the bots, over one measured block."""
+
+    def __init__(self, bot_pids: list[int]) -> None:
+        self.pids = bot_pids
+
+    def __enter__(self) -> "Meter":
+        self.cpu0 = on_cpu_ns(os.getpid())
+        self.bots0 = sum(on_cpu_ns(p) for p in self.pids)
+        self.t0 = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.wall = time.perf_counter() - self.t0
+        self.cpu = (on_cpu_ns(os.getpid()) - self.cpu0) / 1e9
+        self.bots = (sum(on_cpu_ns(p) for p in self.pids) - self.bots0) / 1e9
+
+
+def referee_round(game, specs, pool, config, seeds) -> int:
     requests = 0
-    start = time.perf_counter()
     for seed in seeds:
         record = play_game(game, {}, seed, f"bench-{seed}", specs, pool, config)
         requests += record.requests
         assert not record.violations, record.violations[0]
-    return time.perf_counter() - start, requests
+    return requests
 
 
-def recorded_lines(game, players, specs, pool, seeds) -> list[tuple[int, bytes]]:
-    """(seat, request line) of the games with these seeds, exactly as the referee encodes them."""
+def recorded_lines(game, specs, pool, seeds) -> list[tuple[int, bytes]]:
+    """(seat, request line) of the games with these seeds, encoded exactly as the referee does."""
     config = RefereeConfig(record_messages=True)
     lines = []
     for seed in seeds:
@@ -55,44 +82,68 @@ def recorded_lines(game, players, specs, pool, seeds) -> list[tuple[int, bytes]]
     return lines
 
 
-def floor_round(fds: list[tuple[int, int]], lines: list[tuple[int, bytes]]) -> float:
+def floor_round(fds: list[tuple[int, int]], lines: list[tuple[int, bytes]]) -> None:
     """Write each line to its seat's bot and read the answer: nothing else."""
     write, read = os.write, os.read
-    start = time.perf_counter()
     for seat, line in lines:
         fd_in, fd_out = fds[seat]
         write(fd_in, line)
         data = read(fd_out, 65536)
         while not data.endswith(b"\n"):
             data += read(fd_out, 65536)
-    return time.perf_counter() - start
 
 
-def bench_game(name: str, n_games: int, rounds: int) -> tuple[float, float, int]:
+def engine_us(game, players, seeds) -> float:
+    """In-process engine work per request (random play, same seeds): what the floor does not do."""
+    chooser = random.Random(0)
+    requests = 0
+    start = time.perf_counter()
+    for seed in seeds:
+        state = game.new_state(players, seed, {})
+        while not state.is_terminal():
+            legal = state.legal_actions()
+            if len(legal) > 1:
+                state.observation(state.current_player)
+                requests += 1
+            state.apply(legal[chooser.randrange(len(legal))])
+    return (time.perf_counter() - start) / requests * 1e6
+
+
+def bench_game(name: str, n_games: int, rounds: int) -> dict[str, float]:
     game = get_game(name)
     players = game.min_players
-    # distinct specs (one process per seat), each bot seeded
-    specs = [BotSpec(name=f"random-{s}", command=("python3", str(RANDOM_BOT), "--seed", str(s))) for s in range(players)]
+    specs = [BotSpec(name=f"random-{s}", command=("python3", str(RANDOM_BOT), "--seed", str(s)))
+             for s in range(players)]
     config = RefereeConfig()
     seeds = list(range(1000, 1000 + n_games))
+    rows: dict[str, list[float]] = {k: [] for k in ("ref", "floor", "ref_cpu", "floor_cpu", "ref_self", "floor_self",
+                                                    "engine")}
     with BotPool(config) as pool:
-        referee_round(game, players, specs, pool, config, seeds[:2])  # start the processes, warm up
-        lines = recorded_lines(game, players, specs, pool, seeds)
-        # the processes the pool holds for this config, in seat order
+        referee_round(game, specs, pool, config, seeds[:2])  # start the processes, warm up
+        lines = recorded_lines(game, specs, pool, seeds)
         procs = sorted((p for p in pool.processes() if p.key[2:] == (config.time, config.limits)),
                        key=lambda p: p.spec.name)
         fds = [(p._in, p._out) for p in procs]
-        ref_us, floor_us = [], []
+        pids = [p.pid for p in procs]
         for _ in range(rounds):
-            elapsed, requests = referee_round(game, players, specs, pool, config, seeds)
-            ref_us.append(elapsed / requests * 1e6)
-            for fd_in, fd_out in fds:
+            with Meter(pids) as m:
+                requests = referee_round(game, specs, pool, config, seeds)
+            rows["ref"].append(m.wall / requests * 1e6)
+            rows["ref_cpu"].append((m.cpu + m.bots) / requests * 1e6)
+            rows["ref_self"].append(m.cpu / requests * 1e6)
+            for _, fd_out in fds:
                 os.set_blocking(fd_out, True)
-            elapsed = floor_round(fds, lines)
-            for fd_in, fd_out in fds:
+            with Meter(pids) as m:
+                floor_round(fds, lines)
+            for _, fd_out in fds:
                 os.set_blocking(fd_out, False)
-            floor_us.append(elapsed / len(lines) * 1e6)
-    return statistics.median(ref_us), statistics.median(floor_us), len(lines)
+            rows["floor"].append(m.wall / len(lines) * 1e6)
+            rows["floor_cpu"].append((m.cpu + m.bots) / len(lines) * 1e6)
+            rows["floor_self"].append(m.cpu / len(lines) * 1e6)
+            rows["engine"].append(engine_us(game, players, seeds))
+    out = {k: statistics.median(v) for k, v in rows.items()}
+    out["decisions"] = len(lines)
+    return out
 
 
 def main() -> None:
@@ -101,21 +152,25 @@ def main() -> None:
     parser.add_argument("--games", dest="n_games", type=int, default=20, help="games per round")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--cpu", type=int, default=0, help="core to pin the referee and its bots to")
-    parser.add_argument("--toy", action="store_true", help="also measure the toy game of the tests")
     args = parser.parse_args()
     pin_to_cpu(args.cpu)
-    names = args.games or list(GAMES)
-    print(f"{'game':<10} {'players':>7} {'decisions':>9} {'referee us':>11} {'floor us':>9} {'ratio':>6} {'target':>7}")
-    for name in names:
+    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; us per decision, median of "
+          f"{args.rounds} rounds of {args.n_games} games")
+    print(f"{'game':<10} {'decisions':>9} | {'wall: referee':>13} {'floor':>6} {'ratio':>6} | "
+          f"{'cpu: referee':>12} {'floor':>6} {'ratio':>6} | {'referee self':>12} {'engine':>6} {'floor self':>10}")
+    for name in args.games or list(GAMES):
         try:
             get_game(name)
         except ImportError as exc:
             print(f"{name:<10} skipped: {exc}", file=sys.stderr)
             continue
-        ref, floor, n = bench_game(name, args.n_games, args.rounds)
-        ratio = ref / floor
-        print(f"{name:<10} {get_game(name).min_players:>7} {n:>9} {ref:>11.1f} {floor:>9.1f} {ratio:>6.2f} "
-              f"{'ok' if ratio <= 1.5 else 'OVER':>7}")
+        r = bench_game(name, args.n_games, args.rounds)
+        wall_ratio = r["ref"] / r["floor"]
+        cpu_ratio = r["ref_cpu"] / r["floor_cpu"]
+        print(f"{name:<10} {r['decisions']:>9.0f} | {r['ref']:>13.1f} {r['floor']:>6.1f} {wall_ratio:>6.2f} | "
+              f"{r['ref_cpu']:>12.1f} {r['floor_cpu']:>6.1f} {cpu_ratio:>6.2f} | {r['ref_self']:>12.1f} "
+              f"{r['engine']:>6.1f} {r['floor_self']:>10.1f}")
+    print("target: ratio <= 1.5")
 
 
 if __name__ == "__main__":

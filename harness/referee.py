@@ -35,6 +35,7 @@ _KILLING_KINDS = frozenset({"timeout", "oversize", "crash"})
 _CODE_KIND = {TIMEOUT: "timeout", CRASH: "crash", OVERSIZE: "oversize"}
 _RECEIVED_BYTES = 500
 _dumps = orjson.dumps
+APPEND_NEWLINE = orjson.OPT_APPEND_NEWLINE
 
 
 @dataclass(frozen=True)
@@ -431,7 +432,7 @@ def play_game(game: Game, options: dict, seed: int, game_id: str, seats: Sequenc
             budget_ms = move_ms + bank[seat]
             msg = {"type": "request", "id": request_id, "seat": seat, "observation": state.observation(seat),
                    "actions": legal, "events": new_events, "time_left_ms": budget_ms}
-            line = dumps(msg) + b"\n"
+            line = dumps(msg, option=APPEND_NEWLINE)
             if record:
                 table.sent(seat, msg)
             sent_at = monotonic()
