@@ -255,6 +255,8 @@ CASES = [
     ("illegal", (), "illegal", {}),
     ("badindex", (), "illegal", {}),
     ("bigline", (), "oversize", {}),
+    ("longline", (), "oversize", {}),
+    ("notobject", (), "malformed", {}),
     ("exit", (), "crash", {}),
     ("closeout", (), "crash", {}),
     ("fork", (), "crash", {}),

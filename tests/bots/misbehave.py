@@ -20,6 +20,8 @@ Modes (the violation kind a referee should record is in brackets):
   illegal     answers an action that was not offered                       [illegal]
   badindex    answers an index past the end of the offered list            [illegal]
   bigline     writes a 100 MB line without a newline, then sleeps          [oversize]
+  longline    writes a 2 MiB line with its newline, then plays on          [oversize]
+  notobject   answers valid JSON that is not an object (a list)            [malformed]
   stderr      writes 50 MB to stderr, then answers correctly               [none: stderr is only logged, capped]
   exit        exits with status 3                                          [crash]
   closeout    closes its stdout and keeps running                          [crash]
@@ -46,7 +48,7 @@ import random
 import sys
 import time
 
-MODES = ("ok hang slow garbage shape illegal badindex bigline stderr exit closeout fork forksetsid escape daemon forkplay "
+MODES = ("ok hang slow garbage shape notobject illegal badindex bigline longline stderr exit closeout fork forksetsid escape daemon forkplay "
          "deep badutf8 wrongid early noready mute memory").split()
 
 
@@ -173,6 +175,10 @@ def main() -> int:
             send_json(good)
         elif mode == "garbage":
             send(b"this is not json {\n")
+        elif mode == "notobject":
+            send_json(["action", rid, 0])
+        elif mode == "longline":
+            send(json.dumps({"type": "action", "id": rid, "index": 0, "pad": "y" * (2 << 20)}).encode() + b"\n")
         elif mode == "shape":
             send_json({"type": "action", "id": rid})
         elif mode == "illegal":
