@@ -213,7 +213,7 @@ def load_config(path: str | os.PathLike[str], *, rounds: int | None = None, work
 def parse_config(data: Any, shown: str, *, base_dir: Path, rounds: int | None = None,
                  workers: int | None = None) -> LeagueConfig:
     """Check an already-parsed config mapping (``shown`` is the file name used in messages)."""
-    from harness.games import GAMES, InvalidOptions  # imported here: engines load lazily
+    from harness.games import GAMES  # imported here: engines load lazily
 
     c = _Checker(shown)
     if not isinstance(data, dict):

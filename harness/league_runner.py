@@ -21,7 +21,6 @@ import multiprocessing as mp
 import os
 import queue
 import signal
-import sys
 import time
 import traceback
 from dataclasses import dataclass
@@ -170,7 +169,7 @@ def _worker_main(index: int, cpu: int | None, setup: _WorkerSetup, tasks: Any, r
                 if os.getppid() != parent_pid:  # the runner died (kill -9): stop, killing our bots
                     return
                 continue
-            if task is None:
+            if task is None or os.getppid() != parent_pid:
                 return
             seq, gid, seed, version_ids = task
             if stop.is_set():
@@ -230,7 +229,7 @@ def run_league(config: LeagueConfig, *, players: Players | None = None, progress
         if not pending:
             return summary
         log_dir = str(Path(config.store).with_suffix("").as_posix() + ".logs")
-        referee_config = players_config(config, log_dir, players)
+        referee_config = build_referee_config(config, log_dir)
         specs = bot_specs(config, version_ids)
         setup = _WorkerSetup(game=config.game, options=config.options, referee_config=referee_config,
                              specs=specs, players=players)
@@ -240,16 +239,6 @@ def run_league(config: LeagueConfig, *, players: Players | None = None, progress
         return summary
     finally:
         store.close()
-
-
-def players_config(config: LeagueConfig, log_dir: str, players: Players) -> Any:
-    """The referee config (a plain dict for a fake referee when harness.referee is missing)."""
-    try:
-        return build_referee_config(config, log_dir)
-    except ImportError:
-        if players.play is _referee_play:
-            raise
-        return {"time": config.time, "limits": config.limits, "strikes": config.strikes, "log_dir": log_dir}
 
 
 def _run_workers(config: LeagueConfig, store: LeagueStore, setup: _WorkerSetup, pending: Sequence[Any],
