@@ -52,6 +52,7 @@ __all__ = ["BotSpec", "TimeControls", "ResourceLimits", "BotProcess", "StderrLog
            "OK", "TIMEOUT", "CRASH", "OVERSIZE"]
 
 MIB = 1 << 20
+_WRAPPERS = frozenset({"bwrap", "unshare"})
 TOKEN_VAR = "TABLEBOTS_BOT_TOKEN"
 STDERR_TAIL_BYTES = 2048
 
@@ -357,6 +358,7 @@ class BotProcess:
         self.name_from_bot: str | None = None
         self.pipes: tuple[str, ...] = ()
         self._tail = b""
+        self._wrapped = False
         self._cap = limits.max_line_bytes
         self._buf = bytearray()
         self._popen: subprocess.Popen | None = None
@@ -380,9 +382,11 @@ class BotProcess:
         if self.limits.sandbox == "bwrap":
             check_sandbox(self.limits)
             argv = bwrap_command(argv, cwd, self.spec.cwd)
+            self._wrapped = True
         elif self.limits.pid_namespace:
             check_sandbox(self.limits)
             argv = [*unshare_pid_prefix(), *argv]
+            self._wrapped = True
         env = dict(os.environ)
         env[TOKEN_VAR] = self.token
         self.started_at = time.monotonic()
@@ -561,6 +565,10 @@ class BotProcess:
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
+                if self._wrapped and not self._stdout_holders():
+                    # the wrapper (unshare, bwrap) keeps a copy of the pipe, so no end-of-file came
+                    self.detail = "closed its stdout (seen at the deadline)"
+                    return CRASH, b""
                 self.detail = "no complete line before the deadline"
                 return TIMEOUT, b""
             for fd, ev in poll(left * 1000.0 + 0.5):
@@ -611,6 +619,24 @@ class BotProcess:
         if waiter.poll(wait * 1000):
             return self.exit_status()
         return None
+
+    def _stdout_holders(self) -> list[int]:
+        """Processes other than the referee and the wrapper that hold the bot's stdout pipe."""
+        target = self.pipes[1] if len(self.pipes) > 1 else None
+        holders = []
+        me = os.getpid()
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) == me:
+                continue
+            try:
+                with open(f"/proc/{entry}/comm") as fh:
+                    if fh.read().strip() in _WRAPPERS:
+                        continue
+            except OSError:
+                continue
+            if _is_remnant(int(entry), (), frozenset((target,))):
+                holders.append(int(entry))
+        return holders
 
     def _note_exit(self) -> None:
         if not self._exited:
