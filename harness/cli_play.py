@@ -133,7 +133,7 @@ class JsonLog:
 
 
 stderr_dir_option = click.option(
-    "--stderr-dir", type=click.Path(file_okay=False), default=None,
+    "--stderr-dir", type=click.Path(file_okay=False), default=None, metavar="DIR",
     help="Write each bot's stderr to DIR/<bot>.stderr.log (capped, rotating). Without it only the "
          "tail is kept, and shown with violations.")
 
@@ -168,7 +168,9 @@ def play(game: Game, bots: tuple[str, ...], seed: int, n_games: int, options: di
     Bots talk JSON lines over stdin/stdout (protocol.md); a leading `python`/`python3` runs
     with the harness's own interpreter. The bot processes stay alive across the games. Example:
 
-        harness play crisps --bot 'python3 bots/random_bot.py' --bot 'node bots/random_bot.js' --games 3
+    \b
+        harness play crisps --bot 'python3 bots/random_bot.py' \\
+                            --bot 'node bots/random_bot.js' --games 3 --log games.jsonl
     """
     commands = [parse_bot(b) for b in bots]
     _checked_players(game, len(commands))
@@ -234,6 +236,7 @@ def check_bot(game: Game, command: str, players: int | None, seed: int, n_games:
     its decision latency (median, p99) and every violation it committed. Exits with status 1
     if it committed any. Example:
 
+    \b
         harness check-bot dominoes 'python3 mybot.py'
     """
     argv = parse_bot(command, param_hint="'CMD'")
