@@ -390,7 +390,7 @@ def test_time_bank_pays_for_slow_moves(tmp_path, bot):
 
 def test_timeout_kills_and_forfeits(tmp_path, bot):
     hang = bot("hang", at="1")
-    cfg = config(tmp_path, move_ms=200)
+    cfg = config(tmp_path, move_ms=500)  # long enough for the good bot on a busy machine
     with BotPool(cfg) as pool:
         record = play_game(TOY, {}, 1, "g-t", [bot("ok"), hang], pool, cfg)
     assert [v["kind"] for v in record.violations] == ["timeout"]
