@@ -112,7 +112,10 @@ class JsonLog:
     """``--log FILE``: one JSON object per line: a game header, every log entry, the result."""
 
     def __init__(self, path: str | None) -> None:
-        self._fh = open(path, "wb") if path else None
+        try:
+            self._fh = open(path, "wb") if path else None
+        except OSError as exc:
+            raise click.BadParameter(f"cannot write {path!r}: {exc.strerror or exc}", param_hint="'--log'") from None
 
     def write_game(self, record: GameRecord) -> None:
         fh = self._fh

@@ -51,6 +51,7 @@ def test_help(command):
     (["play", GAME, "--bot", RANDOM], "--bot"),  # one seat is too few
     (["play", GAME, "--bot", RANDOM, "--bot", RANDOM, "-o", "no_such_option=1"], "no_such_option"),
     (["play", GAME, "--bot", RANDOM, "--bot", RANDOM, "--move-ms", "0"], "--move-ms"),
+    (["play", GAME, "--bot", RANDOM, "--bot", RANDOM, "--log", "/nonexistent-dir/x.jsonl"], "--log"),
     (["check-bot", GAME, "no-such-program-xyz"], "CMD"),
     (["check-bot", GAME, RANDOM, "--players", "9"], "--players"),
 ])
