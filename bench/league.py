@@ -11,7 +11,9 @@
    whole `harness table` command.
 
 Games per second are measured from the first recorded game to the last, so the one-off start of
-the worker processes does not count. Run: python bench/league.py [--rounds N] [--quick]
+the worker processes does not count. The machines are shared and noisy: each figure is the best
+of ``--repeat`` runs (default 3), measured alternately, and every run is printed.
+Run: python bench/league.py [--rounds N] [--repeat N] [--quick] [--parts 1,2,3]
 """
 
 from __future__ import annotations
@@ -64,13 +66,20 @@ def games_per_second(config: LeagueConfig, *, fresh: bool = False, workers: int 
     return (len(stamps) - 1) / (stamps[-1] - stamps[0]), len(stamps)
 
 
-def persistent_vs_fresh(dir_: Path, label: str, options: str, rounds: int, fresh_rounds: int) -> None:
+def persistent_vs_fresh(dir_: Path, label: str, options: str, rounds: int, fresh_rounds: int, repeat: int) -> None:
     cfg = load_config(league_file(dir_, f"bench-{label}", options, rounds))
     fresh_cfg = load_config(league_file(dir_, f"bench-{label}-fresh", options, fresh_rounds))
-    persistent, n1 = games_per_second(cfg)
-    fresh, n2 = games_per_second(fresh_cfg, fresh=True)
+    runs_p, runs_f = [], []
+    for _ in range(repeat):
+        persistent, n1 = games_per_second(cfg)
+        fresh, n2 = games_per_second(fresh_cfg, fresh=True)
+        runs_p.append(persistent)
+        runs_f.append(fresh)
+    persistent, fresh = max(runs_p), max(runs_f)
     print(f"{label:<12} {cfg.workers:>7} {n1:>7} {persistent:>13.1f} {n2:>7} {fresh:>13.1f} "
           f"{persistent / fresh:>7.1f}  {'ok' if persistent / fresh >= 10 else 'below 10'}")
+    print(f"{'':<12} runs: persistent {', '.join(f'{x:.1f}' for x in runs_p)}; "
+          f"fresh {', '.join(f'{x:.1f}' for x in runs_f)}")
 
 
 def synthesize(store_path: Path, n_games: int, n_bots: int = 20) -> LeagueConfig:
@@ -104,6 +113,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="smaller leagues (a rough check)")
     parser.add_argument("--table-games", type=int, default=100_000)
     parser.add_argument("--parts", default="1,2,3", help="which measurements to run, e.g. 3")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each league measurement (best is kept)")
     args = parser.parse_args()
     rounds = 10 if args.quick else args.rounds
     cores = default_workers()
@@ -111,31 +121,38 @@ def main() -> None:
         dir_ = Path(tmp)
         parts = set(args.parts.split(","))
         if "1" in parts:
-            part1(dir_, rounds, cores)
+            part1(dir_, rounds, cores, args.repeat)
         if "2" in parts:
-            part2(dir_, rounds, cores)
+            part2(dir_, rounds, cores, args.repeat)
         if "3" in parts:
             part3(dir_, args.table_games)
 
 
-def part1(dir_: Path, rounds: int, cores: int) -> None:
+def part1(dir_: Path, rounds: int, cores: int, repeat: int) -> None:
     """Persistent bot processes vs a fresh set per game."""
     print(f"1. persistent bot processes vs a fresh set per game, {cores} workers (Crisps: greedy, "
           f"random-py, random-js)")
     print(f"{'games':<12} {'workers':>7} {'games':>7} {'persistent/s':>13} {'games':>7} {'fresh/s':>13} "
           f"{'ratio':>7}")
-    persistent_vs_fresh(dir_, "short", "{max_turns: 12}", rounds * 5, max(2, rounds // 2))
-    persistent_vs_fresh(dir_, "full", "{}", rounds, max(2, rounds // 2))
+    persistent_vs_fresh(dir_, "short", "{max_turns: 12}", rounds * 5, max(2, rounds // 2), repeat)
+    persistent_vs_fresh(dir_, "full", "{}", rounds, max(2, rounds // 2), repeat)
 
 
-def part2(dir_: Path, rounds: int, cores: int) -> None:
+def part2(dir_: Path, rounds: int, cores: int, repeat: int) -> None:
     """Speed-up from 1 worker to one per core."""
     print("\n2. speed-up from 1 worker to", cores, "(persistent processes, full games)")
     cfg = load_config(league_file(dir_, "bench-scale", "{}", rounds))
-    one, n = games_per_second(cfg, workers=1)
-    many, _ = games_per_second(cfg, workers=cores)
+    ones, manys = [], []
+    for _ in range(repeat):
+        one, n = games_per_second(cfg, workers=1)
+        many, _ = games_per_second(cfg, workers=cores)
+        ones.append(one)
+        manys.append(many)
+    one, many = max(ones), max(manys)
     print(f"   1 worker: {one:.1f} games/s; {cores} workers: {many:.1f} games/s; speed-up {many / one:.2f} "
           f"({n} games; target >= 1.8 on 2 cores)")
+    print(f"   runs: 1 worker {', '.join(f'{x:.1f}' for x in ones)}; {cores} workers "
+          f"{', '.join(f'{x:.1f}' for x in manys)}")
 
 
 def part3(dir_: Path, table_games: int) -> None:

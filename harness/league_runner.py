@@ -6,9 +6,11 @@ than across cores here). Workers only play; the parent alone writes the store, r
 game and advancing the ratings in one transaction, so a killed runner loses only games in
 flight and a re-run plays exactly the games still pending.
 
-Ctrl-C: the parent stops dispatching, waits a few seconds for games in flight (recording those
-that finish), then stops the workers, which close their bot pools (killing every bot tree).
-Workers ignore SIGINT and exit by themselves if the parent dies (``kill -9``).
+Each worker has one pipe to the parent: games go down it (two ahead, so a worker never waits),
+results come back (the log already compressed by the worker). Ctrl-C: the parent stops
+dispatching, waits a few seconds for games in flight (recording those that finish), then stops
+the workers, which close their bot pools (killing every bot tree). Workers ignore SIGINT and
+exit by themselves when their pipe closes because the parent died (``kill -9``).
 
 The game-playing function and the bot-pool factory are parameters (:class:`Players`), so the
 runner is tested with a fake referee and benchmarked with one fresh pool per game.
@@ -18,8 +20,8 @@ from __future__ import annotations
 
 import dataclasses
 import multiprocessing as mp
+import multiprocessing.connection as mp_connection
 import os
-import queue
 import signal
 import time
 import traceback
@@ -136,9 +138,13 @@ def bot_specs(config: LeagueConfig, version_ids: dict[str, int]) -> dict[int, An
 # the worker process
 
 
-def _worker_main(index: int, cpu: int | None, setup: _WorkerSetup, tasks: Any, results: Any, stop: Any,
-                 parent_pid: int) -> None:
-    """Play tasks ``(seq, game_id, seed, version_ids)`` until a ``None``; report to ``results``."""
+def _worker_main(index: int, cpu: int | None, setup: _WorkerSetup, conn: Any, stop: Any) -> None:
+    """Play the tasks ``(seq, game_id, seed, version_ids)`` received on ``conn`` until ``None``.
+
+    Answers each with ``("done", seq, GameOutcome)``, ``("error", seq, text)`` or, once ``stop``
+    is set, ``("skipped", seq, None)``. Exits when the runner's end of the pipe closes (the
+    runner died), closing its bot pool on the way out.
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's business
 
     def on_term(signum: int, frame: Any) -> None:
@@ -164,16 +170,14 @@ def _worker_main(index: int, cpu: int | None, setup: _WorkerSetup, tasks: Any, r
     try:
         while True:
             try:
-                task = tasks.get(timeout=1.0)
-            except queue.Empty:
-                if os.getppid() != parent_pid:  # the runner died (kill -9): stop, killing our bots
-                    return
-                continue
-            if task is None or os.getppid() != parent_pid:
+                task = conn.recv()
+            except (EOFError, OSError):  # the runner is gone (kill -9): stop, killing our bots
+                return
+            if task is None:
                 return
             seq, gid, seed, version_ids = task
             if stop.is_set():
-                results.put(("skipped", seq, None))
+                conn.send(("skipped", seq, None))
                 continue
             seats = [setup.specs[v] for v in version_ids]
             try:
@@ -182,9 +186,13 @@ def _worker_main(index: int, cpu: int | None, setup: _WorkerSetup, tasks: Any, r
                         record = players.play(game, setup.options, seed, gid, seats, fresh_pool, referee_config)
                 else:
                     record = players.play(game, setup.options, seed, gid, seats, pool, referee_config)
-                results.put(("done", seq, outcome_from_record(record)))
+                message = ("done", seq, outcome_from_record(record))
             except Exception:  # a harness bug (play_game never raises because of a bot): report it
-                results.put(("error", seq, f"{gid}: {traceback.format_exc(limit=8)}"))
+                message = ("error", seq, f"{gid}: {traceback.format_exc(limit=8)}")
+            try:
+                conn.send(message)
+            except (BrokenPipeError, OSError):
+                return
     finally:
         if pool is not None:
             pool.close()
@@ -241,48 +249,60 @@ def run_league(config: LeagueConfig, *, players: Players | None = None, progress
         store.close()
 
 
+class _Worker:
+    """The parent's handle on one worker process: its process, its pipe end, its games in flight."""
+
+    def __init__(self, process: Any, conn: Any) -> None:
+        self.process = process
+        self.conn = conn
+        self.in_flight = 0
+        self.alive = True
+
+
 def _run_workers(config: LeagueConfig, store: LeagueStore, setup: _WorkerSetup, pending: Sequence[Any],
                  n_workers: int, summary: RunSummary, progress: bool, grace_seconds: float, pin: bool,
                  on_game: Callable[[int, GameOutcome], None] | None) -> None:
-    # spawn: no fork of a process that may hold threads or open sqlite handles, and the worker's
-    # parent is this process, so a worker can tell when the runner was killed.
+    # spawn: never fork a process that may hold threads or an open SQLite handle.
     ctx = mp.get_context("spawn")
-    tasks = ctx.Queue()
-    results = ctx.Queue()
     stop = ctx.Event()
     cpus = _cpus() if pin else []
-    workers = []
+    workers: list[_Worker] = []
     old_handler = signal.signal(signal.SIGINT, signal.SIG_IGN)  # children start with SIGINT ignored
     try:
         for i in range(n_workers):
             cpu = cpus[i % len(cpus)] if cpus else None
+            parent_end, child_end = ctx.Pipe(duplex=True)
             p = ctx.Process(target=_worker_main, name=f"league-worker-{i}",
-                            args=(i, cpu, setup, tasks, results, stop, os.getpid()), daemon=True)
+                            args=(i, cpu, setup, child_end, stop), daemon=True)
             p.start()
-            workers.append(p)
+            child_end.close()  # the worker holds the only other end: its death closes the pipe
+            workers.append(_Worker(p, parent_end))
     finally:
         signal.signal(signal.SIGINT, old_handler)
 
     bar = _progress_bar(len(pending), progress, config.name)
     start = time.perf_counter()
     next_task = 0
-    in_flight = 0
-    ahead = AHEAD_PER_WORKER * n_workers
+    by_conn = {w.conn: w for w in workers}
 
     def dispatch() -> None:
-        nonlocal next_task, in_flight
+        nonlocal next_task
         if len(summary.errors) >= MAX_ERRORS:
             return  # something is broken in the harness: let the games in flight end, then stop
-        while next_task < len(pending) and in_flight < ahead:
-            g = pending[next_task]
-            tasks.put((g.seq, g.game_id, g.seed, g.version_ids))
-            next_task += 1
-            in_flight += 1
+        for w in workers:
+            while w.alive and w.in_flight < AHEAD_PER_WORKER and next_task < len(pending):
+                g = pending[next_task]
+                try:
+                    w.conn.send((g.seq, g.game_id, g.seed, g.version_ids))
+                except OSError:
+                    w.alive = False
+                    break
+                next_task += 1
+                w.in_flight += 1
 
-    def handle(message: tuple[str, int, Any]) -> None:
-        nonlocal in_flight
+    def handle(w: _Worker, message: tuple[str, int, Any]) -> None:
         kind, seq, payload = message
-        in_flight -= 1
+        w.in_flight -= 1
         if kind == "done":
             with store.transaction():
                 if store.record(seq, payload):
@@ -301,19 +321,26 @@ def _run_workers(config: LeagueConfig, store: LeagueStore, setup: _WorkerSetup, 
                 bar.write(f"error (game left pending): {payload.strip().splitlines()[-1]}")
             summary.gave_up = len(summary.errors) >= MAX_ERRORS
 
+    def busy() -> list[_Worker]:
+        return [w for w in workers if w.alive and w.in_flight]
+
+    def receive(timeout: float) -> None:
+        """Handle what the workers sent within ``timeout``; notice workers that died."""
+        for conn in mp_connection.wait([w.conn for w in busy()], timeout):
+            w = by_conn[conn]
+            try:
+                message = conn.recv()
+            except (EOFError, OSError):
+                w.alive = False
+                summary.errors.append(f"worker {w.process.name} died (exit code {w.process.exitcode}) with "
+                                      f"{w.in_flight} games in flight; they stay pending: run again to play them")
+                continue
+            handle(w, message)
+
     try:
         dispatch()
-        while in_flight:
-            try:
-                message = results.get(timeout=0.5)
-            except queue.Empty:
-                dead = [p for p in workers if not p.is_alive()]
-                if dead:
-                    summary.errors.append(f"worker {dead[0].name} died (exit code {dead[0].exitcode}); "
-                                          f"finished games are recorded, run again to resume")
-                    break
-                continue
-            handle(message)
+        while busy():
+            receive(1.0)
             dispatch()
     except KeyboardInterrupt:
         summary.interrupted = True
@@ -323,42 +350,38 @@ def _run_workers(config: LeagueConfig, store: LeagueStore, setup: _WorkerSetup, 
                       f"to drop them)")
         deadline = time.monotonic() + grace_seconds
         try:
-            while in_flight and time.monotonic() < deadline:
-                try:
-                    handle(results.get(timeout=max(0.05, deadline - time.monotonic())))
-                except queue.Empty:
-                    break
+            while busy() and time.monotonic() < deadline:
+                receive(max(0.05, deadline - time.monotonic()))
         except KeyboardInterrupt:
             pass
-        summary.dropped_in_flight = in_flight
+        summary.dropped_in_flight = sum(w.in_flight for w in workers if w.alive)
     finally:
         summary.seconds = time.perf_counter() - start
         if bar is not None:
             bar.close()
-        _stop_workers(workers, tasks)
-        tasks.close()
-        results.close()
+        _stop_workers(workers)
     if summary.interrupted:
         raise LeagueInterrupted(summary)
 
 
-def _stop_workers(workers: list[Any], tasks: Any) -> None:
-    for _ in workers:
+def _stop_workers(workers: list[_Worker]) -> None:
+    for w in workers:
         try:
-            tasks.put(None)
-        except (ValueError, OSError):
+            w.conn.send(None)
+        except OSError:
             pass
     deadline = time.monotonic() + 3.0
-    for p in workers:
-        p.join(max(0.0, deadline - time.monotonic()))
-    for p in workers:
-        if p.is_alive():
-            p.terminate()  # SIGTERM: the worker closes its pool (kills its bots) and exits
-    for p in workers:
-        p.join(3.0)
-        if p.is_alive():
-            p.kill()
-            p.join(1.0)
+    for w in workers:
+        w.process.join(max(0.0, deadline - time.monotonic()))
+    for w in workers:
+        if w.process.is_alive():
+            w.process.terminate()  # SIGTERM: the worker closes its pool (kills its bots) and exits
+    for w in workers:
+        w.process.join(3.0)
+        if w.process.is_alive():
+            w.process.kill()
+            w.process.join(1.0)
+        w.conn.close()
 
 
 def _progress_bar(total: int, enabled: bool, name: str) -> Any:

