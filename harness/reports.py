@@ -217,7 +217,7 @@ def format_replay(game: Any, options: dict[str, Any], game_row: Any, seats: Sequ
                 break
             out.append(state.render())
     out.append("")
-    ranks = ", ".join(f"{names[s['seat']]}: rank {s['rank'] + 1}, score {s['score']}"
+    ranks = "; ".join(f"{names[s['seat']]}: rank {s['rank'] + 1}, score {s['score']}"
                       + (" (forfeited)" if s["forfeited"] else "") for s in seats)
     out.append(f"result ({game_row['ended_by']}): {ranks}")
     for v in violations:
