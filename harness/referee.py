@@ -437,10 +437,7 @@ def play_game(game: Game, options: dict, seed: int, game_id: str, seats: Sequenc
                 table.sent(seat, msg)
             sent_at = monotonic()
             deadline = sent_at + budget_ms / 1000
-            code = proc.write(line, deadline)
-            data = b""
-            if code == OK:
-                code, data = proc.read_line(deadline)
+            code, data = proc.exchange(line, deadline)
             took_ms = (monotonic() - sent_at) * 1000
             if code == OK:
                 if record:

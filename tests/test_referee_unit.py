@@ -585,3 +585,22 @@ def test_bots_die_with_the_referee_even_if_it_is_killed(tmp_path):
     else:
         os.kill(pid, signal.SIGKILL)
         pytest.fail("the bot outlived its referee")
+
+
+def test_exchange_handles_split_joined_and_oversize_answers(tmp_path):
+    proc = start_script(tmp_path, """
+        import sys, time
+        out = sys.stdout
+        sys.stdin.readline(); out.write("one\\ntwo\\n"); out.flush()       # two lines in one write
+        sys.stdin.readline(); out.write("thr"); out.flush(); time.sleep(0.05); out.write("ee\\n"); out.flush()
+        sys.stdin.readline(); out.write("x" * 3000); out.flush(); time.sleep(60)
+    """, max_line_bytes=1000)
+    try:
+        deadline = time.monotonic() + 10
+        assert proc.exchange(b"q1\n", deadline) == (OK, b"one")
+        assert proc.pending_output() == b"two\n"  # the extra line is output nobody asked for
+        assert proc.exchange(b"q2\n", deadline) == (OK, b"three")
+        code, data = proc.exchange(b"q3\n", deadline)
+        assert code == OVERSIZE and data == b"x" * 200
+    finally:
+        proc.kill()
