@@ -164,8 +164,11 @@ class LeagueStore:
         self.path = Path(path)
         if not create and not self.path.exists():
             raise StoreError(f"{self.path}: no such store (run the league first: harness run CONFIG)")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreError(f"{self.path}: cannot open the store ({exc})") from None
         self.db.row_factory = sqlite3.Row
         try:
             self.db.execute("PRAGMA journal_mode=WAL")

@@ -158,3 +158,14 @@ def test_the_shipped_leagues_load() -> None:
     for path in shipped:
         cfg = load_config(path)
         assert len(cfg.bots) >= 2, path
+
+
+def test_an_unusable_store_is_one_clear_line(league_dir: Path) -> None:
+    (league_dir / "a-directory").mkdir()
+    (league_dir / "not-a-db").write_text("garbage")
+    for store, words in (("a-directory", "cannot open the store"), ("not-a-db", "not a league store")):
+        path = write(league_dir, GOOD + f"store: {league_dir / store}\n")
+        result = run_cli(path)
+        assert result.exit_code == 2, result.output
+        assert result.output.strip() == f"Error: {league_dir / store}: " + result.output.split(": ", 2)[2].strip()
+        assert words in result.output and "Traceback" not in result.output
