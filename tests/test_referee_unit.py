@@ -604,3 +604,19 @@ def test_exchange_handles_split_joined_and_oversize_answers(tmp_path):
         assert code == OVERSIZE and data == b"x" * 200
     finally:
         proc.kill()
+
+
+def test_a_bot_that_stops_reading_cannot_block_the_referee(tmp_path):
+    """A request bigger than the pipe buffer, to a bot that never reads: the write gives up at the deadline."""
+    proc = start_script(tmp_path, """
+        import sys, time
+        sys.stderr.write("e" * 200_000); sys.stderr.flush()   # and floods stderr meanwhile
+        time.sleep(60)
+    """)
+    try:
+        start = time.monotonic()
+        code, _ = proc.exchange(b"x" * 1_000_000 + b"\n", start + 2.0)
+        assert code == TIMEOUT and "stdin" in proc.detail
+        assert proc.stderr_tail() == "e" * 2048  # stderr was drained while waiting
+    finally:
+        proc.kill()
