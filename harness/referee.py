@@ -387,7 +387,6 @@ def play_game(game: Game, options: dict, seed: int, game_id: str, seats: Sequenc
         requests = 0
         procs = table.procs
         forfeited = table.forfeited
-        events = state.events
         monotonic = time.monotonic
         dumps = _dumps
         while not state.is_terminal():
@@ -405,9 +404,8 @@ def play_game(game: Game, options: dict, seed: int, game_id: str, seats: Sequenc
                 state.apply(action)
                 table.decision += 1
                 continue
-            proc = procs[seat]
-            if proc is None and not table.restart(seat):
-                proc = None
+            if procs[seat] is None:
+                table.restart(seat)  # killed earlier, strikes left: a new process (a failure is a violation)
             proc = procs[seat]
             if proc is not None:
                 pending = proc.pending_output()
