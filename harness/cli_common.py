@@ -71,7 +71,7 @@ strikes_option = click.option(
 sandbox_option = click.option(
     "--sandbox", type=click.Choice(["none", "bwrap"]), default=None,
     help="Run every bot under bubblewrap: no network, read-only filesystem except its own "
-         "directory [default: none].")
+         "directory (its cwd; `harness play` gives none, so nothing is writable) [default: none].")
 
 
 def checked_options(game: Game, options: dict[str, Any]) -> dict[str, Any]:
