@@ -108,7 +108,7 @@ class ResourceLimits:
 
     memory_mb: int | None = 2048
     cpu_seconds: int | None = 3600
-    processes: int | None = 1024
+    processes: int | None = 4096
     open_files: int | None = 256
     stderr_bytes: int = 4 * MIB
     max_line_bytes: int = MIB
