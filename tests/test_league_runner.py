@@ -264,3 +264,42 @@ def test_a_harness_bug_stops_the_run_with_the_games_left_pending(tmp_path: Path)
         assert store.counts()["pending"] == len(build_schedule(cfg))
     follow = run_league(cfg, players=FAKE, progress=False)
     assert follow.played == len(build_schedule(cfg))
+
+
+def test_a_fixed_version_label_survives_edits_and_auto_does_not(tmp_path: Path) -> None:
+    path = write_config(tmp_path, bots=["s0", "s1"])
+    path.write_text(path.read_text().replace("python3 bot.py s0}", "python3 bot.py s0, version: v1}"))
+    cfg = load_config(path)
+    run_league(cfg, players=FAKE, progress=False)
+    (tmp_path / "bot.py").write_text("print('edited')\n")  # both bots run this file
+    edited = load_config(path)
+    assert edited.bot("s0").version == "v1" and edited.bot("s1").version != cfg.bot("s1").version
+    with LeagueStore(edited.store) as store:
+        plan, _ = plan_league(edited, store)
+    assert plan.added == 4  # s1's new version replays its 2 rounds x 2 seat orders; s0 keeps its games
+
+
+def test_removed_bots_drop_their_pending_games_and_come_back(tmp_path: Path) -> None:
+    path = write_config(tmp_path, bots=["s0", "s1", "s2"])
+    cfg = load_config(path)
+    first = run_league(cfg, players=FAKE, progress=False, max_games=5)
+    assert first.played == 5
+    fewer = load_config(write_config(tmp_path, bots=["s0", "s1"]))
+    with LeagueStore(cfg.store) as store:
+        plan, _ = plan_league(fewer, store)
+        assert plan.dropped > 0 and plan.added == 0
+        dropped = store.counts()["dropped"]
+    summary = run_league(fewer, players=FAKE, progress=False)
+    with LeagueStore(cfg.store) as store:
+        counts = store.counts()
+        assert counts["pending"] == 0 and counts["dropped"] == dropped
+        table = {r.bot: r for r in league_table(store, fewer)}
+        assert table["s2"].games > 0 and not table["s2"].current  # its finished games still count
+    again = run_league(cfg, players=FAKE, progress=False)  # s2 is back: its dropped games return
+    assert again.plan.reactivated == dropped and again.played == dropped
+    with LeagueStore(cfg.store) as store:
+        assert store.counts() == {"pending": 0, "done": len(build_schedule(cfg)), "dropped": 0}
+        kept = store.load_ratings()
+        rating_mod.recompute(store, cfg.rating)
+        assert store.load_ratings() == kept  # the reactivated games were rated in schedule order
+    assert summary.played + first.played + again.played == len(build_schedule(cfg))
