@@ -280,6 +280,8 @@ def _run_workers(config: LeagueConfig, store: LeagueStore, setup: _WorkerSetup, 
     finally:
         signal.signal(signal.SIGINT, old_handler)
 
+    rater = rating_mod.PrefixRater(store, config.rating)
+    versions_of = {g.seq: g.version_ids for g in pending}
     bar = _progress_bar(len(pending), progress, config.name)
     start = time.perf_counter()
     next_task = 0
@@ -306,7 +308,7 @@ def _run_workers(config: LeagueConfig, store: LeagueStore, setup: _WorkerSetup, 
         if kind == "done":
             with store.transaction():
                 if store.record(seq, payload):
-                    rating_mod.advance(store, config.rating)
+                    rater.recorded(seq, list(zip(versions_of[seq], payload.ranking)))
                     summary.played += 1
                     summary.violations += len(payload.violations)
             if on_game is not None:

@@ -23,7 +23,7 @@ import trueskill
 from harness.league_config import RatingParams
 from harness.store import LeagueStore
 
-__all__ = ["make_env", "advance", "recompute", "current_ratings", "apply_game", "conservative"]
+__all__ = ["make_env", "advance", "PrefixRater", "recompute", "current_ratings", "apply_game", "conservative"]
 
 Ratings = dict[int, tuple[float, float]]
 
@@ -100,6 +100,53 @@ def advance(store: LeagueStore, params: RatingParams) -> int:
             store.save_ratings({v: ratings[v] for v in changed})
             store.set_meta("rated_upto", str(new_upto))
     return applied
+
+
+class PrefixRater:
+    """The runner's incremental ratings: the rated prefix kept in memory, written through to the store.
+
+    Equivalent to calling :func:`advance` after each recorded game, without re-reading the store:
+    per game it checks one meta value, rates the games the new result settles, and writes the
+    changed ratings and ``rated_upto``, inside the caller's transaction (the game's own).
+    """
+
+    def __init__(self, store: LeagueStore, params: RatingParams) -> None:
+        self.store = store
+        self.params = params
+        self.env = make_env(params)
+        self._load()
+
+    def _load(self) -> None:
+        advance(self.store, self.params)
+        self.upto = int(self.store.get_meta("rated_upto", "0") or 0)
+        self.ratings: Ratings = self.store.load_ratings()
+        rows = list(self.store.finished_after(self.upto))
+        self.order = [seq for seq, _, _ in rows]  # every game after the prefix, in schedule order
+        self.games = {seq: (status, seats) for seq, status, seats in rows}
+        self.next = 0  # index in self.order of the first game not rated
+
+    def recorded(self, seq: int, seats: list[tuple[int, int]]) -> int:
+        """Note game ``seq`` as done with ``[(version_id, rank), ...]``; rate what it settles; return how many."""
+        if int(self.store.get_meta("rated_upto", "0") or 0) != self.upto:
+            self._load()  # someone else (harness table --recompute) rebuilt the stored ratings
+            return 0
+        self.games[seq] = ("done", seats)
+        changed: set[int] = set()
+        applied = 0
+        while self.next < len(self.order):
+            nxt = self.order[self.next]
+            status, game_seats = self.games[nxt]
+            if status == "pending":
+                break
+            if status == "done":
+                changed.update(apply_game(self.env, self.ratings, game_seats))
+                applied += 1
+            self.upto = nxt
+            self.next += 1
+        if applied or changed:
+            self.store.save_ratings({v: self.ratings[v] for v in changed})
+        self.store.set_meta("rated_upto", str(self.upto))
+        return applied
 
 
 def current_ratings(store: LeagueStore, params: RatingParams) -> tuple[Ratings, int, int]:
