@@ -18,7 +18,10 @@ Design choices, and why:
   namespace (``unshare --pid --fork --kill-child``), whose every process the kernel kills when
   the bot dies; the bwrap sandbox always does this (``--unshare-pid``). Without (3), a
   descendant that leaves the group, scrubs its environment and closes the pipes escapes: the
-  documented limit. (A cgroup would also do; it needs a writable cgroup tree, absent here.)
+  documented limit, unless (4) applies. (4) Where the harness may create cgroups (root on
+  cgroup v1 ``pids``, or a writable v2 tree: :mod:`harness.cgroups`), each bot runs in its own
+  cgroup, which no descendant can leave; killing the bot empties it. On v1 its ``pids.max`` also
+  enforces ``processes`` for root, whom ``RLIMIT_NPROC`` does not bind.
 - **stderr through a pipe drained by the referee**, written to a per-bot log that rotates at half
   the cap (``<name>.stderr.log`` and ``.1``), so the disk use per bot is bounded by
   ``stderr_bytes`` and the latest output is kept. The pipe is drained whenever the referee waits
@@ -45,6 +48,8 @@ import sys
 import time
 from dataclasses import dataclass
 from typing import Sequence
+
+from harness.cgroups import BotCgroup, cgroup_base
 
 __all__ = ["BotSpec", "TimeControls", "ResourceLimits", "BotProcess", "StderrLog", "SandboxUnavailable",
            "pin_to_cpu", "resolve_command", "check_sandbox", "kill_token_holders", "kill_remnants",
@@ -199,7 +204,7 @@ except (OSError, AttributeError):  # not glibc/Linux
     _prctl = None
 
 
-def _limit_setter(limits: ResourceLimits):
+def _limit_setter(limits: ResourceLimits, cgroup: BotCgroup | None = None):
     pairs = []
     if limits.memory_mb is not None:
         pairs.append((resource.RLIMIT_AS, limits.memory_mb * MIB))
@@ -213,6 +218,8 @@ def _limit_setter(limits: ResourceLimits):
     parent = os.getpid()
 
     def set_limits() -> None:  # runs in the child between fork and exec (SIGPIPE is restored by Popen)
+        if cgroup is not None:  # first, so that everything the bot ever forks is in it
+            cgroup.join()
         # Die with the referee (even if it is SIGKILLed). The kernel ties this to the thread that
         # forked: bots started from a worker thread die when that thread ends.
         if _prctl is not None:
@@ -359,6 +366,8 @@ class BotProcess:
         self.pipes: tuple[str, ...] = ()
         self._tail = b""
         self._wrapped = False
+        self._cgroup: BotCgroup | None = None
+        self._cgroup_base: tuple[str, bool] | None = None
         self._cap = limits.max_line_bytes
         self._buf = bytearray()
         self._popen: subprocess.Popen | None = None
@@ -389,11 +398,19 @@ class BotProcess:
             self._wrapped = True
         env = dict(os.environ)
         env[TOKEN_VAR] = self.token
+        self._cgroup_base = cgroup_base()
+        self._cgroup = BotCgroup.create(self._cgroup_base, self.token, self.limits.processes)
         self.started_at = time.monotonic()
-        self._popen = subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
-            cwd=cwd, env=env, close_fds=True, start_new_session=True,
-            preexec_fn=_limit_setter(self.limits))
+        try:
+            self._popen = subprocess.Popen(
+                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
+                cwd=cwd, env=env, close_fds=True, start_new_session=True,
+                preexec_fn=_limit_setter(self.limits, self._cgroup))
+        except BaseException:
+            if self._cgroup is not None:
+                self._cgroup.kill()
+                BotCgroup.remove_base(self._cgroup_base)
+            raise
         self._in = self._popen.stdin.fileno()  # type: ignore[union-attr]
         self._out = self._popen.stdout.fileno()  # type: ignore[union-attr]
         self._err = self._popen.stderr.fileno()  # type: ignore[union-attr]
@@ -427,8 +444,11 @@ class BotProcess:
             os.killpg(pid, signal.SIGKILL)
         except OSError:
             pass
+        if self._cgroup is not None:
+            self._cgroup.kill()
         kill_remnants([self.token], self.pipes)
         self._finish(reason)
+        BotCgroup.remove_base(self._cgroup_base)
 
     def _finish(self, reason: str) -> None:
         assert self._popen is not None

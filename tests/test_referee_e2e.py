@@ -277,17 +277,10 @@ CASES = [
 #: How bot processes are isolated: "plain" (process group + /proc scan, the default) or "pidns"
 #: (``pid_namespace``: each bot is PID 1 of its own PID namespace; needs root, as in CI).
 ISOLATIONS = {"plain": {}, "pidns": {"pid_namespace": True}}
-DAEMON_ESCAPES = pytest.mark.xfail(
-    strict=True, reason="documented limit of the default isolation: a double-forked daemon with setsid, "
-                        "no pipes and an empty environment is invisible to the group kill and the /proc scan; "
-                        "pid_namespace (or a PR_SET_CHILD_SUBREAPER referee) catches it")
-
-
 def _misbehaviour_params():
     for mode, args, kind, limits in CASES:
         for isolation in ISOLATIONS:
-            marks = [DAEMON_ESCAPES] if (mode, isolation) == ("daemon", "plain") else []
-            yield pytest.param(mode, args, kind, limits, isolation, id=f"{mode}-{isolation}", marks=marks)
+            yield pytest.param(mode, args, kind, limits, isolation, id=f"{mode}-{isolation}")
 
 
 @pytest.mark.parametrize("mode,args,kind,limits,isolation", list(_misbehaviour_params()))

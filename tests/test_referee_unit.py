@@ -551,19 +551,62 @@ def test_a_grandchild_that_left_the_group_and_scrubbed_its_environment_is_killed
     assert wait_gone(duration) == []
 
 
-def test_pid_namespace_kills_even_a_grandchild_that_dropped_every_trace(tmp_path):
-    from harness.botproc import unshare_pid_prefix
-    assert unshare_pid_prefix(), "unshare --pid must work here (root in CI)"
+def test_a_grandchild_that_dropped_every_trace_escapes_only_without_cgroup_and_pid_namespace(tmp_path, monkeypatch):
+    """The control: with the cgroup layer off and no PID namespace, this grandchild escapes."""
+    import harness.botproc
+    monkeypatch.setattr(harness.botproc, "cgroup_base", lambda: None)
     control = f"3600.{os.getpid()}2"
     try:
         run_detacher(tmp_path, "closepipes", control)
-        assert sleepers(control), "the control: without a PID namespace this grandchild escapes"
+        assert sleepers(control), "the control: without a cgroup or a PID namespace this grandchild escapes"
     finally:
         for pid in sleepers(control):
             os.kill(pid, signal.SIGKILL)
+
+
+def test_the_bot_cgroup_kills_a_grandchild_that_dropped_every_trace(tmp_path):
+    from harness.cgroups import cgroup_base
+    assert cgroup_base() is not None, "a writable cgroup tree must exist here (root in CI)"
+    duration = f"3600.{os.getpid()}4"
+    run_detacher(tmp_path, "closepipes", duration)
+    assert wait_gone(duration) == []
+
+
+def test_pid_namespace_kills_even_a_grandchild_that_dropped_every_trace(tmp_path, monkeypatch):
+    import harness.botproc
+    from harness.botproc import unshare_pid_prefix
+    assert unshare_pid_prefix(), "unshare --pid must work here (root in CI)"
+    monkeypatch.setattr(harness.botproc, "cgroup_base", lambda: None)  # the namespace alone must do it
     duration = f"3600.{os.getpid()}3"
     run_detacher(tmp_path, "closepipes", duration, pid_namespace=True)
     assert wait_gone(duration) == []
+
+
+def test_the_bot_cgroup_caps_processes_even_for_root(tmp_path):
+    """RLIMIT_NPROC does not bind root; the cgroup's pids.max does."""
+    script = tmp_path / "forker.py"
+    script.write_text(textwrap.dedent("""
+        import os, sys, time
+        n = 0
+        for _ in range(50):
+            try:
+                if os.fork() == 0:
+                    time.sleep(60); os._exit(0)
+                n += 1
+            except OSError:
+                break
+        print(n, flush=True)
+        time.sleep(60)
+    """))
+    proc = BotProcess(BotSpec("f", ("python3", str(script)), cwd=str(tmp_path)),
+                      ResourceLimits(processes=5), StderrLog(None, "f", 1 << 20))
+    proc.start()
+    try:
+        code, line = proc.read_line(time.monotonic() + 20)
+        assert code == OK
+        assert int(line) < 5, f"forked {int(line)} children past a limit of 5 processes"
+    finally:
+        proc.kill()
 
 
 def test_bots_die_with_the_referee_even_if_it_is_killed(tmp_path):

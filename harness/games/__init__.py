@@ -45,6 +45,9 @@ class _Registry(Mapping[str, Game]):
         module_name, class_name = path.split(":")
         return getattr(importlib.import_module(module_name), class_name)()
 
+    def __contains__(self, name: object) -> bool:
+        return name in self._paths
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._paths)
 
