@@ -12,7 +12,8 @@
 
 Games per second are measured from the first recorded game to the last, so the one-off start of
 the worker processes does not count. The machines are shared and noisy: each figure is the best
-of ``--repeat`` runs (default 3), measured alternately, and every run is printed.
+of ``--repeat`` runs (default 3), measured alternately, and every run is printed; the speed-up is
+also given as the median over back-to-back pairs of runs, which noise inflates less.
 Run: python bench/league.py [--rounds N] [--repeat N] [--quick] [--parts 1,2,3]
 """
 
@@ -21,6 +22,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -149,8 +151,10 @@ def part2(dir_: Path, rounds: int, cores: int, repeat: int) -> None:
         ones.append(one)
         manys.append(many)
     one, many = max(ones), max(manys)
-    print(f"   1 worker: {one:.1f} games/s; {cores} workers: {many:.1f} games/s; speed-up {many / one:.2f} "
-          f"({n} games; target >= 1.8 on 2 cores)")
+    paired = statistics.median(m / o for m, o in zip(manys, ones))
+    print(f"   1 worker: {one:.1f} games/s; {cores} workers: {many:.1f} games/s (best runs); speed-up "
+          f"{many / one:.2f} best vs best, {paired:.2f} median of back-to-back pairs ({n} games; target >= 1.8 "
+          f"on 2 cores)")
     print(f"   runs: 1 worker {', '.join(f'{x:.1f}' for x in ones)}; {cores} workers "
           f"{', '.join(f'{x:.1f}' for x in manys)}")
 

@@ -6,8 +6,10 @@ than across cores here). Workers only play; the parent alone writes the store, r
 game and advancing the ratings in one transaction, so a killed runner loses only games in
 flight and a re-run plays exactly the games still pending.
 
-Each worker has one pipe to the parent: games go down it (two ahead, so a worker never waits),
-results come back (the log already compressed by the worker). Ctrl-C: the parent stops
+Each worker has one pipe to the parent: games go down it (several ahead, so a worker never
+waits), results come back (the log already compressed by the worker). The parent wakes at most
+every 20 ms and records what arrived in one transaction (each game whole, never half): it
+shares the cores with the pinned workers, so its wake-ups and commits are what it costs them. Ctrl-C: the parent stops
 dispatching, waits a few seconds for games in flight (recording those that finish), then stops
 the workers, which close their bot pools (killing every bot tree). Workers ignore SIGINT and
 exit by themselves when their pipe closes because the parent died (``kill -9``).
@@ -37,8 +39,11 @@ from harness import ratings as rating_mod
 __all__ = ["Players", "RunSummary", "run_league", "plan_league", "outcome_from_record", "referee_players",
            "LeagueInterrupted"]
 
-#: Games handed to the workers ahead of time, per worker (keeps every core busy between games).
-AHEAD_PER_WORKER = 2
+#: Games handed to each worker ahead of time: enough to keep it busy while the parent sleeps.
+AHEAD_PER_WORKER = 16
+#: The parent records results at most this often (seconds): fewer wake-ups on the workers' cores,
+#: and all the games that arrived meanwhile in one transaction.
+RECORD_INTERVAL = 0.02
 #: A run stops dispatching after this many games failed inside the harness (a bug, not a bot).
 MAX_ERRORS = 5
 
@@ -321,28 +326,46 @@ def _run_workers(config: LeagueConfig, store: LeagueStore, setup: _WorkerSetup, 
             summary.errors.append(payload)
             if bar is not None:
                 bar.write(f"error (game left pending): {payload.strip().splitlines()[-1]}")
-            summary.gave_up = len(summary.errors) >= MAX_ERRORS
+            if len(summary.errors) >= MAX_ERRORS:
+                summary.gave_up = True
+                stop.set()  # the workers skip the games queued ahead
 
     def busy() -> list[_Worker]:
         return [w for w in workers if w.alive and w.in_flight]
 
     def receive(timeout: float) -> None:
-        """Handle what the workers sent within ``timeout``; notice workers that died."""
-        for conn in mp_connection.wait([w.conn for w in busy()], timeout):
-            w = by_conn[conn]
-            try:
-                message = conn.recv()
-            except (EOFError, OSError):
-                w.alive = False
-                summary.errors.append(f"worker {w.process.name} died (exit code {w.process.exitcode}) with "
-                                      f"{w.in_flight} games in flight; they stay pending: run again to play them")
-                continue
-            handle(w, message)
+        """Handle everything the workers sent (waiting up to ``timeout`` for the first message).
+
+        All the games that arrived together are recorded in one transaction (each game whole).
+        """
+        ready = mp_connection.wait([w.conn for w in busy()], timeout)
+        if not ready:
+            return
+        with store.transaction():
+            for conn in ready:
+                w = by_conn[conn]
+                while w.in_flight:
+                    try:
+                        if not conn.poll():
+                            break
+                        message = conn.recv()
+                    except (EOFError, OSError):
+                        w.alive = False
+                        summary.errors.append(
+                            f"worker {w.process.name} died (exit code {w.process.exitcode}) with {w.in_flight} "
+                            f"games in flight; they stay pending: run again to play them")
+                        break
+                    handle(w, message)
 
     try:
         dispatch()
+        last = 0.0
         while busy():
+            pause = RECORD_INTERVAL - (time.monotonic() - last)
+            if pause > 0:
+                time.sleep(pause)
             receive(1.0)
+            last = time.monotonic()
             dispatch()
     except KeyboardInterrupt:
         summary.interrupted = True
