@@ -85,6 +85,7 @@ def test_snapshot_round_trip_mid_game_continues_identically(name, players):
         snap = _json_roundtrip(state.to_json())
         restored = game.state_from_json(snap)
         assert restored.to_json() == state.to_json()
+        assert restored.events == state.events, "the public event log is part of the snapshot"
         for s in range(players):
             assert restored.observation(s) == state.observation(s)
         assert restored.legal_actions() == state.legal_actions()

@@ -499,6 +499,7 @@ class EpizodiakState(State):
             "picked_end": self.picked_end,
             "emptied": self.emptied,
             "ended_by": self.ended_by,
+            "events": [dict(e) for e in self.events],
         }
 
     def render(self) -> str:
@@ -731,6 +732,10 @@ class Epizodiak(Game):
         state.picked_end = data["picked_end"]
         state.emptied = data["emptied"]
         state.ended_by = data["ended_by"]
+        events = data.get("events", [])
+        if not isinstance(events, list) or not all(isinstance(e, Mapping) and "type" in e for e in events):
+            raise InvalidSnapshot("\"events\" must be a list of event objects, each with a \"type\"")
+        state.events = [dict(e) for e in events]
         state.phase = data["phase"]
         if state.phase not in PHASES:
             raise InvalidSnapshot(f"unknown phase {state.phase!r} (one of {', '.join(PHASES)})")
