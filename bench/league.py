@@ -141,22 +141,28 @@ def part1(dir_: Path, rounds: int, cores: int, repeat: int) -> None:
 
 
 def part2(dir_: Path, rounds: int, cores: int, repeat: int) -> None:
-    """Speed-up from 1 worker to one per core."""
+    """Speed-up from 1 worker to one per core, with and without the JavaScript bot."""
     print("\n2. speed-up from 1 worker to", cores, "(persistent processes, full games)")
-    cfg = load_config(league_file(dir_, "bench-scale", "{}", rounds))
-    ones, manys = [], []
-    for _ in range(repeat):
-        one, n = games_per_second(cfg, workers=1)
-        many, _ = games_per_second(cfg, workers=cores)
-        ones.append(one)
-        manys.append(many)
-    one, many = max(ones), max(manys)
-    paired = statistics.median(m / o for m, o in zip(manys, ones))
-    print(f"   1 worker: {one:.1f} games/s; {cores} workers: {many:.1f} games/s (best runs); speed-up "
-          f"{many / one:.2f} best vs best, {paired:.2f} median of back-to-back pairs ({n} games; target >= 1.8 "
-          f"on 2 cores)")
-    print(f"   runs: 1 worker {', '.join(f'{x:.1f}' for x in ones)}; {cores} workers "
-          f"{', '.join(f'{x:.1f}' for x in manys)}")
+    mixed = league_file(dir_, "bench-scale", "{}", rounds)
+    python_only = dir_ / "bench-scale-py.yaml"
+    python_only.write_text("\n".join(line for line in mixed.read_text().splitlines()
+                                     if "random-js" not in line).replace("bench-scale", "bench-scale-py") + "\n")
+    for label, path, scale in (("greedy-py, random-py, random-js", mixed, 1),
+                               ("greedy-py, random-py (Python only)", python_only, 3)):
+        cfg = load_config(path, rounds=rounds * scale)  # 2 bots play a third of 3 bots' games a round
+        ones, manys = [], []
+        for _ in range(repeat):
+            one, n = games_per_second(cfg, workers=1)
+            many, _ = games_per_second(cfg, workers=cores)
+            ones.append(one)
+            manys.append(many)
+        one, many = max(ones), max(manys)
+        paired = statistics.median(m / o for m, o in zip(manys, ones))
+        print(f"   {label}: 1 worker {one:.1f} games/s; {cores} workers {many:.1f} games/s (best runs); speed-up "
+              f"{many / one:.2f} best vs best, {paired:.2f} median of back-to-back pairs ({n} games; target >= 1.8 "
+              f"on 2 cores)")
+        print(f"      runs: 1 worker {', '.join(f'{x:.1f}' for x in ones)}; {cores} workers "
+              f"{', '.join(f'{x:.1f}' for x in manys)}")
 
 
 def part3(dir_: Path, table_games: int) -> None:

@@ -3,16 +3,18 @@
 Each worker is a process pinned to one core that keeps a pool of persistent bot processes
 across all its games (bots inherit the affinity: a line exchanged on one core costs ~5x less
 than across cores here). Workers only play; the parent alone writes the store, recording each
-game and advancing the ratings in one transaction, so a killed runner loses only games in
-flight and a re-run plays exactly the games still pending.
+game and its rating update in one transaction, so a killed runner loses only games in flight
+and a re-run plays exactly the games still pending.
 
 Each worker has one pipe to the parent: games go down it (several ahead, so a worker never
-waits), results come back (the log already compressed by the worker). The parent wakes at most
-every 20 ms and records what arrived in one transaction (each game whole, never half): it
-shares the cores with the pinned workers, so its wake-ups and commits are what it costs them. Ctrl-C: the parent stops
-dispatching, waits a few seconds for games in flight (recording those that finish), then stops
-the workers, which close their bot pools (killing every bot tree). Workers ignore SIGINT and
-exit by themselves when their pipe closes because the parent died (``kill -9``).
+waits), results come back (the log already compressed by the worker). The parent wakes at
+most every 20 ms and records what arrived in one transaction (each game whole, never half): it
+shares the cores with the pinned workers, so its wake-ups and commits are what it costs them.
+
+Ctrl-C: the parent stops dispatching, waits a few seconds for games in flight (recording those
+that finish), then stops the workers, which close their bot pools (killing every bot tree).
+Workers ignore SIGINT and exit by themselves when their pipe closes because the parent died
+(``kill -9``).
 
 The game-playing function and the bot-pool factory are parameters (:class:`Players`), so the
 runner is tested with a fake referee and benchmarked with one fresh pool per game.

@@ -14,8 +14,9 @@ Tables (schema version in ``PRAGMA user_version``):
 - ``ratings``: TrueSkill mu and sigma per version over the games up to ``rated_upto`` (derived
   data, rebuilt by :mod:`harness.ratings`).
 
-Only one process writes (the league runner's parent); each game is recorded in one transaction
-and only while its row is still ``pending``, so a game is never counted twice, even after the
+Only one process writes (the league runner's parent); each game is recorded whole inside one
+transaction (with its rating update; games that finish together share one) and only while its
+row is still ``pending``, so a game is never half-recorded nor counted twice, even after the
 runner was killed with ``kill -9``.
 """
 
