@@ -34,6 +34,14 @@ def _load(path: str, **overrides: Any) -> LeagueConfig:
         raise ConfigProblem(str(exc)) from None
 
 
+def _load_to_read(path: str) -> LeagueConfig:
+    """The config for a command that only reads results: its bots need not be runnable here."""
+    try:
+        return load_config(path, strict=False)
+    except ConfigError as exc:
+        raise ConfigProblem(str(exc)) from None
+
+
 def _open_store(config: LeagueConfig) -> LeagueStore:
     if not Path(config.store).exists():
         raise ConfigProblem(f"{config.store}: no results yet (stores are relative to the current directory); "
@@ -127,7 +135,7 @@ def table(config: str, fmt: str, recompute: bool) -> None:
     """
     from harness.reports import format_table, league_table
 
-    cfg = _load(config)
+    cfg = _load_to_read(config)
     with _open_store(cfg) as store:
         started = time.perf_counter()
         rows = league_table(store, cfg, recompute=recompute)
@@ -177,7 +185,7 @@ def violations(config: str, bot: str | None, kind: str | None, show_id: int | No
         if bot_command is not None:
             raise click.UsageError("with --replay give the command once: --bot CMD or --command CMD")
         bot_command, bot = bot, None
-    cfg = _load(config)
+    cfg = _load_to_read(config)
     with _open_store(cfg) as store:
         if show_id is not None or replay_id is not None:
             wanted = show_id if show_id is not None else replay_id
@@ -216,7 +224,7 @@ def replay(config: str, game_id: str) -> None:
     from harness.games import get_game
     from harness.reports import format_replay
 
-    cfg = _load(config)
+    cfg = _load_to_read(config)
     with _open_store(cfg) as store:
         matches = store.find_games(game_id)
         if len(matches) != 1:

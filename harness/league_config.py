@@ -125,8 +125,10 @@ class LeagueConfig:
 
 
 class _Checker:
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, strict: bool = True) -> None:
         self.path = path
+        #: False for commands that only read results: bots need not be runnable on this machine.
+        self.strict = strict
 
     def fail(self, key: str, message: str) -> ConfigError:
         where = f"{self.path}: {key}: " if key else f"{self.path}: "
@@ -186,10 +188,13 @@ def _unknown(key: str, allowed: tuple[str, ...] | Mapping[str, Any]) -> str:
 # loading
 
 
-def load_config(path: str | os.PathLike[str], *, rounds: int | None = None, workers: int | None = None) -> LeagueConfig:
+def load_config(path: str | os.PathLike[str], *, rounds: int | None = None, workers: int | None = None,
+                strict: bool = True) -> LeagueConfig:
     """Read and check the league config at ``path``; :class:`ConfigError` if anything is wrong.
 
-    ``rounds`` and ``workers`` override the file's values (command-line flags).
+    ``rounds`` and ``workers`` override the file's values (command-line flags). ``strict=False``
+    (for commands that only read results) does not require the bots to be runnable here: a
+    missing file or interpreter is no error, and such a bot's version is ``unavailable``.
     """
     shown = str(path)
     try:
@@ -207,15 +212,16 @@ def load_config(path: str | os.PathLike[str], *, rounds: int | None = None, work
         raise ConfigError(f"{shown}: {where}YAML syntax error: {problem}") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{shown}: YAML error: {exc}") from None
-    return parse_config(data, shown, base_dir=Path(path).resolve().parent, rounds=rounds, workers=workers)
+    return parse_config(data, shown, base_dir=Path(path).resolve().parent, rounds=rounds, workers=workers,
+                        strict=strict)
 
 
 def parse_config(data: Any, shown: str, *, base_dir: Path, rounds: int | None = None,
-                 workers: int | None = None) -> LeagueConfig:
+                 workers: int | None = None, strict: bool = True) -> LeagueConfig:
     """Check an already-parsed config mapping (``shown`` is the file name used in messages)."""
     from harness.games import GAMES  # imported here: engines load lazily
 
-    c = _Checker(shown)
+    c = _Checker(shown, strict)
     if not isinstance(data, dict):
         raise c.fail("", f"expected a mapping of keys ({', '.join(TOP_KEYS)}), got {_show(data)}")
     c.mapping(data, "", TOP_KEYS)
@@ -320,7 +326,7 @@ def _check_limits(c: _Checker, value: Any) -> dict[str, Any]:
             if val in (None, "none", False):
                 out[key] = None
             elif val == "bwrap":
-                if shutil.which("bwrap") is None:
+                if c.strict and shutil.which("bwrap") is None:
                     raise c.fail("limits.sandbox", "bwrap (bubblewrap) is not installed: install it "
                                                    "(apt-get install bubblewrap) or remove the key")
                 out[key] = "bwrap"
@@ -355,16 +361,17 @@ def _check_bots(c: _Checker, value: Any, base_dir: Path) -> tuple[BotEntry, ...]
             if not isinstance(item["cwd"], str):
                 raise c.fail(f"{key}.cwd", f"{_show(item['cwd'])} is not a directory path")
             cwd = (base_dir / item["cwd"]).resolve()
-            if not cwd.is_dir():
+            if c.strict and not cwd.is_dir():
                 raise c.fail(f"{key}.cwd", f"{item['cwd']} is not a directory (relative to {_rel(base_dir)})")
         command = _check_command(c, item.get("command"), f"{key}.command", cwd)
         files = _command_files(command, cwd)
+        runnable = all((cwd / w).exists() for w in command if _looks_like_path(w))
         version = item.get("version", "auto")
         if not isinstance(version, (str, int)) or isinstance(version, bool) or not str(version).strip():
             raise c.fail(f"{key}.version", f"{_show(version)} is not allowed (allowed: auto, or a fixed label)")
         version = str(version)
         if version == "auto":
-            version = content_version(command, files)
+            version = content_version(command, files) if runnable else "unavailable"
         elif "@" in version or any(ch.isspace() for ch in version):
             raise c.fail(f"{key}.version", f"{version!r} is not allowed (no spaces or '@')")
         entries.append(BotEntry(name=name, command=command, cwd=str(cwd), version=version, files=files))
@@ -396,6 +403,8 @@ def _check_command(c: _Checker, value: Any, key: str, cwd: Path) -> tuple[str, .
     if not words:
         raise c.fail(key, "empty command")
     exe = words[0]
+    if not c.strict:
+        return tuple(words)
     if "/" not in exe and not PYTHON_RE.match(exe) and shutil.which(exe) is None:
         raise c.fail(key, f"{exe!r} not found on PATH")
     for i, word in enumerate(words):

@@ -52,7 +52,7 @@ def league_table(store: LeagueStore, config: LeagueConfig, *, recompute: bool = 
         s = stats.get(v["id"], {})
         games = int(s.get("games", 0) or 0)
         is_current = (v["name"], v["version"]) in current
-        if not games and not is_current:
+        if not games and (not is_current or v["version"] == "unavailable"):
             continue
         mu, sigma = ratings.get(v["id"], (config.rating.mu, config.rating.sigma))
         rows.append(TableRow(rank=0, bot=v["name"], version=v["version"], current=is_current, mu=mu, sigma=sigma,

@@ -304,3 +304,19 @@ def test_removed_bots_drop_their_pending_games_and_come_back(tmp_path: Path) -> 
         rating_mod.recompute(store, cfg.rating)
         assert store.load_ratings() == kept  # the reactivated games were rated in schedule order
     assert summary.played + first.played + again.played == len(build_schedule(cfg))
+
+
+def test_results_can_be_read_where_the_bots_cannot_run(tmp_path: Path) -> None:
+    path = write_config(tmp_path, bots=["s0", "s1"])
+    cfg = load_config(path)
+    run_league(cfg, players=FAKE, progress=False)
+    path.write_text(path.read_text().replace("python3 bot.py s1}", "no-such-interpreter gone.py s1}"))
+    runner = CliRunner()
+    refused = runner.invoke(cli, ["run", str(path), "--no-progress"])
+    assert refused.exit_code == 2 and "bots[1].command" in refused.output
+    table = runner.invoke(cli, ["table", str(path), "--format", "json"])
+    assert table.exit_code == 0, table.output
+    rows = {(r["bot"], r["current"]): r for r in json.loads(table.stdout)["table"]}
+    assert rows[("s1", False)]["games"] == 4 and ("s1", True) not in rows  # its results, as an old version
+    assert rows[("s0", True)]["games"] == 4
+    assert runner.invoke(cli, ["violations", str(path)]).exit_code == 0
