@@ -7,6 +7,7 @@ runs/<name>.sqlite, relative to the current directory) holds the results.
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -76,7 +77,7 @@ def run(config: str, workers: int | None, rounds: int | None, progress: bool | N
 
     cfg = _load(config, rounds=rounds, workers=workers)
     if progress is None:
-        progress = click.get_text_stream("stderr").isatty()
+        progress = sys.stderr.isatty()
     try:
         summary = run_league(cfg, progress=progress)
     except LeagueInterrupted as stop:

@@ -26,6 +26,7 @@ import dataclasses
 import multiprocessing as mp
 import multiprocessing.connection as mp_connection
 import os
+import shutil
 import signal
 import time
 import traceback
@@ -415,4 +416,6 @@ def _progress_bar(total: int, enabled: bool, name: str) -> Any:
     if not enabled:
         return None
     from tqdm import tqdm
-    return tqdm(total=total, desc=name, unit="game", dynamic_ncols=True, smoothing=0.1)
+    # the terminal's size, or 80x24 where it reports 0x0 (tqdm would then hide the bar)
+    size = shutil.get_terminal_size()
+    return tqdm(total=total, desc=name, unit="game", smoothing=0.1, ncols=size.columns, nrows=size.lines)
