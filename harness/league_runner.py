@@ -36,7 +36,7 @@ from typing import Any, Callable, Sequence
 
 from harness.league_config import LeagueConfig
 from harness.schedule import build_schedule
-from harness.store import GameOutcome, LeagueStore, PlanSummary, compress_log
+from harness.store import GameOutcome, LeagueStore, PlanSummary, StoreError, compress_log
 from harness import ratings as rating_mod
 
 __all__ = ["Players", "RunSummary", "run_league", "plan_league", "outcome_from_record", "referee_players",
@@ -235,7 +235,9 @@ def run_league(config: LeagueConfig, *, players: Players | None = None, progress
     """
     players = players or referee_players()
     store = LeagueStore(config.store)
+    lock = None
     try:
+        lock = _lock_league(config.store)
         plan, version_ids = plan_league(config, store)
         pending = store.pending_games()
         if max_games is not None:
@@ -255,6 +257,31 @@ def run_league(config: LeagueConfig, *, players: Players | None = None, progress
         return summary
     finally:
         store.close()
+        if lock is not None:
+            lock.close()  # releases the lock (the kernel does it too if this process is killed)
+
+
+def _lock_league(store_path: str) -> Any:
+    """Hold ``<store>.lock`` for the run: a second runner of the same league is refused at once.
+
+    Two runners would play the same pending games twice (recorded once, but the work wasted).
+    """
+    import fcntl
+
+    handle = open(f"{store_path}.lock", "a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        holder = handle.read().strip() or "?"
+        handle.close()
+        raise StoreError(f"{store_path}: another `harness run` (pid {holder}) is playing this league now; "
+                         f"wait for it, or stop it") from None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(str(os.getpid()))
+    handle.flush()
+    return handle
 
 
 class _Worker:

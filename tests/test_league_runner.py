@@ -320,3 +320,18 @@ def test_results_can_be_read_where_the_bots_cannot_run(tmp_path: Path) -> None:
     assert rows[("s1", False)]["games"] == 4 and ("s1", True) not in rows  # its results, as an old version
     assert rows[("s0", True)]["games"] == 4
     assert runner.invoke(cli, ["violations", str(path)]).exit_code == 0
+
+
+def test_a_second_runner_of_the_same_league_is_refused(tmp_path: Path) -> None:
+    import fcntl
+
+    path = write_config(tmp_path)
+    cfg = load_config(path)
+    with open(f"{cfg.store}.lock", "a+") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        held.write("4242")
+        held.flush()
+        result = CliRunner().invoke(cli, ["run", str(path), "--no-progress"])
+        assert result.exit_code == 2
+        assert "another `harness run` (pid 4242) is playing this league" in result.output
+    assert run_league(cfg, players=FAKE, progress=False).played == 24  # free again
