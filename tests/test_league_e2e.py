@@ -105,20 +105,22 @@ def test_a_small_league_of_each_game_runs_and_tables(tmp_path: Path, game: str) 
 
 
 def test_greedy_is_rated_above_random(tmp_path: Path) -> None:
-    """Crisps greedy beats random nearly every game: 40 games put it far above, by mu - 3 sigma.
+    """Crisps greedy beats random in ~95% of games: 60 games put it far above, whatever the order.
 
-    Deals and both bots are seeded, so this league plays the same games every time."""
+    The deals and the bots' seeds are fixed, but which games each persistent random process plays
+    (so its random draws) depends on the workers' timing: a game or two may go either way.
+    """
     path = league(tmp_path, f"""game: crisps
-rounds: 20
+rounds: 30
 bots:
   - {{name: random, command: python3 {BOTS}/random_bot.py --seed 1}}
   - {{name: greedy, command: python3 {BOTS}/crisps_greedy.py}}
 """)
     invoke("run", path, "--no-progress")
     rows = json.loads(invoke("table", path, "--format", "json").output)["table"]
-    assert [r["bot"] for r in rows] == ["greedy", "random"]
-    assert rows[0]["rating"] > rows[1]["mu"]  # greedy's conservative rating beats random's mean
-    assert rows[0]["wins"] > 0.8 * rows[0]["games"]
+    assert [r["bot"] for r in rows] == ["greedy", "random"]  # by mu - 3 sigma
+    assert rows[0]["wins"] >= 0.85 * rows[0]["games"] == 0.85 * 60
+    assert rows[0]["mu"] - rows[1]["mu"] > 5 and rows[0]["rating"] > rows[1]["rating"] + 5
 
 
 def test_a_misbehaving_bot_forfeits_and_the_league_completes(tmp_path: Path) -> None:
