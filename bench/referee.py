@@ -109,11 +109,20 @@ def engine_us(game, players, seeds) -> float:
     return (time.perf_counter() - start) / requests * 1e6
 
 
-def bench_game(name: str, n_games: int, rounds: int) -> dict[str, float]:
+def bot_specs(name: str, players: int, kind: str) -> list[BotSpec]:
+    """One process per seat: the random bot (the cheapest bot, so the worst case for the ratio)
+    or the game's greedy reference bot (a bot that does some work per decision)."""
+    if kind == "greedy":
+        return [BotSpec(name=f"greedy-{s}", command=("python3", str(ROOT / "bots" / f"{name}_greedy.py")))
+                for s in range(players)]
+    return [BotSpec(name=f"random-{s}", command=("python3", str(RANDOM_BOT), "--seed", str(s)))
+            for s in range(players)]
+
+
+def bench_game(name: str, n_games: int, rounds: int, bots: str = "random") -> dict[str, float]:
     game = get_game(name)
     players = game.min_players
-    specs = [BotSpec(name=f"random-{s}", command=("python3", str(RANDOM_BOT), "--seed", str(s)))
-             for s in range(players)]
+    specs = bot_specs(name, players, bots)
     config = RefereeConfig()
     seeds = list(range(1000, 1000 + n_games))
     rows: dict[str, list[float]] = {k: [] for k in ("ref", "floor", "ref_cpu", "floor_cpu", "ref_self", "floor_self",
@@ -152,11 +161,13 @@ def main() -> None:
     parser.add_argument("--games", dest="n_games", type=int, default=20, help="games per round")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--cpu", type=int, default=0, help="core to pin the referee and its bots to")
+    parser.add_argument("--bots", choices=("random", "greedy", "both"), default="both",
+                        help="reference bots in every seat (default: a row for each)")
     args = parser.parse_args()
     pin_to_cpu(args.cpu)
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; us per decision, median of "
           f"{args.rounds} rounds of {args.n_games} games")
-    print(f"{'game':<10} {'decisions':>9} | {'wall: referee':>13} {'floor':>6} {'ratio':>6} | "
+    print(f"{'game':<10} {'bots':<6} {'decisions':>9} | {'wall: referee':>13} {'floor':>6} {'ratio':>6} | "
           f"{'cpu: referee':>12} {'floor':>6} {'ratio':>6} | {'referee self':>12} {'engine':>6} {'floor self':>10}")
     for name in args.games or list(GAMES):
         try:
@@ -164,13 +175,17 @@ def main() -> None:
         except ImportError as exc:
             print(f"{name:<10} skipped: {exc}", file=sys.stderr)
             continue
-        r = bench_game(name, args.n_games, args.rounds)
-        wall_ratio = r["ref"] / r["floor"]
-        cpu_ratio = r["ref_cpu"] / r["floor_cpu"]
-        print(f"{name:<10} {r['decisions']:>9.0f} | {r['ref']:>13.1f} {r['floor']:>6.1f} {wall_ratio:>6.2f} | "
-              f"{r['ref_cpu']:>12.1f} {r['floor_cpu']:>6.1f} {cpu_ratio:>6.2f} | {r['ref_self']:>12.1f} "
-              f"{r['engine']:>6.1f} {r['floor_self']:>10.1f}")
+        for bots in (("random", "greedy") if args.bots == "both" else (args.bots,)):
+            report(name, bots, bench_game(name, args.n_games, args.rounds, bots))
     print("target: ratio <= 1.5")
+
+
+def report(name: str, bots: str, r: dict[str, float]) -> None:
+    wall_ratio = r["ref"] / r["floor"]
+    cpu_ratio = r["ref_cpu"] / r["floor_cpu"]
+    print(f"{name:<10} {bots:<6} {r['decisions']:>9.0f} | {r['ref']:>13.1f} {r['floor']:>6.1f} {wall_ratio:>6.2f} | "
+          f"{r['ref_cpu']:>12.1f} {r['floor_cpu']:>6.1f} {cpu_ratio:>6.2f} | {r['ref_self']:>12.1f} "
+          f"{r['engine']:>6.1f} {r['floor_self']:>10.1f}", flush=True)
 
 
 if __name__ == "__main__":
