@@ -93,7 +93,8 @@ def run(config: str, workers: int | None, rounds: int | None, progress: bool | N
     if plan.added and plan.done:
         notes.append(f"{plan.added} new games scheduled")
     if plan.dropped:
-        notes.append(f"{plan.dropped} unplayed games dropped (their bot or version left the config)")
+        notes.append(f"{plan.dropped} unplayed games dropped: no longer scheduled (a bot, version or round left "
+                     f"the config)")
     if plan.reactivated:
         notes.append(f"{plan.reactivated} dropped games back in the schedule")
     for note in notes:
