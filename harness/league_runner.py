@@ -326,16 +326,23 @@ def _run_workers(config: LeagueConfig, store: LeagueStore, setup: _WorkerSetup, 
         nonlocal next_task
         if len(summary.errors) >= MAX_ERRORS:
             return  # something is broken in the harness: let the games in flight end, then stop
-        for w in workers:
-            while w.alive and w.in_flight < AHEAD_PER_WORKER and next_task < len(pending):
-                g = pending[next_task]
-                try:
-                    w.conn.send((g.seq, g.game_id, g.seed, g.version_ids))
-                except OSError:
-                    w.alive = False
-                    break
-                next_task += 1
-                w.in_flight += 1
+        alive = [w for w in workers if w.alive]
+        while alive and next_task < len(pending):
+            # the least busy worker first; queues shrink towards the end so that no worker is left
+            # with a long queue while the other idles
+            cap = max(2, min(AHEAD_PER_WORKER, (len(pending) - next_task) // len(alive)))
+            w = min(alive, key=lambda x: x.in_flight)
+            if w.in_flight >= cap:
+                return
+            g = pending[next_task]
+            try:
+                w.conn.send((g.seq, g.game_id, g.seed, g.version_ids))
+            except OSError:
+                w.alive = False
+                alive.remove(w)
+                continue
+            next_task += 1
+            w.in_flight += 1
 
     def handle(w: _Worker, message: tuple[str, int, Any]) -> None:
         kind, seq, payload = message
