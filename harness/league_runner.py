@@ -47,6 +47,8 @@ AHEAD_PER_WORKER = 16
 #: The parent records results at most this often (seconds): fewer wake-ups on the workers' cores,
 #: and all the games that arrived meanwhile in one transaction.
 RECORD_INTERVAL = 0.02
+#: Longest wait for workers' messages, so that a Ctrl-C (a flag, see _run_workers) is seen soon.
+INTERRUPT_POLL = 0.25
 #: A run stops dispatching after this many games failed inside the harness (a bug, not a bot).
 MAX_ERRORS = 5
 
@@ -394,30 +396,38 @@ def _run_workers(config: LeagueConfig, store: LeagueStore, setup: _WorkerSetup, 
                         break
                     handle(w, message)
 
+    # Ctrl-C only raises a flag, checked between batches: a KeyboardInterrupt raised inside a
+    # store transaction would roll back games already counted and rated in memory.
+    interrupts = 0
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        nonlocal interrupts
+        interrupts += 1
+
+    old_handler = signal.signal(signal.SIGINT, on_sigint)
     try:
         dispatch()
         last = 0.0
-        while busy():
+        while busy() and not interrupts:
             pause = RECORD_INTERVAL - (time.monotonic() - last)
             if pause > 0:
                 time.sleep(pause)
-            receive(1.0)
+            receive(INTERRUPT_POLL)
             last = time.monotonic()
-            dispatch()
-    except KeyboardInterrupt:
-        summary.interrupted = True
-        stop.set()
-        if bar is not None:
-            bar.write(f"interrupted: recording games in flight (up to {grace_seconds:.0f} s; Ctrl-C again "
-                      f"to drop them)")
-        deadline = time.monotonic() + grace_seconds
-        try:
-            while busy() and time.monotonic() < deadline:
-                receive(max(0.05, deadline - time.monotonic()))
-        except KeyboardInterrupt:
-            pass
-        summary.dropped_in_flight = sum(w.in_flight for w in workers if w.alive)
+            if not interrupts:
+                dispatch()
+        if interrupts:
+            summary.interrupted = True
+            stop.set()
+            if bar is not None:
+                bar.write(f"interrupted: recording games in flight (up to {grace_seconds:.0f} s; Ctrl-C again "
+                          f"to drop them)")
+            deadline = time.monotonic() + grace_seconds
+            while busy() and interrupts < 2 and time.monotonic() < deadline:
+                receive(min(INTERRUPT_POLL, max(0.05, deadline - time.monotonic())))
+            summary.dropped_in_flight = sum(w.in_flight for w in workers if w.alive)
     finally:
+        signal.signal(signal.SIGINT, old_handler)
         summary.seconds = time.perf_counter() - start
         if bar is not None:
             bar.close()
