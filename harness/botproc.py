@@ -52,7 +52,7 @@ from typing import Sequence
 from harness.cgroups import BotCgroup, cgroup_base
 
 __all__ = ["BotSpec", "TimeControls", "ResourceLimits", "BotProcess", "StderrLog", "SandboxUnavailable",
-           "pin_to_cpu", "resolve_command", "check_sandbox", "kill_token_holders", "kill_remnants",
+           "pin_to_cpu", "resolve_command", "check_sandbox", "kill_remnants",
            "unshare_pid_prefix",
            "OK", "TIMEOUT", "CRASH", "OVERSIZE"]
 
@@ -294,11 +294,6 @@ def _is_remnant(pid: int, needles: Sequence[bytes], pipes: frozenset[str]) -> bo
     return False
 
 
-def kill_token_holders(tokens: Sequence[str]) -> int:
-    """SIGKILL every process whose environment holds one of ``tokens`` (see :func:`kill_remnants`)."""
-    return kill_remnants(tokens)
-
-
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -361,8 +356,6 @@ class BotProcess:
         self.detail = ""
         self.key: object = None  # what the pool started it for (game, options, time controls)
         self.started_at = 0.0
-        self.ready_ms: float | None = None
-        self.name_from_bot: str | None = None
         self.pipes: tuple[str, ...] = ()
         self._tail = b""
         self._wrapped = False

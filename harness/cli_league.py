@@ -83,7 +83,9 @@ def run(config: str, workers: int | None, rounds: int | None, progress: bool | N
     except LeagueInterrupted as stop:
         summary = stop.summary
         pending = summary.plan.pending - summary.played
-        click.echo(f"stopped: {summary.played} games recorded this run, {pending} still to play; "
+        dropped = (f" ({summary.dropped_in_flight} unfinished games dropped, not recorded)"
+                   if summary.dropped_in_flight else "")
+        click.echo(f"stopped: {summary.played} games recorded this run{dropped}, {pending} still to play; "
                    f"run the same command again to resume", err=True)
         raise SystemExit(130) from None
     except ConfigError as exc:

@@ -307,14 +307,13 @@ class _Table:
         if self.record:
             self.received(seat, data, ms)
         try:
-            proc.name_from_bot = protocol.parse_ready(data, limits.max_json_depth)
+            protocol.parse_ready(data, limits.max_json_depth)
         except protocol.BadMessage as exc:
             # nothing but a ready is acceptable here: whatever else came, the bot broke the handshake
             self.violation(seat, "protocol" if exc.kind != "malformed" else "malformed",
                            f"at start-up: {exc.detail}", hello_line, data)
             self.drop(seat, "failed its start-up")
             return False
-        proc.ready_ms = ms
         return True
 
     def send_start(self, seat: int) -> None:

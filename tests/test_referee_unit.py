@@ -21,7 +21,7 @@ import pytest
 
 from harness import protocol
 from harness.botproc import (CRASH, OK, OVERSIZE, TIMEOUT, TOKEN_VAR, BotProcess, BotSpec, ResourceLimits,
-                             SandboxUnavailable, StderrLog, TimeControls, check_sandbox, kill_token_holders,
+                             SandboxUnavailable, StderrLog, TimeControls, check_sandbox, kill_remnants,
                              resolve_command)
 from harness.referee import BotPool, RefereeConfig, forfeit_ranking, play_game
 
@@ -259,12 +259,12 @@ def test_exit_is_seen_even_if_a_grandchild_holds_stdout(tmp_path):
         proc.kill()
 
 
-def test_kill_token_holders_reaches_processes_outside_the_group():
+def test_kill_remnants_reaches_processes_outside_the_group_by_token():
     token = "unit-token-" + os.urandom(6).hex()
     env = dict(os.environ, **{TOKEN_VAR: token})
     child = subprocess.Popen(["sleep", "60"], env=env, start_new_session=True)
     try:
-        assert kill_token_holders([token]) >= 1
+        assert kill_remnants([token]) >= 1
         assert child.wait(timeout=10) == -signal.SIGKILL
     finally:
         if child.poll() is None:

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Mapping, Sequence
 
 Action = dict[str, Any]
-JSON = Any
 
 
 class IllegalAction(ValueError):

@@ -23,7 +23,6 @@ TARGET = 3
 PLAYERS = 2
 
 PLAY, TAKE, OVER = "play", "take", "over"
-PASS_ACTION: Action = {"type": "pass"}
 
 
 class CrispsState(State):
