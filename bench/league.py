@@ -29,12 +29,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness import ratings as rating_mod
 from harness.games import get_game, ranking_from_keys
-from harness.league_config import BotEntry, LeagueConfig, default_workers, load_config
-from harness.league_runner import plan_league, referee_players, run_league
-from harness.reports import format_table, league_table
-from harness.store import GameOutcome, LeagueStore
+from harness.league import ratings as rating_mod
+from harness.league.config import BotEntry, LeagueConfig, default_workers, load_config
+from harness.league.runner import plan_league, referee_players, run_league
+from harness.league.store import GameOutcome, LeagueStore
+from harness.report.tables import format_table, league_table
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -3,7 +3,7 @@
 Both sides run in one process pinned to one core (bots inherit the affinity), with the same
 persistent random-bot processes (bots/random_bot.py, one process per seat):
 
-- referee: games played through ``harness.referee.play_game`` (engine, encoding, legality,
+- referee: games played through ``harness.play.referee.play_game`` (engine, encoding, legality,
   deadlines, everything), divided by the number of requests sent to bots;
 - floor: the same processes fed the request lines of those games, already encoded, by a bare
   loop that only writes a line and reads the answer (no engine, no encoding, no checks).
@@ -29,9 +29,9 @@ from pathlib import Path
 
 import orjson
 
-from harness.botproc import BotSpec, pin_to_cpu
 from harness.games import GAMES, get_game
-from harness.referee import BotPool, RefereeConfig, play_game
+from harness.play.limits import BotSpec, pin_to_cpu
+from harness.play.referee import BotPool, RefereeConfig, play_game
 
 ROOT = Path(__file__).resolve().parent.parent
 RANDOM_BOT = ROOT / "bots" / "random_bot.py"
@@ -49,7 +49,7 @@ class Meter:
     def __init__(self, bot_pids: list[int]) -> None:
         self.pids = bot_pids
 
-    def __enter__(self) -> "Meter":
+    def __enter__(self) -> Meter:
         self.cpu0 = on_cpu_ns(os.getpid())
         self.bots0 = sum(on_cpu_ns(p) for p in self.pids)
         self.t0 = time.perf_counter()

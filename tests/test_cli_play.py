@@ -92,7 +92,7 @@ def test_play_prints_results_and_writes_a_json_lines_log(tmp_path, garbage_bot):
 
 
 def test_bot_names_come_from_the_script_and_stay_distinct():
-    from harness.cli_play import bot_name, unique_specs
+    from harness.cli.play import bot_name, unique_specs
     assert bot_name(["python3", "-u", "bots/random_bot.py", "--seed", "1"]) == "random_bot.py"
     assert bot_name(["node", "bots/random_bot.js"]) == "random_bot.js"
     assert bot_name(["./build/mybot", "--fast"]) == "mybot"

@@ -31,8 +31,8 @@ def check_invariants(state, previous_scores: list[int]) -> None:
     assert sorted(every) == SORTED_TILES, "the 28 tiles are not each in exactly one place"
     if state.players == 4:
         assert not state.graveyard, "a graveyard with 4 players"
-    for (_, r), (l, _) in zip(line, line[1:]):
-        assert r == l, f"line does not join: {line}"
+    for (_, r), (left, _) in zip(line, line[1:]):
+        assert r == left, f"line does not join: {line}"
     if line:
         assert (state.left, state.right) == (line[0][0], line[-1][1]), "open ends out of step with the line"
         assert state.left_double == (line[0][0] == line[0][1])

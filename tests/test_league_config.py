@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli import cli
-from harness.league_config import ConfigError, load_config
+from harness.league.config import ConfigError, load_config
 
 REPO = Path(__file__).resolve().parent.parent
 RANDOM_BOT = REPO / "bots" / "random_bot.py"

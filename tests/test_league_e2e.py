@@ -17,10 +17,10 @@ from click.testing import CliRunner
 
 from harness.cli import cli
 from harness.games import get_game
-from harness.league_config import load_config
-from harness.reports import replay_actions
-from harness.schedule import build_schedule
-from harness.store import LeagueStore
+from harness.league.config import load_config
+from harness.league.schedule import build_schedule
+from harness.league.store import LeagueStore
+from harness.report.tables import replay_actions
 
 REPO = Path(__file__).resolve().parent.parent
 BOTS = REPO / "bots"

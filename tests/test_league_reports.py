@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.reports import TableRow, format_table, replay_actions
+from harness.report.tables import TableRow, format_table, replay_actions
 
 A, B, C = {"type": "play", "n": 1}, {"type": "play", "n": 2}, {"type": "pass"}
 

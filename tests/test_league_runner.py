@@ -18,20 +18,20 @@ from types import SimpleNamespace
 import pytest
 from click.testing import CliRunner
 
-from harness import ratings as rating_mod
 from harness.cli import cli
 from harness.games import ranking_from_keys
-from harness.league_config import load_config
-from harness.league_runner import AHEAD_PER_WORKER, Players, plan_league, run_league
-from harness.reports import format_table, league_table
-from harness.schedule import build_schedule
-from harness.store import GameOutcome, LeagueStore
+from harness.league import ratings as rating_mod
+from harness.league.config import load_config
+from harness.league.runner import AHEAD_PER_WORKER, Players, plan_league, run_league
+from harness.league.schedule import build_schedule
+from harness.league.store import GameOutcome, LeagueStore
+from harness.report.tables import format_table, league_table
 
 
 class FakePool:
-    """Stands in for harness.referee.BotPool."""
+    """Stands in for harness.play.referee.BotPool."""
 
-    def __enter__(self) -> "FakePool":
+    def __enter__(self) -> FakePool:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -103,8 +103,8 @@ def test_adding_a_bot_plays_only_its_games(tmp_path: Path) -> None:
         assert {k: after[k] for k in before} == before  # earlier games untouched
         new_ids = set(after) - set(before)
         seats = store.db.execute(
-            f"SELECT count(DISTINCT g.id) FROM games g JOIN seats s ON s.game_seq = g.seq JOIN versions v "
-            f"ON v.id = s.version_id JOIN bots b ON b.id = v.bot_id WHERE b.name = 's3'").fetchone()[0]
+            "SELECT count(DISTINCT g.id) FROM games g JOIN seats s ON s.game_seq = g.seq JOIN versions v "
+            "ON v.id = s.version_id JOIN bots b ON b.id = v.bot_id WHERE b.name = 's3'").fetchone()[0]
         assert seats == len(new_ids)
 
 

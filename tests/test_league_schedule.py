@@ -6,8 +6,8 @@ import dataclasses
 import itertools
 from collections import Counter
 
-from harness.league_config import BotEntry, LeagueConfig
-from harness.schedule import build_schedule, games_per_round
+from harness.league.config import BotEntry, LeagueConfig
+from harness.league.schedule import build_schedule, games_per_round
 
 
 def make_config(n_bots: int = 4, players: tuple[int, ...] = (2, 3, 4), rounds: int = 3, seed: int = 0,
@@ -37,7 +37,7 @@ def test_every_seat_order_of_a_combination_shares_the_deal_and_rounds_get_fresh_
         by_combo.setdefault((g.round, frozenset(b.name for b in g.seats)), set()).add(g.seed)
     assert all(len(seeds) == 1 for seeds in by_combo.values())  # duplicate deals
     orders = Counter((g.round, frozenset(b.name for b in g.seats)) for g in games)
-    for (r, combo), n in orders.items():
+    for (_r, combo), n in orders.items():
         assert n == len(list(itertools.permutations(combo)))
     seeds_by_round = [{g.seed for g in games if g.round == r} for r in range(3)]
     assert not (seeds_by_round[0] & seeds_by_round[1]) and not (seeds_by_round[1] & seeds_by_round[2])

@@ -1,7 +1,7 @@
 """End-to-end tests of the referee with real bot processes.
 
 Every misbehaving bot (tests/bots/misbehave.py, one mode per misbehaviour) plays a real
-game through ``harness.referee.play_game``; each test checks the violation kind and its
+game through ``harness.play.referee.play_game``; each test checks the violation kind and its
 fields, that the game completes with the offender ranked last, that no process of the
 offender survives (found by a marker in its command line, via /proc) and that the
 referee's own memory stays bounded; each under the default isolation and under
@@ -27,15 +27,16 @@ import sys
 import time
 import tracemalloc
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import pytest
 
-from harness.botproc import BotSpec, ResourceLimits, TimeControls
 from harness.games import GAMES, Game, IllegalAction, InvalidSnapshot, State, get_game, ranking_from_keys
 from harness.games.base import int_option
-from harness.referee import BotPool, GameRecord, RefereeConfig, play_game
+from harness.play.limits import BotSpec, ResourceLimits, TimeControls
+from harness.play.referee import BotPool, GameRecord, RefereeConfig, play_game
 
 ROOT = Path(__file__).resolve().parent.parent
 BOTS = ROOT / "bots"
@@ -770,7 +771,7 @@ def _path_without_bwrap(tmp_path: Path) -> str:
 
 
 def test_asking_for_bwrap_without_it_is_a_clear_error_before_any_game(tmp_path, monkeypatch):
-    from harness.botproc import SandboxUnavailable
+    from harness.play.limits import SandboxUnavailable
 
     bot = Bot(tmp_path, "ok")
     monkeypatch.setenv("PATH", _path_without_bwrap(tmp_path))

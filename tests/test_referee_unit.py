@@ -19,11 +19,18 @@ from pathlib import Path
 import orjson
 import pytest
 
-from harness import protocol
-from harness.botproc import (CRASH, OK, OVERSIZE, TIMEOUT, TOKEN_VAR, BotProcess, BotSpec, ResourceLimits,
-                             SandboxUnavailable, StderrLog, TimeControls, check_sandbox, kill_remnants,
-                             resolve_command)
-from harness.referee import BotPool, RefereeConfig, forfeit_ranking, play_game
+from harness.play import protocol
+from harness.play.botproc import CRASH, OK, OVERSIZE, TIMEOUT, BotProcess, StderrLog, kill_remnants
+from harness.play.limits import (
+    TOKEN_VAR,
+    BotSpec,
+    ResourceLimits,
+    SandboxUnavailable,
+    TimeControls,
+    check_sandbox,
+    resolve_command,
+)
+from harness.play.referee import BotPool, RefereeConfig, forfeit_ranking, play_game
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from toygame import ToyGame  # noqa: E402
@@ -553,8 +560,8 @@ def test_a_grandchild_that_left_the_group_and_scrubbed_its_environment_is_killed
 
 def test_a_grandchild_that_dropped_every_trace_escapes_only_without_cgroup_and_pid_namespace(tmp_path, monkeypatch):
     """The control: with the cgroup layer off and no PID namespace, this grandchild escapes."""
-    import harness.botproc
-    monkeypatch.setattr(harness.botproc, "cgroup_base", lambda: None)
+    import harness.play.botproc
+    monkeypatch.setattr(harness.play.botproc, "cgroup_base", lambda: None)
     control = f"3600.{os.getpid()}2"
     try:
         run_detacher(tmp_path, "closepipes", control)
@@ -565,7 +572,7 @@ def test_a_grandchild_that_dropped_every_trace_escapes_only_without_cgroup_and_p
 
 
 def test_the_bot_cgroup_kills_a_grandchild_that_dropped_every_trace(tmp_path):
-    from harness.cgroups import cgroup_base
+    from harness.play.cgroups import cgroup_base
     assert cgroup_base() is not None, "a writable cgroup tree must exist here (root in CI)"
     duration = f"3600.{os.getpid()}4"
     run_detacher(tmp_path, "closepipes", duration)
@@ -573,10 +580,10 @@ def test_the_bot_cgroup_kills_a_grandchild_that_dropped_every_trace(tmp_path):
 
 
 def test_pid_namespace_kills_even_a_grandchild_that_dropped_every_trace(tmp_path, monkeypatch):
-    import harness.botproc
-    from harness.botproc import unshare_pid_prefix
+    import harness.play.botproc
+    from harness.play.limits import unshare_pid_prefix
     assert unshare_pid_prefix(), "unshare --pid must work here (root in CI)"
-    monkeypatch.setattr(harness.botproc, "cgroup_base", lambda: None)  # the namespace alone must do it
+    monkeypatch.setattr(harness.play.botproc, "cgroup_base", lambda: None)  # the namespace alone must do it
     duration = f"3600.{os.getpid()}3"
     run_detacher(tmp_path, "closepipes", duration, pid_namespace=True)
     assert wait_gone(duration) == []
@@ -611,7 +618,7 @@ def test_the_bot_cgroup_caps_processes_even_for_root(tmp_path):
 
 def test_bots_die_with_the_referee_even_if_it_is_killed(tmp_path):
     """PR_SET_PDEATHSIG: a referee that dies abruptly leaves no bot running."""
-    code = ("import os; from harness.botproc import *\n"
+    code = ("import os; from harness.play.botproc import *; from harness.play.limits import *\n"
             "p = BotProcess(BotSpec('h', ('sleep', '300')), ResourceLimits(), StderrLog(None, 'h', 100))\n"
             "p.start(); print(p.pid, flush=True); os._exit(0)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30, cwd=tmp_path)

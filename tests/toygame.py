@@ -7,7 +7,8 @@ With one counter left the only legal action is ``take 1``, which exercises rulin
 from __future__ import annotations
 
 import random
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from harness.games.base import Game, IllegalAction, InvalidAction, InvalidSnapshot, State, int_option
 

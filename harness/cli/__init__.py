@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import click
 
-from harness.cli_play import check_bot, play
-from harness.cli_selfplay import selfplay
-from harness.cli_league import replay, run, table, violations
+from harness.cli.league import replay, run, table, violations
+from harness.cli.play import check_bot, play
+from harness.cli.selfplay import selfplay
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

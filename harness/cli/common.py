@@ -20,7 +20,7 @@ class GameType(click.ParamType):
             return get_game(value)
         self.fail(f"{value!r} is not a game (choose from: {', '.join(GAMES)})", param, ctx)
 
-    def shell_complete(self, ctx, param, incomplete):  # type: ignore[no-untyped-def]
+    def shell_complete(self, ctx, param, incomplete):
         from click.shell_completion import CompletionItem
         return [CompletionItem(name) for name in GAMES if name.startswith(incomplete)]
 

@@ -14,8 +14,8 @@ from typing import Any
 
 import click
 
-from harness.league_config import ConfigError, LeagueConfig, load_config
-from harness.store import LeagueStore
+from harness.league.config import ConfigError, LeagueConfig, load_config
+from harness.league.store import LeagueStore
 
 __all__ = ["run", "table", "violations", "replay"]
 
@@ -73,7 +73,7 @@ def run(config: str, workers: int | None, rounds: int | None, progress: bool | N
     \b
         harness run leagues/demo.yaml && harness table leagues/demo.yaml
     """
-    from harness.league_runner import LeagueInterrupted, run_league
+    from harness.league.runner import LeagueInterrupted, run_league
 
     cfg = _load(config, rounds=rounds, workers=workers)
     if progress is None:
@@ -137,7 +137,7 @@ def table(config: str, fmt: str, recompute: bool) -> None:
     \b
         harness table leagues/demo.yaml --format md
     """
-    from harness.reports import format_table, league_table
+    from harness.report.tables import format_table, league_table
 
     cfg = _load_to_read(config)
     with _open_store(cfg) as store:
@@ -183,7 +183,7 @@ def violations(config: str, bot: str | None, kind: str | None, show_id: int | No
         harness violations leagues/demo.yaml --show 3
         harness violations leagues/demo.yaml --replay 3 --bot "python3 bots/my_bot_fixed.py"
     """
-    from harness.reports import format_violation, format_violation_line
+    from harness.report.tables import format_violation, format_violation_line
 
     if replay_id is not None and bot is not None:
         if bot_command is not None:
@@ -201,7 +201,7 @@ def violations(config: str, bot: str | None, kind: str | None, show_id: int | No
             if show_id is not None:
                 click.echo(json.dumps(record, indent=2) if as_json else format_violation(row, record, cfg.path))
                 return
-            from harness.reports import replay_violation
+            from harness.report.tables import replay_violation
 
             players = len(store.game_seats(row["game_seq"]))
             click.echo(replay_violation(cfg, row, record, players, bot_command, timeout_ms))
@@ -226,7 +226,7 @@ def replay(config: str, game_id: str) -> None:
         harness replay leagues/demo.yaml g-3f9a
     """
     from harness.games import get_game
-    from harness.reports import format_replay
+    from harness.report.tables import format_replay
 
     cfg = _load_to_read(config)
     with _open_store(cfg) as store:
@@ -235,6 +235,8 @@ def replay(config: str, game_id: str) -> None:
             why = "no game" if not matches else f"several games ({', '.join(matches)}, ...)"
             raise click.BadParameter(f"{why} with an id starting {game_id!r} in {cfg.store}", param_hint="GAME_ID")
         row = store.game(matches[0])
+        if row is None:  # deleted between the two reads
+            raise click.BadParameter(f"game {matches[0]} is no longer in {cfg.store}", param_hint="GAME_ID")
         seats = store.game_seats(row["seq"])
         log = store.game_log(row["seq"])
         vio = store.violations(game_seq=row["seq"])

@@ -5,20 +5,36 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import click
 import orjson
 
-from harness.botproc import BotSpec, ResourceLimits, SandboxUnavailable, TimeControls, check_sandbox, resolve_command
-from harness.cli_common import (GAME, checked_options, games_option, option_option, sandbox_option, seed_option,
-                                strikes_option, time_options)
+from harness.cli.common import (
+    GAME,
+    checked_options,
+    games_option,
+    option_option,
+    sandbox_option,
+    seed_option,
+    strikes_option,
+    time_options,
+)
 from harness.games import Game, InvalidOptions
-from harness.referee import BotPool, GameRecord, RefereeConfig, play_game
+from harness.play.limits import (
+    BotSpec,
+    ResourceLimits,
+    SandboxUnavailable,
+    TimeControls,
+    check_sandbox,
+    resolve_command,
+)
+from harness.play.referee import BotPool, GameRecord, RefereeConfig, play_game
 
 #: The reference bots shipped with the repository (check-bot's opponents).
-BOTS_DIR = Path(__file__).resolve().parent.parent / "bots"
+BOTS_DIR = Path(__file__).resolve().parents[2] / "bots"
 _INTERPRETERS = {"python", "python3", "node", "nodejs", "ruby", "perl", "java", "bash", "sh"}
 
 

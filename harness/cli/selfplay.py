@@ -6,7 +6,7 @@ import random
 
 import click
 
-from harness.cli_common import GAME, checked_options, games_option, option_option, players_for, seed_option
+from harness.cli.common import GAME, checked_options, games_option, option_option, players_for, seed_option
 from harness.games import Game
 
 

@@ -12,10 +12,19 @@ imported on first use, so a broken engine cannot stop the others from loading.
 from __future__ import annotations
 
 import importlib
-from typing import Iterator, Mapping
+from collections.abc import Iterator, Mapping
 
-from .base import (Action, Game, IllegalAction, InvalidAction, InvalidOptions, InvalidSnapshot, Option,
-                   State, ranking_from_keys)
+from .base import (
+    Action,
+    Game,
+    IllegalAction,
+    InvalidAction,
+    InvalidOptions,
+    InvalidSnapshot,
+    Option,
+    State,
+    ranking_from_keys,
+)
 
 __all__ = ["GAMES", "get_game", "Game", "State", "Action", "Option", "IllegalAction", "InvalidAction",
            "InvalidOptions", "InvalidSnapshot", "UnknownGame", "ranking_from_keys"]

@@ -10,12 +10,29 @@ from __future__ import annotations
 
 import random
 from bisect import insort
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
-from .base import (Action, Game, IllegalAction, InvalidAction, InvalidSnapshot, State, bool_option, int_option,
-                   ranking_from_keys)
-from .crisps_plays import (KEY_LABELS, KEY_NEED, KEY_OF, KEY_RANKS, KIND_NAMES, LABELS, RANK_OF, RANKS, REPEAT, TOP, Key, classify,
-                           could_follow_publicly, follow_plays, lead_plays, may_follow)
+from .base import Action, Game, IllegalAction, InvalidAction, State, bool_option, int_option, ranking_from_keys
+from .crisps_plays import (
+    KEY_LABELS,
+    KEY_NEED,
+    KEY_OF,
+    KEY_RANKS,
+    KIND_NAMES,
+    LABELS,
+    RANK_OF,
+    RANKS,
+    REPEAT,
+    TOP,
+    Key,
+    classify,
+    could_follow_publicly,
+    follow_plays,
+    lead_plays,
+    may_follow,
+)
+from .crisps_snapshot import restore
 
 HAND_SIZE = 12
 REMOVED = 4
@@ -295,10 +312,12 @@ class CrispsState(State):
                 raise InvalidAction(f"unknown card {c!r} (ranks: {allowed})")
             ranks.append(r)
         ranks.sort()
-        key = classify(ranks, self._jacks)
-        if isinstance(key, str):
-            raise IllegalAction(f"{' '.join(cards)} is no play: {key}")
-        return key
+        found = classify(ranks, self._jacks)
+        if isinstance(found, str):
+            raise IllegalAction(f"{' '.join(cards)} is no play: {found}")
+        if found is None:
+            raise IllegalAction(f"{' '.join(cards)} is no play")
+        return found
 
     def observation(self, seat: int) -> dict[str, Any]:
         cards = self._hand_lists[seat]
@@ -422,8 +441,8 @@ class Crisps(Game):
         return state
 
     def state_from_json(self, data: Mapping[str, Any]) -> CrispsState:
-        from .crisps_snapshot import restore
-        return restore(self, data)
+        state: CrispsState = restore(self.validate_options, CrispsState, data)
+        return state
 
     def format_action(self, action: Action) -> str:
         if isinstance(action, dict):

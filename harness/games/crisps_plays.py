@@ -13,8 +13,8 @@ every start, runs of pairs, triples and quads of each mask come from tables buil
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import Mapping, Sequence
 
 SINGLE, PAIR, RUN, PAIR_RUN, TRIPLE, QUAD = range(6)
 KIND_NAMES = ("single", "pair", "run", "pair_run", "triple", "quad")

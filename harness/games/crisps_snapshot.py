@@ -3,21 +3,24 @@
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING, Any, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from .base import InvalidOptions, InvalidSnapshot
 from .crisps_plays import RANK_OF, RANKS, TOP, classify, key_ranks
 
-if TYPE_CHECKING:
-    from .crisps import Crisps, CrispsState
+# The snapshot module knows nothing of the Crisps classes (no import circle): the game passes in
+# its option check and a factory of blank states, and gets back the state the factory made.
+ValidateOptions = Callable[[Any], dict[str, Any]]
+NewState = Callable[[dict[str, Any], int, random.Random], Any]
 
 _PHASES = ("play", "take", "over")
 
 
-def restore(game: "Crisps", data: Mapping[str, Any]) -> "CrispsState":
+def restore(validate_options: ValidateOptions, new_state: NewState, data: Mapping[str, Any]) -> Any:
     """Build the state a snapshot describes; raise :class:`InvalidSnapshot` naming the bad field."""
     try:
-        return _restore(game, data)
+        return _restore(validate_options, new_state, data)
     except InvalidSnapshot:
         raise
     except InvalidOptions as exc:
@@ -34,12 +37,11 @@ def _seat(value: Any, field: str, none_ok: bool = False) -> int | None:
     return value
 
 
-def _restore(game: "Crisps", data: Mapping[str, Any]) -> "CrispsState":
-    from .crisps import CrispsState
+def _restore(validate_options: ValidateOptions, new_state: NewState, data: Mapping[str, Any]) -> Any:
 
     if data.get("game") != "crisps":
         raise InvalidSnapshot(f"not a Crisps snapshot (game {data.get('game')!r})")
-    options = game.validate_options(data["options"])
+    options = validate_options(data["options"])
     rank_of = RANK_OF[options["jacks"]]
 
     def ranks(cards: Any, field: str) -> list[int]:
@@ -62,7 +64,7 @@ def _restore(game: "Crisps", data: Mapping[str, Any]) -> "CrispsState":
     version, internal, gauss = data["rng"]
     rng = random.Random()
     rng.setstate((version, tuple(internal), gauss))
-    state = CrispsState(options, data["seed"], rng)
+    state = new_state(options, data["seed"], rng)
     hands = [ranks(h, "hands") for h in data["hands"]]
     if len(hands) != 2:
         raise InvalidSnapshot("snapshot field 'hands' must hold two hands")

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import random
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
-from .base import (Action, Game, IllegalAction, InvalidAction, InvalidSnapshot, State, int_option,
-                   ranking_from_keys)
+from .base import Action, Game, IllegalAction, InvalidAction, InvalidSnapshot, State, int_option, ranking_from_keys
 
 Tile = tuple[int, int]
 
@@ -314,7 +314,7 @@ class DominoesState(State):
             raise IllegalAction("the game is not over yet")
         if self.ended_by == "turn_cap":
             pips = self.pips()
-            keys = [(self.scores[i], -pips[i], -len(self.hands[i])) for i in range(self.players)]
+            keys: list[Any] = [(self.scores[i], -pips[i], -len(self.hands[i])) for i in range(self.players)]
         else:
             keys = list(self.scores)
         return {"ranking": ranking_from_keys(keys), "scores": list(self.scores), "ended_by": self.ended_by}
@@ -541,9 +541,9 @@ def _restore(game: Dominoes, data: Mapping[str, Any]) -> DominoesState:
         doubled = sorted({t for t in seen if seen.count(t) > 1})
         raise InvalidSnapshot(f"the 28 tiles must each be in exactly one place (missing {missing}, "
                               f"more than once {doubled})")
-    for (_, r), (l, _) in zip(state.line, state.line[1:]):
-        if r != l:
-            raise InvalidSnapshot(f"line tiles do not join: {r} next to {l}")
+    for (_, r), (left, _) in zip(state.line, state.line[1:]):
+        if r != left:
+            raise InvalidSnapshot(f"line tiles do not join: {r} next to {left}")
     if state.line:
         state.left, state.right = state.line[0][0], state.line[-1][1]
         state.left_double = state.line[0][0] == state.line[0][1]

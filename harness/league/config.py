@@ -20,9 +20,10 @@ import os
 import re
 import shlex
 import shutil
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import yaml
 
@@ -43,7 +44,7 @@ TOP_KEYS = ("name", "game", "options", "players", "bots", "rounds", "time", "lim
             "rating", "seed", "workers", "store")
 BOT_KEYS = ("name", "command", "cwd", "version")
 TIME_KEYS = {"init_ms": 5000, "move_ms": 1000, "bank_ms": 0}
-#: Resource limit keys passed through to harness.botproc.ResourceLimits (its defaults apply when unset).
+#: Resource limit keys passed through to harness.play.botproc.ResourceLimits (its defaults apply when unset).
 LIMIT_KEYS = ("memory_mb", "cpu_seconds", "processes", "open_files", "stderr_bytes", "max_line_bytes",
               "max_json_depth", "sandbox")
 #: Limits that ``null`` switches off (the others always apply).

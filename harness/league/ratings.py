@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import Iterable
+from collections.abc import Iterable
 
 import trueskill
 
-from harness.league_config import RatingParams
-from harness.store import LeagueStore
+from harness.league.config import RatingParams
+from harness.league.store import LeagueStore
 
 __all__ = ["make_env", "advance", "PrefixRater", "recompute", "current_ratings", "apply_game", "conservative"]
 

@@ -30,14 +30,15 @@ import shutil
 import signal
 import time
 import traceback
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
-from harness.league_config import LeagueConfig
-from harness.schedule import build_schedule
-from harness.store import GameOutcome, LeagueStore, PlanSummary, StoreError, compress_log
-from harness import ratings as rating_mod
+from harness.league import ratings as rating_mod
+from harness.league.config import LeagueConfig
+from harness.league.schedule import build_schedule
+from harness.league.store import GameOutcome, LeagueStore, PlanSummary, StoreError, compress_log
 
 __all__ = ["Players", "RunSummary", "run_league", "plan_league", "outcome_from_record", "referee_players",
            "LeagueInterrupted"]
@@ -56,7 +57,7 @@ MAX_ERRORS = 5
 class LeagueInterrupted(Exception):
     """Raised after a Ctrl-C once the finished games are recorded; carries the :class:`RunSummary`."""
 
-    def __init__(self, summary: "RunSummary") -> None:
+    def __init__(self, summary: RunSummary) -> None:
         super().__init__("interrupted")
         self.summary = summary
 
@@ -76,17 +77,17 @@ class Players:
 
 
 def _referee_pool(referee_config: Any) -> Any:
-    from harness.referee import BotPool
+    from harness.play.referee import BotPool
     return BotPool()
 
 
 def _referee_play(*args: Any) -> Any:
-    from harness.referee import play_game
+    from harness.play.referee import play_game
     return play_game(*args)
 
 
 def referee_players(fresh: bool = False) -> Players:
-    """The real referee: :func:`harness.referee.play_game` with a :class:`harness.referee.BotPool`."""
+    """The real referee: :func:`harness.play.referee.play_game` with a :class:`harness.play.referee.BotPool`."""
     return Players(play=_referee_play, make_pool=_referee_pool, fresh=fresh)
 
 
@@ -130,8 +131,8 @@ def outcome_from_record(record: Any) -> GameOutcome:
 
 def build_referee_config(config: LeagueConfig, log_dir: str) -> Any:
     """The referee's RefereeConfig for this league (time controls, limits, violation policy)."""
-    from harness.botproc import ResourceLimits, TimeControls
-    from harness.referee import RefereeConfig
+    from harness.play.limits import ResourceLimits, TimeControls
+    from harness.play.referee import RefereeConfig
 
     limits = ResourceLimits(**config.limits)
     return RefereeConfig(time=TimeControls(**config.time), limits=limits, strikes=config.strikes,
@@ -140,7 +141,7 @@ def build_referee_config(config: LeagueConfig, log_dir: str) -> Any:
 
 def bot_specs(config: LeagueConfig, version_ids: dict[str, int]) -> dict[int, Any]:
     """version id -> BotSpec for the bots of ``config``."""
-    from harness.botproc import BotSpec
+    from harness.play.limits import BotSpec
     return {version_ids[b.label]: BotSpec(name=b.name, command=tuple(b.command), cwd=b.cwd) for b in config.bots}
 
 
@@ -163,7 +164,7 @@ def _worker_main(index: int, cpu: int | None, setup: _WorkerSetup, conn: Any, st
     signal.signal(signal.SIGTERM, on_term)
     if cpu is not None:
         try:
-            from harness.botproc import pin_to_cpu
+            from harness.play.limits import pin_to_cpu
             pin_to_cpu(cpu)
         except (ImportError, OSError):
             pass
@@ -172,7 +173,7 @@ def _worker_main(index: int, cpu: int | None, setup: _WorkerSetup, conn: Any, st
     game = get_game(setup.game)
     players = setup.players
     referee_config = setup.referee_config
-    if dataclasses.is_dataclass(referee_config) and getattr(referee_config, "log_dir", None):
+    if getattr(referee_config, "log_dir", None):
         # one stderr log directory per worker: two workers never write (and rotate) the same file
         referee_config = dataclasses.replace(referee_config,
                                              log_dir=os.path.join(referee_config.log_dir, f"worker-{index}"))
@@ -196,7 +197,7 @@ def _worker_main(index: int, cpu: int | None, setup: _WorkerSetup, conn: Any, st
                         record = players.play(game, setup.options, seed, gid, seats, fresh_pool, referee_config)
                 else:
                     record = players.play(game, setup.options, seed, gid, seats, pool, referee_config)
-                message = ("done", seq, outcome_from_record(record))
+                message: tuple[str, int, Any] = ("done", seq, outcome_from_record(record))
             except Exception:  # a harness bug (play_game never raises because of a bot): report it
                 message = ("error", seq, f"{gid}: {traceback.format_exc(limit=8)}")
             try:
@@ -377,7 +378,7 @@ def _run_workers(config: LeagueConfig, store: LeagueStore, setup: _WorkerSetup, 
 
         All the games that arrived together are recorded in one transaction (each game whole).
         """
-        ready = mp_connection.wait([w.conn for w in busy()], timeout)
+        ready: list[Any] = mp_connection.wait([w.conn for w in busy()], timeout)
         if not ready:
             return
         with store.transaction():

@@ -15,10 +15,10 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Iterator, Sequence
 
-from harness.league_config import BotEntry, LeagueConfig
+from harness.league.config import BotEntry, LeagueConfig
 
 __all__ = ["ScheduledGame", "build_schedule", "games_per_round", "deal_seed", "game_id"]
 

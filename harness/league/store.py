@@ -12,7 +12,7 @@ Tables (schema version in ``PRAGMA user_version``):
 - ``violations``: every violation, its full record as JSON plus the columns one filters on.
 - ``logs``: each game's log, zlib-compressed JSON lines.
 - ``ratings``: TrueSkill mu and sigma per version over the games up to ``rated_upto`` (derived
-  data, rebuilt by :mod:`harness.ratings`).
+  data, rebuilt by :mod:`harness.league.ratings`).
 
 Only one process writes (the league runner's parent); each game is recorded whole inside one
 transaction (with its rating update; games that finish together share one) and only while its
@@ -26,15 +26,16 @@ import json
 import sqlite3
 import time
 import zlib
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 import orjson
 
-from harness.league_config import BotEntry, ConfigError, LeagueConfig
-from harness.schedule import ScheduledGame
+from harness.league.config import BotEntry, ConfigError, LeagueConfig
+from harness.league.schedule import ScheduledGame
 
 __all__ = ["LeagueStore", "GameOutcome", "PendingGame", "PlanSummary", "StoreError", "SCHEMA_VERSION",
            "compress_log", "decompress_log"]
@@ -197,7 +198,7 @@ class LeagueStore:
     def close(self) -> None:
         self.db.close()
 
-    def __enter__(self) -> "LeagueStore":
+    def __enter__(self) -> LeagueStore:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -398,7 +399,8 @@ class LeagueStore:
         sql = ("SELECT x.id, x.decision, x.seat, x.kind, x.detail, g.id AS game_id, g.seed, b.name, v.version "
                "FROM violations x JOIN games g ON g.seq = x.game_seq "
                "LEFT JOIN versions v ON v.id = x.version_id LEFT JOIN bots b ON b.id = v.bot_id")
-        where, args = [], []
+        where: list[str] = []
+        args: list[Any] = []
         if bot is not None:
             name, _, version = bot.partition("@")
             where.append("b.name = ?")
@@ -425,7 +427,7 @@ class LeagueStore:
             (violation_id,)).fetchone()
         return (row, json.loads(row["record"])) if row else None
 
-    # -- ratings (derived data, maintained by harness.ratings) ------------------------------
+    # -- ratings (derived data, maintained by harness.league.ratings) ------------------------------
 
     def load_ratings(self, version_ids: Sequence[int] | None = None) -> dict[int, tuple[float, float]]:
         if version_ids is None:

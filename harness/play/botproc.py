@@ -19,7 +19,7 @@ Design choices, and why:
   the bot dies; the bwrap sandbox always does this (``--unshare-pid``). Without (3), a
   descendant that leaves the group, scrubs its environment and closes the pipes escapes: the
   documented limit, unless (4) applies. (4) Where the harness may create cgroups (root on
-  cgroup v1 ``pids``, or a writable v2 tree: :mod:`harness.cgroups`), each bot runs in its own
+  cgroup v1 ``pids``, or a writable v2 tree: :mod:`harness.play.cgroups`), each bot runs in its own
   cgroup, which no descendant can leave; killing the bot empties it. On v1 its ``pids.max`` also
   enforces ``processes`` for root, whom ``RLIMIT_NPROC`` does not bind.
 - **stderr through a pipe drained by the referee**, written to a per-bot log that rotates at half
@@ -31,34 +31,36 @@ Design choices, and why:
 - **Resource limits** are set with ``setrlimit`` in the child before ``exec``.
 """
 
+
 from __future__ import annotations
 
-import ctypes
 import errno
-import functools
 import os
 import re
-import resource
 import secrets
 import select
 import shutil
 import signal
 import subprocess
-import sys
 import time
-from dataclasses import dataclass
-from typing import Sequence
+from collections.abc import Sequence
+from typing import BinaryIO
 
-from harness.cgroups import BotCgroup, cgroup_base
+from harness.play.cgroups import BotCgroup, cgroup_base
+from harness.play.limits import (
+    TOKEN_VAR,
+    WRAPPERS,
+    BotSpec,
+    ResourceLimits,
+    bwrap_command,
+    check_sandbox,
+    limit_setter,
+    resolve_command,
+    unshare_pid_prefix,
+)
 
-__all__ = ["BotSpec", "TimeControls", "ResourceLimits", "BotProcess", "StderrLog", "SandboxUnavailable",
-           "pin_to_cpu", "resolve_command", "check_sandbox", "kill_remnants",
-           "unshare_pid_prefix",
-           "OK", "TIMEOUT", "CRASH", "OVERSIZE"]
+__all__ = ["BotProcess", "StderrLog", "kill_remnants", "describe_status", "OK", "TIMEOUT", "CRASH", "OVERSIZE"]
 
-MIB = 1 << 20
-_WRAPPERS = frozenset({"bwrap", "unshare"})
-TOKEN_VAR = "TABLEBOTS_BOT_TOKEN"
 STDERR_TAIL_BYTES = 2048
 
 # Outcome codes of a read or write (small ints: compared on the hot path).
@@ -66,174 +68,6 @@ OK = 0
 TIMEOUT = 1
 CRASH = 2
 OVERSIZE = 3
-
-
-@dataclass(frozen=True)
-class BotSpec:
-    """A bot: its display name, its command line (argv, never a shell string) and working directory.
-
-    ``cwd`` ``None`` runs the bot in the harness's current directory. Under the bwrap sandbox
-    ``cwd`` is also the one directory the bot may write to (``None``: it may write nowhere).
-    """
-
-    name: str
-    command: tuple[str, ...]
-    cwd: str | None = None
-
-
-@dataclass(frozen=True)
-class TimeControls:
-    """Deadlines in milliseconds: start-up (hello -> ready), per decision, and a per-game bank.
-
-    A decision may take ``move_ms`` plus whatever is left of the bank; time over ``move_ms`` is
-    taken from the bank, which is refilled to ``bank_ms`` at the start of every game.
-    """
-
-    init_ms: int = 5000
-    move_ms: int = 1000
-    bank_ms: int = 0
-
-
-@dataclass(frozen=True)
-class ResourceLimits:
-    """Per-bot limits. ``None`` leaves a limit unset (inherited from the harness).
-
-    memory_mb:      RLIMIT_AS, address space of each process of the bot.
-    cpu_seconds:    RLIMIT_CPU, CPU time over the life of the process (it lives a whole league).
-    processes:      RLIMIT_NPROC. The kernel counts every process and thread of the user, and does
-                    not apply it to root; see protocol.md.
-    open_files:     RLIMIT_NOFILE.
-    stderr_bytes:   disk used by the bot's stderr log (two rotating halves).
-    max_line_bytes: longest line the bot may send (without the newline).
-    max_json_depth: deepest nesting of arrays/objects accepted in a message.
-    sandbox:        None, or "bwrap" (no network, read-only filesystem except the bot's cwd).
-    pid_namespace:  run the bot as PID 1 of its own PID namespace (``unshare``, needs root) so
-                    that no descendant can outlive it; the bot then sees itself as PID 1.
-    """
-
-    memory_mb: int | None = 2048
-    cpu_seconds: int | None = 3600
-    processes: int | None = 4096
-    open_files: int | None = 256
-    stderr_bytes: int = 4 * MIB
-    max_line_bytes: int = MIB
-    max_json_depth: int = 64
-    sandbox: str | None = None
-    pid_namespace: bool = False
-
-
-SANDBOXES = ("bwrap",)
-
-
-class SandboxUnavailable(RuntimeError):
-    """The requested sandbox cannot be used on this machine (raised before any game starts)."""
-
-
-def check_sandbox(limits: ResourceLimits) -> None:
-    """Raise :class:`SandboxUnavailable` with the fix if ``limits.sandbox`` (or ``pid_namespace``) cannot be used here."""
-    if limits.pid_namespace and limits.sandbox is None and not unshare_pid_prefix():
-        raise SandboxUnavailable("pid_namespace asked for, but `unshare --pid` does not work here "
-                                 "(it needs root or CAP_SYS_ADMIN)")
-    if limits.sandbox is None:
-        return
-    if limits.sandbox not in SANDBOXES:
-        raise SandboxUnavailable(f"unknown sandbox {limits.sandbox!r} (known: {', '.join(SANDBOXES)})")
-    if shutil.which("bwrap") is None:
-        raise SandboxUnavailable("sandbox 'bwrap' asked for but bubblewrap is not installed "
-                                 "(install it: apt-get install bubblewrap), or run without the sandbox")
-
-
-def pin_to_cpu(cpu: int) -> None:
-    """Pin this process to one CPU; bots started afterwards inherit the affinity.
-
-    Referee and bots on one core exchange a line ~5x faster than across cores on the project
-    machines (cross-core wake-ups dominate).
-    """
-    os.sched_setaffinity(0, {cpu})
-
-
-def resolve_command(command: Sequence[str]) -> list[str]:
-    """The argv to run: a leading ``python`` or ``python3`` becomes the interpreter running the harness.
-
-    This skips version-manager shims (the pyenv shim costs ~70 ms per start) and makes a bot
-    run with the same Python everywhere. Anything else is run as given.
-    """
-    argv = list(command)
-    if argv and argv[0] in ("python", "python3"):
-        argv[0] = sys.executable
-    return argv
-
-
-def bwrap_command(argv: list[str], cwd: str, writable: str | None) -> list[str]:
-    """Wrap ``argv`` in bubblewrap: no network, read-only filesystem except ``writable``.
-
-    ``--unshare-pid`` gives the bot a PID namespace whose processes all die with it, and
-    ``--die-with-parent`` ties the sandbox to bwrap, which the referee kills.
-    """
-    cmd = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-           "--unshare-net", "--unshare-pid", "--unshare-ipc", "--die-with-parent", "--new-session"]
-    if writable:
-        cmd += ["--bind", writable, writable]
-    return cmd + ["--chdir", cwd, "--", *argv]
-
-
-@functools.cache
-def unshare_pid_prefix() -> tuple[str, ...]:
-    """``unshare --pid --fork --kill-child`` if this machine lets us use it, else ``()``.
-
-    The bot then runs as PID 1 of its own PID namespace: when it dies (or ``unshare``, its
-    parent, is killed) the kernel kills every process left in the namespace, so no descendant
-    can escape, whatever it does (``setsid``, double fork, scrubbed environment). Needs root or
-    CAP_SYS_ADMIN; the probe runs once per harness process.
-    """
-    exe = shutil.which("unshare")
-    if exe is None:
-        return ()
-    cmd = (exe, "--pid", "--fork", "--kill-child", "--")
-    try:
-        ok = subprocess.run([*cmd, "true"], capture_output=True, timeout=10).returncode == 0
-    except (OSError, subprocess.SubprocessError):
-        ok = False
-    return cmd if ok else ()
-
-
-_PR_SET_PDEATHSIG = 1
-try:
-    _prctl = ctypes.CDLL(None, use_errno=True).prctl  # loaded before any fork: not safe to load in the child
-except (OSError, AttributeError):  # not glibc/Linux
-    _prctl = None
-
-
-def _limit_setter(limits: ResourceLimits, cgroup: BotCgroup | None = None):
-    pairs = []
-    if limits.memory_mb is not None:
-        pairs.append((resource.RLIMIT_AS, limits.memory_mb * MIB))
-    if limits.cpu_seconds is not None:
-        pairs.append((resource.RLIMIT_CPU, limits.cpu_seconds))
-    if limits.processes is not None:
-        pairs.append((resource.RLIMIT_NPROC, limits.processes))
-    if limits.open_files is not None:
-        pairs.append((resource.RLIMIT_NOFILE, limits.open_files))
-
-    parent = os.getpid()
-
-    def set_limits() -> None:  # runs in the child between fork and exec (SIGPIPE is restored by Popen)
-        if cgroup is not None:  # first, so that everything the bot ever forks is in it
-            cgroup.join()
-        # Die with the referee (even if it is SIGKILLed). The kernel ties this to the thread that
-        # forked: bots started from a worker thread die when that thread ends.
-        if _prctl is not None:
-            _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-            if os.getppid() != parent:  # the referee died before prctl took effect
-                os._exit(1)
-        for which, value in pairs:
-            hard = resource.getrlimit(which)[1]
-            if hard != resource.RLIM_INFINITY and value > hard:
-                value = hard
-            # soft = hard: the bot cannot raise its own limit again
-            resource.setrlimit(which, (value, value))
-
-    return set_limits
 
 
 def kill_remnants(tokens: Sequence[str], pipes: Sequence[str] = ()) -> int:
@@ -309,10 +143,10 @@ class StderrLog:
         self.path = (os.path.join(log_dir, _UNSAFE.sub("_", name) + ".stderr.log")
                      if log_dir else None)
         self._half = max(cap // 2, 1)
-        self._fh = None
+        self._fh: BinaryIO | None = None
         self._size = 0
-        if self.path:
-            os.makedirs(log_dir, exist_ok=True)  # type: ignore[arg-type]
+        if self.path and log_dir:
+            os.makedirs(log_dir, exist_ok=True)
             self._fh = open(self.path, "ab")
             self._size = self._fh.tell()
 
@@ -324,8 +158,9 @@ class StderrLog:
             data = data[-self._half:]
         if self._size + len(data) > self._half:
             fh.close()
-            os.replace(self.path, self.path + ".1")  # type: ignore[operator]
-            fh = self._fh = open(self.path, "wb")  # type: ignore[arg-type]
+            assert self.path is not None  # a file handle exists only with a path
+            os.replace(self.path, self.path + ".1")
+            fh = self._fh = open(self.path, "wb")
             self._size = 0
         fh.write(data)
         fh.flush()
@@ -398,7 +233,7 @@ class BotProcess:
             self._popen = subprocess.Popen(
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
                 cwd=cwd, env=env, close_fds=True, start_new_session=True,
-                preexec_fn=_limit_setter(self.limits, self._cgroup))
+                preexec_fn=limit_setter(self.limits, self._cgroup))
         except BaseException:
             if self._cgroup is not None:
                 self._cgroup.kill()
@@ -500,7 +335,7 @@ class BotProcess:
         """
         buf = self._buf
         if not buf:
-            for fd, ev in self._poll.poll(0):
+            for fd, _ev in self._poll.poll(0):
                 if fd == self._out:
                     got = self._read_some()
                     if got is not None and got[0] == OK:
@@ -538,7 +373,7 @@ class BotProcess:
                 if left <= 0:
                     self.detail = "did not read its stdin before the deadline"
                     return TIMEOUT
-                for fd, ev in self._poll.poll(left * 1000.0 + 1):
+                for fd, _ev in self._poll.poll(left * 1000.0 + 1):
                     if fd == self._in:
                         try:
                             n = os.write(self._in, view)
@@ -578,7 +413,7 @@ class BotProcess:
         left = deadline - time.monotonic()
         if left > 0:
             out = self._out
-            for fd, ev in self._poll.poll(left * 1000.0 + 0.5):
+            for fd, _ev in self._poll.poll(left * 1000.0 + 0.5):
                 if fd == out:
                     try:
                         chunk = os.read(out, min(65536, self._cap + 1))
@@ -622,7 +457,7 @@ class BotProcess:
                     return CRASH, b""
                 self.detail = "no complete line before the deadline"
                 return TIMEOUT, b""
-            for fd, ev in poll(left * 1000.0 + 0.5):
+            for fd, _ev in poll(left * 1000.0 + 0.5):
                 if fd == out:
                     code = self._read_some()
                     if code is not None:
@@ -676,7 +511,9 @@ class BotProcess:
 
     def _stdout_holders(self) -> list[int]:
         """Processes other than the referee and the wrapper that hold the bot's stdout pipe."""
-        target = self.pipes[1] if len(self.pipes) > 1 else None
+        if len(self.pipes) < 2:
+            return []
+        target = self.pipes[1]
         holders = []
         me = os.getpid()
         for entry in os.listdir("/proc"):
@@ -684,7 +521,7 @@ class BotProcess:
                 continue
             try:
                 with open(f"/proc/{entry}/comm") as fh:
-                    if fh.read().strip() in _WRAPPERS:
+                    if fh.read().strip() in WRAPPERS:
                         continue
             except OSError:
                 continue

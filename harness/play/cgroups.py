@@ -5,7 +5,7 @@ closing its pipes, the escapes the process-group kill and the ``/proc`` scan can
 harness may create cgroups (root on cgroup v1 with the ``pids`` controller, or a writable cgroup v2
 tree), each bot gets one; on v1 ``pids.max`` also enforces ``processes``, which ``RLIMIT_NPROC``
 does not do for root. Where it may not, :func:`BotCgroup.create` returns ``None`` and the other
-layers of :mod:`harness.botproc` do the work.
+layers of :mod:`harness.play.botproc` do the work.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def cgroup_base() -> tuple[str, bool] | None:
     for fstype, mount, opts in _mounts():
         if fstype == "cgroup" and "pids" in opts:
             candidates.append((os.path.join(mount, own.get("pids", "/").lstrip("/")), False))
-    for fstype, mount, opts in _mounts():
+    for fstype, mount, _opts in _mounts():
         if fstype == "cgroup2":
             candidates.append((os.path.join(mount, own.get("", "/").lstrip("/")), True))
     for path, v2 in candidates:
@@ -108,7 +108,7 @@ class BotCgroup:
         self._procs = os.path.join(path, "cgroup.procs")
 
     @classmethod
-    def create(cls, base: tuple[str, bool] | None, name: str, max_processes: int | None) -> "BotCgroup | None":
+    def create(cls, base: tuple[str, bool] | None, name: str, max_processes: int | None) -> BotCgroup | None:
         """A new cgroup ``name`` under ``base`` (see :func:`cgroup_base`), or ``None`` if it cannot be made."""
         if base is None:
             return None

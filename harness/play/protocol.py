@@ -8,7 +8,8 @@ protocol.md for the contract.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import orjson
 

@@ -16,15 +16,16 @@ from __future__ import annotations
 
 import random
 import time
-from dataclasses import asdict, dataclass, field
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, cast
 
 import orjson
 
-from harness import protocol
-from harness.botproc import (CRASH, OK, OVERSIZE, TIMEOUT, BotProcess, BotSpec, ResourceLimits, StderrLog,
-                             TimeControls, check_sandbox, describe_status)
 from harness.games.base import Game
+from harness.play import protocol
+from harness.play.botproc import CRASH, OK, OVERSIZE, TIMEOUT, BotProcess, StderrLog
+from harness.play.limits import BotSpec, ResourceLimits, TimeControls, check_sandbox
 
 __all__ = ["RefereeConfig", "BotPool", "GameRecord", "play_game", "VIOLATION_KINDS", "BotSpec", "TimeControls",
            "ResourceLimits"]
@@ -106,7 +107,7 @@ class BotPool:
     every process tree. Use it as a context manager.
     """
 
-    def __init__(self, config: "RefereeConfig | None" = None) -> None:
+    def __init__(self, config: RefereeConfig | None = None) -> None:
         #: informational only: each process is started with the config of the game that needs it
         self.config = config
         self._idle: dict[BotSpec, list[BotProcess]] = {}
@@ -114,7 +115,7 @@ class BotPool:
         self._logs: dict[tuple[str | None, str], StderrLog] = {}
         self.started = 0
 
-    def __enter__(self) -> "BotPool":
+    def __enter__(self) -> BotPool:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -373,8 +374,8 @@ def play_game(game: Game, options: dict, seed: int, game_id: str, seats: Sequenc
         for seat, proc, hello_line in fresh:
             if table.procs[seat] is proc:
                 table.await_ready(seat, proc, hello_line)
-        for seat in range(players):
-            table.send_start(seat)
+        for starting in range(players):
+            table.send_start(starting)
 
         # ---- the game ----
         fallback = random.Random(f"tablebots-fallback:{seed}")
@@ -393,7 +394,7 @@ def play_game(game: Game, options: dict, seed: int, game_id: str, seats: Sequenc
                 for event in state.events[events_logged:]:
                     table.note({"type": "event", "event": event})
                 events_logged = len(state.events)
-            seat = state.current_player
+            seat = cast(int, state.current_player)  # not None: the game is not over
             legal = state.legal_actions()
             if len(legal) == 1 or seat in forfeited:
                 action = legal[0] if len(legal) == 1 else legal[fallback.randrange(len(legal))]

@@ -1,7 +1,7 @@
 """What people read: the league table (terminal, Markdown, CSV, JSON), violations, game replays.
 
 Everything here reads the store; nothing writes except the ratings catch-up in
-:func:`league_table` (derived data, see :mod:`harness.ratings`).
+:func:`league_table` (derived data, see :mod:`harness.league.ratings`).
 """
 
 from __future__ import annotations
@@ -9,12 +9,13 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any
 
-from harness import ratings as rating_mod
-from harness.league_config import LeagueConfig
-from harness.store import LeagueStore
+from harness.league import ratings as rating_mod
+from harness.league.config import LeagueConfig
+from harness.league.store import LeagueStore
 
 __all__ = ["TableRow", "league_table", "format_table", "TABLE_FORMATS", "format_violation_line",
            "format_violation", "replay_actions", "format_replay"]
@@ -246,9 +247,10 @@ def replay_violation(config: LeagueConfig, row: Any, record: dict[str, Any], pla
     import shlex
     import time
 
-    from harness import protocol
-    from harness.botproc import OK, BotProcess, BotSpec, ResourceLimits, StderrLog
     from harness.games import get_game
+    from harness.play import protocol
+    from harness.play.botproc import OK, BotProcess, StderrLog
+    from harness.play.limits import BotSpec, ResourceLimits
 
     request_text = record.get("request") or ""
     if not request_text:
