@@ -157,3 +157,38 @@ def test_same_seed_and_actions_replay_the_same_game(players):
 def test_a_different_seed_gives_a_different_deal():
     deals = {json.dumps(GAME.new_state(3, seed, {}).to_json()["hands"]) for seed in range(50)}
     assert len(deals) == 50
+
+
+def ranking_by(keys: list[tuple]) -> list[int]:
+    """Rank from sort keys, higher is better, equal keys share a rank (0 = first)."""
+    return [sum(1 for other in keys if other > k) for k in keys]
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_turn_cap_scores_every_finished_hand_once_and_ranks_on_tiles(players):
+    """C3 over random games cut off at random turns: the final scores are the sum of the points in
+    the public event log (plays and finished hands, each once; a hand in progress is not scored),
+    and the ranking is by points, then fewer tiles in hand (not pips), ties shared."""
+    rng = random.Random(players)
+    capped = 0
+    for seed in range(300):
+        options = {"max_turns": rng.randint(1, 250)}
+        state = GAME.new_state(players, seed, options)
+        chooser = random.Random(seed)
+        while not state.is_terminal():
+            state.apply(chooser.choice(state.legal_actions()))
+        scores = [0] * players
+        for e in state.events:
+            if e["type"] == "play" and e["points"]:
+                scores[e["seat"]] += e["points"]
+                assert scores[e["seat"]] == e["score"]
+            elif e["type"] == "hand_end":
+                scores = [a + b for a, b in zip(scores, e["points"])]
+                assert scores == e["scores"]
+        result = state.result()
+        assert result["scores"] == scores, (seed, options)
+        if result["ended_by"] == "turn_cap":
+            capped += 1
+            tiles = [len(h) for h in state.hands]
+            assert result["ranking"] == ranking_by([(scores[i], -tiles[i]) for i in range(players)])
+    assert capped > 150, capped

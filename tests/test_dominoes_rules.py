@@ -413,17 +413,25 @@ def test_play_off_decided_by_the_extra_hands():
 
 # ---------------------------------------------------------------- C3: turn cap
 
-def test_turn_cap_ranks_by_points_then_fewer_pips_then_fewer_tiles():
-    state = position(["6-1 1-1", "5-4 0-0", "3-3 2-0 1-0", "*"], "6-6", current=0,
+def test_turn_cap_ranks_by_points_then_fewer_tiles_not_pips():
+    # C3: "fewer tiles in hand", counting tiles, not pips
+    state = position(["5-1 6-6", "1-0 0-0", "2-0 1-1 3-0", "*"], "5-5", current=0,
                      scores=[10, 10, 10, 10], turns=41, max_turns=42)
-    assert len(state.hands[3]) == 20
-    state.apply(act("6-1 left"))  # count 1 + 12: no points
+    state.apply(act("5-1 left"))  # ends 1 and 5-5: no points
     assert state.is_terminal() and state.current_player is None and state.legal_actions() == []
-    # points all 10; pips 2, 9, 9, many; tiles 1, 2, 3
+    # points all 10; tiles 1, 2, 3, many; pips 12, 1, 7, many (by pips the order would be 1, 2, 0, 3)
+    assert [len(h) for h in state.hands[:3]] == [1, 2, 3] and state.pips()[:3] == [12, 1, 7]
     assert state.result() == {"ranking": [0, 1, 2, 3], "scores": [10, 10, 10, 10], "ended_by": "turn_cap"}
     assert state.events[-1] == {"type": "game_end", "ended_by": "turn_cap", "reason": "turn_cap",
                                 "scores": [10, 10, 10, 10], "ranking": [0, 1, 2, 3]}
     assert_rejected(state, act("pass"), "game is over")
+
+
+def test_turn_cap_equal_tiles_share_a_rank_whatever_the_pips():
+    state = position(["5-1 6-6", "1-0", "2-0", "*"], "5-5", current=0, scores=[10, 10, 10, 10], turns=5, max_turns=6)
+    state.apply(act("5-1 left"))
+    assert state.pips()[:3] == [12, 1, 2]
+    assert state.result()["ranking"] == [0, 0, 0, 3]
 
 
 def test_turn_cap_shares_remaining_ties_and_points_come_first():

@@ -183,3 +183,93 @@ def test_greedy_reference_bot_plays_offered_actions_and_beats_random_players():
         wins += state.result()["ranking"][greedy_seat] == 0
     # a random seat wins about a third of the games; the greedy bot clearly more
     assert wins / games > 0.5, wins / games
+
+
+def scores_from_events(events: list[dict], options: dict) -> list[int]:
+    """The final scores recomputed from the public event log alone (C3, E14-E16): every finished
+    round once, plus the round in progress when the turn cap cut the game off (bga and one_round
+    score it; classic scores only an emptier, and a cut-off round has none)."""
+    opts = GAME.validate_options(options)
+    scores = [0, 0, 0]
+    sets: list[list[int]] = [[], [], []]
+    contested: list[list[int]] = [[], [], []]
+    in_progress = False
+
+    def counted(seat: int) -> int:
+        return len(sets[seat]) - (0 if opts["contest_point"] else len(contested[seat]))
+
+    for e in events:
+        kind = e["type"]
+        if kind == "round_start":
+            sets, contested, in_progress = [[], [], []], [[], [], []], True
+        elif kind == "discard":
+            sets[e["seat"]].append(e["value"])
+        elif kind == "contest":
+            sets[e["seat"]].append(e["value"])
+            contested[e["seat"]].append(e["value"])
+        elif kind == "round_end":
+            emptier = e["emptied"]
+            classic = opts["scoring"] == "classic" and opts["mode"] == "rounds"
+            points = [(counted(s) if s == emptier else 0) if classic else counted(s) + 3 * (s == emptier)
+                      for s in range(3)]
+            assert e["points"] == points, (e, points)
+            scores = [a + b for a, b in zip(scores, points)]
+            in_progress = False
+        elif kind == "game_end" and e["ended_by"] == "turn_cap" and in_progress:
+            if not (opts["scoring"] == "classic" and opts["mode"] == "rounds"):
+                scores = [scores[s] + counted(s) for s in range(3)]
+    return scores
+
+
+def test_turn_cap_scores_every_finished_round_once_and_the_round_in_progress():
+    """C3 over random games cut off at random turns, many of them on a round's last turn."""
+    rng = random.Random(2026)
+    on_round_end = 0
+    for seed in range(600):
+        options = dict(options_for(seed))
+        # a probe game without a cap gives the turn numbers at which its rounds ended; the capped game
+        # replays it exactly (same seed, same choices) up to the cap
+        probe = GAME.new_state(3, seed, options)
+        chooser = random.Random(seed)
+        round_ends = []
+        while not probe.is_terminal():
+            probe.apply(chooser.choice(probe.legal_actions()))
+            if probe.events[-1]["type"] == "round_end" or probe.events[-2]["type"] == "round_end":
+                round_ends.append(probe.turns)
+        if seed % 3 == 0 and round_ends:
+            options["max_turns"] = rng.choice(round_ends)   # the cap falls on a round's last turn
+        else:
+            options["max_turns"] = rng.randint(1, probe.turns)
+        state = GAME.new_state(3, seed, options)
+        chooser = random.Random(seed)
+        while not state.is_terminal():
+            state.apply(chooser.choice(state.legal_actions()))
+        if state.events[-2]["type"] == "round_end" and state.result()["ended_by"] == "turn_cap":
+            on_round_end += 1
+        assert state.result()["scores"] == scores_from_events(state.events, options), (seed, options)
+    # a cap on a round's last turn is the case that was scored twice; make sure it was exercised
+    assert on_round_end >= 50, on_round_end
+
+
+def test_after_a_pickup_the_tile_is_never_put_back_and_a_continuation_exists():
+    """E7 over random games: every offered pick-up leaves at least one legal action, and no offered
+    placement after a pick-up reaches the slot the tile came from."""
+    pickups = 0
+    for seed in range(400):
+        state = GAME.new_state(3, seed, options_for(seed))
+        chooser = random.Random(seed)
+        while not state.is_terminal():
+            legal = state.legal_actions()
+            if {"type": "pickup"} in legal and chooser.random() < 0.7:
+                _, end, value = state.last_laid
+                state.apply({"type": "pickup"})
+                pickups += 1
+                after = state.legal_actions()
+                assert after, f"seed {seed}: a pick-up with no continuation"
+                free = 12 - state.length
+                for a in after:
+                    if a["type"] == "place":
+                        assert a["end"] != end and len(a["tiles"]) < free and value not in a["tiles"][free - 1:]
+                continue
+            state.apply(chooser.choice(legal))
+    assert pickups > 200, pickups

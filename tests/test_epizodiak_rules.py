@@ -651,3 +651,47 @@ def test_snapshot_pickup_candidate_must_lie_at_its_end():
         GAME.state_from_json(dict(snap, last_laid={"seat": 0, "end": "cw", "value": 5}))
     ok = dict(snap, last_laid={"seat": 2, "end": "ccw", "value": 3})
     assert GAME.state_from_json(ok).observation(0)["last_laid"] == {"seat": 2, "end": "ccw", "value": 3}
+
+
+# ---------------------------------------------------------------------------- C3 + E7 (rulings revised)
+@pytest.mark.parametrize("scoring,expected", [("bga", [5, 1, 0]), ("classic", [2, 0, 0])])
+def test_c3_a_round_that_ends_on_the_capped_turn_is_scored_once(scoring, expected):
+    # seat 0 discarded two sets this round, seat 1 one; seat 0 empties his hand on the 100th turn
+    state = position(["9", "1 1", "2 2"], "6-8", sets=("4 5", "10", ""), turns=99,
+                     options={"max_turns": 100, "scoring": scoring, "target": 13})
+    play(state, "cw 9")
+    round_end = last_event(state, "round_end")
+    assert round_end["points"] == expected
+    # bga: 2 sets + 3 for emptying = 5, not 7 (the sets counted again as "the round in progress")
+    assert state.result() == {"ranking": [0, 1, 2] if scoring == "bga" else [0, 1, 1],
+                              "scores": expected, "ended_by": "turn_cap"}
+    assert state.events[-1]["type"] == "game_end" and state.events[-1]["scores"] == expected
+
+
+def test_c3_the_round_in_progress_still_counts_when_the_cap_falls_mid_round():
+    state = position(["9 1", "1 1", "2 2"], "6-8", sets=("4 5", "10", ""), turns=99,
+                     options={"max_turns": 100})
+    play(state, "cw 9")  # seat 0 keeps a tile: the round is in progress when the cap falls
+    assert state.result() == {"ranking": [0, 1, 2], "scores": [2, 1, 0], "ended_by": "turn_cap"}
+
+
+def test_e7_after_a_pickup_a_run_from_the_other_end_may_not_put_the_tile_back():
+    # dial 1-10, free slots 11 and 12; seat 0 lays 11, seat 1 picks it up: the ccw end accepts 12,
+    # then 11 would land in the slot the picked tile came from (seeds 001, 003: no putting back)
+    state = position(["11 5", "11 12 3", ""], "1-10", turn=0, rest=2)
+    play(state, "cw 11")
+    assert "pickup" in texts(state)
+    play(state, "pickup")
+    assert texts(state) == ["ccw 12"]
+    rejected(state, "ccw 12 11", "cannot be put back")
+    play(state, "ccw 12")
+    assert state.to_json()["dial"] == arc("12-10") and state.current_player == 2
+
+
+def test_e7_the_put_back_rule_also_holds_from_the_ccw_side():
+    # dial 3-12 (free 1 and 2); seat 0 lays ccw 2, seat 1 picks it up and may place cw 1 but not cw 1 2
+    state = position(["2 5", "2 1 7", ""], "3-12", turn=0, rest=2)
+    play(state, "ccw 2")
+    play(state, "pickup")
+    assert texts(state) == ["cw 1"]
+    rejected(state, "cw 1 2", "cannot be put back")

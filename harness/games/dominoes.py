@@ -313,8 +313,8 @@ class DominoesState(State):
         if self.ended_by is None:
             raise IllegalAction("the game is not over yet")
         if self.ended_by == "turn_cap":
-            pips = self.pips()
-            keys: list[Any] = [(self.scores[i], -pips[i], -len(self.hands[i])) for i in range(self.players)]
+            # C3: points, then fewer tiles in hand (tiles, not pips); remaining ties are shared
+            keys: list[Any] = [(self.scores[i], -len(self.hands[i])) for i in range(self.players)]
         else:
             keys = list(self.scores)
         return {"ranking": ranking_from_keys(keys), "scores": list(self.scores), "ended_by": self.ended_by}
