@@ -15,6 +15,7 @@ when a violation happens; the state is left untouched until an answer has been v
 from __future__ import annotations
 
 import random
+import select
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -295,14 +296,49 @@ class _Table:
         return proc, line
 
     def await_ready(self, seat: int, proc: BotProcess, hello_line: bytes) -> bool:
+        """Wait for one bot's ready (a restart); True if it started."""
+        self.await_readys([(seat, proc, hello_line)])
+        return self.procs[seat] is proc
+
+    def await_readys(self, fresh: Sequence[tuple[int, BotProcess, bytes]]) -> None:
+        """Wait for the readys of all freshly started bots together, each against its own
+        ``init_ms`` deadline, in one poll over all their pipes.
+
+        Waiting one seat after another charged innocent bots: while a silent seat 0 was waited
+        for and then killed, seat 1's deadline passed with its ready unread in the pipe. Here a
+        seat is declared late only after a last non-blocking read of its pipe finds no line, and
+        only once its own deadline has passed, whatever time other seats' failures took.
+        """
+        init_s = self.config.time.init_ms / 1000
+        pending = {seat: (proc, line) for seat, proc, line in fresh}
+        while pending:
+            for seat in list(pending):
+                proc, hello_line = pending[seat]
+                got = proc.poll_line()
+                if got is None:
+                    if time.monotonic() < proc.started_at + init_s:
+                        continue
+                    proc.detail = f"no ready within init_ms={self.config.time.init_ms}"
+                    got = (TIMEOUT, b"")
+                del pending[seat]
+                self._accept_ready(seat, proc, hello_line, got)
+            if not pending:
+                return
+            waiter = select.poll()
+            for proc, _ in pending.values():
+                for fd in proc.wait_fds():
+                    waiter.register(fd, select.POLLIN)
+            left = min(proc.started_at + init_s for proc, _ in pending.values()) - time.monotonic()
+            if left > 0:
+                waiter.poll(left * 1000.0 + 0.5)
+
+    def _accept_ready(self, seat: int, proc: BotProcess, hello_line: bytes, got: tuple[int, bytes]) -> bool:
+        """Check one seat's answer to hello; record a violation and drop it if it is no ready."""
         limits = self.config.limits
-        code, data = proc.read_line(proc.started_at + self.config.time.init_ms / 1000)
+        code, data = got
         ms = (time.monotonic() - proc.started_at) * 1000
         if code != OK:
-            detail = proc.detail
-            if code == TIMEOUT:
-                detail = f"no ready within init_ms={self.config.time.init_ms}"
-            self.violation(seat, _CODE_KIND[code], f"at start-up: {detail}", hello_line, data)
+            self.violation(seat, _CODE_KIND[code], f"at start-up: {proc.detail}", hello_line, data)
             self.drop(seat, "failed its start-up")
             return False
         if self.record:
@@ -371,9 +407,7 @@ def play_game(game: Game, options: dict, seed: int, game_id: str, seats: Sequenc
             spawned = table.spawn(seat, seat)
             if spawned is not None:
                 fresh.append((seat, *spawned))
-        for seat, proc, hello_line in fresh:
-            if table.procs[seat] is proc:
-                table.await_ready(seat, proc, hello_line)
+        table.await_readys([(seat, proc, line) for seat, proc, line in fresh if table.procs[seat] is proc])
         for starting in range(players):
             table.send_start(starting)
 
