@@ -90,3 +90,11 @@ def players_for(game: Game, players: int | None) -> int:
         raise click.BadParameter(
             f"{game.name} is played by {game.min_players} to {game.max_players} players", param_hint="'--players'")
     return players
+
+
+def echo(text: str, err: bool = False) -> None:
+    """Print text for a person: every control character a bot may have put in it is shown
+    escaped (:func:`harness.report.safe_text.visible`), never sent raw to the terminal."""
+    from harness.report.safe_text import visible
+
+    click.echo(visible(text), err=err)

@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 
+from harness.cli.common import echo
 from harness.league.config import ConfigError, LeagueConfig, load_config
 from harness.league.store import LeagueStore
 
@@ -85,7 +86,7 @@ def run(config: str, workers: int | None, rounds: int | None, progress: bool | N
         pending = summary.plan.pending - summary.played
         dropped = (f" ({summary.dropped_in_flight} unfinished games dropped, not recorded)"
                    if summary.dropped_in_flight else "")
-        click.echo(f"stopped: {summary.played} games recorded this run{dropped}, {pending} still to play; "
+        echo(f"stopped: {summary.played} games recorded this run{dropped}, {pending} still to play; "
                    f"run the same command again to resume", err=True)
         raise SystemExit(130) from None
     except ConfigError as exc:
@@ -100,22 +101,22 @@ def run(config: str, workers: int | None, rounds: int | None, progress: bool | N
     if plan.reactivated:
         notes.append(f"{plan.reactivated} dropped games back in the schedule")
     for note in notes:
-        click.echo(note)
+        echo(note)
     if not plan.pending:
-        click.echo(f"{cfg.name}: all {plan.done} games already played; nothing to do. "
+        echo(f"{cfg.name}: all {plan.done} games already played; nothing to do. "
                    f"See: harness table {cfg.path}")
         return
     left = plan.pending - summary.played
-    click.echo(f"{cfg.name}: played {summary.played} games in {summary.seconds:.1f} s "
+    echo(f"{cfg.name}: played {summary.played} games in {summary.seconds:.1f} s "
                f"({summary.games_per_second:.1f} games/s, {summary.workers} workers), "
                f"{summary.violations} violations; {plan.done + summary.played} done, {left} left. "
                f"See: harness table {cfg.path}")
     if summary.violations:
-        click.echo(f"violations: harness violations {cfg.path}")
+        echo(f"violations: harness violations {cfg.path}")
     for i, err in enumerate(summary.errors):  # the first in full, the others in one line
-        click.echo(f"error: {err.rstrip() if i == 0 else err.strip().splitlines()[-1]}", err=True)
+        echo(f"error: {err.rstrip() if i == 0 else err.strip().splitlines()[-1]}", err=True)
     if summary.gave_up:
-        click.echo(f"stopped after {len(summary.errors)} games failed inside the harness (not because of a bot); "
+        echo(f"stopped after {len(summary.errors)} games failed inside the harness (not because of a bot); "
                    f"they are still pending", err=True)
     if summary.errors:
         raise SystemExit(1)
@@ -145,14 +146,18 @@ def table(config: str, fmt: str, recompute: bool) -> None:
         rows = league_table(store, cfg, recompute=recompute)
         counts = store.counts()
     info = {"league": cfg.name, "game": cfg.game, "games_done": counts["done"], "games_pending": counts["pending"]}
-    click.echo(format_table(rows, fmt, info=info))
+    text = format_table(rows, fmt, info=info)
+    if fmt in ("json", "csv"):
+        click.echo(text)  # data formats stay exact
+    else:
+        echo(text)
     if fmt == "table":
         footer = f"\n{cfg.name} ({cfg.game}): {counts['done']} games played"
         if counts["pending"]:
             footer += f", {counts['pending']} still to play (harness run {cfg.path})"
         if recompute:
             footer += f"; ratings recomputed in {time.perf_counter() - started:.2f} s"
-        click.echo(footer)
+        echo(footer)
 
 
 @click.command()
@@ -199,18 +204,21 @@ def violations(config: str, bot: str | None, kind: str | None, show_id: int | No
                                          param_hint="'--show'" if show_id is not None else "'--replay'")
             row, record = found
             if show_id is not None:
-                click.echo(json.dumps(record, indent=2) if as_json else format_violation(row, record, cfg.path))
+                if as_json:
+                    click.echo(json.dumps(record, indent=2))  # exact: JSON escapes control characters itself
+                else:
+                    echo(format_violation(row, record, cfg.path))
                 return
             from harness.report.tables import replay_violation
 
             players = len(store.game_seats(row["game_seq"]))
-            click.echo(replay_violation(cfg, row, record, players, bot_command, timeout_ms))
+            echo(replay_violation(cfg, row, record, players, bot_command, timeout_ms))
             return
         rows = store.violations(bot=bot, kind=kind)
         for r in rows:
-            click.echo(format_violation_line(r))
+            echo(format_violation_line(r))
         if not rows:
-            click.echo("no violations" + (" matching the filters" if bot or kind else ""), err=True)
+            echo("no violations" + (" matching the filters" if bot or kind else ""), err=True)
 
 
 @click.command()
@@ -240,4 +248,4 @@ def replay(config: str, game_id: str) -> None:
         seats = store.game_seats(row["seq"])
         log = store.game_log(row["seq"])
         vio = store.violations(game_seq=row["seq"])
-        click.echo(format_replay(get_game(cfg.game), cfg.options, row, seats, log, vio))
+        echo(format_replay(get_game(cfg.game), cfg.options, row, seats, log, vio))

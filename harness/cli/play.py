@@ -15,6 +15,7 @@ import orjson
 from harness.cli.common import (
     GAME,
     checked_options,
+    echo,
     games_option,
     option_option,
     sandbox_option,
@@ -204,16 +205,16 @@ def play(game: Game, bots: tuple[str, ...], seed: int, n_games: int, options: di
                 record = play_game(game, options, seed + i, f"g-{seed + i:06d}", specs, pool, config)
                 log.write_game(record)
                 for line in describe_record(record, i + 1, n_games):
-                    click.echo(line)
+                    echo(line)
                 for seat, spec in enumerate(specs):
                     totals[spec.name].append(record.ranking[seat])
     finally:
         log.close()
     if n_games > 1:
-        click.echo("total:")
+        echo("total:")
         for name, ranks in totals.items():
             firsts = sum(1 for r in ranks if r == 0)
-            click.echo(f"  {name}: {firsts} first place(s) in {n_games} games, mean rank "
+            echo(f"  {name}: {firsts} first place(s) in {n_games} games, mean rank "
                        f"{sum(ranks) / len(ranks) + 1:.2f}")
 
 
@@ -289,26 +290,26 @@ def check_bot(game: Game, command: str, players: int | None, seed: int, n_games:
             violations += [v for v in record.violations if v["seat"] == mine]
             other_violations += sum(1 for v in record.violations if v["seat"] != mine)
             rank = record.ranking[mine] + 1
-            click.echo(f"game {i + 1}/{n_games} seat {mine}: rank {rank} of {players}, scores {record.scores}"
+            echo(f"game {i + 1}/{n_games} seat {mine}: rank {rank} of {players}, scores {record.scores}"
                        + (", FORFEIT" if mine in record.forfeits else ""))
-    click.echo(f"opponents: {', '.join(o.name for o in opponents)}")
+    echo(f"opponents: {', '.join(o.name for o in opponents)}")
     if startups:
-        click.echo(f"start-up (hello to ready): {', '.join(f'{ms:.0f}' for ms in startups)} ms")
+        echo(f"start-up (hello to ready): {', '.join(f'{ms:.0f}' for ms in startups)} ms")
     if latencies:
-        click.echo(f"decisions: {len(latencies)}, latency median {_percentile(latencies, 0.5):.2f} ms, "
+        echo(f"decisions: {len(latencies)}, latency median {_percentile(latencies, 0.5):.2f} ms, "
                    f"p99 {_percentile(latencies, 0.99):.2f} ms, max {max(latencies):.2f} ms "
                    f"(move_ms {config.time.move_ms})")
     if other_violations:
-        click.echo(f"note: the reference bots committed {other_violations} violation(s)")
+        echo(f"note: the reference bots committed {other_violations} violation(s)")
     if not violations:
-        click.echo("no violations: ok")
+        echo("no violations: ok")
         return
-    click.echo(f"{len(violations)} violation(s):")
+    echo(f"{len(violations)} violation(s):")
     for v in violations:
-        click.echo(f"  {v['game_id']} decision {v['decision']}: {v['kind']}: {_one_line(v['detail'])}")
+        echo(f"  {v['game_id']} decision {v['decision']}: {v['kind']}: {_one_line(v['detail'])}")
         if v["received"]:
-            click.echo(f"    received: {_one_line(v['received'], 120)}")
+            echo(f"    received: {_one_line(v['received'], 120)}")
         tail = [t for t in v["stderr_tail"].splitlines() if t.strip() and not t.startswith("# tablebots")]
         for t in tail[-5:]:
-            click.echo(f"    stderr: {_one_line(t, 150)}")
+            echo(f"    stderr: {_one_line(t, 150)}")
     raise SystemExit(1)

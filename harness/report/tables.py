@@ -16,6 +16,7 @@ from typing import Any
 from harness.league import ratings as rating_mod
 from harness.league.config import LeagueConfig
 from harness.league.store import LeagueStore
+from harness.report.safe_text import visible
 
 __all__ = ["TableRow", "league_table", "format_table", "TABLE_FORMATS", "format_violation_line",
            "format_violation", "replay_actions", "format_replay"]
@@ -121,7 +122,9 @@ def format_violation_line(row: Any) -> str:
 def _block(text: str, indent: str = "    ") -> str:
     if not text:
         return indent + "(nothing)"
-    return "\n".join(indent + line for line in text.splitlines() or [""])
+    # split on newlines only: a CR, form feed or other control character a bot sent must show
+    # up escaped on its line (harness.report.safe_text), not act as a line break
+    return "\n".join(indent + line for line in visible(text).split("\n") or [""])
 
 
 def format_violation(row: Any, record: dict[str, Any], config_path: str) -> str:
