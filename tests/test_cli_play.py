@@ -71,6 +71,24 @@ def test_sandbox_without_bwrap_is_a_usage_error(monkeypatch, tmp_path):
     assert "bubblewrap" in result.output
 
 
+@pytest.mark.parametrize("command", [["play", GAME, "--bot", RANDOM, "--bot", RANDOM], ["check-bot", GAME, RANDOM,
+                                                                                        "--games", "1"]])
+def test_sandbox_auto_without_bwrap_warns_once_and_plays(monkeypatch, tmp_path, command):
+    import shutil
+    python = shutil.which("python3")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    (tmp_path / "python3").symlink_to(python)
+    result = CliRunner().invoke(cli, command)  # the default is --sandbox auto
+    assert result.exit_code == 0, result.output
+    warnings = [line for line in result.output.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1 and "without a sandbox" in warnings[0] and "bubblewrap" in warnings[0]
+
+
+def test_sandbox_auto_with_bwrap_plays_sandboxed_without_a_warning():
+    result = run("play", GAME, "--bot", RANDOM, "--bot", RANDOM)
+    assert result.exit_code == 0 and "warning" not in result.output, result.output
+
+
 def test_play_prints_results_and_writes_a_json_lines_log(tmp_path, garbage_bot):
     log = tmp_path / "play.jsonl"
     result = run("play", GAME, "--bot", RANDOM + " --seed 1", "--bot", garbage_bot, "--games", "2", "--seed", "9",

@@ -203,9 +203,15 @@ class Bot:
                             cwd=str(self.dir))
 
     def pids(self, role: str | None = None) -> list[int]:
-        if not self.pidfile.exists():
-            return []
-        rows = [line.split() for line in self.pidfile.read_text().splitlines() if line.strip()]
+        rows = []
+        if self.pidfile.exists():
+            rows = [line.split() for line in self.pidfile.read_text().splitlines() if line.strip()]
+        # sandboxed, the bot's directory is read-only: it notes its pids on stderr (in the logs)
+        for log in self.dir.parent.rglob("*.stderr.log*"):
+            for line in log.read_text(errors="replace").splitlines():
+                words = line.split()
+                if len(words) == 4 and words[0] == "PIDNOTE" and words[1] == str(self.pidfile):
+                    rows.append(words[2:])
         return [int(pid) for pid, r in rows if role is None or r == role]
 
     def misbehaving_pids(self) -> list[int]:
@@ -665,7 +671,7 @@ def test_bots_die_with_a_killed_harness(tmp_path):
     even one that hangs and so never reads the end of its stdin."""
     bots = [Bot(tmp_path, "hang", "--at", "1"), Bot(tmp_path, "ok")]
     harness = Path(sys.executable).with_name("harness")
-    argv = [str(harness), "play", "crisps", "--move-ms", "120000"]
+    argv = [str(harness), "play", "crisps", "--move-ms", "120000", "--sandbox", "none"]  # the bots write pid files
     for bot in bots:
         argv += ["--bot", " ".join(bot.spec.command)]
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -703,8 +709,15 @@ def _probe(tmp_path: Path, sandbox: str | None) -> tuple[GameRecord, dict[str, s
     botdir = tmp_path / "probe-home"
     botdir.mkdir()
     marker = f"tbtest-{uuid.uuid4().hex[:12]}"
+    # what a sandboxed bot must not read: another bot's program, a league store, a file in $HOME
+    store = tmp_path / "league.sqlite"
+    store.write_bytes(b"SQLite format 3\0 every seat's hands")
+    home_secret = Path.home() / f".tablebots-probe-secret-{marker}"
+    home_secret.write_text("secret")
     spec = BotSpec(name="probe", command=("python3", str(PROBE), "--port", str(port), "--outside", str(outside),
-                                          "--marker", marker), cwd=str(botdir))
+                                          "--read", f"other_bot={BOTS / 'random_bot.py'}", "--read", f"store={store}",
+                                          "--read", f"home={home_secret}", "--marker", marker),
+                   cwd=str(botdir), sandbox_dir=str(botdir))
     config = make_config(tmp_path, sandbox=sandbox)
     try:
         with BotPool(config) as pool:
@@ -717,27 +730,30 @@ def _probe(tmp_path: Path, sandbox: str | None) -> tuple[GameRecord, dict[str, s
     finally:
         server.close()
         kill_leftovers(marker)
+        home_secret.unlink()
     text = "\n".join(p.read_text(errors="replace") for p in (tmp_path / "logs").rglob("*") if p.is_file())
     lines = [line for line in text.splitlines() if line.startswith("PROBE ")]
     assert lines, f"the probe's stderr line is not in the logs under {tmp_path / 'logs'}"
     findings = dict(item.split("=") for item in lines[-1].split()[1:])
-    assert findings["inside"] == "ok", "the bot must be able to write in its own directory"
-    assert (botdir / "probe-inside.txt").exists()
     return record, findings, connected, outside
 
 
 def test_without_sandbox_the_probe_does_reach_the_network_and_disk(tmp_path):
     """The control: proves the probe can see an escape, so the bwrap test below can fail."""
     record, findings, connected, outside = _probe(tmp_path, None)
-    assert findings == {"net": "ok", "outside": "ok", "inside": "ok"}
+    assert findings == {"net": "ok", "outside": "ok", "inside": "ok", "scratch": "ok",
+                        "other_bot": "ok", "store": "ok", "home": "ok"}
     assert connected and outside.exists()
     assert record.violations == []
 
 
-def test_bwrap_sandbox_blocks_network_and_writes_outside_the_bot_directory(tmp_path):
+def test_bwrap_sandbox_keeps_secrets_blocks_network_and_every_write_but_its_scratch(tmp_path):
+    """Sandboxed, a bot sees the runtime and its own files read-only and writes only its /tmp: it
+    cannot read another bot's program, the league store or a file in $HOME, nor reach the network."""
     assert shutil.which("bwrap"), "bubblewrap is not installed (.ci/run installs it)"
     record, findings, connected, outside = _probe(tmp_path, "bwrap")
-    assert findings == {"net": "blocked", "outside": "blocked", "inside": "ok"}
+    assert findings == {"net": "blocked", "outside": "blocked", "inside": "blocked", "scratch": "ok",
+                        "other_bot": "blocked", "store": "blocked", "home": "blocked"}
     assert not connected and not outside.exists()
     assert record.violations == [] and record.ended_by == "rules"
 
@@ -796,3 +812,19 @@ def test_harness_play_without_bwrap_fails_naming_the_flag_before_any_game(tmp_pa
     assert "--sandbox" in result.output and "bubblewrap" in result.output
     assert "Traceback" not in result.output
     assert bot.pids() == [], "a bot process was started although the sandbox is unavailable"
+
+
+def test_python_and_node_reference_bots_play_sandboxed_through_the_cli(tmp_path):
+    """The sandbox shows each bot the runtime it needs: the reference bots in Python and
+    JavaScript play whole games under bwrap without a violation."""
+    from click.testing import CliRunner
+
+    from harness.cli import cli
+
+    assert shutil.which("node"), "node is needed for the JavaScript reference bot"
+    result = CliRunner().invoke(cli, ["play", "crisps", "--sandbox", "bwrap", "--games", "2",
+                                      "--bot", f"python3 {BOTS / 'crisps_greedy.py'}",
+                                      "--bot", f"node {BOTS / 'random_bot.js'}"])
+    assert result.exit_code == 0, result.output
+    assert "violation" not in result.output.lower().replace("no violations", ""), result.output
+    assert result.output.count("ended by rules") == 2, result.output

@@ -69,9 +69,11 @@ strikes_option = click.option(
          "decision (played by a random fallback) [default: 0, forfeit at the first].")
 
 sandbox_option = click.option(
-    "--sandbox", type=click.Choice(["none", "bwrap"]), default=None,
-    help="Run every bot under bubblewrap: no network, read-only filesystem except its own "
-         "directory (its cwd; `harness play` gives none, so nothing is writable) [default: none].")
+    "--sandbox", type=click.Choice(["auto", "bwrap", "none"]), default=None,
+    help="bwrap: run every bot under bubblewrap, where it sees only the system's runtime and its "
+         "own directory (read-only) and a private /tmp, with no network (protocol.md, Sandbox); "
+         "auto: bwrap if it works on this machine, else none with a warning; none: no sandbox "
+         "[default: auto].")
 
 
 def checked_options(game: Game, options: dict[str, Any]) -> dict[str, Any]:

@@ -77,6 +77,11 @@ def run(config: str, workers: int | None, rounds: int | None, progress: bool | N
     from harness.league.runner import LeagueInterrupted, run_league
 
     cfg = _load(config, rounds=rounds, workers=workers)
+    from harness.play.sandbox import resolve_sandbox
+
+    _, warning = resolve_sandbox(cfg.limits.get("sandbox", "auto"))  # workers resolve auto the same way
+    if warning:
+        echo(warning, err=True)
     if progress is None:
         progress = sys.stderr.isatty()
     try:

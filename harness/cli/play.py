@@ -33,6 +33,7 @@ from harness.play.limits import (
     resolve_command,
 )
 from harness.play.referee import BotPool, GameRecord, RefereeConfig, play_game
+from harness.play.sandbox import resolve_sandbox
 
 #: The reference bots shipped with the repository (check-bot's opponents).
 BOTS_DIR = Path(__file__).resolve().parents[2] / "bots"
@@ -93,7 +94,10 @@ def make_config(init_ms: int | None, move_ms: int | None, bank_ms: int | None, s
     time = TimeControls(init_ms=init_ms if init_ms is not None else base.init_ms,
                         move_ms=move_ms if move_ms is not None else base.move_ms,
                         bank_ms=bank_ms if bank_ms is not None else base.bank_ms)
-    limits = ResourceLimits(sandbox=None if sandbox in (None, "none") else sandbox)
+    resolved, warning = resolve_sandbox(sandbox or "auto")
+    if warning:
+        echo(warning, err=True)
+    limits = ResourceLimits(sandbox=resolved)
     try:
         check_sandbox(limits)
     except SandboxUnavailable as exc:

@@ -87,6 +87,9 @@ class BotEntry:
     version: str
     #: Absolute paths of the files named by the command whose content makes the version.
     files: tuple[str, ...] = ()
+    #: The directory a sandboxed bot sees as its own (its ``cwd`` when the config sets one;
+    #: None: the directory of the program its command names).
+    sandbox_dir: str | None = None
 
     @property
     def label(self) -> str:
@@ -326,17 +329,20 @@ def _check_limits(c: _Checker, value: Any) -> dict[str, Any]:
         if key == "sandbox":
             if val in (None, "none", False):
                 out[key] = None
+            elif val == "auto":
+                out[key] = "auto"
             elif val == "bwrap":
                 if c.strict and shutil.which("bwrap") is None:
                     raise c.fail("limits.sandbox", "bwrap (bubblewrap) is not installed: install it "
                                                    "(apt-get install bubblewrap) or remove the key")
                 out[key] = "bwrap"
             else:
-                raise c.fail("limits.sandbox", f"{_show(val)} is not allowed (allowed: bwrap, none)")
+                raise c.fail("limits.sandbox", f"{_show(val)} is not allowed (allowed: auto, bwrap, none)")
         elif val is None and key in NULLABLE_LIMITS:
             out[key] = None  # no limit
         else:
             out[key] = c.integer(val, f"limits.{key}", 1)
+    out.setdefault("sandbox", "auto")  # bubblewrap where it works here, else none with a warning
     return out
 
 
@@ -375,7 +381,8 @@ def _check_bots(c: _Checker, value: Any, base_dir: Path) -> tuple[BotEntry, ...]
             version = content_version(command, files) if runnable else "unavailable"
         elif "@" in version or any(ch.isspace() for ch in version):
             raise c.fail(f"{key}.version", f"{version!r} is not allowed (no spaces or '@')")
-        entries.append(BotEntry(name=name, command=command, cwd=str(cwd), version=version, files=files))
+        entries.append(BotEntry(name=name, command=command, cwd=str(cwd), version=version, files=files,
+                                sandbox_dir=str(cwd) if item.get("cwd") is not None else None))
     return tuple(entries)
 
 

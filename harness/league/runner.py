@@ -142,7 +142,8 @@ def build_referee_config(config: LeagueConfig, log_dir: str) -> Any:
 def bot_specs(config: LeagueConfig, version_ids: dict[str, int]) -> dict[int, Any]:
     """version id -> BotSpec for the bots of ``config``."""
     from harness.play.limits import BotSpec
-    return {version_ids[b.label]: BotSpec(name=b.name, command=tuple(b.command), cwd=b.cwd) for b in config.bots}
+    return {version_ids[b.label]: BotSpec(name=b.name, command=tuple(b.command), cwd=b.cwd, sandbox_dir=b.sandbox_dir)
+            for b in config.bots}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -52,12 +52,12 @@ from harness.play.limits import (
     WRAPPERS,
     BotSpec,
     ResourceLimits,
-    bwrap_command,
     check_sandbox,
     limit_setter,
     resolve_command,
     unshare_pid_prefix,
 )
+from harness.play.sandbox import bwrap_command, program_dir, resolve_sandbox, sandbox_env
 
 __all__ = ["BotProcess", "StderrLog", "kill_remnants", "describe_status", "OK", "TIMEOUT", "CRASH", "OVERSIZE"]
 
@@ -216,9 +216,13 @@ class BotProcess:
                  if os.sep in exe else shutil.which(exe) is not None)
         if not found:  # checked here: under a wrapper (unshare, bwrap) the exec would fail out of sight
             raise FileNotFoundError(errno.ENOENT, "no such executable", exe)
-        if self.limits.sandbox == "bwrap":
+        sandbox = self.limits.sandbox
+        if sandbox == "auto":
+            sandbox = resolve_sandbox(sandbox)[0]
+        if sandbox == "bwrap":
             check_sandbox(self.limits)
-            argv = bwrap_command(argv, cwd, self.spec.cwd)
+            own = [d for d in (self.spec.sandbox_dir, program_dir(argv, cwd)) if d]
+            argv = bwrap_command(argv, cwd, own)
             self._wrapped = True
         elif self.limits.pid_namespace:
             check_sandbox(self.limits)
@@ -226,6 +230,8 @@ class BotProcess:
             self._wrapped = True
         env = dict(os.environ)
         env[TOKEN_VAR] = self.token
+        if sandbox == "bwrap":
+            env = sandbox_env(env)
         self._cgroup_base = cgroup_base()
         self._cgroup = BotCgroup.create(self._cgroup_base, self.token, self.limits.processes)
         self.started_at = time.monotonic()

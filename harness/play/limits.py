@@ -21,9 +21,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.play.cgroups import BotCgroup
+from harness.play.sandbox import bwrap_problem
 
 __all__ = ["BotSpec", "TimeControls", "ResourceLimits", "SandboxUnavailable", "SANDBOXES", "TOKEN_VAR",
-           "pin_to_cpu", "resolve_command", "check_sandbox", "bwrap_command", "unshare_pid_prefix", "limit_setter"]
+           "pin_to_cpu", "resolve_command", "check_sandbox", "unshare_pid_prefix", "limit_setter"]
 
 MIB = 1 << 20
 WRAPPERS = frozenset({"bwrap", "unshare"})
@@ -35,12 +36,15 @@ class BotSpec:
     """A bot: its display name, its command line (argv, never a shell string) and working directory.
 
     ``cwd`` ``None`` runs the bot in the harness's current directory. Under the bwrap sandbox
-    ``cwd`` is also the one directory the bot may write to (``None``: it may write nowhere).
+    (:mod:`harness.play.sandbox`) the bot sees its own files read-only: ``sandbox_dir`` when set
+    (a league bot whose config sets ``cwd``), else the directory of the program its command names;
+    it runs there, and may write only to its private ``/tmp``.
     """
 
     name: str
     command: tuple[str, ...]
     cwd: str | None = None
+    sandbox_dir: str | None = None
 
 
 @dataclass(frozen=True)
@@ -68,7 +72,8 @@ class ResourceLimits:
     stderr_bytes:   disk used by the bot's stderr log (two rotating halves).
     max_line_bytes: longest line the bot may send (without the newline).
     max_json_depth: deepest nesting of arrays/objects accepted in a message.
-    sandbox:        None, or "bwrap" (no network, read-only filesystem except the bot's cwd).
+    sandbox:        None, "bwrap" (harness.play.sandbox: no network, only the runtime and the
+                    bot's own files, read-only, and a private /tmp), or "auto" (bwrap if it works here).
     pid_namespace:  run the bot as PID 1 of its own PID namespace (``unshare``, needs root) so
                     that no descendant can outlive it; the bot then sees itself as PID 1.
     """
@@ -84,7 +89,7 @@ class ResourceLimits:
     pid_namespace: bool = False
 
 
-SANDBOXES = ("bwrap",)
+SANDBOXES = ("bwrap", "auto")
 
 
 class SandboxUnavailable(RuntimeError):
@@ -96,13 +101,14 @@ def check_sandbox(limits: ResourceLimits) -> None:
     if limits.pid_namespace and limits.sandbox is None and not unshare_pid_prefix():
         raise SandboxUnavailable("pid_namespace asked for, but `unshare --pid` does not work here "
                                  "(it needs root or CAP_SYS_ADMIN)")
-    if limits.sandbox is None:
-        return
+    if limits.sandbox in (None, "auto"):
+        return  # auto falls back to no sandbox (with a warning where it is resolved)
     if limits.sandbox not in SANDBOXES:
-        raise SandboxUnavailable(f"unknown sandbox {limits.sandbox!r} (known: {', '.join(SANDBOXES)})")
-    if shutil.which("bwrap") is None:
-        raise SandboxUnavailable("sandbox 'bwrap' asked for but bubblewrap is not installed "
-                                 "(install it: apt-get install bubblewrap), or run without the sandbox")
+        raise SandboxUnavailable(f"unknown sandbox {limits.sandbox!r} (known: {', '.join(SANDBOXES)}, none)")
+    problem = bwrap_problem()
+    if problem is not None:
+        raise SandboxUnavailable(f"sandbox 'bwrap' asked for, but {problem}; install or fix it, "
+                                 "or choose --sandbox auto or none")
 
 
 def pin_to_cpu(cpu: int) -> None:
@@ -124,19 +130,6 @@ def resolve_command(command: Sequence[str]) -> list[str]:
     if argv and argv[0] in ("python", "python3"):
         argv[0] = sys.executable
     return argv
-
-
-def bwrap_command(argv: list[str], cwd: str, writable: str | None) -> list[str]:
-    """Wrap ``argv`` in bubblewrap: no network, read-only filesystem except ``writable``.
-
-    ``--unshare-pid`` gives the bot a PID namespace whose processes all die with it, and
-    ``--die-with-parent`` ties the sandbox to bwrap, which the referee kills.
-    """
-    cmd = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-           "--unshare-net", "--unshare-pid", "--unshare-ipc", "--die-with-parent", "--new-session"]
-    if writable:
-        cmd += ["--bind", writable, writable]
-    return cmd + ["--chdir", cwd, "--", *argv]
 
 
 @functools.cache

@@ -66,9 +66,15 @@ def host_pid() -> int:
 
 
 def note(pidfile: str | None, role: str, pid: int | None = None) -> None:
+    """Record a pid and its role in the pid file; in a sandbox, where the bot's directory is
+    read-only, on stderr instead (``PIDNOTE <pidfile> <pid> <role>``: the test reads the log)."""
     if pidfile:
-        with open(pidfile, "a") as f:
-            f.write(f"{pid or host_pid()} {role}\n")
+        try:
+            with open(pidfile, "a") as f:
+                f.write(f"{pid or host_pid()} {role}\n")
+        except OSError:
+            sys.stderr.write(f"PIDNOTE {pidfile} {pid or host_pid()} {role}\n")
+            sys.stderr.flush()
 
 
 def sleep_forever() -> None:
