@@ -9,12 +9,17 @@
 3. The time to print the table of a 100,000-game league (results synthesized directly in a
    temporary store, ratings kept incrementally as the runner does): in process, and as the
    whole `harness table` command.
+4. Planning at scale: a new 1,000,000-game league (10 bots, 2 seats, 11,112 rounds) planned into
+   an empty store (target < 5 s), then planned again as a re-run does (target: well under a
+   second), and the first pending games read as the runner reads them; beside it, on a
+   100,000-game league, the object-per-game path (build_schedule + plan) against the bulk rows
+   path, with their ratio.
 
 Games per second are measured from the first recorded game to the last, so the one-off start of
 the worker processes does not count. The machines are shared and noisy: each figure is the best
 of ``--repeat`` runs (default 3), measured alternately, and every run is printed; the speed-up is
 also given as the median over back-to-back pairs of runs, which noise inflates less.
-Run: python bench/league.py [--rounds N] [--repeat N] [--quick] [--parts 1,2,3]
+Run: python bench/league.py [--rounds N] [--repeat N] [--quick] [--parts 1,2,3,4]
 """
 
 from __future__ import annotations
@@ -114,7 +119,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=40, help="rounds of the persistent-process leagues")
     parser.add_argument("--quick", action="store_true", help="smaller leagues (a rough check)")
     parser.add_argument("--table-games", type=int, default=100_000)
-    parser.add_argument("--parts", default="1,2,3", help="which measurements to run, e.g. 3")
+    parser.add_argument("--parts", default="1,2,3,4", help="which measurements to run, e.g. 3")
+    parser.add_argument("--plan-games", type=int, default=1_000_000, help="games of the planning measurement")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each league measurement (best is kept)")
     args = parser.parse_args()
     rounds = 10 if args.quick else args.rounds
@@ -128,6 +134,8 @@ def main() -> None:
             part2(dir_, rounds, cores, args.repeat)
         if "3" in parts:
             part3(dir_, args.table_games)
+        if "4" in parts:
+            part4(dir_, args.plan_games)
 
 
 def part1(dir_: Path, rounds: int, cores: int, repeat: int) -> None:
@@ -185,6 +193,49 @@ def part3(dir_: Path, table_games: int) -> None:
     assert out.stdout.startswith(text.splitlines()[0])
     print(f"   league_table + format: {in_process * 1000:.0f} ms in process; `harness table` command: "
           f"{command * 1000:.0f} ms (interpreter start included; target < 1 s)")
+
+
+def _planning_config(dir_: Path, name: str, n_games: int) -> LeagueConfig:
+    bots = tuple(BotEntry(name=f"bot{i}", command=("true",), cwd="/", version=f"v{i}") for i in range(10))
+    options = get_game("crisps").validate_options({})
+    return LeagueConfig(path=f"{name}.yaml", name=name, game="crisps", options=options, players=(2,), bots=bots,
+                        rounds=-(-n_games // 90), store=str(dir_ / f"{name}.sqlite"))
+
+
+def part4(dir_: Path, n_games: int) -> None:
+    """Planning a big league, re-planning it, and the object path against the bulk path."""
+    from harness.league.schedule import build_schedule
+
+    cfg = _planning_config(dir_, "plan-big", n_games)
+    print(f"\n4. planning: a new league of {cfg.rounds * 90:,} games (10 bots, 2 seats, {cfg.rounds:,} rounds)")
+    with LeagueStore(cfg.store) as store:
+        start = time.perf_counter()
+        plan, _ = plan_league(cfg, store)
+        first = time.perf_counter() - start
+        start = time.perf_counter()
+        again, _ = plan_league(cfg, store)
+        second = time.perf_counter() - start
+        start = time.perf_counter()
+        view = store.pending_view()
+        head = [view[i] for i in range(min(100, len(view)))]
+        read = time.perf_counter() - start
+    assert plan.added == cfg.rounds * 90 and again.added == 0 and len(head) == 100
+    print(f"   new league planned in {first:.2f} s (target < 5 s); re-run planned in {second * 1000:.0f} ms "
+          f"and its first 100 pending games read in {read * 1000:.0f} ms (target: well under a second)")
+    small = _planning_config(dir_, "plan-small", min(n_games, 100_000))
+    rows_cfg = dataclasses.replace(small, name="plan-small-rows", store=str(dir_ / "plan-small-rows.sqlite"))
+    with LeagueStore(small.store) as store:
+        store.bind(small)
+        ids = store.register_versions(small.bots)
+        start = time.perf_counter()
+        store.plan(build_schedule(small), ids)
+        objects = time.perf_counter() - start
+    with LeagueStore(rows_cfg.store) as store:
+        start = time.perf_counter()
+        plan_league(rows_cfg, store)
+        rows = time.perf_counter() - start
+    print(f"   {small.rounds * 90:,} games: an object per game (build_schedule + plan) {objects:.2f} s, "
+          f"bulk rows {rows:.2f} s: {objects / rows:.1f}x")
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import math
 import os
 import re
 import shlex
@@ -43,6 +44,9 @@ PYTHON_RE = re.compile(r"^python(3(\.\d+)?)?$")
 TOP_KEYS = ("name", "game", "options", "players", "bots", "rounds", "time", "limits", "policy", "strikes",
             "rating", "seed", "workers", "store")
 BOT_KEYS = ("name", "command", "cwd", "version")
+#: The largest schedule a league may have (games over all rounds): 100 million games take ~10 GB
+#: of store before any log, and hours to plan and to rate.
+MAX_GAMES = 100_000_000
 TIME_KEYS = {"init_ms": 5000, "move_ms": 1000, "bank_ms": 0}
 #: Resource limit keys passed through to harness.play.botproc.ResourceLimits (its defaults apply when unset).
 LIMIT_KEYS = ("memory_mb", "cpu_seconds", "processes", "open_files", "stderr_bytes", "max_line_bytes",
@@ -247,6 +251,12 @@ def parse_config(data: Any, shown: str, *, base_dir: Path, rounds: int | None = 
     n_rounds = c.integer(data.get("rounds", 1), "rounds", 1)
     if rounds is not None:
         n_rounds = c.integer(rounds, "--rounds", 1)
+    per_round = sum(math.perm(len(bots), k) for k in players)  # every seat order of every table
+    if per_round * n_rounds > MAX_GAMES:
+        raise c.fail("rounds" if rounds is None else "--rounds",
+                     f"{n_rounds} rounds of {per_round:,} games make {per_round * n_rounds:,} games, more than "
+                     f"the {MAX_GAMES:,} a league may hold (allowed: at most {max(1, MAX_GAMES // per_round):,} "
+                     f"rounds with these bots and table sizes)")
 
     time_cfg = c.mapping(data.get("time"), "time", TIME_KEYS)
     time = {k: c.integer(time_cfg.get(k, d), f"time.{k}", 0 if k == "bank_ms" else 1) for k, d in TIME_KEYS.items()}

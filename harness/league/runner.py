@@ -37,7 +37,7 @@ from typing import Any
 
 from harness.league import ratings as rating_mod
 from harness.league.config import LeagueConfig
-from harness.league.schedule import build_schedule
+from harness.league.schedule import schedule_fingerprint, schedule_rows
 from harness.league.store import GameOutcome, LeagueStore, PlanSummary, StoreError, compress_log
 
 __all__ = ["Players", "RunSummary", "run_league", "plan_league", "outcome_from_record", "referee_players",
@@ -218,7 +218,10 @@ def plan_league(config: LeagueConfig, store: LeagueStore) -> tuple[PlanSummary, 
     """Bind the store to the league, register the bot versions, and bring the schedule up to date."""
     store.bind(config)
     version_ids = store.register_versions(config.bots)
-    summary = store.plan(build_schedule(config), version_ids)
+    fingerprint = schedule_fingerprint(config)
+    if store.planned_fingerprint() == fingerprint:  # planned before with this very schedule
+        return store.unchanged_plan(), version_ids
+    summary = store.plan_rows(schedule_rows(config, version_ids), fingerprint)
     return summary, version_ids
 
 
@@ -243,9 +246,7 @@ def run_league(config: LeagueConfig, *, players: Players | None = None, progress
     try:
         lock = _lock_league(config.store)
         plan, version_ids = plan_league(config, store)
-        pending = store.pending_games()
-        if max_games is not None:
-            pending = pending[:max_games]
+        pending = store.pending_view(limit=max_games)  # read in chunks as the games are dispatched
         summary = RunSummary(plan=plan)
         rating_mod.advance(store, config.rating)  # catch up (e.g. after a changed rating parameter)
         if not pending:
@@ -320,7 +321,7 @@ def _run_workers(config: LeagueConfig, store: LeagueStore, setup: _WorkerSetup, 
         signal.signal(signal.SIGINT, old_handler)
 
     rater = rating_mod.PrefixRater(store, config.rating)
-    versions_of = {g.seq: g.version_ids for g in pending}
+    versions_of: dict[int, tuple[int, ...]] = {}  # of the games dispatched and not yet recorded
     bar = _progress_bar(len(pending), progress, config.name)
     start = time.perf_counter()
     next_task = 0
@@ -339,6 +340,7 @@ def _run_workers(config: LeagueConfig, store: LeagueStore, setup: _WorkerSetup, 
             if w.in_flight >= cap:
                 return
             g = pending[next_task]
+            versions_of[g.seq] = g.version_ids
             try:
                 w.conn.send((g.seq, g.game_id, g.seed, g.version_ids))
             except OSError:
@@ -354,7 +356,7 @@ def _run_workers(config: LeagueConfig, store: LeagueStore, setup: _WorkerSetup, 
         if kind == "done":
             with store.transaction():
                 if store.record(seq, payload):
-                    rater.recorded(seq, list(zip(versions_of[seq], payload.ranking)))
+                    rater.recorded(seq, list(zip(versions_of.pop(seq), payload.ranking)))
                     summary.played += 1
                     summary.violations += len(payload.violations)
             if on_game is not None:

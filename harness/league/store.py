@@ -22,11 +22,12 @@ runner was killed with ``kill -9``.
 
 from __future__ import annotations
 
+import itertools
 import json
 import sqlite3
 import time
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,7 +58,7 @@ CREATE TABLE versions (
 );
 CREATE TABLE games (
     seq INTEGER PRIMARY KEY,
-    id TEXT NOT NULL UNIQUE,
+    id TEXT NOT NULL,
     round INTEGER NOT NULL,
     players INTEGER NOT NULL,
     seed INTEGER NOT NULL,
@@ -67,6 +68,7 @@ CREATE TABLE games (
     seconds REAL,
     finished_at TEXT
 );
+CREATE UNIQUE INDEX games_id ON games (id);
 CREATE INDEX games_status ON games (status, seq);
 CREATE TABLE seats (
     game_seq INTEGER NOT NULL REFERENCES games(seq),
@@ -129,6 +131,43 @@ class PendingGame:
     version_ids: tuple[int, ...]
 
 
+class PendingView(Sequence["PendingGame"]):
+    """The pending games of a store as a sequence read lazily, 5,000 at a time, for a caller that
+    walks it forwards (the runner): its length is counted once, when it is made. Games are read
+    by ``seq`` after the last one read, so games recorded meanwhile (only ever ones already read)
+    do not shift it."""
+
+    CHUNK = 5_000
+
+    def __init__(self, store: LeagueStore, limit: int | None = None) -> None:
+        self._store = store
+        total = store.counts()["pending"]
+        self._len = total if limit is None else min(total, limit)
+        self._chunk: list[PendingGame] = []
+        self._first = 0  # index of self._chunk[0]
+        self._after_seq = 0
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self._len))]
+        if index < 0:
+            index += self._len
+        if not 0 <= index < self._len:
+            raise IndexError(index)
+        if index < self._first:
+            self._chunk, self._first, self._after_seq = [], 0, 0  # backwards: read again from the start
+        while index >= self._first + len(self._chunk):
+            self._first += len(self._chunk)
+            self._chunk = self._store._pending_after(self._after_seq, self.CHUNK)
+            if not self._chunk:
+                raise IndexError(index)
+            self._after_seq = self._chunk[-1].seq
+        return self._chunk[index - self._first]
+
+
 @dataclass(frozen=True)
 class PlanSummary:
     """What :meth:`LeagueStore.plan` did: games added, reactivated and dropped, and the totals now."""
@@ -175,6 +214,7 @@ class LeagueStore:
         try:
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: a commit survives a killed process
+            self.db.execute("PRAGMA cache_size=-65536")  # up to 64 MB of pages: big plans and tables stay in memory
             self.db.execute("PRAGMA foreign_keys=ON")
             version = self.db.execute("PRAGMA user_version").fetchone()[0]
         except sqlite3.DatabaseError as exc:
@@ -262,50 +302,116 @@ class LeagueStore:
         return ids
 
     def plan(self, schedule: Sequence[ScheduledGame], version_ids: dict[str, int]) -> PlanSummary:
-        """Bring the stored schedule in line with ``schedule``.
+        """Bring the stored schedule in line with ``schedule`` (see :meth:`plan_rows`)."""
+        rows = ((g.game_id, g.seed, g.round, g.players, tuple(version_ids[b.label] for b in g.seats))
+                for g in schedule)
+        return self.plan_rows(rows)
 
-        New games are appended after every stored one (in ``schedule``'s order), pending games no
+    def planned_fingerprint(self) -> str | None:
+        """The fingerprint of the schedule the store was last planned with (None: never, or stale)."""
+        return self.get_meta("plan_fingerprint")
+
+    def plan_rows(self, rows: Iterable[tuple[str, int, int, int, tuple[int, ...]]],
+                  fingerprint: str | None = None) -> PlanSummary:
+        """Bring the stored schedule in line with ``rows`` (``(game_id, seed, round, players,
+        version ids by seat)`` in canonical order), and remember ``fingerprint``.
+
+        New games are appended after every stored one (in the rows' order), pending games no
         longer scheduled (a bot removed or changed, fewer rounds) are dropped, and dropped games
-        scheduled again are reactivated. Finished games are never touched.
+        scheduled again are reactivated. Finished games are never touched. A store with no game
+        yet takes the rows in bulk inserts of 50,000 games.
         """
-        wanted = {g.game_id for g in schedule}
+        fresh = self.db.execute("SELECT 1 FROM games LIMIT 1").fetchone() is None
+        if fresh:  # our own rows, consistent by construction: skip 3 foreign-key lookups a game
+            self.db.execute("PRAGMA foreign_keys=OFF")  # (only settable outside a transaction)
+        try:
+            return self._plan_rows(rows, fingerprint)
+        finally:
+            if fresh:
+                self.db.execute("PRAGMA foreign_keys=ON")
+
+    def _plan_rows(self, rows: Iterable[tuple[str, int, int, int, tuple[int, ...]]],
+                   fingerprint: str | None) -> PlanSummary:
         added = reactivated = dropped = 0
         with self.transaction():
-            stored = {row["id"]: (row["seq"], row["status"])
-                      for row in self.db.execute("SELECT id, seq, status FROM games")}
+            self.set_meta("plan_fingerprint", "")  # cleared first: a crash mid-plan leaves it stale
             next_seq = (self.db.execute("SELECT max(seq) FROM games").fetchone()[0] or 0) + 1
-            min_reactivated = None
-            for g in schedule:
-                have = stored.get(g.game_id)
-                if have is None:
-                    self.db.execute("INSERT INTO games (seq, id, round, players, seed) VALUES (?, ?, ?, ?, ?)",
-                                    (next_seq, g.game_id, g.round, g.players, g.seed))
-                    self.db.executemany("INSERT INTO seats (game_seq, seat, version_id) VALUES (?, ?, ?)",
-                                        [(next_seq, s, version_ids[b.label]) for s, b in enumerate(g.seats)])
-                    next_seq += 1
-                    added += 1
-                elif have[1] == "dropped":
-                    self.db.execute("UPDATE games SET status = 'pending' WHERE seq = ?", (have[0],))
-                    reactivated += 1
-                    min_reactivated = have[0] if min_reactivated is None else min(min_reactivated, have[0])
-            for gid, (seq, status) in stored.items():
-                if status == "pending" and gid not in wanted:
-                    self.db.execute("UPDATE games SET status = 'dropped' WHERE seq = ?", (seq,))
-                    dropped += 1
-            if min_reactivated is not None and min_reactivated <= int(self.get_meta("rated_upto", "0") or 0):
-                self.set_meta("ratings_stale", "1")  # the rated prefix skipped a game that now counts
+            if next_seq == 1:  # a new league: nothing to compare with
+                # Bulk load: inserting into the three indexes row by row (random game ids) costs
+                # twice the load; they are dropped and built again in one sorted pass each, inside
+                # this transaction (a crash rolls it all back). A store made before games_id had a
+                # name keeps its built-in unique index and loads more slowly.
+                dropped_indexes = [sql for name, sql in self.db.execute(
+                    "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL "
+                    "AND name IN ('games_id', 'games_status', 'seats_stats')")]
+                for name in ("games_id", "games_status", "seats_stats"):
+                    self.db.execute(f"DROP INDEX IF EXISTS {name}")
+                for chunk in _chunks(iter(rows), 50_000):
+                    games: list[tuple[Any, ...]] = []
+                    seats: list[tuple[int, int, int]] = []
+                    for gid, seed, round_, players, versions in chunk:
+                        games.append((next_seq, gid, round_, players, seed))
+                        seats.extend((next_seq, s, v) for s, v in enumerate(versions))
+                        next_seq += 1
+                    self.db.executemany("INSERT INTO games (seq, id, round, players, seed) VALUES (?, ?, ?, ?, ?)",
+                                        games)
+                    self.db.executemany("INSERT INTO seats (game_seq, seat, version_id) VALUES (?, ?, ?)", seats)
+                    added += len(games)
+                for sql in dropped_indexes:
+                    self.db.execute(sql)
+            else:
+                stored = {row[0]: (row[1], row[2]) for row in self.db.execute("SELECT id, seq, status FROM games")}
+                wanted = set()
+                min_reactivated = None
+                games, seats, revived = [], [], []  # (the same lists as above, filled in one go)
+                for gid, seed, round_, players, versions in rows:
+                    wanted.add(gid)
+                    have = stored.get(gid)
+                    if have is None:
+                        games.append((next_seq, gid, round_, players, seed))
+                        seats.extend((next_seq, s, v) for s, v in enumerate(versions))
+                        next_seq += 1
+                    elif have[1] == "dropped":
+                        revived.append((have[0],))
+                        min_reactivated = have[0] if min_reactivated is None else min(min_reactivated, have[0])
+                self.db.executemany("INSERT INTO games (seq, id, round, players, seed) VALUES (?, ?, ?, ?, ?)", games)
+                self.db.executemany("INSERT INTO seats (game_seq, seat, version_id) VALUES (?, ?, ?)", seats)
+                self.db.executemany("UPDATE games SET status = 'pending' WHERE seq = ?", revived)
+                gone = [(seq,) for gid, (seq, status) in stored.items() if status == "pending" and gid not in wanted]
+                self.db.executemany("UPDATE games SET status = 'dropped' WHERE seq = ?", gone)
+                added, reactivated, dropped = len(games), len(revived), len(gone)
+                if min_reactivated is not None and min_reactivated <= int(self.get_meta("rated_upto", "0") or 0):
+                    self.set_meta("ratings_stale", "1")  # the rated prefix skipped a game that now counts
+            if fingerprint:
+                self.set_meta("plan_fingerprint", fingerprint)
             counts = dict(self.db.execute("SELECT status, count(*) FROM games GROUP BY status").fetchall())
         return PlanSummary(added, reactivated, dropped, counts.get("pending", 0), counts.get("done", 0))
 
+    def unchanged_plan(self) -> PlanSummary:
+        """The summary of a plan that changed nothing (the fingerprint matched): only the totals."""
+        counts = self.counts()
+        return PlanSummary(0, 0, 0, counts["pending"], counts["done"])
+
     def pending_games(self) -> list[PendingGame]:
         """Scheduled games not played yet, in canonical order."""
+        return list(self.pending_view())
+
+    def pending_view(self, limit: int | None = None) -> PendingView:
+        """The pending games in canonical order, read from the store in chunks as they are used:
+        a league of millions of pending games starts playing at once (see :class:`PendingView`)."""
+        return PendingView(self, limit)
+
+    def _pending_after(self, seq: int, limit: int) -> list[PendingGame]:
+        games = self.db.execute("SELECT seq, id, seed, round FROM games WHERE status = 'pending' AND seq > ? "
+                                "ORDER BY seq LIMIT ?", (seq, limit)).fetchall()
+        if not games:
+            return []
         seats: dict[int, list[int]] = {}
-        for row in self.db.execute("SELECT s.game_seq, s.version_id FROM seats s JOIN games g ON g.seq = s.game_seq "
-                                   "WHERE g.status = 'pending' ORDER BY s.game_seq, s.seat"):
-            seats.setdefault(row[0], []).append(row[1])
-        return [PendingGame(row["seq"], row["id"], row["seed"], row["round"], tuple(seats[row["seq"]]))
-                for row in self.db.execute("SELECT seq, id, seed, round FROM games WHERE status = 'pending' "
-                                           "ORDER BY seq")]
+        for game_seq, version_id in self.db.execute(
+                "SELECT game_seq, version_id FROM seats WHERE game_seq BETWEEN ? AND ? ORDER BY game_seq, seat",
+                (games[0][0], games[-1][0])):
+            seats.setdefault(game_seq, []).append(version_id)
+        return [PendingGame(g[0], g[1], g[2], g[3], tuple(seats[g[0]])) for g in games]
 
     def counts(self) -> dict[str, int]:
         """Number of games per status."""
@@ -451,3 +557,9 @@ class LeagueStore:
 
 def _score(score: Any) -> Any:
     return score if isinstance(score, (int, float)) and not isinstance(score, bool) else json.dumps(score)
+
+
+def _chunks(items: Iterator[Any], size: int) -> Iterator[list[Any]]:
+    """``items`` in lists of ``size`` (the last one shorter)."""
+    while chunk := list(itertools.islice(items, size)):
+        yield chunk

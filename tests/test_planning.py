@@ -1,0 +1,100 @@
+"""Planning at scale: bulk rows equal to the object schedule, a re-run that skips planning, lazy
+pending games, and a schedule past the bound refused with one line naming the key."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from harness.cli import cli
+from harness.league import runner as runner_mod
+from harness.league.config import MAX_GAMES, BotEntry, LeagueConfig
+from harness.league.runner import plan_league
+from harness.league.schedule import build_schedule, schedule_rows
+from harness.league.store import LeagueStore, PendingView
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def make_config(tmp_path: Path, n_bots: int = 5, players: tuple[int, ...] = (2, 3), rounds: int = 4) -> LeagueConfig:
+    bots = tuple(BotEntry(name=f"b{i}", command=("true",), cwd="/", version=f"v{i}") for i in range(n_bots))
+    return LeagueConfig(path="x.yaml", name="plan", game="dominoes", options={}, players=players, bots=bots,
+                        rounds=rounds, seed=3, store=str(tmp_path / "plan.sqlite"))
+
+
+def test_bulk_rows_are_exactly_the_schedule(tmp_path):
+    cfg = make_config(tmp_path)
+    ids = {b.label: 10 + i for i, b in enumerate(cfg.bots)}
+    expected = [(g.game_id, g.seed, g.round, g.players, tuple(ids[b.label] for b in g.seats))
+                for g in build_schedule(cfg)]
+    assert list(schedule_rows(cfg, ids)) == expected
+
+
+def test_a_fresh_bulk_plan_stores_what_the_object_plan_stores(tmp_path):
+    cfg = make_config(tmp_path)
+    other = dataclasses.replace(cfg, store=str(tmp_path / "objects.sqlite"))
+    with LeagueStore(cfg.store) as bulk, LeagueStore(other.store) as objects:
+        plan_league(cfg, bulk)
+        objects.bind(other)
+        objects.plan(build_schedule(other), objects.register_versions(other.bots))
+        query = "SELECT g.seq, g.id, g.round, g.players, g.seed, s.seat, s.version_id FROM games g " \
+                "JOIN seats s ON s.game_seq = g.seq ORDER BY g.seq, s.seat"
+        assert bulk.db.execute(query).fetchall() == objects.db.execute(query).fetchall()
+        indexes = "SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name"
+        assert bulk.db.execute(indexes).fetchall() == objects.db.execute(indexes).fetchall()
+        assert bulk.db.execute("PRAGMA foreign_key_check").fetchall() == []
+        assert bulk.db.execute("PRAGMA foreign_keys").fetchone()[0] == 1  # switched back on
+
+
+def test_a_rerun_skips_planning_and_a_changed_league_plans_again(tmp_path, monkeypatch):
+    cfg = make_config(tmp_path)
+    with LeagueStore(cfg.store) as store:
+        first, _ = plan_league(cfg, store)
+        assert first.added == first.pending > 0
+
+        def refuse(*args, **kwargs):
+            raise AssertionError("planned again although nothing changed")
+
+        monkeypatch.setattr(runner_mod, "schedule_rows", refuse)
+        again, _ = plan_league(cfg, store)
+        assert (again.added, again.pending) == (0, first.pending)
+        monkeypatch.undo()
+        more = dataclasses.replace(cfg, rounds=cfg.rounds + 1)  # one more round: only its games are new
+        grown, _ = plan_league(more, store)
+        assert grown.added == first.added // cfg.rounds and grown.pending == first.pending + grown.added
+        fewer = dataclasses.replace(cfg, bots=cfg.bots[:-1])  # a bot removed: its pending games dropped
+        shrunk, _ = plan_league(fewer, store)
+        assert shrunk.dropped > 0 and shrunk.added == 0
+
+
+def test_pending_view_reads_lazily_in_order(tmp_path, monkeypatch):
+    cfg = make_config(tmp_path, rounds=7)
+    monkeypatch.setattr(PendingView, "CHUNK", 16)
+    with LeagueStore(cfg.store) as store:
+        plan_league(cfg, store)
+        everything = store.pending_games()
+        view = store.pending_view()
+        assert len(view) == len(everything) and [view[i] for i in range(len(view))] == everything
+        limited = store.pending_view(limit=20)
+        assert len(limited) == 20 and list(limited) == everything[:20]
+        assert view[3] == everything[3] and view[-1] == everything[-1]  # backwards and from the end
+        with pytest.raises(IndexError):
+            view[len(view)]
+
+
+def test_a_schedule_past_the_bound_is_refused_in_one_line(tmp_path):
+    config = tmp_path / "huge.yaml"
+    config.write_text(f"name: huge\ngame: crisps\nstore: {tmp_path / 'h.sqlite'}\nrounds: 100000000000\n"
+                      f"bots:\n  - {{name: a, command: {sys.executable} {REPO}/bots/random_bot.py}}\n"
+                      f"  - {{name: b, command: {sys.executable} {REPO}/bots/random_bot.py}}\n")
+    result = CliRunner().invoke(cli, ["run", str(config)])
+    assert result.exit_code != 0 and "Traceback" not in result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and "huge.yaml: rounds:" in lines[0] and f"{MAX_GAMES:,}" in lines[0], result.output
+    assert not (tmp_path / "h.sqlite").exists()
+    result = CliRunner().invoke(cli, ["run", str(config.with_name("huge.yaml")), "--rounds", "60000000"])
+    assert "--rounds" in result.output and "at most 50,000,000 rounds" in result.output
