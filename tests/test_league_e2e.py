@@ -149,9 +149,10 @@ bots:
     first_id = lines[0].split()[0].lstrip("#")
     shown = invoke("violations", path, "--show", first_id).output
     assert '"type":"request"' in shown.replace(" ", "") and "flaky: misbehaving" in shown  # its stderr tail
-    # replayed to a fresh process of the same bot (its first request, so it behaves) and to another bot
-    again = invoke("violations", path, "--replay", first_id).output
-    assert "verdict: a legal answer" in again
+    # replayed to a fresh process of the same bot (the seat's game up to the violation, so the bot
+    # misbehaves again: exit 1) and to another bot (a legal answer: exit 0)
+    again = CliRunner().invoke(cli, ["violations", str(path), "--replay", first_id])
+    assert again.exit_code == 1 and "verdict: still a violation" in again.output, again.output
     other = invoke("violations", path, "--replay", first_id, "--bot",
                    f"{sys.executable} {BOTS}/random_bot.py").output
     assert "verdict: a legal answer" in other

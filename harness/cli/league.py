@@ -44,9 +44,17 @@ def _load_to_read(path: str) -> LeagueConfig:
         raise ConfigProblem(str(exc)) from None
 
 
+def _shown_path(path: str) -> str:
+    """``path`` relative to the current directory when it lies below it, else as it is."""
+    try:
+        return str(Path(path).relative_to(Path.cwd()))
+    except ValueError:
+        return path
+
+
 def _open_store(config: LeagueConfig) -> LeagueStore:
     if not Path(config.store).exists():
-        raise ConfigProblem(f"{config.store}: no results yet (stores are relative to the current directory); "
+        raise ConfigProblem(f"{config.store}: no results yet (the store of {config.path}); "
                             f"play the league first: harness run {config.path}")
     try:
         return LeagueStore(config.store, create=False)
@@ -118,6 +126,7 @@ def run(config: str, workers: int | None, rounds: int | None, progress: bool | N
                f"See: harness table {cfg.path}")
     if summary.violations:
         echo(f"violations: harness violations {cfg.path}")
+    echo(f"results: {_shown_path(cfg.store)}")
     for i, err in enumerate(summary.errors):  # the first in full, the others in one line
         echo(f"error: {err.rstrip() if i == 0 else err.strip().splitlines()[-1]}", err=True)
     if summary.gave_up:
@@ -176,7 +185,9 @@ def table(config: str, fmt: str, recompute: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="With --show: print the full record as JSON (with the "
                                                       "state snapshot).")
 @click.option("--replay", "replay_id", type=int, default=None, metavar="ID",
-              help="Send violation ID's request again to the bot (after its hello and start) and show the answer.")
+              help="Replay violation ID's game to the bot as its seat saw it (hello, start, every earlier "
+                   "request with its events), then the violating request; show the verdict. Exits 1 while "
+                   "it is still a violation or the bot does not start, 0 once the answer is legal.")
 @click.option("--command", "--bot-command", "bot_command", default=None, metavar="CMD",
               help="With --replay: run this command instead of the bot's (e.g. a fixed version), relative to "
                    "the current directory.")
@@ -214,10 +225,14 @@ def violations(config: str, bot: str | None, kind: str | None, show_id: int | No
                 else:
                     echo(format_violation(row, record, cfg.path))
                 return
-            from harness.report.tables import replay_violation
+            from harness.report.reproduce import reproduce_violation
 
             players = len(store.game_seats(row["game_seq"]))
-            echo(replay_violation(cfg, row, record, players, bot_command, timeout_ms))
+            outcome = reproduce_violation(cfg, row, record, store.game_log(row["game_seq"]), players,
+                                          bot_command, timeout_ms)
+            echo(outcome.text)
+            if outcome.still_violation:
+                sys.exit(1)  # a regression test for the bot's own CI: fails while the bug is there
             return
         rows = store.violations(bot=bot, kind=kind)
         for r in rows:

@@ -34,6 +34,7 @@ from harness.play.limits import (
 )
 from harness.play.referee import BotPool, GameRecord, RefereeConfig, play_game
 from harness.play.sandbox import resolve_sandbox
+from harness.report.tables import move_number
 
 #: The reference bots shipped with the repository (check-bot's opponents).
 BOTS_DIR = Path(__file__).resolve().parents[2] / "bots"
@@ -119,7 +120,7 @@ def describe_record(record: GameRecord, index: int, total: int) -> list[str]:
         flag = "  FORFEIT" if seat in record.forfeits else ""
         lines.append(f"  seat {seat}  {bot:<{width}}  rank {record.ranking[seat] + 1}  score {record.scores[seat]}{flag}")
     for v in record.violations:
-        lines.append(f"  violation: seat {v['seat']} {v['bot']}: {v['kind']} at decision {v['decision']}: "
+        lines.append(f"  violation: seat {v['seat']} {v['bot']}: {v['kind']} at {move_number(v['decision'])}: "
                      f"{_one_line(v['detail'])}")
         if v["received"]:
             lines.append(f"    received: {_one_line(v['received'], 120)}")
@@ -310,7 +311,7 @@ def check_bot(game: Game, command: str, players: int | None, seed: int, n_games:
         return
     echo(f"{len(violations)} violation(s):")
     for v in violations:
-        echo(f"  {v['game_id']} decision {v['decision']}: {v['kind']}: {_one_line(v['detail'])}")
+        echo(f"  {v['game_id']} {move_number(v['decision'])}: {v['kind']}: {_one_line(v['detail'])}")
         if v["received"]:
             echo(f"    received: {_one_line(v['received'], 120)}")
         tail = [t for t in v["stderr_tail"].splitlines() if t.strip() and not t.startswith("# tablebots")]

@@ -8,7 +8,7 @@ the file, the key and what is allowed, e.g.::
 
 Path rules (docs/leagues.md): a bot runs in its ``cwd``, which is relative to the config file's
 directory and defaults to that directory, so the paths in its command are relative to it too.
-The ``store`` path is relative to the current directory (default ``runs/<name>.sqlite``).
+The ``store`` path is relative to the config file's directory (default ``runs/<name>.sqlite`` beside it).
 """
 
 from __future__ import annotations
@@ -293,8 +293,12 @@ def parse_config(data: Any, shown: str, *, base_dir: Path, rounds: int | None = 
 
     store = data.get("store", f"runs/{name}.sqlite")
     if not isinstance(store, str) or not store.strip():
-        raise c.fail("store", f"{_show(store)} is not allowed (allowed: a file path, relative to the current "
-                              f"directory)")
+        raise c.fail("store", f"{_show(store)} is not allowed (allowed: a file path, relative to the config "
+                              f"file's directory)")
+    # Relative to the config file, like the bots' paths: every command finds the same store from
+    # any current directory (it used to be the current directory, and `cd leagues && harness
+    # violations x.yaml` found nothing and advised a run that started a second, empty store).
+    store = str((base_dir / store).resolve())
     return LeagueConfig(path=shown, name=name, game=game_name, options=options, players=players, bots=bots,
                         rounds=n_rounds, time=time, limits=limits, policy=policy, strikes=strikes,
                         rating=rating, seed=seed, workers=n_workers, store=store)

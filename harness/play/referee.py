@@ -26,6 +26,7 @@ import orjson
 from harness.games.base import Game
 from harness.play import protocol
 from harness.play.botproc import CRASH, OK, OVERSIZE, TIMEOUT, BotProcess, StderrLog
+from harness.play.explain import explain_illegal
 from harness.play.limits import BotSpec, ResourceLimits, TimeControls, check_sandbox
 
 __all__ = ["RefereeConfig", "BotPool", "GameRecord", "play_game", "VIOLATION_KINDS", "BotSpec", "TimeControls",
@@ -477,7 +478,10 @@ def play_game(game: Game, options: dict, seed: int, game_id: str, seats: Sequenc
                 try:
                     index = protocol.parse_action(data, request_id, legal, max_depth)
                 except protocol.BadMessage as exc:
-                    table.violation(seat, exc.kind, exc.detail, line, data)
+                    detail = exc.detail
+                    if exc.kind == "illegal":  # say why, in the game's words (slow path, rare)
+                        detail = explain_illegal(game, state, data, legal, max_depth, detail)
+                    table.violation(seat, exc.kind, detail, line, data)
                 else:
                     if took_ms > move_ms:
                         bank[seat] = max(0, bank[seat] - int(took_ms - move_ms + 0.999))

@@ -112,10 +112,25 @@ def format_table(rows: Sequence[TableRow], fmt: str = "table", *, info: dict[str
 # violations
 
 
+def move_number(decision: Any) -> str:
+    """The move a person reads: 1-based, as ``harness replay`` numbers the moves of a game (the
+    stored ``decision`` is the 0-based count of moves played before it); ``start-up`` if none."""
+    return f"move {decision + 1}" if isinstance(decision, int) else "start-up"
+
+
+def request_id_of(record: dict[str, Any]) -> int | None:
+    """The protocol request id of a violation's request (what the bot's own log shows), if any."""
+    try:
+        request = json.loads(record.get("request") or "null")
+    except ValueError:
+        return None
+    return request.get("id") if isinstance(request, dict) else None
+
+
 def format_violation_line(row: Any) -> str:
-    """One violation on one line: id, game, decision, seat, bot, kind, detail."""
+    """One violation on one line: id, game, move (1-based, as in ``replay``), seat, bot, kind, detail."""
     bot = f"{row['name']}@{row['version']}" if row["name"] else "?"
-    return (f"#{row['id']}  {row['game_id']}  decision {row['decision']}  seat {row['seat']}  {bot}  "
+    return (f"#{row['id']}  {row['game_id']}  {move_number(row['decision'])}  seat {row['seat']}  {bot}  "
             f"{row['kind']}  {row['detail']}")
 
 
@@ -133,7 +148,9 @@ def format_violation(row: Any, record: dict[str, Any], config_path: str) -> str:
     snapshot = record.get("snapshot")
     lines = [
         f"violation #{row['id']}: {row['kind']}: {row['detail']}",
-        f"game:     {row['game_id']} (seed {row['seed']}), decision {row['decision']}, seat {row['seat']}",
+        f"game:     {row['game_id']} (seed {row['seed']}), {move_number(row['decision'])}"
+        + (f" (request id {request_id_of(record)} in the bot's own log)" if request_id_of(record) else "")
+        + f", seat {row['seat']} (seats count from 0, as in the protocol)",
         f"bot:      {row['name']}@{row['version']}: {command} (in {row['cwd']})",
         "request (the exact line sent):",
         _block(record.get("request", "")),
@@ -158,9 +175,14 @@ def replay_actions(log: Iterable[dict[str, Any]]) -> list[tuple[int, Any, str]]:
     (``only legal action``, ``fallback after violation``, ``forfeited seat``). A bot's answer
     counts unless a violation of that seat follows it.
     """
-    applied: list[tuple[int, Any, str]] = []
+    return [(seat, action, how) for seat, action, how, _ in replay_moves(log)]
+
+
+def replay_moves(log: Iterable[dict[str, Any]]) -> list[tuple[int, Any, str, int | None]]:
+    """:func:`replay_actions` with each move's protocol request id (None for the referee's own moves)."""
+    applied: list[tuple[int, Any, str, int | None]] = []
     requests: dict[int, dict[str, Any]] = {}
-    candidate: tuple[int, Any, str] | None = None
+    candidate: tuple[int, Any, str, int | None] | None = None
     for entry in log:
         kind = entry.get("type")
         if kind == "violation":
@@ -183,10 +205,10 @@ def replay_actions(log: Iterable[dict[str, Any]]) -> list[tuple[int, Any, str]]:
                 action = legal[msg["index"]]
             else:
                 action = next((a for a in legal if a == msg.get("action")), msg.get("action"))
-            candidate = (entry["seat"], action, "bot")
+            candidate = (entry["seat"], action, "bot", req.get("id"))
             requests.pop(entry["seat"], None)
         elif kind == "auto":
-            applied.append((entry["seat"], entry["action"], entry.get("why", "referee")))
+            applied.append((entry["seat"], entry["action"], entry.get("why", "referee"), None))
     if candidate is not None:
         applied.append(candidate)
     return applied
@@ -207,8 +229,8 @@ def format_replay(game: Any, options: dict[str, Any], game_row: Any, seats: Sequ
     else:
         state = game.new_state(len(seats), game_row["seed"], options)
         out += ["", state.render()]
-        for n, (seat, action, how) in enumerate(replay_actions(log), 1):
-            note = "" if how == "bot" else f"   [{how}]"
+        for n, (seat, action, how, request_id) in enumerate(replay_moves(log), 1):
+            note = f"   [request id {request_id}]" if how == "bot" else f"   [{how}]"
             try:
                 text = game.format_action(action)
             except Exception:  # noqa: BLE001 - a text form is a nicety; fall back to JSON
@@ -226,105 +248,4 @@ def format_replay(game: Any, options: dict[str, Any], game_row: Any, seats: Sequ
     out.append(f"result ({game_row['ended_by']}): {ranks}")
     for v in violations:
         out.append("violation " + format_violation_line(v))
-    return "\n".join(out)
-
-
-# ---------------------------------------------------------------------------------------------
-# re-sending a violation's request
-
-
-def _stderr_tail(proc: Any) -> str:
-    """The bot's last stderr output (the referee's BotProcess API, old or new spelling)."""
-    if hasattr(proc, "stderr_tail"):
-        return proc.stderr_tail()
-    return proc.stderr.tail_text()
-
-
-def replay_violation(config: LeagueConfig, row: Any, record: dict[str, Any], players: int,
-                     command: str | None = None, timeout_ms: int | None = None) -> str:
-    """Send a violation's exact request to the bot (or ``command``) after hello and start; describe the answer.
-
-    The bot sees what it saw in the game: hello (with the game's seat and player count), start
-    (with the game id), then the request line exactly as recorded.
-    """
-    import shlex
-    import time
-
-    from harness.games import get_game
-    from harness.play import protocol
-    from harness.play.botproc import OK, BotProcess, StderrLog
-    from harness.play.limits import BotSpec, ResourceLimits
-
-    request_text = record.get("request") or ""
-    if not request_text:
-        return (f"violation #{row['id']} ({row['kind']}) happened outside a request (the bot sent output when "
-                f"not asked, or failed at start-up): there is no request to send again")
-    try:
-        request = json.loads(request_text)
-    except ValueError:
-        return f"violation #{row['id']}: the recorded request is not JSON; cannot replay it"
-    if command:
-        argv = tuple(shlex.split(command))
-        cwd = None
-    else:
-        argv = tuple(json.loads(row["command"]))
-        cwd = row["cwd"]
-    seat = int(record.get("seat", request.get("seat", 0)))
-    limits = ResourceLimits(**config.limits)
-    t = config.time
-    wait_ms = timeout_ms or t.get("move_ms", 1000)
-    stderr = StderrLog(None, str(row["name"]), limits.stderr_bytes)
-    proc = BotProcess(BotSpec(name=str(row["name"]), command=argv, cwd=cwd), limits, stderr)
-    out = [f"replaying violation #{row['id']} ({row['kind']}: {row['detail']})",
-           f"bot: {' '.join(argv)}" + (f" (in {cwd})" if cwd else "")]
-    hello = protocol.encode(protocol.hello(config.game, config.options, seat, players,
-                                           t["init_ms"], t["move_ms"], t["bank_ms"]))
-    start = protocol.encode(protocol.start(row["game_id"], seat, players))
-    line = request_text.encode() + b"\n"
-    try:
-        try:
-            proc.start()
-        except OSError as exc:
-            out.append(f"cannot start it: {exc.strerror or exc}")
-            return "\n".join(out)
-        code = proc.write(hello, proc.started_at + t["init_ms"] / 1000)
-        code, ready = proc.read_line(proc.started_at + t["init_ms"] / 1000) if code == OK else (code, b"")
-        if code != OK:
-            out.append(f"no ready after hello: {proc.detail}")
-            return "\n".join(out)
-        out.append(f"ready in {(time.monotonic() - proc.started_at) * 1000:.0f} ms: {ready.decode('utf-8', 'replace')}")
-        proc.write(start, time.monotonic() + 1.0)
-        sent = time.monotonic()
-        code = proc.write(line, sent + wait_ms / 1000)
-        answer = b""
-        if code == OK:
-            code, answer = proc.read_line(sent + wait_ms / 1000)
-        took = (time.monotonic() - sent) * 1000
-        out.append(f"sent the request (id {request.get('id')}, {len(request.get('actions', []))} legal actions)")
-        if code != OK:
-            out.append(f"answer: none after {took:.0f} ms: {proc.detail}")
-            out.append("verdict: still a violation")
-        else:
-            shown = answer[:500].decode("utf-8", "replace") + ("...[truncated]" if len(answer) > 500 else "")
-            out.append(f"answer in {took:.1f} ms: {shown}")
-            legal = request.get("actions", [])
-            try:
-                index = protocol.parse_action(answer, request.get("id"), legal, limits.max_json_depth)
-            except protocol.BadMessage as exc:
-                out.append(f"verdict: still a violation: {exc.kind}: {exc.detail}")
-            else:
-                try:
-                    text = get_game(config.game).format_action(legal[index])
-                except Exception:  # noqa: BLE001 - the text form is only for reading
-                    text = json.dumps(legal[index])
-                late = f" but over move_ms={t['move_ms']}" if took > t["move_ms"] else ""
-                out.append(f"verdict: a legal answer{late}: action {index} ({text})")
-        proc.drain_stderr()
-        tail = _stderr_tail(proc)
-        if tail.strip():
-            out += ["stderr tail:", _block(tail)]
-    finally:
-        proc.close_politely(protocol.BYE)
-        proc.kill("replay done")
-        stderr.close()
     return "\n".join(out)
