@@ -65,3 +65,38 @@ def test_the_store_is_found_from_the_config_directory(tmp_path, monkeypatch):
     assert " tracker@" in invoke("violations", "story.yaml")
     assert "story (crisps)" in invoke("table", "story.yaml")
     assert not (config.parent / "leagues").exists() and not (tmp_path / "runs").exists()
+
+
+def test_run_off_a_terminal_prints_progress_lines_and_quiet_prints_none(tmp_path):
+    import subprocess
+
+    config = make_league(tmp_path)
+    harness = str(Path(sys.executable).parent / "harness")
+    env = {**os.environ, "TABLEBOTS_PROGRESS_SECONDS": "0.05"}
+    out = subprocess.run([harness, "run", str(config), "--rounds", "3"], capture_output=True, text=True, env=env,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    lines = [line for line in out.stderr.splitlines() if line.startswith("story: ")]
+    assert lines, out.stderr  # stderr is a pipe here: lines, not a bar
+    assert all(" games, " in line and " games/s, " in line and " left" in line for line in lines)
+    assert "\r" not in out.stderr  # no bar redrawing over itself
+    quiet = subprocess.run([harness, "run", str(config), "--rounds", "6", "--quiet"], capture_output=True,
+                           text=True, env=env, timeout=300)
+    assert quiet.returncode == 0 and not [line for line in quiet.stderr.splitlines() if line.startswith("story: ")]
+    assert "played" in quiet.stdout
+
+
+def test_option_values_are_what_the_docs_say_true_false_not_yes_on(tmp_path):
+    bot = f"{sys.executable} {RANDOM}"
+    for value in ("yes", "on", "y", "off"):
+        out = CliRunner().invoke(cli, ["play", "crisps", "--bot", bot, "--bot", bot, "-o", f"jacks={value}"])
+        assert out.exit_code == 2 and "allowed: true, false" in out.output, out.output
+    assert CliRunner().invoke(cli, ["selfplay", "crisps", "-o", "jacks=true"]).exit_code == 0
+    config = tmp_path / "opts.yaml"
+    config.write_text(f"name: opts\ngame: crisps\noptions: {{jacks: yes}}\nbots:\n  - {{name: a, command: {bot}}}\n"
+                      f"  - {{name: b, command: {bot}}}\n")
+    out = CliRunner().invoke(cli, ["run", str(config)])
+    assert out.exit_code != 0 and "options.jacks: 'yes' is not allowed" in out.output, out.output
+    config.write_text(config.read_text().replace("jacks: yes", "jacks: true"))
+    from harness.league.config import load_config
+    assert load_config(config).options["jacks"] is True

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import click
-import yaml
 
 from harness.games import GAMES, Game, InvalidOptions, get_game
+from harness.league.config import parse_scalar
 
 
 class GameType(click.ParamType):
@@ -34,10 +34,7 @@ def _parse_option(ctx: click.Context, param: click.Parameter, values: tuple[str,
         key, sep, raw = item.partition("=")
         if not sep or not key:
             raise click.BadParameter(f"{item!r} is not KEY=VALUE (e.g. -o target=13)", ctx=ctx, param=param)
-        try:
-            options[key.strip()] = yaml.safe_load(raw) if raw.strip() else ""
-        except yaml.YAMLError:
-            raise click.BadParameter(f"cannot read the value of {item!r}", ctx=ctx, param=param) from None
+        options[key.strip()] = parse_scalar(raw)  # true/false as the docs say; `yes`/`on` stay text
     return options
 
 

@@ -70,8 +70,10 @@ def _open_store(config: LeagueConfig) -> LeagueStore:
 @click.option("--rounds", type=click.IntRange(min=1), default=None,
               help="Rounds of the schedule (overrides the config's rounds; more rounds add games).")
 @click.option("--progress/--no-progress", default=None,
-              help="Show a progress bar  [default: when stderr is a terminal]")
-def run(config: str, workers: int | None, rounds: int | None, progress: bool | None) -> None:
+              help="A progress bar, or --no-progress for none  [default: a bar when stderr is a terminal, "
+                   "else a line every 10 s: done, rate, time left]")
+@click.option("--quiet", "-q", is_flag=True, help="No progress at all (the summary is still printed).")
+def run(config: str, workers: int | None, rounds: int | None, progress: bool | None, quiet: bool) -> None:
     """Play the league in CONFIG: every scheduled game not played yet, then print a summary.
 
     Re-running resumes: finished games are never replayed, even after the runner was killed,
@@ -90,10 +92,11 @@ def run(config: str, workers: int | None, rounds: int | None, progress: bool | N
     _, warning = resolve_sandbox(cfg.limits.get("sandbox", "auto"))  # workers resolve auto the same way
     if warning:
         echo(warning, err=True)
-    if progress is None:
-        progress = sys.stderr.isatty()
+    shown: bool | str = progress if progress is not None else ("bar" if sys.stderr.isatty() else "lines")
+    if quiet:
+        shown = "none"
     try:
-        summary = run_league(cfg, progress=progress)
+        summary = run_league(cfg, progress=shown)
     except LeagueInterrupted as stop:
         summary = stop.summary
         pending = summary.plan.pending - summary.played

@@ -196,6 +196,30 @@ def _unknown(key: str, allowed: tuple[str, ...] | Mapping[str, Any]) -> str:
 # loading
 
 
+class StrictBoolLoader(yaml.SafeLoader):
+    """YAML's safe loader with the booleans the docs promise: ``true`` and ``false`` (also
+    ``True``/``TRUE``, ``False``/``FALSE``, as YAML 1.2 has them). YAML 1.1's ``yes``, ``no``,
+    ``on``, ``off``, ``y`` and ``n`` stay strings, so ``jacks: yes`` is refused with the allowed
+    values instead of silently meaning true."""
+
+
+StrictBoolLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+StrictBoolLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
+
+
+def parse_scalar(text: str) -> Any:
+    """One command-line value (``-o KEY=VALUE``) read as the league YAML reads it: numbers,
+    ``true``/``false``, ``null``, else the text itself."""
+    try:
+        return yaml.load(text, Loader=StrictBoolLoader) if text.strip() else ""  # noqa: S506
+    except yaml.YAMLError:
+        return text
+
+
 def load_config(path: str | os.PathLike[str], *, rounds: int | None = None, workers: int | None = None,
                 strict: bool = True) -> LeagueConfig:
     """Read and check the league config at ``path``; :class:`ConfigError` if anything is wrong.
@@ -212,7 +236,7 @@ def load_config(path: str | os.PathLike[str], *, rounds: int | None = None, work
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{shown}: cannot read: {exc}") from None
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=StrictBoolLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""

@@ -28,6 +28,7 @@ import multiprocessing.connection as mp_connection
 import os
 import shutil
 import signal
+import sys
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -232,7 +233,7 @@ def _cpus() -> list[int]:
         return []
 
 
-def run_league(config: LeagueConfig, *, players: Players | None = None, progress: bool = True,
+def run_league(config: LeagueConfig, *, players: Players | None = None, progress: bool | str = True,
                grace_seconds: float = 5.0, max_games: int | None = None, pin: bool = True,
                on_game: Callable[[int, GameOutcome], None] | None = None) -> RunSummary:
     """Play every pending game of ``config``'s league and record it; return what was done.
@@ -300,7 +301,7 @@ class _Worker:
 
 
 def _run_workers(config: LeagueConfig, store: LeagueStore, setup: _WorkerSetup, pending: Sequence[Any],
-                 n_workers: int, summary: RunSummary, progress: bool, grace_seconds: float, pin: bool,
+                 n_workers: int, summary: RunSummary, progress: bool | str, grace_seconds: float, pin: bool,
                  on_game: Callable[[int, GameOutcome], None] | None) -> None:
     # spawn: never fork a process that may hold threads or an open SQLite handle.
     ctx = mp.get_context("spawn")
@@ -460,8 +461,48 @@ def _stop_workers(workers: list[_Worker]) -> None:
         w.conn.close()
 
 
-def _progress_bar(total: int, enabled: bool, name: str) -> Any:
-    if not enabled:
+class _ProgressLines:
+    """Progress for a log rather than a terminal (nohup, CI, a pipe): one line on stderr every
+    ``every`` seconds with games done, rate and time left, and the same end of run as the bar."""
+
+    def __init__(self, total: int, name: str, every: float = 10.0) -> None:
+        self.total, self.name, self.every = total, name, every
+        self.done = 0
+        self.violations = 0
+        self.start = self.last = time.monotonic()
+
+    def update(self, n: int) -> None:
+        self.done += n
+        now = time.monotonic()
+        if now - self.last >= self.every:
+            self.last = now
+            self._line(now)
+
+    def _line(self, now: float) -> None:
+        rate = self.done / max(now - self.start, 1e-9)
+        left = (self.total - self.done) / rate if rate > 0 else float("inf")
+        eta = "?" if left == float("inf") else time.strftime("%H:%M:%S", time.gmtime(left))
+        extra = f", {self.violations} violations" if self.violations else ""
+        print(f"{self.name}: {self.done}/{self.total} games, {rate:.1f} games/s, {eta} left{extra}",
+              file=sys.stderr, flush=True)
+
+    def set_postfix(self, violations: int = 0, refresh: bool = False) -> None:
+        self.violations = violations
+
+    def write(self, text: str) -> None:
+        print(text, file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.done and time.monotonic() - self.start >= self.every:
+            self._line(time.monotonic())
+
+
+def _progress_bar(total: int, enabled: bool | str, name: str) -> Any:
+    """A tqdm bar (True or "bar"), progress lines every 10 s ("lines"), or nothing (False, "none")."""
+    if enabled == "lines":
+        # the interval can be shortened for tests and demos (seconds, default 10)
+        return _ProgressLines(total, name, float(os.environ.get("TABLEBOTS_PROGRESS_SECONDS", "10")))
+    if not enabled or enabled == "none":
         return None
     from tqdm import tqdm
     # the terminal's size, or 80x24 where it reports 0x0 (tqdm would then hide the bar)
