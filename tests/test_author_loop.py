@@ -100,3 +100,27 @@ def test_option_values_are_what_the_docs_say_true_false_not_yes_on(tmp_path):
     config.write_text(config.read_text().replace("jacks: yes", "jacks: true"))
     from harness.league.config import load_config
     assert load_config(config).options["jacks"] is True
+
+
+def test_export_writes_every_table_as_jsonl_and_csv(tmp_path):
+    import csv
+    import io
+    import json
+
+    config = make_league(tmp_path)
+    invoke("run", config, "--no-progress", "--rounds", "1")
+    games = [json.loads(line) for line in invoke("export", config, "games").splitlines()]
+    assert len(games) == 2 and [g["bots"][0].split("@")[0] for g in games] == ["tracker", "random"]
+    assert all(set(g) == {"game_id", "round", "seed", "players", "bots", "ranking", "scores", "ended_by",
+                          "decisions", "seconds"} for g in games)
+    seats = list(csv.DictReader(io.StringIO(invoke("export", config, "seats", "--format", "csv"))))
+    assert len(seats) == 4 and {s["bot"] for s in seats} == {"tracker", "random"}
+    assert sorted(s["rank"] for s in seats) == ["0", "0", "1", "1"]
+    violations = [json.loads(line) for line in invoke("export", config, "violations").splitlines()]
+    assert violations and all(v["bot"] == "tracker" and v["kind"] == "illegal" and '"type":"request"' in
+                              v["request"].replace(" ", "") and v["move"] >= 1 for v in violations)
+    logs = [json.loads(line) for line in invoke("export", config, "logs").splitlines()]
+    assert [e["type"] for e in logs].count("game") == 2 and [e["type"] for e in logs].count("game_result") == 2
+    assert any(e.get("type") == "send" and e["msg"]["type"] == "request" for e in logs)
+    result = CliRunner().invoke(cli, ["export", str(config), "logs", "--format", "csv"])
+    assert result.exit_code == 2 and "--format" in result.output

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from harness.cli.export import export
 from harness.cli.league import replay, run, table, violations
 from harness.cli.play import check_bot, play
 from harness.cli.selfplay import selfplay
@@ -26,6 +27,7 @@ cli.add_command(run)
 cli.add_command(table)
 cli.add_command(violations)
 cli.add_command(replay)
+cli.add_command(export)
 
 
 def main() -> None:
