@@ -124,3 +124,55 @@ def test_export_writes_every_table_as_jsonl_and_csv(tmp_path):
     assert any(e.get("type") == "send" and e["msg"]["type"] == "request" for e in logs)
     result = CliRunner().invoke(cli, ["export", str(config), "logs", "--format", "csv"])
     assert result.exit_code == 2 and "--format" in result.output
+
+
+def test_check_bot_names_every_seat_groups_repeats_logs_and_refuses_a_missing_file(tmp_path):
+    import json
+
+    out = CliRunner().invoke(cli, ["check-bot", "dominoes", f"{sys.executable} {RANDOM}", "--players", "4",
+                                   "--games", "2"])
+    assert out.exit_code == 0, out.output
+    games = [line for line in out.output.splitlines() if line.startswith("game ")]
+    assert len(games) == 2 and all(line.count(": YOU") == 1 and line.count(", ") >= 3 for line in games)
+    assert all(" vs " in line and "rank " in line for line in games)  # you vs them, rank from 1
+    log = tmp_path / "check.jsonl"
+    out = CliRunner().invoke(cli, ["check-bot", "crisps", f"{sys.executable} {TRACKER}", "--games", "3",
+                                   "--opponent", f"{sys.executable} {RANDOM} --seed 4", "--log", str(log)])
+    assert out.exit_code == 1, out.output
+    assert "3 violation(s), 1 different:" in out.output and "3x illegal: Q Q Q Q Q is no play" in out.output
+    entries = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [e["type"] for e in entries].count("game") == 3
+    assert all("random_bot.py" in " ".join(e["bots"]) for e in entries if e["type"] == "game")
+    missing = CliRunner().invoke(cli, ["check-bot", "crisps", f"{sys.executable} {tmp_path / 'mybot.py'}"])
+    assert missing.exit_code == 2 and "mybot.py" in missing.output and "not found" in missing.output
+    assert "game 1/" not in missing.output  # refused up front, no forfeited games
+
+
+def test_submit_adds_a_passing_bot_keeping_comments_and_refuses_a_failing_one(tmp_path):
+    config = tmp_path / "league.yaml"
+    original = ("# my league: comments and order must survive\nname: sub\ngame: crisps  # the game\n"
+                f"bots:\n  - {{name: random, command: {sys.executable} {RANDOM}}}\n"
+                f"  - {{name: random2, command: {sys.executable} {RANDOM} --seed 2}}\nrounds: 1\n")
+    config.write_text(original)
+    bad = CliRunner().invoke(cli, ["submit", str(config), "tracker", f"{sys.executable} {TRACKER}", "--games", "2"])
+    assert bad.exit_code == 1 and "not submitted" in bad.output
+    assert config.read_text() == original  # untouched
+    good = invoke("submit", config, "fixed", f"{sys.executable} {TRACKER} --fixed", "--games", "2")
+    assert "submitted: fixed added" in good
+    text = config.read_text()
+    assert text.startswith("# my league: comments and order must survive\nname: sub\ngame: crisps  # the game\n")
+    assert f"  - {{name: fixed, command: {sys.executable} {TRACKER} --fixed}}" in text and text.endswith("rounds: 1\n")
+    dup = CliRunner().invoke(cli, ["submit", str(config), "fixed", f"{sys.executable} {RANDOM}"])
+    assert dup.exit_code == 2 and "already has a bot named 'fixed'" in dup.output
+    out = invoke("run", config, "--no-progress")
+    assert "played 6 games" in out  # the three pairs, both seat orders
+    # a new version of a bot (here a version label): the old one stays in the table, --current hides it
+    config.write_text(config.read_text().replace(f"{RANDOM} --seed 2}}", f"{RANDOM} --seed 2, version: v2}}"))
+    import json
+    rows = json.loads(invoke("table", config, "--format", "json"))["table"]
+    old = [r for r in rows if not r["current"]]
+    assert len(old) == 1 and old[0]["bot"] == "random2" and old[0]["games"] == 4
+    current = json.loads(invoke("table", config, "--format", "json", "--current"))["table"]
+    assert sorted((r["bot"], r["version"]) for r in current) == sorted(
+        (r["bot"], r["version"]) for r in rows if r["current"])
+    assert "random2" not in [r["bot"] for r in current]  # its only played version is old (v2 has not played)

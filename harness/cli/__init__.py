@@ -8,6 +8,7 @@ from harness.cli.export import export
 from harness.cli.league import replay, run, table, violations
 from harness.cli.play import check_bot, play
 from harness.cli.selfplay import selfplay
+from harness.cli.submit import submit
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -28,6 +29,7 @@ cli.add_command(table)
 cli.add_command(violations)
 cli.add_command(replay)
 cli.add_command(export)
+cli.add_command(submit)
 
 
 def main() -> None:

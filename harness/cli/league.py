@@ -145,7 +145,9 @@ def run(config: str, workers: int | None, rounds: int | None, progress: bool | N
               show_default=True, help="Terminal table, Markdown, CSV or JSON.")
 @click.option("--recompute", is_flag=True,
               help="Rebuild the ratings from the stored results instead of the kept incremental ones.")
-def table(config: str, fmt: str, recompute: bool) -> None:
+@click.option("--current", "current_only", is_flag=True,
+              help="Only the bot versions in the config now (hide old versions that played before).")
+def table(config: str, fmt: str, recompute: bool, current_only: bool) -> None:
     """Print the league table of CONFIG, best first by the conservative rating mu - 3 sigma.
 
     Columns: rank, bot, version ("(old)": not the version in the config now), TrueSkill mu and
@@ -160,7 +162,7 @@ def table(config: str, fmt: str, recompute: bool) -> None:
     cfg = _load_to_read(config)
     with _open_store(cfg) as store:
         started = time.perf_counter()
-        rows = league_table(store, cfg, recompute=recompute)
+        rows = league_table(store, cfg, recompute=recompute, current_only=current_only)
         counts = store.counts()
     info = {"league": cfg.name, "game": cfg.game, "games_done": counts["done"], "games_pending": counts["pending"]}
     text = format_table(rows, fmt, info=info)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 from collections.abc import Sequence
@@ -24,6 +25,7 @@ from harness.cli.common import (
     time_options,
 )
 from harness.games import Game, InvalidOptions
+from harness.league.config import looks_like_path
 from harness.play.limits import (
     BotSpec,
     ResourceLimits,
@@ -68,6 +70,10 @@ def parse_bot(text: str, param_hint: str = "'--bot'") -> tuple[str, ...]:
             raise click.BadParameter(f"{exe!r} (from {text!r}) is not an executable file", param_hint=param_hint)
     elif shutil.which(exe) is None:
         raise click.BadParameter(f"executable {exe!r} (from {text!r}) is not found on PATH", param_hint=param_hint)
+    for word in argv[1:]:  # `python3 mybot.py` with no mybot.py: refused now, not four forfeits later
+        if looks_like_path(word) and not os.path.exists(word):
+            raise click.BadParameter(f"{word} (from {text!r}) not found (relative to the current directory "
+                                     f"{os.getcwd()})", param_hint=param_hint)
     return tuple(argv)
 
 
@@ -229,6 +235,14 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[k]
 
 
+def describe_check_game(i: int, n_games: int, seats: Sequence[BotSpec], mine: int, record: GameRecord) -> str:
+    """One check-bot game: who sat where, your rank (1 = first) and the scores as you vs them."""
+    who = ", ".join(f"{s}: {'YOU' if s == mine else spec.name}" for s, spec in enumerate(seats))
+    theirs = " ".join(str(record.scores[s]) for s in range(len(seats)) if s != mine)
+    return (f"game {i + 1}/{n_games} (seats {who}): rank {record.ranking[mine] + 1} of {len(seats)}, "
+            f"score {record.scores[mine]} vs {theirs}" + (", FORFEIT" if mine in record.forfeits else ""))
+
+
 def reference_opponents(game: Game) -> list[BotSpec]:
     """The random bot and, if present, the game's greedy bot, from the repository's bots/."""
     specs = []
@@ -248,11 +262,17 @@ def reference_opponents(game: Game) -> list[BotSpec]:
 @seed_option
 @click.option("--games", "n_games", type=click.IntRange(min=1), default=4, show_default=True,
               help="Number of games to play.")
+@click.option("--opponent", "opponent_commands", multiple=True, metavar="CMD",
+              help="An opponent's command, repeatable; they take the other seats in turn  [default: the "
+                   "reference bots: random, and the game's greedy bot]")
+@click.option("--log", "log_path", type=click.Path(dir_okay=False, writable=True), default=None,
+              help="Write every message of every game to FILE as JSON lines (as `harness play --log`).")
 @option_option
 @time_options
 @sandbox_option
 @stderr_dir_option
-def check_bot(game: Game, command: str, players: int | None, seed: int, n_games: int, options: dict,
+def check_bot(game: Game, command: str, players: int | None, seed: int, n_games: int,
+              opponent_commands: tuple[str, ...], log_path: str | None, options: dict,
               init_ms: int | None, move_ms: int | None, bank_ms: int | None, sandbox: str | None,
               stderr_dir: str | None) -> None:
     """Try the bot CMD at GAME against the reference bots before submitting it.
@@ -273,31 +293,45 @@ def check_bot(game: Game, command: str, players: int | None, seed: int, n_games:
         raise click.BadParameter(str(exc), param_hint="'--players'") from None
     options = checked_options(game, options)
     config = make_config(init_ms, move_ms, bank_ms, 0, sandbox, stderr_dir, record=True)
-    opponents = reference_opponents(game)
+    if opponent_commands:
+        opponents = unique_specs([parse_bot(c, param_hint="'--opponent'") for c in opponent_commands])
+    else:
+        opponents = reference_opponents(game)
     if not opponents:
-        raise click.UsageError(f"no reference bots found in {BOTS_DIR}")
-    candidate = BotSpec(name="candidate", command=argv)
+        raise click.UsageError(f"no reference bots found in {BOTS_DIR}; give --opponent CMD")
+    violations = conformance_games(game, BotSpec(name="you", command=argv), players, seed, n_games, options,
+                                   config, opponents, log_path)
+    if violations:
+        raise SystemExit(1)
+
+
+def conformance_games(game: Game, candidate: BotSpec, players: int, seed: int, n_games: int, options: dict,
+                      config: RefereeConfig, opponents: Sequence[BotSpec], log_path: str | None) -> list[dict[str, Any]]:
+    """check-bot's games: ``candidate`` in every seat in turn against ``opponents``; prints each game,
+    the start-up time, the latency and every violation (grouped); returns the violations."""
     startups: list[float] = []
     latencies: list[float] = []
     violations: list[dict[str, Any]] = []
     other_violations = 0
-    with BotPool(config) as pool:
-        for i in range(n_games):
-            mine = i % players
-            others = iter(opponents[(i + k) % len(opponents)] for k in range(players))
-            seats = [candidate if s == mine else next(others) for s in range(players)]
-            record = play_game(game, options, seed + i, f"check-{seed + i:06d}", seats, pool, config)
-            for entry in record.log:
-                if entry.get("seat") != mine or entry.get("type") != "recv":
-                    continue
-                msg_type = (entry.get("msg") or {}).get("type") if isinstance(entry.get("msg"), dict) else None
-                (startups if msg_type == "ready" else latencies).append(entry["ms"])
-            violations += [v for v in record.violations if v["seat"] == mine]
-            other_violations += sum(1 for v in record.violations if v["seat"] != mine)
-            rank = record.ranking[mine] + 1
-            echo(f"game {i + 1}/{n_games} seat {mine}: rank {rank} of {players}, scores {record.scores}"
-                       + (", FORFEIT" if mine in record.forfeits else ""))
-    echo(f"opponents: {', '.join(o.name for o in opponents)}")
+    log = JsonLog(log_path)
+    try:
+        with BotPool(config) as pool:
+            for i in range(n_games):
+                mine = i % players
+                others = iter(opponents[(i + k) % len(opponents)] for k in range(players))
+                seats = [candidate if s == mine else next(others) for s in range(players)]
+                record = play_game(game, options, seed + i, f"check-{seed + i:06d}", seats, pool, config)
+                log.write_game(record)
+                for entry in record.log:
+                    if entry.get("seat") != mine or entry.get("type") != "recv":
+                        continue
+                    msg_type = (entry.get("msg") or {}).get("type") if isinstance(entry.get("msg"), dict) else None
+                    (startups if msg_type == "ready" else latencies).append(entry["ms"])
+                violations += [v for v in record.violations if v["seat"] == mine]
+                other_violations += sum(1 for v in record.violations if v["seat"] != mine)
+                echo(describe_check_game(i, n_games, seats, mine, record))
+    finally:
+        log.close()
     if startups:
         echo(f"start-up (hello to ready): {', '.join(f'{ms:.0f}' for ms in startups)} ms")
     if latencies:
@@ -308,13 +342,21 @@ def check_bot(game: Game, command: str, players: int | None, seed: int, n_games:
         echo(f"note: the reference bots committed {other_violations} violation(s)")
     if not violations:
         echo("no violations: ok")
-        return
-    echo(f"{len(violations)} violation(s):")
-    for v in violations:
-        echo(f"  {v['game_id']} {move_number(v['decision'])}: {v['kind']}: {_one_line(v['detail'])}")
+        return violations
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for v in violations:  # the same mistake in every game is one finding, with a count
+        same_mistake = re.sub(r" \((?:nearest offered|offered|legal): [^)]*\)$", "", v["detail"])
+        groups.setdefault((v["kind"], same_mistake), []).append(v)
+    echo(f"{len(violations)} violation(s)" + (f", {len(groups)} different:" if len(groups) < len(violations) else ":"))
+    for (kind, detail), same in groups.items():
+        v = same[0]
+        where = ", ".join(f"{x['game_id']} {move_number(x['decision'])}" for x in same[:3])
+        more = f" and {len(same) - 3} more" if len(same) > 3 else ""
+        echo(f"  {len(same)}x {kind}: {_one_line(detail)}" if len(same) > 1 else f"  {kind}: {_one_line(detail)}")
+        echo(f"    at {where}{more}")
         if v["received"]:
             echo(f"    received: {_one_line(v['received'], 120)}")
         tail = [t for t in v["stderr_tail"].splitlines() if t.strip() and not t.startswith("# tablebots")]
         for t in tail[-5:]:
             echo(f"    stderr: {_one_line(t, 150)}")
-    raise SystemExit(1)
+    return violations

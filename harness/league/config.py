@@ -410,7 +410,7 @@ def _check_bots(c: _Checker, value: Any, base_dir: Path) -> tuple[BotEntry, ...]
                 raise c.fail(f"{key}.cwd", f"{item['cwd']} is not a directory (relative to {_rel(base_dir)})")
         command = _check_command(c, item.get("command"), f"{key}.command", cwd)
         files = _command_files(command, cwd)
-        runnable = all((cwd / w).exists() for w in command if _looks_like_path(w))
+        runnable = all((cwd / w).exists() for w in command if looks_like_path(w))
         version = item.get("version", "auto")
         if not isinstance(version, (str, int)) or isinstance(version, bool) or not str(version).strip():
             raise c.fail(f"{key}.version", f"{_show(version)} is not allowed (allowed: auto, or a fixed label)")
@@ -432,7 +432,8 @@ def _rel(path: Path) -> str:
     return rel if not rel.startswith("../../..") else str(path)
 
 
-def _looks_like_path(word: str) -> bool:
+def looks_like_path(word: str) -> bool:
+    """Whether a command word names a file (has a slash, or a script suffix), not an option."""
     return not word.startswith("-") and ("/" in word or word.endswith(SCRIPT_SUFFIXES))
 
 
@@ -454,7 +455,7 @@ def _check_command(c: _Checker, value: Any, key: str, cwd: Path) -> tuple[str, .
     if "/" not in exe and not PYTHON_RE.match(exe) and shutil.which(exe) is None:
         raise c.fail(key, f"{exe!r} not found on PATH")
     for i, word in enumerate(words):
-        if not _looks_like_path(word):
+        if not looks_like_path(word):
             continue
         target = cwd / word
         if not target.exists():

@@ -47,12 +47,12 @@ def explain_illegal(game: Game, state: State, answer: bytes, legal: Sequence[Any
     except Exception as exc:  # noqa: BLE001 - an engine bug must not cost the bot its explanation
         reason = f"(the engine could not say why: {type(exc).__name__})"
     texts = [_text(game, a) for a in legal]
-    nearest = difflib.get_close_matches(_text(game, action), texts, n=3, cutoff=0.0)
-    out = f"{_text(game, action)} is not among the offered actions"
-    if reason and "legal:" not in reason:
-        out += f": {reason}"
-        if nearest:
-            out += f" (nearest offered: {', '.join(nearest)})"
-    elif reason:
-        out += f": {reason}"
+    shown = _text(game, action)
+    nearest = difflib.get_close_matches(shown, texts, n=3, cutoff=0.0)
+    if not reason:
+        out = f"{shown} is not among the offered actions"
+    else:  # the engine's reason, naming the action once ("Q Q Q Q Q is no play: ...")
+        out = reason if reason.startswith(shown) else f"{shown}: {reason}"
+    if nearest and "legal:" not in out:
+        out += f" (nearest offered: {', '.join(nearest)})"
     return out

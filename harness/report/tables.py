@@ -42,8 +42,10 @@ class TableRow:
     violations: int
 
 
-def league_table(store: LeagueStore, config: LeagueConfig, *, recompute: bool = False) -> list[TableRow]:
-    """The table: every current bot version, and every older version that played, by mu - 3 sigma."""
+def league_table(store: LeagueStore, config: LeagueConfig, *, recompute: bool = False,
+                 current_only: bool = False) -> list[TableRow]:
+    """The table: every current bot version, and every older version that played (unless
+    ``current_only``), by mu - 3 sigma."""
     if recompute:
         rating_mod.recompute(store, config.rating)
     ratings, _applied, _tail = rating_mod.current_ratings(store, config.rating)
@@ -55,6 +57,8 @@ def league_table(store: LeagueStore, config: LeagueConfig, *, recompute: bool = 
         games = int(s.get("games", 0) or 0)
         is_current = (v["name"], v["version"]) in current
         if not games and (not is_current or v["version"] == "unavailable"):
+            continue
+        if current_only and not is_current:
             continue
         mu, sigma = ratings.get(v["id"], (config.rating.mu, config.rating.sigma))
         rows.append(TableRow(rank=0, bot=v["name"], version=v["version"], current=is_current, mu=mu, sigma=sigma,
