@@ -52,8 +52,10 @@ def test_a_good_config_loads_with_defaults_filled(league_dir: Path, monkeypatch:
     assert cfg.bots[0].files == (str(league_dir / "bot.py"),)
     assert cfg.options["max_turns"] == 2000  # the engine's defaults are filled in
     assert cfg.time == {"init_ms": 5000, "move_ms": 1000, "bank_ms": 0}
-    assert cfg.store == "runs/t.sqlite" and cfg.policy == "forfeit" and cfg.strikes == 0
-    assert cfg.workers >= 1 and cfg.rounds == 2
+    # the store is beside the config file, whatever the current directory
+    assert cfg.store == str(league_dir.resolve() / "runs" / "t.sqlite") and cfg.policy == "forfeit"
+    assert cfg.strikes == 0 and cfg.workers >= 1 and cfg.rounds == 2
+    assert cfg.limits == {"sandbox": "auto"} and cfg.rating.tau == 0.0  # the defaults
 
 
 def test_version_is_a_hash_of_the_bot_files_unless_fixed(league_dir: Path) -> None:
@@ -85,7 +87,8 @@ CASES = [
     ("bad option value", GOOD + "options: {max_turns: lots}\n", "options.max_turns",
      ["'lots' is not allowed", "integer from 1"]),
     ("bad rounds", GOOD.replace("rounds: 2", "rounds: 0"), "rounds:", ["0 is not allowed", ">= 1"]),
-    ("bool is not a number", GOOD.replace("rounds: 2", "rounds: yes"), "rounds:", ["true is not allowed"]),
+    ("bool is not a number", GOOD.replace("rounds: 2", "rounds: true"), "rounds:", ["true is not allowed"]),
+    ("yes is text, not true", GOOD.replace("rounds: 2", "rounds: yes"), "rounds:", ["'yes' is not allowed"]),
     ("bad time", GOOD + "time: {move_ms: -5}\n", "time.move_ms", ["-5 is not allowed"]),
     ("unknown time key", GOOD + "time: {move: 5}\n", "time.move", ["did you mean 'move_ms'"]),
     ("bad limit", GOOD + "limits: {memory_mb: big}\n", "limits.memory_mb", ["'big' is not allowed"]),

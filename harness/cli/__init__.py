@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from harness.cli.export import export
-from harness.cli.league import replay, run, table, violations
+from harness.cli.league import h2h, replay, run, table, violations
 from harness.cli.play import check_bot, play
 from harness.cli.selfplay import selfplay
 from harness.cli.submit import submit
@@ -30,6 +30,7 @@ cli.add_command(violations)
 cli.add_command(replay)
 cli.add_command(export)
 cli.add_command(submit)
+cli.add_command(h2h)
 
 
 def main() -> None:

@@ -147,12 +147,17 @@ def run(config: str, workers: int | None, rounds: int | None, progress: bool | N
               help="Rebuild the ratings from the stored results instead of the kept incremental ones.")
 @click.option("--current", "current_only", is_flag=True,
               help="Only the bot versions in the config now (hide old versions that played before).")
-def table(config: str, fmt: str, recompute: bool, current_only: bool) -> None:
+@click.option("--seats", "show_seats", is_flag=True,
+              help="Also the seat bias: per table size, each seat's win rate with its 95% interval.")
+def table(config: str, fmt: str, recompute: bool, current_only: bool, show_seats: bool) -> None:
     """Print the league table of CONFIG, best first by the conservative rating mu - 3 sigma.
 
     Columns: rank, bot, version ("(old)": not the version in the config now), TrueSkill mu and
-    sigma, mu - 3 sigma, games, wins (first places, shared or not), mean rank (1 = always
-    first) and violations. Example:
+    its 95% interval (+- 1.96 sigma), mu - 3 sigma, games, wins (first places, shared or not),
+    mean score and mean rank (1 = always first) with 95% intervals (a bootstrap over duplicate
+    sets: the games of one deal count together), P(>next): the probability that the bot
+    really finishes ahead of the next one on the deals they shared, and violations. JSON and
+    CSV carry every interval as [low, high] under a key ending in _ci. Example:
 
     \b
         harness table leagues/demo.yaml --format md
@@ -164,7 +169,15 @@ def table(config: str, fmt: str, recompute: bool, current_only: bool) -> None:
         started = time.perf_counter()
         rows = league_table(store, cfg, recompute=recompute, current_only=current_only)
         counts = store.counts()
-    info = {"league": cfg.name, "game": cfg.game, "games_done": counts["done"], "games_pending": counts["pending"]}
+        seats = None
+        if show_seats:
+            from harness.report import statistics
+
+            seats = statistics.seat_bias(statistics.load_games(store))
+    info: dict[str, Any] = {"league": cfg.name, "game": cfg.game, "games_done": counts["done"],
+                            "games_pending": counts["pending"]}
+    if seats is not None and fmt == "json":
+        info["seats"] = {str(k): v for k, v in seats.items()}
     text = format_table(rows, fmt, info=info)
     if fmt in ("json", "csv"):
         click.echo(text)  # data formats stay exact
@@ -177,6 +190,11 @@ def table(config: str, fmt: str, recompute: bool, current_only: bool) -> None:
         if recompute:
             footer += f"; ratings recomputed in {time.perf_counter() - started:.2f} s"
         echo(footer)
+    if seats is not None and fmt != "json":
+        for size, rows_ in seats.items():
+            echo(f"seat bias, {size} players (win rate, 95% interval; fair: {1 / size:.2f}): " + "; ".join(
+                f"seat {r['seat']} {r['win_rate']:.2f} ({r['win_rate_ci'][0]:.2f}-{r['win_rate_ci'][1]:.2f})"
+                for r in rows_))
 
 
 @click.command()
@@ -274,3 +292,39 @@ def replay(config: str, game_id: str) -> None:
         log = store.game_log(row["seq"])
         vio = store.violations(game_seq=row["seq"])
         echo(format_replay(get_game(cfg.game), cfg.options, row, seats, log, vio))
+
+
+@click.command()
+@config_argument
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
+              help="A matrix for people, or JSON (every pair, with intervals as [low, high]).")
+def h2h(config: str, fmt: str) -> None:
+    """Head to head: for each pair of bots in CONFIG's league, on the deals they shared.
+
+    Each cell is the share of their common games the row bot finished ahead of the column bot
+    (level: half), with the number of games; JSON adds the mean score difference with its 95%
+    interval (a bootstrap over duplicate sets). Example:
+
+    \b
+        harness h2h leagues/demo.yaml
+    """
+    from harness.report import statistics
+
+    cfg = _load_to_read(config)
+    with _open_store(cfg) as store:
+        names = {r["id"]: f"{r['name']}@{r['version']}" for r in store.versions()}
+        pairs = statistics.head_to_head(statistics.load_games(store))
+    if fmt == "json":
+        click.echo(json.dumps({"league": cfg.name, "pairs": [
+            {**p, "a": names[p["a"]], "b": names[p["b"]]} for p in pairs]}, indent=2))
+        return
+    bots = sorted({p["a"] for p in pairs} | {p["b"] for p in pairs}, key=lambda v: names[v])
+    cell: dict[tuple[int, int], str] = {}
+    for p in pairs:
+        cell[(p["a"], p["b"])] = f"{p['a_won_share']:.2f} ({p['games']})"
+        cell[(p["b"], p["a"])] = f"{1 - p['a_won_share']:.2f} ({p['games']})"
+    width = max([len(names[v]) for v in bots] + [12])
+    echo("row bot's share of the common games finished ahead of the column bot (games):")
+    echo(" " * width + "  " + "  ".join(names[v][:12].rjust(12) for v in bots))
+    for a in bots:
+        echo(names[a].ljust(width) + "  " + "  ".join(cell.get((a, b), "-").rjust(12) for b in bots))

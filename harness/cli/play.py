@@ -25,7 +25,7 @@ from harness.cli.common import (
     time_options,
 )
 from harness.games import Game, InvalidOptions
-from harness.league.config import looks_like_path
+from harness.league.config import SCRIPT_SUFFIXES
 from harness.play.limits import (
     BotSpec,
     ResourceLimits,
@@ -71,7 +71,7 @@ def parse_bot(text: str, param_hint: str = "'--bot'") -> tuple[str, ...]:
     elif shutil.which(exe) is None:
         raise click.BadParameter(f"executable {exe!r} (from {text!r}) is not found on PATH", param_hint=param_hint)
     for word in argv[1:]:  # `python3 mybot.py` with no mybot.py: refused now, not four forfeits later
-        if looks_like_path(word) and not os.path.exists(word):
+        if word.endswith(SCRIPT_SUFFIXES) and not word.startswith("-") and not os.path.exists(word):
             raise click.BadParameter(f"{word} (from {text!r}) not found (relative to the current directory "
                                      f"{os.getcwd()})", param_hint=param_hint)
     return tuple(argv)

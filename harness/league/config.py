@@ -53,7 +53,7 @@ LIMIT_KEYS = ("memory_mb", "cpu_seconds", "processes", "open_files", "stderr_byt
               "max_json_depth", "sandbox")
 #: Limits that ``null`` switches off (the others always apply).
 NULLABLE_LIMITS = ("memory_mb", "cpu_seconds", "processes", "open_files")
-RATING_DEFAULTS = {"mu": 25.0, "sigma": 25.0 / 3, "beta": 25.0 / 6, "tau": 25.0 / 300, "draw_probability": 0.10}
+RATING_DEFAULTS = {"mu": 25.0, "sigma": 25.0 / 3, "beta": 25.0 / 6, "tau": 0.0, "draw_probability": 0.10}
 POLICIES = ("forfeit", "strikes")
 DEFAULT_STRIKES = 3
 

@@ -22,7 +22,8 @@ __all__ = ["TableRow", "league_table", "format_table", "TABLE_FORMATS", "format_
            "format_violation", "replay_actions", "format_replay"]
 
 TABLE_FORMATS = ("table", "md", "csv", "json")
-COLUMNS = ("rank", "bot", "version", "mu", "sigma", "rating", "games", "wins", "mean_rank", "violations")
+COLUMNS = ("rank", "bot", "version", "mu", "sigma", "mu_ci", "rating", "games", "wins", "mean_score", "mean_score_ci",
+           "mean_rank", "mean_rank_ci", "p_better", "violations")
 
 
 @dataclass
@@ -40,20 +41,27 @@ class TableRow:
     wins: int  # games ranked first (shared first places count)
     mean_rank: float | None  # 1 = always first
     violations: int
+    mu_ci: list[float] | None = None  # mu +- 1.96 sigma: TrueSkill's own 95% interval
+    mean_score: float | None = None
+    mean_score_ci: list[float | None] | None = None  # bootstrap over duplicate sets
+    mean_rank_ci: list[float | None] | None = None
+    p_better: float | None = None  # P(this bot is really better than the next row's), on shared deals
 
 
 def league_table(store: LeagueStore, config: LeagueConfig, *, recompute: bool = False,
-                 current_only: bool = False) -> list[TableRow]:
+                 current_only: bool = False, stats: bool = True) -> list[TableRow]:
     """The table: every current bot version, and every older version that played (unless
-    ``current_only``), by mu - 3 sigma."""
+    ``current_only``), by mu - 3 sigma; with ``stats``, the intervals and P(better) of
+    :mod:`harness.report.statistics` (a bootstrap over duplicate sets)."""
     if recompute:
         rating_mod.recompute(store, config.rating)
     ratings, _applied, _tail = rating_mod.current_ratings(store, config.rating)
-    stats = store.seat_stats()
+    seat_stats = store.seat_stats()
     current = {(b.name, b.version) for b in config.bots}
     rows = []
+    ids: dict[tuple[str, str], int] = {}
     for v in store.versions():
-        s = stats.get(v["id"], {})
+        s = seat_stats.get(v["id"], {})
         games = int(s.get("games", 0) or 0)
         is_current = (v["name"], v["version"]) in current
         if not games and (not is_current or v["version"] == "unavailable"):
@@ -61,6 +69,7 @@ def league_table(store: LeagueStore, config: LeagueConfig, *, recompute: bool = 
         if current_only and not is_current:
             continue
         mu, sigma = ratings.get(v["id"], (config.rating.mu, config.rating.sigma))
+        ids[(v["name"], v["version"])] = v["id"]
         rows.append(TableRow(rank=0, bot=v["name"], version=v["version"], current=is_current, mu=mu, sigma=sigma,
                              rating=rating_mod.conservative(mu, sigma), games=games,
                              wins=int(s.get("wins", 0) or 0),
@@ -69,17 +78,40 @@ def league_table(store: LeagueStore, config: LeagueConfig, *, recompute: bool = 
     rows.sort(key=lambda r: (-r.rating, -r.mu, r.bot, r.version))
     for i, r in enumerate(rows, 1):
         r.rank = i
+        r.mu_ci = [r.mu - 1.96 * r.sigma, r.mu + 1.96 * r.sigma]
+    if stats and rows:
+        from harness.report import statistics
+
+        played = statistics.load_games(store)
+        per_bot = statistics.bot_intervals(played)
+        order = [ids[(r.bot, r.version)] for r in rows]
+        better = statistics.adjacent_better(played, order)
+        for r, vid, p in zip(rows, order, [*better, None]):
+            got = per_bot.get(vid)
+            if got:
+                r.mean_score, r.mean_score_ci = got["mean_score"], got["mean_score_ci"]
+                r.mean_rank_ci = got["mean_rank_ci"]
+            r.p_better = p
     return rows
 
 
+def _interval(ci: Sequence[float | None] | None, digits: int = 2) -> str:
+    if not ci or ci[0] is None or ci[1] is None:
+        return "-"
+    return f"{ci[0]:.{digits}f}-{ci[1]:.{digits}f}"
+
+
 def _cells(r: TableRow) -> list[str]:
-    return [str(r.rank), r.bot, r.version + ("" if r.current else " (old)"), f"{r.mu:.2f}", f"{r.sigma:.2f}",
-            f"{r.rating:.2f}", str(r.games), str(r.wins), "-" if r.mean_rank is None else f"{r.mean_rank:.2f}",
-            str(r.violations)]
+    return [str(r.rank), r.bot, r.version + ("" if r.current else " (old)"), f"{r.mu:.2f}",
+            f"+-{1.96 * r.sigma:.2f}", f"{r.rating:.2f}", str(r.games), str(r.wins),
+            "-" if r.mean_score is None else f"{r.mean_score:.2f}", _interval(r.mean_score_ci),
+            "-" if r.mean_rank is None else f"{r.mean_rank:.2f}", _interval(r.mean_rank_ci),
+            "-" if r.p_better is None else f"{r.p_better:.2f}", str(r.violations)]
 
 
-HEADERS = ["rank", "bot", "version", "mu", "sigma", "mu-3sigma", "games", "wins", "mean rank", "violations"]
-NUMERIC = {0, 3, 4, 5, 6, 7, 8, 9}
+HEADERS = ["rank", "bot", "version", "mu", "95%", "mu-3sigma", "games", "wins", "score", "score 95%", "mean rank",
+           "rank 95%", "P(>next)", "violations"]
+NUMERIC = {0, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13}
 
 
 def format_table(rows: Sequence[TableRow], fmt: str = "table", *, info: dict[str, Any] | None = None) -> str:
@@ -90,10 +122,17 @@ def format_table(rows: Sequence[TableRow], fmt: str = "table", *, info: dict[str
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(list(COLUMNS) + ["current"])
+
+        def num(x: float | None) -> str:
+            return "" if x is None else f"{x:.4f}"
+
+        def ci(x: Sequence[float | None] | None) -> str:
+            return "" if not x else json.dumps([None if v is None else round(v, 4) for v in x])
+
         for r in rows:
-            writer.writerow([r.rank, r.bot, r.version, f"{r.mu:.4f}", f"{r.sigma:.4f}", f"{r.rating:.4f}", r.games,
-                             r.wins, "" if r.mean_rank is None else f"{r.mean_rank:.4f}", r.violations,
-                             str(r.current).lower()])
+            writer.writerow([r.rank, r.bot, r.version, num(r.mu), num(r.sigma), ci(r.mu_ci), num(r.rating), r.games,
+                             r.wins, num(r.mean_score), ci(r.mean_score_ci), num(r.mean_rank), ci(r.mean_rank_ci),
+                             num(r.p_better), r.violations, str(r.current).lower()])
         return out.getvalue().rstrip("\n")
     body = [_cells(r) for r in rows]
     if fmt == "md":
