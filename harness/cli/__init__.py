@@ -6,6 +6,7 @@ import click
 
 from harness.cli.export import export
 from harness.cli.league import h2h, replay, run, table, violations
+from harness.cli.match import match
 from harness.cli.play import check_bot, play
 from harness.cli.selfplay import selfplay
 from harness.cli.submit import submit
@@ -31,6 +32,7 @@ cli.add_command(replay)
 cli.add_command(export)
 cli.add_command(submit)
 cli.add_command(h2h)
+cli.add_command(match)
 
 
 def main() -> None:

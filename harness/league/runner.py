@@ -235,7 +235,8 @@ def _cpus() -> list[int]:
 
 def run_league(config: LeagueConfig, *, players: Players | None = None, progress: bool | str = True,
                grace_seconds: float = 5.0, max_games: int | None = None, pin: bool = True,
-               on_game: Callable[[int, GameOutcome], None] | None = None) -> RunSummary:
+               on_game: Callable[[int, GameOutcome], None] | None = None,
+               should_stop: Callable[[], bool] | None = None) -> RunSummary:
     """Play every pending game of ``config``'s league and record it; return what was done.
 
     ``max_games`` stops after that many games (tests, benchmarks). Raises
@@ -259,7 +260,8 @@ def run_league(config: LeagueConfig, *, players: Players | None = None, progress
                              specs=specs, players=players)
         n_workers = max(1, min(config.workers, len(pending)))
         summary.workers = n_workers
-        _run_workers(config, store, setup, pending, n_workers, summary, progress, grace_seconds, pin, on_game)
+        _run_workers(config, store, setup, pending, n_workers, summary, progress, grace_seconds, pin, on_game,
+                     should_stop)
         return summary
     finally:
         store.close()
@@ -302,7 +304,8 @@ class _Worker:
 
 def _run_workers(config: LeagueConfig, store: LeagueStore, setup: _WorkerSetup, pending: Sequence[Any],
                  n_workers: int, summary: RunSummary, progress: bool | str, grace_seconds: float, pin: bool,
-                 on_game: Callable[[int, GameOutcome], None] | None) -> None:
+                 on_game: Callable[[int, GameOutcome], None] | None,
+                 should_stop: Callable[[], bool] | None = None) -> None:
     # spawn: never fork a process that may hold threads or an open SQLite handle.
     ctx = mp.get_context("spawn")
     stop = ctx.Event()
@@ -332,6 +335,8 @@ def _run_workers(config: LeagueConfig, store: LeagueStore, setup: _WorkerSetup, 
         nonlocal next_task
         if len(summary.errors) >= MAX_ERRORS:
             return  # something is broken in the harness: let the games in flight end, then stop
+        if should_stop is not None and should_stop():
+            return  # the caller has what it needs (a match's test decided): the games in flight end
         alive = [w for w in workers if w.alive]
         while alive and next_task < len(pending):
             # the least busy worker first; queues shrink towards the end so that no worker is left

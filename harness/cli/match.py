@@ -1,0 +1,123 @@
+"""`harness match`: is my new version better? A against B on duplicate sets, with an SPRT."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from harness.cli.common import GAME, checked_options, echo, option_option, sandbox_option, time_options
+from harness.cli.play import parse_bot
+from harness.games import Game
+
+
+def _sprt_option(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
+    if value is None:
+        return None
+    from harness.report.sprt import parse_sprt
+
+    try:
+        return parse_sprt(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
+
+
+def _format(summary: dict[str, Any]) -> list[str]:
+    elo = summary["elo"]
+    low, high = summary["elo_ci"]
+    lines = [f"games: {summary['games']} in {summary['sets']} duplicate sets of {summary['set_size']}",
+             f"A's score against B: {summary['score']:.3f}",
+             f"Elo difference (A - B): {elo:+.1f}" + ("" if low is None else f", 95% interval [{low:+.1f}, {high:+.1f}]"),
+             f"likelihood of superiority (A better): {summary['los']:.3f}",
+             "set scores (A's share of the set): " + ", ".join(f"{k}: {v}" for k, v in summary["set_scores"].items())]
+    if "llr" in summary:
+        lower, upper = summary["llr_bounds"]
+        sprt = summary["sprt"]
+        lines.append(f"SPRT elo0={sprt['elo0']:g} elo1={sprt['elo1']:g} alpha={sprt['alpha']:g} beta={sprt['beta']:g}: "
+                     f"LLR {summary['llr']:.2f} in ({lower:.2f}, {upper:.2f})")
+        lines.append({"H1": f"verdict: H1 accepted: A is better than B by at least {sprt['elo1']:g} Elo",
+                      "H0": f"verdict: H0 accepted: A is not better than B by {sprt['elo1']:g} Elo",
+                      "none": "verdict: none yet (the games ran out first)"}[summary["verdict"]])
+    return lines
+
+
+@click.command()
+@click.argument("game", type=GAME)
+@click.option("--bot", "bots", multiple=True, required=True, metavar="CMD",
+              help="Give it twice: A (e.g. your new version), then B (e.g. the old one).")
+@click.option("--opponent", "opponents", multiple=True, metavar="CMD",
+              help="A fixed opponent filling the table (repeatable): Epizodiak needs one, Dominoes "
+                   "may take one or two. Each set plays every seat order of A, B and them.")
+@click.option("--games", "n_games", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="The most games to play (rounded up to whole duplicate sets).")
+@click.option("--sprt", "sprt", default="elo0=0,elo1=10,alpha=0.05,beta=0.05", show_default=True,
+              callback=_sprt_option, metavar="elo0=..,elo1=..,alpha=..,beta=..",
+              help="The sequential test: stop when it accepts H0 (A is not elo1 better) or H1.")
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="Games in parallel  [default: one per core]")
+@click.option("--seed", type=int, default=0, show_default=True, help="The match's seed (part of its id).")
+@click.option("--dir", "directory", type=click.Path(file_okay=False), default="runs", show_default=True,
+              help="Where the match's config and store go (relative to the current directory).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--quiet", "-q", is_flag=True, help="No progress while it plays.")
+@option_option
+@time_options
+@sandbox_option
+def match(game: Game, bots: tuple[str, ...], opponents: tuple[str, ...], n_games: int, sprt: Any, workers: int | None,
+          seed: int, directory: str, fmt: str, quiet: bool, options: dict, init_ms: int | None, move_ms: int | None,
+          bank_ms: int | None, sandbox: str | None) -> None:
+    """Is A better than B at GAME? Play them on duplicate sets until a sequential test decides.
+
+    A set is one deal played in every seat order of A, B and the --opponent bots (2 games for
+    two players, 6 for three, 24 for four); a set's score (A's mean score against B: ahead 1,
+    level 1/2, behind 0) is the unit of the statistics, since its games share the deal's luck.
+    Prints games, A's score, the Elo difference with its 95% interval, the likelihood of
+    superiority, the distribution of set scores (pentanomial for two players) and the SPRT's
+    LLR with its bounds. The match is stored under --dir and resumes when run again. Exit
+    status: 0, also when H0 is accepted or the games ran out. Example:
+
+    \b
+        harness match crisps --bot "python3 mybot_v2.py" --bot "python3 mybot_v1.py" --move-ms 100
+    """
+    from harness.league.match import MatchSpec, MatchState, match_config
+    from harness.league.runner import LeagueInterrupted, run_league
+    from harness.league.store import LeagueStore
+    from harness.report.sprt import match_summary
+
+    if len(bots) != 2:
+        raise click.BadParameter(f"give exactly two bots, A then B (got {len(bots)})", param_hint="'--bot'")
+    for command in (*bots, *opponents):
+        parse_bot(command, param_hint="'--bot'" if command in bots else "'--opponent'")
+    spec = MatchSpec(game=game.name, a=bots[0], b=bots[1], opponents=tuple(opponents),
+                     options=checked_options(game, options), seed=seed)
+    if not game.min_players <= spec.players <= game.max_players:
+        need = game.min_players - 2
+        raise click.BadParameter(f"{game.name} is played by {game.min_players}-{game.max_players}; A and B make 2, so "
+                                 f"give {need}{'-' + str(game.max_players - 2) if game.max_players > game.min_players else ''}"
+                                 f" --opponent", param_hint="'--opponent'")
+    time = {"init_ms": init_ms or 5000, "move_ms": move_ms or 1000, "bank_ms": bank_ms or 0}
+    cfg = match_config(spec, games=n_games, directory=Path(directory), workers=workers, time=time, sandbox=sandbox)
+    state = MatchState(cfg, spec.set_size, lambda scores: match_summary(scores, 0, sprt, spec.set_size)["verdict"])
+    with LeagueStore(cfg.store) as store:
+        store.bind(cfg)
+        state.load(store)
+    if not state.decided:
+        progress: bool | str = "none" if quiet or fmt == "json" else ("bar" if sys.stderr.isatty() else "lines")
+        with LeagueStore(cfg.store) as reader:
+            try:
+                run_league(cfg, progress=progress, on_game=lambda seq, outcome: state.on_game(reader, seq, outcome),
+                           should_stop=lambda: state.decided)
+            except LeagueInterrupted:
+                echo("interrupted: run the same command again to resume", err=True)
+    summary = match_summary(state.scores, state.games, sprt, spec.set_size)
+    summary["match"] = {"id": spec.match_id, "config": str(Path(directory) / f"{spec.match_id}.yaml"),
+                        "a": spec.a, "b": spec.b, "opponents": list(spec.opponents)}
+    if fmt == "json":
+        click.echo(json.dumps(summary, indent=2))
+        return
+    for line in _format(summary):
+        echo(line)
+    echo(f"stored: {summary['match']['config']} (harness violations/replay/table work on it)")

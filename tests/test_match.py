@@ -1,0 +1,82 @@
+"""`harness match` and its statistics: the SPRT against hand-computed values, H1 for greedy
+against random, never H1 for a bot against itself, resume from the store."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from harness.cli import cli
+from harness.report.sprt import SprtParams, elo_from_score, expected_score, llr, llr_bounds, match_summary, parse_sprt
+
+REPO = Path(__file__).resolve().parent.parent
+GREEDY = f"{sys.executable} {REPO / 'bots' / 'crisps_greedy.py'}"
+RANDOM = f"{sys.executable} {REPO / 'bots' / 'random_bot.py'}"
+
+
+def test_elo_and_expected_score_are_inverse_and_match_the_logistic_table():
+    assert expected_score(0) == 0.5
+    assert expected_score(400) == pytest.approx(10 / 11)  # 400 Elo: 10 to 1
+    assert elo_from_score(0.75) == pytest.approx(190.8485, abs=1e-3)  # the textbook 75% = +191 Elo
+    for elo in (-300, -10, 0, 35, 250):
+        assert elo_from_score(expected_score(elo)) == pytest.approx(elo)
+
+
+def test_llr_and_bounds_by_hand():
+    lower, upper = llr_bounds(SprtParams(alpha=0.05, beta=0.05))
+    assert lower == pytest.approx(math.log(0.05 / 0.95)) and upper == pytest.approx(math.log(0.95 / 0.05))
+    assert upper == pytest.approx(2.944, abs=1e-3)
+    # 100 sets, half 0.75 and half 0.45: mean 0.6, variance 0.0225
+    scores = [0.75] * 50 + [0.45] * 50
+    s0, s1 = 0.5, 1 / (1 + 10 ** (-10 / 400))
+    by_hand = 100 * (s1 - s0) * (2 * 0.6 - s0 - s1) / (2 * 0.0225)
+    assert llr(scores, SprtParams(elo0=0, elo1=10)) == pytest.approx(by_hand)
+    assert by_hand == pytest.approx(5.934, abs=0.001)
+    assert llr([0.5] * 40, SprtParams()) < lower  # identical results: no advantage, H0
+    summary = match_summary(scores, 200, SprtParams(), 2)
+    assert summary["verdict"] == "H1" and summary["elo"] == pytest.approx(elo_from_score(0.6))
+    low, high = summary["elo_ci"]
+    assert low < summary["elo"] < high and summary["los"] > 0.99
+    assert summary["set_scores"] == {"0.45": 50, "0.75": 50}
+
+
+def test_parse_sprt_names_the_fault():
+    assert parse_sprt("elo0=0,elo1=5") == SprtParams(elo0=0, elo1=5)
+    for bad, words in (("elo0=5,elo1=0", "greater"), ("alpha=2", "error rates"), ("x=1", "KEY=VALUE"),
+                       ("elo1=ten", "not a number")):
+        with pytest.raises(ValueError, match=words):
+            parse_sprt(bad)
+
+
+def test_match_accepts_h1_for_greedy_against_random_and_resumes(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    args = ["match", "crisps", "--bot", GREEDY, "--bot", RANDOM, "--games", "300", "--workers", "2",
+            "--format", "json"]
+    out = CliRunner().invoke(cli, args)
+    assert out.exit_code == 0, out.output
+    result = json.loads(out.output)
+    assert result["verdict"] == "H1" and result["elo_ci"][0] > 0 and result["llr"] >= result["llr_bounds"][1]
+    assert result["games"] < 300  # it stopped early
+    assert set(result) >= {"verdict", "games", "elo", "elo_ci", "los", "llr", "llr_bounds"}
+    again = json.loads(CliRunner().invoke(cli, args).output)  # stored: decided already, nothing replayed
+    assert again["verdict"] == "H1" and again["games"] == result["games"]
+    assert (tmp_path / "runs" / (result["match"]["id"] + ".yaml")).exists()
+
+
+def test_a_bot_against_itself_never_accepts_h1(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for seed in (1, 2):
+        out = CliRunner().invoke(cli, ["match", "crisps", "--bot", RANDOM, "--bot", RANDOM, "--games", "120",
+                                       "--seed", str(seed), "--format", "json", "--dir", f"runs-self-{seed}"])
+        assert out.exit_code == 0, out.output
+        assert json.loads(out.output)["verdict"] != "H1"
+
+
+def test_match_needs_opponents_to_fill_the_table():
+    out = CliRunner().invoke(cli, ["match", "epizodiak", "--bot", RANDOM, "--bot", RANDOM])
+    assert out.exit_code == 2 and "--opponent" in out.output
