@@ -713,6 +713,13 @@ def test_snapshot_round_trip_and_bad_snapshots():
         GAME.state_from_json(dict(snap, dial=[3, 5]))
 
 
+def test_snapshot_in_phase_picked_needs_room_for_the_picked_slot_and_a_placement():
+    with pytest.raises(InvalidSnapshot, match="at most 10 tiles"):
+        position(["1 1", "", ""], "3-1", phase="picked", picked_end="cw")
+    state = position(["1 1 2", "", ""], "3-12", phase="picked", picked_end="cw")
+    assert texts(state) == ["ccw 2"]
+
+
 def test_render_shows_the_table():
     state = position(["9 9", "", ""], "11-2", sets=("", "4", ""), scores=(1, 2, 3), rest=1)
     text = state.render()
