@@ -414,24 +414,35 @@ def test_play_off_decided_by_the_extra_hands():
 # ---------------------------------------------------------------- C3: turn cap
 
 def test_turn_cap_ranks_by_points_then_fewer_tiles_not_pips():
-    # C3: "fewer tiles in hand", counting tiles, not pips
-    state = position(["5-1 6-6", "1-0 0-0", "2-0 1-1 3-0", "*"], "5-5", current=0,
-                     scores=[10, 10, 10, 10], turns=41, max_turns=42)
-    state.apply(act("5-1 left"))  # ends 1 and 5-5: no points
+    state = position(["6-1 1-0 0-0", "6-5", "3-3 2-0 1-1", "*"], "6-6", current=0,
+                     scores=[10, 10, 10, 5], turns=41, max_turns=42)
+    state.apply(act("6-1 left"))  # count 1 + 12: no points
     assert state.is_terminal() and state.current_player is None and state.legal_actions() == []
-    # points all 10; tiles 1, 2, 3, many; pips 12, 1, 7, many (by pips the order would be 1, 2, 0, 3)
-    assert [len(h) for h in state.hands[:3]] == [1, 2, 3] and state.pips()[:3] == [12, 1, 7]
-    assert state.result() == {"ranking": [0, 1, 2, 3], "scores": [10, 10, 10, 10], "ended_by": "turn_cap"}
+    # points 10, 10, 10, 5; tiles 2, 1, 3; pips 1, 11, 9: tiles decide, not pips (C3)
+    assert state.result() == {"ranking": [1, 0, 2, 3], "scores": [10, 10, 10, 5], "ended_by": "turn_cap"}
     assert state.events[-1] == {"type": "game_end", "ended_by": "turn_cap", "reason": "turn_cap",
-                                "scores": [10, 10, 10, 10], "ranking": [0, 1, 2, 3]}
+                                "scores": [10, 10, 10, 5], "ranking": [1, 0, 2, 3]}
     assert_rejected(state, act("pass"), "game is over")
 
 
-def test_turn_cap_equal_tiles_share_a_rank_whatever_the_pips():
-    state = position(["5-1 6-6", "1-0", "2-0", "*"], "5-5", current=0, scores=[10, 10, 10, 10], turns=5, max_turns=6)
-    state.apply(act("5-1 left"))
-    assert state.pips()[:3] == [12, 1, 2]
-    assert state.result()["ranking"] == [0, 0, 0, 3]
+def test_turn_cap_ties_on_points_and_tiles_are_shared_whatever_the_pips():
+    state = position(["6-1 1-0", "6-5", "3-3 2-0 1-1"], "6-6", scores=[10, 10, 10], turns=9, max_turns=10)
+    state.apply(act("6-1 left"))
+    # seats 0 and 1 hold one tile each (1 pip and 11 pips): they share the first rank
+    assert state.result() == {"ranking": [0, 0, 2], "scores": [10, 10, 10], "ended_by": "turn_cap"}
+
+
+def test_turn_cap_on_the_turn_that_ends_a_hand_scores_it_once_and_deals_no_new_hand():
+    # seat 1 plays its last tile on the capped turn: the hand is scored once, then the game stops
+    state = position(["6-6 5-5", "2-2"], "4-4 4-2", current=1, leader=0, scores=[0, 5], turns=9,
+                     max_turns=10)
+    state.apply(act("2-2 right"))  # count 8 + 4: no points; bonus 22 pips -> 20
+    assert [e["type"] for e in state.events[-2:]] == ["hand_end", "game_end"]
+    assert last(state, "hand_end")["points"] == [0, 20]
+    # the hands are those of the finished hand: seat 1 holds no tile
+    assert state.result() == {"ranking": [1, 0], "scores": [0, 25], "ended_by": "turn_cap"}
+    assert state.hand_number == 2 and len(state.hands[0]) == 2 and state.hands[1] == []
+    assert GAME.state_from_json(state.to_json()).result() == state.result()
 
 
 def test_turn_cap_shares_remaining_ties_and_points_come_first():

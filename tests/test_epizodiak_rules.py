@@ -314,6 +314,42 @@ def test_e7_pickup_needs_a_continuation():
     assert state.to_json()["sets"][1] == [7] and state.current_player == 2
 
 
+def test_e7_no_put_back_a_run_from_the_other_end_stops_before_the_picked_slot():
+    # seeds 001 and 003: "it is not possible to pick up a token and put it back"
+    state = position(["7 1", "7 2 1 12 11 10 9 8", ""], "3-6", turn=0)
+    play(state, "cw 7")
+    play(state, "pickup")
+    assert state.to_json()["dial"] == arc("3-6") and state.observation(1)["picked_end"] == "cw"
+    # free slots 7..2; the ccw run 2 1 12 11 10 9 8 may go on, but not onto slot 7
+    assert texts(state) == ["ccw 2", "ccw 2 1", "ccw 2 1 12", "ccw 2 1 12 11", "ccw 2 1 12 11 10",
+                            "ccw 2 1 12 11 10 9", "ccw 2 1 12 11 10 9 8"]
+    rejected(state, "ccw 2 1 12 11 10 9 8 7", "cannot be put back: a run from the ccw end stops before slot 7")
+    play(state, "ccw 2 1 12 11 10 9 8")
+    assert state.to_json()["dial"] == arc("8-6") and state.to_json()["hands"][1] == [7, 7]
+    assert state.current_player == 2
+
+
+def test_e7_no_put_back_from_the_ccw_end_either():
+    state = position(["4 1", "4 10 11 12 1 2 3", ""], "5-9", turn=0)
+    play(state, "ccw 4")
+    play(state, "pickup")
+    assert texts(state)[-1] == "cw 10 11 12 1 2 3"
+    rejected(state, "cw 10 11 12 1 2 3 4", "cannot be put back")
+
+
+def test_e7_no_put_back_that_would_fill_the_dial():
+    # dial 3..12 plus seat 0's 1 leaves slot 2 free; after the pick-up slots 1 and 2 are free and
+    # the ccw end accepts 2, then 1: but 1 is where the tile came from, so only ccw 2 is legal
+    state = position(["1 5", "1 2", ""], "3-12", turn=0)
+    play(state, "cw 1")
+    assert "pickup" in texts(state)
+    play(state, "pickup")
+    assert texts(state) == ["ccw 2"]
+    rejected(state, "ccw 2 1", "cannot be put back")
+    play(state, "ccw 2")
+    assert state.to_json()["dial"] == arc("2-12") and state.to_json()["hands"][1] == [1, 1]
+
+
 # ---------------------------------------------------------------------------- E8 one move per turn
 def test_e8_one_set_per_turn_and_placing_ends_the_turn():
     state = position(["4 4 4 9 9 9 1", "", ""], "6-8", rest=1)
@@ -449,6 +485,21 @@ def test_e12_a_draw_resets_the_pass_count():
     assert state.observation(1)["passes"] == 0
 
 
+def test_e12_draw_then_pass_is_a_move_not_a_pass():
+    # seed 003: "drawing is considered a move made". Two passes, then seat 0 draws the last tile
+    # and passes: the count is 0, so seat 1 may not contest (it would need two passes before him)
+    state = position(["1", "1 2", ""], "6-8", pile="3", passes=2, rest=2)
+    play(state, "draw")
+    assert texts(state) == ["pass"]
+    play(state, "pass")
+    obs = state.observation(1)
+    assert obs["pile"] == 0 and obs["passes"] == 0 and obs["forced"] is False
+    assert texts(state) == ["pass"]  # no 9 or 5 to place, no contest
+    play(state, "pass")
+    play(state, "pass")  # seat 2 holds 9s and 5s but may pass: the pile is empty, no single tiles
+    assert state.observation(0)["passes"] == 2 and "contest 9" in texts(state)
+
+
 # ---------------------------------------------------------------------------- E13 round end
 def test_e13_round_ends_when_a_discard_empties_the_hand():
     state = position(["4 4 4", "", ""], "6-8", rest=1)
@@ -569,6 +620,30 @@ def test_c3_turn_cap_ranks_by_points_then_fewer_tiles_ties_shared():
     assert state.events[-1]["type"] == "game_end" and state.events[-1]["ended_by"] == "turn_cap"
 
 
+@pytest.mark.parametrize("scoring,expected", [("bga", [5, 1, 0]), ("classic", [2, 0, 0])])
+def test_c3_a_round_ending_on_the_capped_turn_is_scored_once(scoring, expected):
+    # seat 0 discarded two sets this round, seat 1 one; seat 0 empties his hand on turn 100
+    state = position(["5", "1 2", "9"], "6-8", sets=("3 4", "10", ""), turns=99,
+                     options={"max_turns": 100, "scoring": scoring})
+    play(state, "ccw 5")
+    end = last_event(state, "round_end")
+    assert end["points"] == expected and end["scores"] == expected
+    # the cap does not score the finished round again (it was 7, 2, 0 in bga)
+    # classic: seats 1 and 2 tie on 0 points; seat 2 holds fewer tiles (1 against 2)
+    assert state.result() == {"ranking": [0, 1, 2] if scoring == "bga" else [0, 2, 1],
+                              "scores": expected, "ended_by": "turn_cap"}
+    assert state.events[-1] == {"type": "game_end", "ended_by": "turn_cap", "scores": expected,
+                                "ranking": state.result()["ranking"]}
+    assert [e["type"] for e in state.events[-2:]] == ["round_end", "game_end"]  # no new deal
+
+
+def test_c3_a_round_reaching_the_target_on_the_capped_turn_ends_by_the_rules():
+    state = position(["5", "1 2", "9"], "6-8", sets=("3 4", "10", ""), scores=(3, 6, 0), turns=99,
+                     options={"max_turns": 100})
+    play(state, "ccw 5")
+    assert state.result() == {"ranking": [0, 1, 2], "scores": [8, 7, 0], "ended_by": "rules"}
+
+
 def test_c3_turn_cap_remaining_ties_are_shared():
     state = position(["1 1", "2 2", "3 3"], "6-8", pile=None, turns=4, options={"max_turns": 5}, turn=2)
     play(state, "draw")
@@ -636,6 +711,13 @@ def test_snapshot_round_trip_and_bad_snapshots():
         GAME.state_from_json({"game": "crisps"})
     with pytest.raises(InvalidSnapshot, match="dial"):
         GAME.state_from_json(dict(snap, dial=[3, 5]))
+
+
+def test_snapshot_in_phase_picked_needs_room_for_the_picked_slot_and_a_placement():
+    with pytest.raises(InvalidSnapshot, match="at most 10 tiles"):
+        position(["1 1", "", ""], "3-1", phase="picked", picked_end="cw")
+    state = position(["1 1 2", "", ""], "3-12", phase="picked", picked_end="cw")
+    assert texts(state) == ["ccw 2"]
 
 
 def test_render_shows_the_table():

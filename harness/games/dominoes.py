@@ -163,6 +163,9 @@ class DominoesState(State):
         seat = self.current_player
         assert seat is not None
         self._legal = None
+        # The action is counted before it is carried out, so that a hand ending on the capped turn
+        # knows not to deal a hand that would never be played (see _end_hand).
+        self.turns += 1
         kind = chosen["type"]
         if kind == "play":
             self._play(seat, chosen)
@@ -171,7 +174,6 @@ class DominoesState(State):
         else:
             self.events.append({"type": "pass", "seat": seat})
             self.current_player = (seat + 1) % self.players
-        self.turns += 1
         if self.ended_by is None and self.turns >= self.max_turns:
             self._end_game("turn_cap", "turn_cap")
 
@@ -268,6 +270,11 @@ class DominoesState(State):
                 return
             self.playoff_hands_left = n
             self.events.append({"type": "playoff", "tied": tied, "hands": n})
+        if self.turns >= self.max_turns:
+            # C3: the hand that ended on the capped turn is scored once (above) and the game stops
+            # with the hands as they are; no new hand is dealt.
+            self._end_game("turn_cap", "turn_cap")
+            return
         self._start_hand(next_starter)
 
     def _start_hand(self, starter: int | None) -> None:
@@ -313,7 +320,7 @@ class DominoesState(State):
         if self.ended_by is None:
             raise IllegalAction("the game is not over yet")
         if self.ended_by == "turn_cap":
-            # C3: points, then fewer tiles in hand (tiles, not pips); remaining ties are shared
+            # C3: points, then fewer tiles in hand (tiles, not pips); remaining ties are shared.
             keys: list[Any] = [(self.scores[i], -len(self.hands[i])) for i in range(self.players)]
         else:
             keys = list(self.scores)

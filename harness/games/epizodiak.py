@@ -129,6 +129,11 @@ class Epizodiak(Game):
                 raise InvalidSnapshot("\"current\" must be a seat 0-2 while the game is on")
             if state.phase == PICKED and state.picked_end not in (CW, CCW):
                 raise InvalidSnapshot("phase \"picked\" needs \"picked_end\" (cw or ccw)")
+            if state.phase == PICKED and state.length > 10:
+                # E7: the picked tile's slot stays free, and a placement after the pick-up needs
+                # another: a pick-up always leaves at least two free slots
+                raise InvalidSnapshot("phase \"picked\" needs a dial of at most 10 tiles (a pick-up leaves "
+                                      "its slot and at least one more free)")
             state.current_player = current
         else:
             state.current_player = None

@@ -169,6 +169,10 @@ class EpizodiakReasons:
                     return f"the {end} end ({self.cw if end == CW else self.ccw}) accepts {expect}, not {v}"
                 return f"tiles must be consecutive going {end}: after {tiles[i - 1]} comes {expect}, not {v}"
             expect = step(expect)
+        if self.phase == PICKED and len(tiles) == free:
+            # E7 (seeds 001, 003): the last free slot is the one the tile was just picked from
+            return (f"a picked-up tile cannot be put back: a run from the {end} end stops before "
+                    f"slot {tiles[-1]}, where the tile was picked from")
         need = hand_counts(tiles)
         for v in VALUES:
             if need[v] > h[v]:
@@ -193,7 +197,8 @@ class EpizodiakReasons:
             return f"{v} is a single tile (its set is discarded): it cannot be picked up"
         if not h[v]:
             return f"you hold no {v}: a pick-up needs a matching tile in hand"
-        return f"after picking up {v} you would have no placement on the other side and no set to discard"
+        return (f"after picking up {v} you would have no placement on the other side and no set to discard "
+                f"(a run from the other side stops before the slot of {v}: no putting it back)")
 
     def _why_not_contest(self, seat: int, h: list[int], v: int, phase: str) -> str | None:
         if phase != START:

@@ -117,13 +117,13 @@ class EpizodiakState(EpizodiakReasons, State):
             legal = self._legal = self._compute_legal()
         return list(legal)
 
-    def _placements(self, h: list[int], ends: tuple[str, ...], reach: int = 0) -> list[Action]:
-        """Every placement from the given ends (E2) that covers at most ``12 - length - reach`` free
-        slots. A placement that fills the dial is listed once, from the cw end, when both ends are
-        allowed (the two would give the same dial). After a pick-up ``reach`` is 1: the run from the
-        other end stops before the slot the tile was taken from (E7: no putting it back)."""
+    def _placements(self, h: list[int], ends: tuple[str, ...], free: int | None = None) -> list[Action]:
+        """Every placement from the given ends (E2), using at most ``free`` slots (default: all the
+        free ones). A placement that fills the dial is listed once, from the cw end, when both ends
+        are allowed (the two would give the same dial)."""
         out: list[Action] = []
-        free = 12 - self.length - reach
+        if free is None:
+            free = 12 - self.length
         if CW in ends:
             v = NXT[ARCS[self.ccw][self.length][-1]]
             run: list[int] = []
@@ -175,9 +175,9 @@ class EpizodiakState(EpizodiakReasons, State):
             return False
         if h[v] >= 2 or any(c >= 3 for c in h):
             return True  # a set to discard after the pick-up
-        # A placement on the other side: the end it accepts, after the tile is taken away. The
-        # tile's own slot is never reached by a single tile (E7), since a laid tile leaves at
-        # least one more free slot (a dial just filled is refilled, and then there is no last laid).
+        # A placement on the other end: its first slot is never the one the tile came from (the
+        # dial holds at most 11 tiles before the pick-up, so at least two slots are free after it
+        # and the run may use all but the picked slot, E7), hence the first tile decides.
         other = prv(self.ccw) if end == CW else nxt(self.cw)
         return h[other] > 0
 
@@ -195,7 +195,10 @@ class EpizodiakState(EpizodiakReasons, State):
         if phase == DRAWN:
             return self._placements(h, (CW, CCW)) + self._discards(h) + [{"type": "pass"}]
         if phase == PICKED:
-            return self._placements(h, (OTHER_END[self.picked_end],), reach=1) + self._discards(h)  # type: ignore[index]
+            # E7: the run from the other end stops before the slot the tile was picked from (seeds
+            # 001 and 003: a picked-up tile cannot be put back), so it uses one slot less than free.
+            other = OTHER_END[self.picked_end]  # type: ignore[index]
+            return self._placements(h, (other,), 11 - self.length) + self._discards(h)
         if phase == CONTESTED:
             return self._placements(h, (CW, CCW)) + self._discards(h)
         # START
@@ -384,14 +387,14 @@ class EpizodiakState(EpizodiakReasons, State):
         if self._one_round or max(self.scores) >= self._target:
             self._end_game("rules")
         elif self.turns >= self._max_turns:
-            self._end_game("turn_cap", round_in_progress=False)  # C3: this round is scored once, above
+            # C3: this round is scored above, once; no round is in progress (nothing more to add).
+            self._end_game("turn_cap", round_in_progress=False)
         else:
             self._deal((seat + 1) % PLAYERS)
 
     def _end_game(self, ended_by: str, round_in_progress: bool = True) -> None:
         if ended_by == "turn_cap" and round_in_progress:
-            # C3: the round in progress is scored as if it ended with nobody emptying his hand;
-            # a round that ended on the capped turn was scored when it ended, and is not again.
+            # C3: the round in progress is scored as if it ended with nobody emptying his hand.
             points = self._round_points(None)
             for s in range(PLAYERS):
                 self.scores[s] += points[s]
