@@ -158,9 +158,6 @@ class EpizodiakReasons:
         expect = nxt(self.cw) if end == CW else prv(self.ccw)
         step = nxt if end == CW else prv
         free = 12 - self.length
-        if self.phase == PICKED and len(tiles) >= free:
-            return (f"after a pick-up a run from the {end} end stops before the slot the tile was taken "
-                    f"from: at most {free - 1} tile(s) (E7: a tile picked up cannot be put back)")
         if len(tiles) > free:
             return f"only {free} free slot(s) on the dial"
         for i, v in enumerate(tiles):
