@@ -48,4 +48,7 @@ def test_text_and_markdown_tables_align_and_mark_old_versions() -> None:
     assert text[3].split()[:4] == ["2", "random-with-long-name", "def", "(old)"]
     assert text[0].index("mu-3sigma") < text[0].index("games")
     md = format_table(rows, "md").splitlines()
-    assert md[2] == "| 1 | greedy | abc | 30.00 | 1.50 | 25.50 | 10 | 9 | 1.10 | 0 |"
+    assert md[2] == "| 1 | greedy | abc | 30.00 | +-2.94 | 25.50 | 10 | 9 | - | - | 1.10 | - | - | 0 |"
+    rows[0].mean_score, rows[0].mean_score_ci, rows[0].mean_rank_ci, rows[0].p_better = 2.5, [2.0, 3.0], [1.0, 1.2], 0.97
+    assert format_table(rows, "md").splitlines()[2] == (
+        "| 1 | greedy | abc | 30.00 | +-2.94 | 25.50 | 10 | 9 | 2.50 | 2.00-3.00 | 1.10 | 1.00-1.20 | 0.97 | 0 |")

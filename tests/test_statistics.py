@@ -91,3 +91,23 @@ def test_table_h2h_and_seats_carry_the_intervals(tmp_path):
     assert len(h2h) == 1 and h2h[0]["games"] == 12
     text = CliRunner().invoke(cli, ["table", str(config), "--seats"]).output
     assert "P(>next)" in text and "seat bias, 2 players" in text
+
+
+def test_the_order_free_fit_ignores_order_and_ranks_by_strength():
+    from harness.league.ratings_fit import fit_ratings
+
+    rng = random.Random(5)
+    games = []
+    for _ in range(600):
+        seats = rng.sample(range(4), 3)
+        perf = [s + rng.gauss(0, 2) for s in seats]
+        order = sorted(range(3), key=lambda i: -perf[i])
+        ranks = [order.index(i) for i in range(3)]
+        games.append((seats, ranks))
+    games.append(([0, 1], [0, 0]))  # a shared place counts half each way
+    fit = fit_ratings(games, mu=25, sigma=25 / 3, beta=25 / 6)
+    again = fit_ratings(list(reversed(games)), mu=25, sigma=25 / 3, beta=25 / 6)
+    assert all(abs(fit[v][0] - again[v][0]) < 1e-9 and abs(fit[v][1] - again[v][1]) < 1e-9 for v in fit)
+    assert sorted(fit, key=lambda v: -fit[v][0]) == [3, 2, 1, 0]
+    assert all(0 < fit[v][1] < 25 / 3 for v in fit)  # evidence narrows the prior
+    assert fit_ratings([], mu=25, sigma=8, beta=4) == {}

@@ -149,11 +149,15 @@ def run(config: str, workers: int | None, rounds: int | None, progress: bool | N
               help="Only the bot versions in the config now (hide old versions that played before).")
 @click.option("--seats", "show_seats", is_flag=True,
               help="Also the seat bias: per table size, each seat's win rate with its 95% interval.")
-def table(config: str, fmt: str, recompute: bool, current_only: bool, show_seats: bool) -> None:
+@click.option("--incremental", is_flag=True,
+              help="Show the incremental TrueSkill the runner keeps (game by game, in schedule order), "
+                   "without the order-free fit and the intervals: instant on any league.")
+def table(config: str, fmt: str, recompute: bool, current_only: bool, show_seats: bool, incremental: bool) -> None:
     """Print the league table of CONFIG, best first by the conservative rating mu - 3 sigma.
 
     Columns: rank, bot, version ("(old)": not the version in the config now), TrueSkill mu and
-    its 95% interval (+- 1.96 sigma), mu - 3 sigma, games, wins (first places, shared or not),
+    its 95% interval (+- 1.96 sigma) from TrueSkill's model fitted to all games at once (the
+    same results give the same table in any order; docs/ratings.md), mu - 3 sigma, games, wins (first places, shared or not),
     mean score and mean rank (1 = always first) with 95% intervals (a bootstrap over duplicate
     sets: the games of one deal count together), P(>next): the probability that the bot
     really finishes ahead of the next one on the deals they shared, and violations. JSON and
@@ -167,7 +171,7 @@ def table(config: str, fmt: str, recompute: bool, current_only: bool, show_seats
     cfg = _load_to_read(config)
     with _open_store(cfg) as store:
         started = time.perf_counter()
-        rows = league_table(store, cfg, recompute=recompute, current_only=current_only)
+        rows = league_table(store, cfg, recompute=recompute, current_only=current_only, stats=not incremental)
         counts = store.counts()
         seats = None
         if show_seats:

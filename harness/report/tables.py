@@ -75,14 +75,26 @@ def league_table(store: LeagueStore, config: LeagueConfig, *, recompute: bool = 
                              wins=int(s.get("wins", 0) or 0),
                              mean_rank=(s["rank_sum"] / games + 1) if games else None,
                              violations=int(s.get("violations", 0) or 0)))
+    played = None
+    if stats and rows:
+        from harness.league.ratings_fit import fit_ratings
+        from harness.report import statistics
+
+        # mu and sigma from TrueSkill's model fitted to all games at once: the same results give
+        # the same table whatever order they were played or rated in (harness.league.ratings_fit)
+        played = statistics.load_games(store)
+        fitted = fit_ratings(((g.versions, g.ranks) for g in played), mu=config.rating.mu,
+                             sigma=config.rating.sigma, beta=config.rating.beta)
+        for r in rows:
+            fit = fitted.get(ids[(r.bot, r.version)])
+            if fit is not None:
+                r.mu, r.sigma = fit
+                r.rating = rating_mod.conservative(*fit)
     rows.sort(key=lambda r: (-r.rating, -r.mu, r.bot, r.version))
     for i, r in enumerate(rows, 1):
         r.rank = i
         r.mu_ci = [r.mu - 1.96 * r.sigma, r.mu + 1.96 * r.sigma]
-    if stats and rows:
-        from harness.report import statistics
-
-        played = statistics.load_games(store)
+    if played is not None:
         per_bot = statistics.bot_intervals(played)
         order = [ids[(r.bot, r.version)] for r in rows]
         better = statistics.adjacent_better(played, order)
