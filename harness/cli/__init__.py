@@ -8,6 +8,7 @@ from harness.cli.export import export
 from harness.cli.league import h2h, replay, run, table, violations
 from harness.cli.match import match
 from harness.cli.play import check_bot, play
+from harness.cli.report import report, serve
 from harness.cli.selfplay import selfplay
 from harness.cli.submit import submit
 
@@ -33,6 +34,8 @@ cli.add_command(export)
 cli.add_command(submit)
 cli.add_command(h2h)
 cli.add_command(match)
+cli.add_command(report)
+cli.add_command(serve)
 
 
 def main() -> None:

@@ -1,0 +1,132 @@
+"""`harness report` (a static HTML site) and `harness serve` (the same pages, live, from the store)."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import click
+
+from harness.cli.common import echo
+from harness.cli.league import _load_to_read, _open_store, _shown_path, config_argument
+
+
+@click.command()
+@config_argument
+@click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False), default=None,
+              help="Where to write the site  [default: <store>.report/ beside the league's store]")
+@click.option("--replays", "max_replays", type=click.IntRange(min=0), default=500, show_default=True,
+              help="Write at most this many game replays (the latest games, those with violations, each bot's "
+                   "latest); the rest are listed without a link (harness serve shows any game).")
+def report(config: str, out_dir: str | None, max_replays: int) -> None:
+    """Write CONFIG's league as a self-contained HTML site (works offline, from file://).
+
+    The table with its intervals, the head-to-head heat map, ratings over time, seat bias,
+    every violation on its own page, and a replay viewer for the games: step through a game
+    drawn as its picture (buttons, slider, arrow keys), as the spectator or as one seat.
+    Open <out>/index.html in a browser. Example:
+
+    \b
+        harness report leagues/demo.yaml -o demo-report && xdg-open demo-report/index.html
+    """
+    from harness.report.html import write_report
+
+    cfg = _load_to_read(config)
+    with _open_store(cfg):
+        pass  # a clear error if there are no results yet
+    target = Path(out_dir) if out_dir else Path(cfg.store).with_suffix(".report")
+    written = write_report(cfg, target, max_replays=max_replays)
+    echo(f"report: {_shown_path(str(target / 'index.html'))} ({written['replays']} replays, "
+         f"{written['violations']} violation pages, {written['bytes'] / 1e6:.1f} MB)")
+
+
+class _Handler(BaseHTTPRequestHandler):
+    config: Any = None
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
+        return  # quiet: the terminal shows the league, not every request
+
+    def _send(self, status: int, body: str, kind: str = "text/html; charset=utf-8") -> None:
+        data = body.encode("utf-8")
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("Content-Security-Policy", "default-src 'self'; script-src 'self' 'unsafe-inline'; "
+                                                    "style-src 'unsafe-inline'; img-src 'self' data:")
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+        from harness.league.store import LeagueStore
+        from harness.report.html import MAX_LISTED, Site
+
+        path = self.path.split("?", 1)[0].split("#", 1)[0]
+        cfg = self.config
+        if not Path(cfg.store).exists():
+            self._send(200, "<p>No results yet: the league has not started. This page does not refresh itself; "
+                            "reload it once `harness run` has begun.</p>")
+            return
+        with LeagueStore(cfg.store, create=False) as store:
+            site = Site(cfg, store, live=True)
+            if path in ("/", "/index.html"):
+                self._send(200, site.index())
+            elif path == "/api/status":
+                counts = store.counts()
+                latest = [{"id": g["id"], "round": g["round"], "seats": g["seats"], "ended_by": g["ended_by"]}
+                          for g in site.latest_games(MAX_LISTED)]
+                self._send(200, json.dumps({"done": counts["done"], "pending": counts["pending"], "latest": latest}),
+                           "application/json")
+            elif m := re.fullmatch(r"/games/(g-[0-9a-f]+)\.html", path):
+                page = site.game(m.group(1))
+                self._send(200 if page else 404, page or "no such game")
+            elif m := re.fullmatch(r"/bots/(\d+)\.html", path):
+                vid = int(m.group(1))
+                self._send(200, site.bot(vid)) if vid in site.versions else self._send(404, "no such bot")
+            elif m := re.fullmatch(r"/violations/(\d+)\.html", path):
+                found = store.violation(int(m.group(1)))
+                page = site.game(found[0]["game_id"], violation_id=int(m.group(1))) if found else None
+                self._send(200 if page else 404, page or "no such violation")
+            else:
+                self._send(404, "not found")
+
+
+def make_server(config: Any, host: str, port: int) -> ThreadingHTTPServer:
+    """An HTTP server for ``config``'s league pages (``port`` 0: any free port)."""
+    handler = type("Handler", (_Handler,), {"config": config})
+    return ThreadingHTTPServer((host, port), handler)
+
+
+@click.command()
+@config_argument
+@click.option("--port", type=click.IntRange(min=0, max=65535), default=8000, show_default=True,
+              help="TCP port (0: any free one).")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on; the default serves this machine only. Anything else exposes "
+                   "the league's logs (every seat's hands) to the network.")
+def serve(config: str, port: int, host: str) -> None:
+    """Serve CONFIG's league pages live from its store, while `harness run` plays it.
+
+    The same pages as `harness report`, made on each request from the store, with any game's
+    replay; the index refreshes its counts and latest games every 2 seconds. Ctrl-C stops it.
+    Example:
+
+    \b
+        harness run leagues/demo.yaml & harness serve leagues/demo.yaml
+    """
+    cfg = _load_to_read(config)
+    server = make_server(cfg, host, port)
+    echo(f"serving {cfg.name} at http://{host}:{server.server_address[1]}/ (Ctrl-C stops)")
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        thread.join()
+    except KeyboardInterrupt:
+        echo("stopped")
+    finally:
+        server.shutdown()
+        server.server_close()

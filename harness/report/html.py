@@ -1,0 +1,255 @@
+"""The HTML report: a static site that works offline from ``file://``, and the same pages served live.
+
+Pages (Jinja2 templates under ``templates/``, autoescaped: every bot-supplied string, a ready
+name, stderr, an answer, shows as text and runs nothing; the replay data is embedded as JSON
+with ``<``, ``>`` and ``&`` escaped, parsed with ``JSON.parse`` and drawn with ``textContent``):
+
+- ``index.html``: the table with its intervals, the head-to-head heat map, ratings over time
+  (inline SVG, no chart library: a few KB), seat bias, the violations and the latest games;
+- ``bots/<id>.html``: a bot version's games and violations (the table links to it);
+- ``games/<id>.html``: the replay viewer, drawing each game as its picture (the dial, the line
+  of dominoes, the trick and offer), step by step with buttons, a slider and the arrow keys,
+  as the spectator or as one seat (exactly the observations it was sent);
+- ``violations/<id>.html``: a violation in full (request, answer, stderr) above the viewer opened
+  at its move; the violation and its move link both ways.
+
+Large leagues: the index lists the latest ``MAX_LISTED`` games and violations, a bot page its
+latest ``MAX_LISTED`` games, and replays are written for the games listed anywhere, at most
+``max_replays`` (the rest are served on demand by ``harness serve``), so a 100,000-game report
+stays a few MB; bench/report.py measures it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from harness.league.config import LeagueConfig
+from harness.league.ratings_fit import fit_ratings
+from harness.league.store import LeagueStore
+from harness.report import statistics
+from harness.report.replay_data import game_replay, script_json
+from harness.report.tables import league_table, move_number, request_id_of
+
+__all__ = ["MAX_LISTED", "Site", "write_report"]
+
+MAX_LISTED = 200
+COLORS = ("#3a6fd8", "#d8563a", "#2f9e5b", "#9a55c9", "#c99a1f", "#1f9fb0", "#b0386d", "#5b6b7f")
+
+
+def _fmt(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}"
+
+
+def _ci(ci: Sequence[float | None] | None) -> str:
+    if not ci or ci[0] is None or ci[1] is None:
+        return ""
+    return f"({ci[0]:.2f}–{ci[1]:.2f})"
+
+
+def _share_color(share: float) -> str:
+    """White at 0.5, blue towards 1 (the row bot wins), red towards 0."""
+    strength = min(1.0, abs(share - 0.5) * 2)
+    r, g, b = (40, 85, 197) if share >= 0.5 else (198, 40, 40)
+    mix = [round(255 + (c - 255) * strength * 0.55) for c in (r, g, b)]
+    return f"rgb({mix[0]},{mix[1]},{mix[2]})"
+
+
+def _history_svg(points: dict[int, list[tuple[int, float]]], labels: dict[int, str]) -> str:
+    """Lines of mu against games played, one per bot, as inline SVG (escaped by hand: labels are config names)."""
+    from markupsafe import escape
+
+    if not points:
+        return '<p class="muted">no games yet</p>'
+    width, height, left, bottom = 860, 260, 48, 28
+    xs = [x for line in points.values() for x, _ in line]
+    ys = [y for line in points.values() for _, y in line]
+    x0, x1 = min(xs), max(xs) or 1
+    y0, y1 = min(ys) - 1, max(ys) + 1
+    sx = (width - left - 250) / max(1, x1 - x0)
+    sy = (height - bottom - 10) / max(1e-9, y1 - y0)
+    parts = [f'<svg id="history" viewBox="0 0 {width} {height}" width="{width}" role="img" '
+             f'style="background:#fff;border:1px solid #d9dde5;border-radius:6px">']
+    for k in range(5):
+        v = y0 + (y1 - y0) * k / 4
+        y = height - bottom - (v - y0) * sy
+        parts.append(f'<line x1="{left}" x2="{width - 250}" y1="{y:.1f}" y2="{y:.1f}" stroke="#eef1f6"/>'
+                     f'<text x="{left - 6}" y="{y + 4:.1f}" font-size="11" text-anchor="end">{v:.1f}</text>')
+    parts.append(f'<text x="{left}" y="{height - 6}" font-size="11">games played → {x1:,}</text>')
+    for i, (vid, line) in enumerate(sorted(points.items(), key=lambda kv: -kv[1][-1][1])):
+        color = COLORS[i % len(COLORS)]
+        path = " ".join(f"{left + (x - x0) * sx:.1f},{height - bottom - (y - y0) * sy:.1f}" for x, y in line)
+        parts.append(f'<polyline fill="none" stroke="{color}" stroke-width="2" points="{path}"/>')
+        parts.append(f'<text x="{width - 240}" y="{20 + 16 * i}" font-size="12" fill="{color}">'
+                     f'{escape(labels.get(vid, str(vid)))} {line[-1][1]:.1f}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+class Site:
+    """Renders the report's pages from a league's store (for files, or for the live server)."""
+
+    def __init__(self, config: LeagueConfig, store: LeagueStore, *, live: bool = False) -> None:
+        self.config = config
+        self.store = store
+        self.live = live
+        self.env = Environment(loader=PackageLoader("harness.report", "templates"),
+                               autoescape=select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True)
+        from harness.games import get_game
+
+        self.engine = get_game(config.game)
+        self.versions = {r["id"]: r for r in store.versions()}
+
+    def label(self, version_id: int) -> str:
+        v = self.versions.get(version_id)
+        return f"{v['name']}@{v['version']}" if v else str(version_id)
+
+    def _league(self) -> dict[str, Any]:
+        counts = self.store.counts()
+        n_violations = self.store.db.execute("SELECT count(*) FROM violations").fetchone()[0]
+        return {"name": self.config.name, "game": self.config.game, "path": self.config.path, "done": counts["done"],
+                "pending": counts["pending"], "violations": n_violations,
+                "made": dt.datetime.now().strftime("%Y-%m-%d %H:%M")}
+
+    def _render(self, template: str, root: str, **context: Any) -> str:
+        return self.env.get_template(template).render(league=self._league(), root=root, live=self.live,
+                                                      fmt=_fmt, ci=_ci, **context)
+
+    # -- pages ------------------------------------------------------------------------------
+    def index(self, replay_pages: set[str] | None = None) -> str:
+        games = statistics.load_games(self.store)
+        rows = league_table(self.store, self.config)
+        ids = {(v["name"], v["version"]): vid for vid, v in self.versions.items()}
+        table = [{**r.__dict__, "page": f"{ids[(r.bot, r.version)]}.html"} for r in rows]
+        pairs = statistics.head_to_head(games, resamples=200)
+        bots = sorted({p["a"] for p in pairs} | {p["b"] for p in pairs}, key=self.label)
+        cells: dict[tuple[int, int], dict[str, Any]] = {}
+        for p in pairs:
+            diff = f"{p['score_diff']:+.2f}"
+            cells[(p["a"], p["b"])] = {"share": p["a_won_share"], "games": p["games"], "diff": diff,
+                                       "color": _share_color(p["a_won_share"])}
+            cells[(p["b"], p["a"])] = {"share": 1 - p["a_won_share"], "games": p["games"], "diff": diff,
+                                       "color": _share_color(1 - p["a_won_share"])}
+        history = self.history(games)
+        latest = self.latest_games(MAX_LISTED)
+        for g in latest:
+            g["page"] = f"{g['id']}.html" if replay_pages is None or g["id"] in replay_pages else None
+        return self._render("index.html", "", rows=table, h2h={"bots": [{"id": b, "label": self.label(b)} for b in bots],
+                                                                   "cells": cells},
+                            history_svg=_history_svg(history, {v: self.label(v) for v in history}),
+                            seat_bias=statistics.seat_bias(games, resamples=200), violations=self.latest_violations(),
+                            games=latest)
+
+    def history(self, games: Sequence[statistics.GameRow], points: int = 30) -> dict[int, list[tuple[int, float]]]:
+        """mu of each bot after each share of the games (the order-free fit of the prefix)."""
+        r = self.config.rating
+        out: dict[int, list[tuple[int, float]]] = {}
+        if not games:
+            return out
+        marks = sorted({max(1, round(len(games) * k / points)) for k in range(1, points + 1)})
+        for n in marks:
+            for vid, (mu, _sigma) in fit_ratings(((g.versions, g.ranks) for g in games[:n]), mu=r.mu,
+                                                 sigma=r.sigma, beta=r.beta).items():
+                out.setdefault(vid, []).append((n, mu))
+        return out
+
+    def latest_games(self, limit: int, version_id: int | None = None) -> list[dict[str, Any]]:
+        if version_id is None:
+            rows = self.store.db.execute("SELECT seq, id, round, ended_by FROM games WHERE status = 'done' "
+                                         "ORDER BY seq DESC LIMIT ?", (limit,)).fetchall()
+        else:
+            rows = self.store.db.execute(
+                "SELECT g.seq, g.id, g.round, g.ended_by FROM games g JOIN seats s ON s.game_seq = g.seq "
+                "WHERE g.status = 'done' AND s.version_id = ? ORDER BY g.seq DESC LIMIT ?", (version_id, limit)).fetchall()
+        out = []
+        for row in rows:
+            seats = self.store.game_seats(row["seq"])
+            out.append({"seq": row["seq"], "id": row["id"], "round": row["round"], "ended_by": row["ended_by"],
+                        "seats_rows": seats, "page": f"{row['id']}.html",
+                        "seats": ", ".join(f"{s['name']} ({s['rank'] + 1}, {s['score']})" for s in seats)})
+        return out
+
+    def latest_violations(self, version_id: int | None = None) -> list[dict[str, Any]]:
+        rows = self.store.violations()
+        if version_id is not None:
+            label = self.label(version_id)
+            rows = [r for r in rows if f"{r['name']}@{r['version']}" == label]
+        return [{"id": r["id"], "game_id": r["game_id"], "move": move_number(r["decision"]), "seat": r["seat"],
+                 "bot": f"{r['name']}@{r['version']}", "kind": r["kind"], "detail": r["detail"]}
+                for r in rows[-MAX_LISTED:][::-1]]
+
+    def bot(self, version_id: int, replay_pages: set[str] | None = None) -> str:
+        v = self.versions[version_id]
+        games = []
+        for g in self.latest_games(MAX_LISTED, version_id):
+            mine = next(s for s in g["seats_rows"] if s["version_id"] == version_id)
+            games.append({"id": g["id"], "round": g["round"], "seat": mine["seat"], "rank": mine["rank"] + 1,
+                          "score": mine["score"],
+                          "page": g["page"] if replay_pages is None or g["id"] in replay_pages else None,
+                          "others": ", ".join(s["name"] for s in g["seats_rows"] if s["version_id"] != version_id)})
+        total = self.store.db.execute("SELECT count(*) FROM seats s JOIN games g ON g.seq = s.game_seq "
+                                      "WHERE g.status = 'done' AND s.version_id = ?", (version_id,)).fetchone()[0]
+        return self._render("bot.html", "../", bot={"label": self.label(version_id),
+                                                   "command": " ".join(json.loads(v["command"]))},
+                            games=games, more=max(0, total - len(games)), violations=self.latest_violations(version_id))
+
+    def game(self, game_id: str, violation_id: int | None = None) -> str | None:
+        row = self.store.game(game_id)
+        if row is None:
+            return None
+        seats = self.store.game_seats(row["seq"])
+        violations = self.store.violations(game_seq=row["seq"])
+        replay = game_replay(self.engine, self.config.options, row, seats, self.store.game_log(row["seq"]), violations)
+        violation = None
+        start = 0
+        if violation_id is not None:
+            found = self.store.violation(violation_id)
+            if found is not None:
+                vrow, record = found
+                start = (vrow["decision"] + 1) if isinstance(vrow["decision"], int) else 0
+                start = min(start, max(0, len(replay["frames"]) - 1))
+                violation = {"id": vrow["id"], "kind": vrow["kind"], "detail": vrow["detail"], "seat": vrow["seat"],
+                             "bot": f"{vrow['name']}@{vrow['version']}", "move": move_number(vrow["decision"]),
+                             "request_id": request_id_of(record), "request": record.get("request", ""),
+                             "received": record.get("received", ""), "stderr_tail": record.get("stderr_tail", "")}
+        return self._render("game.html", "../", replay=replay, replay_json=script_json(replay), violation=violation,
+                            start_move=start, bot_pages=[f"{s['version_id']}.html" for s in seats])
+
+
+def write_report(config: LeagueConfig, out_dir: str | Path, *, max_replays: int = 500) -> dict[str, Any]:
+    """Write the static site for ``config``'s league to ``out_dir``; return what was written."""
+    out = Path(out_dir)
+    for sub in ("bots", "games", "violations"):
+        (out / sub).mkdir(parents=True, exist_ok=True)
+    with LeagueStore(config.store, create=False) as store:
+        site = Site(config, store)
+        wanted: list[str] = [g["id"] for g in site.latest_games(MAX_LISTED)]
+        violations = site.latest_violations()
+        wanted += [v["game_id"] for v in violations]
+        for vid in site.versions:
+            wanted += [g["id"] for g in site.latest_games(50, vid)]
+        replay_ids = list(dict.fromkeys(wanted))[:max_replays]
+        pages = set(replay_ids)
+        (out / "index.html").write_text(site.index(pages), encoding="utf-8")
+        for vid in site.versions:
+            (out / "bots" / f"{vid}.html").write_text(site.bot(vid, pages), encoding="utf-8")
+        for gid in replay_ids:
+            html = site.game(gid)
+            if html is not None:
+                (out / "games" / f"{gid}.html").write_text(html, encoding="utf-8")
+        for v in violations:
+            html = site.game(v["game_id"], violation_id=v["id"])
+            if html is not None:
+                (out / "violations" / f"{v['id']}.html").write_text(html, encoding="utf-8")
+    return {"dir": str(out), "replays": len(replay_ids), "violations": len(violations),
+            "bytes": sum(p.stat().st_size for p in out.rglob("*.html"))}
+
+
+def iter_pages(out_dir: Path) -> Iterable[Path]:
+    """Every page of a written report (for tests and the benchmark)."""
+    return sorted(Path(out_dir).rglob("*.html"))
