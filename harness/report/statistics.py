@@ -5,8 +5,9 @@ the games of one set share a deal (the same seed, every seat order of the same b
 outcomes are correlated, and resampling them one by one would make the intervals too narrow.
 A set is the games of one round and one deal between the same bot versions. Resampling is
 vectorised with numpy: per-set sums are multiplied by multinomial weights (B resamples, in
-chunks so that memory stays ~50 MB for 100,000 games), so 1,000 resamples of a 10,000-game
-league take well under a second.
+chunks so that memory stays ~50 MB for 100,000 games; past 2,000 sets, Poisson(1) weights, the
+standard large-sample equivalent that is far cheaper to draw), so 1,000 resamples of a
+100,000-game league take about a second.
 
 All functions return plain data (dicts, lists, floats) that the table, ``harness h2h``, the
 HTML report and JSON outputs share. Ranks are 1-based here (1 = first), as people read them.
@@ -84,7 +85,10 @@ def _weights(n_sets: int, resamples: int, seed: int) -> Iterable[np.ndarray]:
     done = 0
     while done < resamples:
         k = min(_CHUNK, resamples - done)
-        yield rng.multinomial(n_sets, np.full(n_sets, 1.0 / n_sets), size=k).astype(np.float64)
+        if n_sets > 2000:  # the Poisson bootstrap: the same in the limit, and ~50x cheaper to draw
+            yield rng.poisson(1.0, size=(k, n_sets)).astype(np.float64)
+        else:
+            yield rng.multinomial(n_sets, np.full(n_sets, 1.0 / n_sets), size=k).astype(np.float64)
         done += k
 
 
@@ -132,22 +136,30 @@ def bot_intervals(games: Sequence[GameRow], resamples: int = BOOTSTRAP, seed: in
     return out
 
 
-def _pair_sets(sets: Sequence[Sequence[GameRow]], a: int, b: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """Per set where a and b met: sum of (b's rank - a's rank), of (a's score - b's score), games."""
-    rank_diff, score_diff, count = [], [], []
-    for group in sets:
-        rd = sd = n = 0.0
+def _pairs(sets: Sequence[Sequence[GameRow]]) -> dict[tuple[int, int], dict[str, Any]]:
+    """For every pair (a, b) with a < b that met, in one pass over the games: per shared set the
+    sums of (b's rank - a's rank), of (a's score - b's score) and the games, plus a's wins over b
+    (ahead 1, level 1/2). O(games x seats^2), whatever the number of bots."""
+    acc: dict[tuple[int, int], dict[str, Any]] = {}
+    for index, group in enumerate(sets):
         for g in group:
-            if a in g.versions and b in g.versions:
-                ia, ib = g.versions.index(a), g.versions.index(b)
-                rd += g.ranks[ib] - g.ranks[ia]
-                sd += g.scores[ia] - g.scores[ib]
-                n += 1
-        if n:
-            rank_diff.append(rd)
-            score_diff.append(sd)
-            count.append(n)
-    return np.array(rank_diff), np.array(score_diff), np.array(count), int(sum(count))
+            n = len(g.versions)
+            for i in range(n):
+                for j in range(n):
+                    a, b = g.versions[i], g.versions[j]
+                    if a >= b:
+                        continue
+                    entry = acc.setdefault((a, b), {"sets": {}, "wins": 0.0, "games": 0})
+                    row = entry["sets"].setdefault(index, [0.0, 0.0, 0.0])
+                    row[0] += g.ranks[j] - g.ranks[i]
+                    row[1] += g.scores[i] - g.scores[j]
+                    row[2] += 1
+                    entry["wins"] += 1.0 if g.ranks[i] < g.ranks[j] else 0.5 if g.ranks[i] == g.ranks[j] else 0.0
+                    entry["games"] += 1
+    for entry in acc.values():
+        rows = np.array(list(entry.pop("sets").values()))
+        entry["rank_diff"], entry["score_diff"], entry["count"] = rows[:, 0], rows[:, 1], rows[:, 2]
+    return acc
 
 
 def adjacent_better(games: Sequence[GameRow], order: Sequence[int], resamples: int = BOOTSTRAP,
@@ -156,14 +168,15 @@ def adjacent_better(games: Sequence[GameRow], order: Sequence[int], resamples: i
     really better, i.e. finishes ahead of the lower one on the deals they shared: the share of
     bootstrap resamples of their shared duplicate sets in which its mean rank is better (a tie
     counts half). None where they never met."""
-    sets = duplicate_sets(games)
+    pairs = _pairs(duplicate_sets(games))
     out: list[float | None] = []
     for upper, lower in zip(order, order[1:]):
-        rank_diff, _, count, n = _pair_sets(sets, upper, lower)
-        if not n:
+        entry = pairs.get((min(upper, lower), max(upper, lower)))
+        if entry is None:
             out.append(None)
             continue
-        boot = _ratio_bootstrap(rank_diff[:, None], count[:, None], resamples, seed)[:, 0]
+        sign = 1.0 if upper < lower else -1.0  # entries hold (higher id's rank - lower id's rank)
+        boot = _ratio_bootstrap(sign * entry["rank_diff"][:, None], entry["count"][:, None], resamples, seed)[:, 0]
         out.append(float(np.mean(boot > 0) + 0.5 * np.mean(boot == 0)))
     return out
 
@@ -171,23 +184,12 @@ def adjacent_better(games: Sequence[GameRow], order: Sequence[int], resamples: i
 def head_to_head(games: Sequence[GameRow], resamples: int = BOOTSTRAP, seed: int = 0) -> list[dict[str, Any]]:
     """Every pair that met: games together, the share won against the other (ahead of it: 1,
     level: 0.5), and the mean score difference with its 95% interval, on the deals they shared."""
-    sets = duplicate_sets(games)
-    bots = sorted({v for g in games for v in g.versions})
     out = []
-    for i, a in enumerate(bots):
-        for b in bots[i + 1:]:
-            rank_diff, score_diff, count, n = _pair_sets(sets, a, b)
-            if not n:
-                continue
-            wins = 0.0
-            for group in sets:
-                for g in group:
-                    if a in g.versions and b in g.versions:
-                        ra, rb = g.ranks[g.versions.index(a)], g.ranks[g.versions.index(b)]
-                        wins += 1.0 if ra < rb else 0.5 if ra == rb else 0.0
-            boot = _ratio_bootstrap(score_diff[:, None], count[:, None], resamples, seed)[:, 0]
-            out.append({"a": a, "b": b, "games": n, "a_won_share": wins / n,
-                        "score_diff": float(score_diff.sum() / n), "score_diff_ci": _ci(boot)})
+    for (a, b), entry in sorted(_pairs(duplicate_sets(games)).items()):
+        n = entry["games"]
+        boot = _ratio_bootstrap(entry["score_diff"][:, None], entry["count"][:, None], resamples, seed)[:, 0]
+        out.append({"a": a, "b": b, "games": n, "a_won_share": entry["wins"] / n,
+                    "score_diff": float(entry["score_diff"].sum() / n), "score_diff_ci": _ci(boot)})
     return out
 
 
