@@ -119,7 +119,11 @@ def serve(config: str, port: int, host: str) -> None:
         harness run leagues/demo.yaml & harness serve leagues/demo.yaml
     """
     cfg = _load_to_read(config)
-    server = make_server(cfg, host, port)
+    try:
+        server = make_server(cfg, host, port)
+    except OSError as exc:
+        raise click.BadParameter(f"cannot listen on {host}:{port}: {exc.strerror or exc} (choose another port, "
+                                 f"or 0 for any free one)", param_hint="'--port'") from None
     echo(f"serving {cfg.name} at http://{host}:{server.server_address[1]}/ (Ctrl-C stops)")
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
