@@ -6,7 +6,8 @@ A sandboxed bot sees only:
   the few files under ``/etc`` that programs need to start (the dynamic loader's cache,
   ``alternatives``, certificates, ``passwd``/``group``, time zone), and the Python installation
   the harness itself runs on (its ``sys.prefix`` and ``sys.base_prefix``), so a ``python3`` bot
-  starts with the harness's interpreter;
+  starts with the harness's interpreter, and the ``harness`` package itself (code, no data:
+  bots written on its SDK import it);
 - its own files, read-only: the directory of the program its command names (``python3
   bots/x.py`` -> ``bots/``; ``./mybot`` -> its directory), and its ``cwd`` when the league
   config sets one; it runs in that ``cwd``, else in its program's directory;
@@ -97,6 +98,8 @@ def bwrap_command(argv: Sequence[str], cwd: str, own_dirs: Sequence[str]) -> lis
     for prefix in _runtime_prefixes():
         if os.path.isdir(prefix):
             cmd += ["--ro-bind", prefix, prefix]
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # .../harness: the SDK's code
+    cmd += ["--ro-bind", package, package]
     cmd += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
     for own in dict.fromkeys(own_dirs):
         cmd += ["--ro-bind", own, own]
