@@ -9,13 +9,29 @@ parameter in make_env, a swapped rank, or a lost tau shows up as a wrong number.
 
 from __future__ import annotations
 
+import json
 import math
+import sys
+from pathlib import Path
 from statistics import NormalDist
 
 import pytest
 
 from harness.league.config import RATING_DEFAULTS, RatingParams
-from harness.league.ratings import apply_game, conservative, make_env, replay_all
+from harness.league.ratings import (
+    PrefixRater,
+    apply_game,
+    conservative,
+    current_ratings,
+    make_env,
+    recompute,
+    replay_all,
+)
+from harness.league.schedule import build_schedule
+from harness.league.store import LeagueStore
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_schedule_pins import flat, make_config, outcome, rated_in_order  # noqa: E402
 
 N = NormalDist()
 
@@ -134,3 +150,29 @@ def test_a_game_with_a_repeated_or_missing_player_is_not_rated():
     assert apply_game(make_env(RatingParams()), ratings, [(1, 0), (1, 1)]) == []
     assert apply_game(make_env(RatingParams()), ratings, [(1, 0)]) == []
     assert ratings == {}
+
+
+def test_a_recompute_from_another_process_while_a_league_plays_is_picked_up(tmp_path):
+    """A runner's PrefixRater and a second connection (``harness table --recompute``) on one store.
+
+    The recompute uses other parameters (an edited config) and leaves the rated prefix where it
+    was; the runner must notice, so that the stored ratings always match the parameters stored
+    with them: a full replay with those parameters gives the same numbers.
+    """
+    cfg = make_config(["ann", "bob", "cyd"], players=(2,), rounds=2, store=str(tmp_path / "s.sqlite"))
+    mine, theirs = RatingParams(), RatingParams(beta=10.0, tau=0.0)
+    with LeagueStore(cfg.store) as store, LeagueStore(cfg.store) as other:
+        store.bind(cfg)
+        store.plan(build_schedule(cfg), store.register_versions(cfg.bots))
+        rater = PrefixRater(store, mine)
+        for i, p in enumerate(store.pending_games()):
+            if i == 4:
+                assert recompute(other, theirs) == 4
+            with store.transaction():
+                assert store.record(p.seq, outcome(p.game_id, [1, 0]))
+                rater.recorded(p.seq, [(v, r) for v, r in zip(p.version_ids, [1, 0])])
+        stored_params = RatingParams(**json.loads(store.get_meta("rating_params") or "{}"))
+        assert flat(store.load_ratings()) == pytest.approx(flat(rated_in_order(store, stored_params)))
+        for params in (theirs, mine):
+            ratings, _, _ = current_ratings(store, params)
+            assert flat(ratings) == pytest.approx(flat(rated_in_order(store, params)))
