@@ -29,6 +29,7 @@ import ast
 import os
 import random
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -157,6 +158,8 @@ def main() -> int:
                         help="a mutant whose tests take this many times the clean run is killed (a hang)")
     parser.add_argument("--list", action="store_true", help="only count the mutation sites per package")
     args = parser.parse_args()
+    # a SIGTERM (or Ctrl-C) unwinds normally: the temporary copy is removed
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))
     packages = args.package or ["games", "play", "league"]
     rng = random.Random(args.seed)
     with tempfile.TemporaryDirectory(prefix="tablebots-mutate-") as tmp:
