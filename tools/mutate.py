@@ -161,6 +161,10 @@ def main() -> int:
     # a SIGTERM (or Ctrl-C) unwinds normally: the temporary copy is removed
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))
     packages = args.package or ["games", "play", "league"]
+    if args.list:
+        for package in packages:
+            print(f"{package}: {len(list_mutants(package))} mutation sites")
+        return 0
     rng = random.Random(args.seed)
     with tempfile.TemporaryDirectory(prefix="tablebots-mutate-") as tmp:
         copy = Path(tmp) / "tree"
@@ -169,9 +173,6 @@ def main() -> int:
         summary = []
         for package in packages:
             mutants = list_mutants(package)
-            if args.list:
-                print(f"{package}: {len(mutants)} mutation sites")
-                continue
             chosen = mutants if not args.sample or args.sample >= len(mutants) else rng.sample(mutants, args.sample)
             tests = TESTS[package]
             ok, clean = run_tests(copy, tests, None)
