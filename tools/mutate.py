@@ -156,6 +156,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0, help="seed of the sample")
     parser.add_argument("--timeout-factor", type=float, default=3.0,
                         help="a mutant whose tests take this many times the clean run is killed (a hang)")
+    parser.add_argument("--tests", action="append", metavar="FILE",
+                        help="test file to judge mutants by (repeatable; default: the package's list)")
     parser.add_argument("--list", action="store_true", help="only count the mutation sites per package")
     args = parser.parse_args()
     # a SIGTERM (or Ctrl-C) unwinds normally: the temporary copy is removed
@@ -174,7 +176,7 @@ def main() -> int:
         for package in packages:
             mutants = list_mutants(package)
             chosen = mutants if not args.sample or args.sample >= len(mutants) else rng.sample(mutants, args.sample)
-            tests = TESTS[package]
+            tests = args.tests or TESTS[package]
             ok, clean = run_tests(copy, tests, None)
             if not ok:
                 print(f"{package}: the tests fail without any mutation; fix that first", file=sys.stderr)
