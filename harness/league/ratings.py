@@ -114,6 +114,7 @@ class PrefixRater:
         self.store = store
         self.params = params
         self.env = make_env(params)
+        self._params_json = json.dumps(params.as_dict(), sort_keys=True)
         self._load()
 
     def _load(self) -> None:
@@ -127,8 +128,11 @@ class PrefixRater:
 
     def recorded(self, seq: int, seats: list[tuple[int, int]]) -> int:
         """Note game ``seq`` as done with ``[(version_id, rank), ...]``; rate what it settles; return how many."""
-        if int(self.store.get_meta("rated_upto", "0") or 0) != self.upto:
-            self._load()  # someone else (harness table --recompute) rebuilt the stored ratings
+        # someone else (harness table --recompute) rebuilt the stored ratings: the prefix moved, or
+        # it was rebuilt with other parameters (same prefix: only the parameters tell)
+        if (int(self.store.get_meta("rated_upto", "0") or 0) != self.upto
+                or self.store.get_meta("rating_params") != self._params_json):
+            self._load()
             return 0
         self.games[seq] = ("done", seats)
         changed: set[int] = set()

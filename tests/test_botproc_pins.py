@@ -1,0 +1,123 @@
+"""Pins on what a bot leaves behind: the stderr log keeps the newest output within its cap, a
+start-up answer that is not a ready gets the right violation kind, and exit statuses are worded
+as documented. Unit tests of harness/play/botproc.py and the referee's handshake."""
+
+from __future__ import annotations
+
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.play import protocol
+from harness.play.botproc import StderrLog, describe_status
+from harness.play.limits import BotSpec, ResourceLimits, TimeControls
+from harness.play.referee import BotPool, RefereeConfig, play_game
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from toygame import ToyGame  # noqa: E402
+
+TOY = ToyGame()
+
+
+def all_text(d: Path, name: str) -> str:
+    """The log as one text: the rotated file, then the current one."""
+    old = d / f"{name}.stderr.log.1"
+    return (old.read_text() if old.exists() else "") + (d / f"{name}.stderr.log").read_text()
+
+
+def test_an_oversized_write_keeps_its_end_not_its_start(tmp_path):
+    log = StderrLog(str(tmp_path), "b", cap=1000)
+    log.write(b"".join(b"%05d\n" % i for i in range(2000)))  # 12000 bytes in one write
+    log.close()
+    text = all_text(tmp_path, "b")
+    assert len(text.encode()) <= 1000
+    assert text.endswith("01999\n") and "00000" not in text
+
+
+def test_rotation_keeps_a_contiguous_newest_suffix_within_the_cap(tmp_path):
+    log = StderrLog(str(tmp_path), "b", cap=2000)
+    lines = [f"{i:05d}\n" for i in range(1000)]
+    for line in lines:
+        log.write(line.encode())
+    log.close()
+    text = all_text(tmp_path, "b")
+    assert len(text.encode()) <= 2000
+    assert "".join(lines).endswith(text)  # no gap, nothing reordered, the newest kept
+    assert len(text.encode()) >= 1000 - 6  # at least the newest half of the cap is kept
+
+
+def test_reopening_a_log_appends_and_counts_what_is_there(tmp_path):
+    first = StderrLog(str(tmp_path), "b", cap=100)
+    first.write(b"a" * 40)
+    first.close()
+    second = StderrLog(str(tmp_path), "b", cap=100)
+    second.write(b"b" * 20)  # 40 + 20 > 50: rotates
+    second.close()
+    assert (tmp_path / "b.stderr.log.1").read_bytes() == b"a" * 40
+    assert (tmp_path / "b.stderr.log").read_bytes() == b"b" * 20
+    third = StderrLog(str(tmp_path), "b", cap=100)
+    third.write(b"c" * 10)  # 20 + 10 <= 50: appends
+    third.close()
+    assert (tmp_path / "b.stderr.log").read_bytes() == b"b" * 20 + b"c" * 10
+
+
+def test_harness_notes_are_marked(tmp_path):
+    log = StderrLog(str(tmp_path), "b", cap=1000)
+    log.note("killed (timeout)")
+    log.close()
+    assert (tmp_path / "b.stderr.log").read_text() == "# tablebots: killed (timeout)\n"
+
+
+@pytest.mark.parametrize("code,text", [
+    (None, "still running"), (0, "exit code 0"), (3, "exit code 3"),
+    (-signal.SIGKILL, "killed by SIGKILL"), (-signal.SIGXCPU, "killed by SIGXCPU (CPU time limit)"),
+    (-signal.SIGSEGV, "killed by SIGSEGV (crashed; memory limit?)"), (-signal.SIGTERM, "killed by SIGTERM"),
+    (-200, "killed by signal 200"),
+])
+def test_exit_status_wording(code, text):
+    assert describe_status(code) == text
+
+
+@pytest.mark.parametrize("line,kind", [
+    (b'{"type":"ready","name":"x"}', None),
+    (b'{"type":"ready"}', None),
+    (b'{"type":"action","id":1,"index":0}', "protocol"),
+    (b'["ready"]', "protocol"),
+    (b'{"type":"ready"', "malformed"),
+    (b'not json at all', "malformed"),
+])
+def test_the_kind_recorded_for_an_answer_to_hello(line, kind):
+    try:
+        protocol.parse_ready(line, 64)
+    except protocol.BadMessage as exc:
+        assert exc.kind == kind
+    else:
+        assert kind is None
+
+
+READY_BOT = """
+import sys
+line = sys.stdin.readline()
+sys.stdout.write({answer!r} + "\\n"); sys.stdout.flush()
+for line in sys.stdin:
+    pass
+"""
+
+
+@pytest.mark.parametrize("answer,kind", [('{"type":"ready"', "malformed"), ('{"type":"hello"}', "protocol"),
+                                         ("", "malformed")])
+def test_a_wrong_or_malformed_ready_is_recorded_at_start_up_with_its_kind(tmp_path, answer, kind):
+    script = tmp_path / "bot.py"
+    script.write_text(READY_BOT.format(answer=answer))
+    bad = BotSpec(name="bad-ready", command=(sys.executable, str(script)), cwd=str(tmp_path))
+    good = BotSpec(name="good", command=(sys.executable, str(Path(__file__).resolve().parent.parent / "bots" /
+                                                             "random_bot.py"), "--seed", "1"), cwd=str(tmp_path))
+    cfg = RefereeConfig(time=TimeControls(init_ms=5000, move_ms=2000, bank_ms=0), limits=ResourceLimits(),
+                        strikes=0, log_dir=str(tmp_path / "logs"))
+    with BotPool(cfg) as pool:
+        record = play_game(TOY, {"pile": 6}, 1, "g-ready", [good, bad], pool, cfg)
+    assert [(v["seat"], v["kind"], v["decision"]) for v in record.violations] == [(1, kind, 0)]
+    assert "start-up" in record.violations[0]["detail"]
+    assert record.forfeits == [1]
