@@ -62,7 +62,11 @@ def _open_store(config: LeagueConfig) -> LeagueStore:
               help="Rounds of the schedule (overrides the config's rounds; more rounds add games).")
 @click.option("--progress/--no-progress", default=None,
               help="Show a progress bar  [default: when stderr is a terminal]")
-def run(config: str, workers: int | None, rounds: int | None, progress: bool | None) -> None:
+@click.option("--dask", "dask", default=None, metavar="ADDRESS|local:N",
+              help="Play on the Dask cluster whose scheduler is at ADDRESS (e.g. tcp://10.0.0.1:8786), or on "
+                   "N local Dask workers with local:N; the store is still written here. Overrides the config's "
+                   "executor. See docs/scale-out.md.")
+def run(config: str, workers: int | None, rounds: int | None, progress: bool | None, dask: str | None) -> None:
     """Play the league in CONFIG: every scheduled game not played yet, then print a summary.
 
     Re-running resumes: finished games are never replayed, even after the runner was killed,
@@ -79,7 +83,7 @@ def run(config: str, workers: int | None, rounds: int | None, progress: bool | N
     if progress is None:
         progress = sys.stderr.isatty()
     try:
-        summary = run_league(cfg, progress=progress)
+        summary = run_league(cfg, progress=progress, dask=dask)
     except LeagueInterrupted as stop:
         summary = stop.summary
         pending = summary.plan.pending - summary.played
@@ -107,7 +111,8 @@ def run(config: str, workers: int | None, rounds: int | None, progress: bool | N
         return
     left = plan.pending - summary.played
     click.echo(f"{cfg.name}: played {summary.played} games in {summary.seconds:.1f} s "
-               f"({summary.games_per_second:.1f} games/s, {summary.workers} workers), "
+               f"({summary.games_per_second:.1f} games/s, {summary.workers} {'Dask ' if dask or cfg.dask else ''}"
+               f"workers), "
                f"{summary.violations} violations; {plan.done + summary.played} done, {left} left. "
                f"See: harness table {cfg.path}")
     if summary.violations:

@@ -41,7 +41,7 @@ SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".sh", ".l
 PYTHON_RE = re.compile(r"^python(3(\.\d+)?)?$")
 
 TOP_KEYS = ("name", "game", "options", "players", "bots", "rounds", "time", "limits", "policy", "strikes",
-            "rating", "seed", "workers", "store")
+            "rating", "seed", "workers", "store", "executor")
 BOT_KEYS = ("name", "command", "cwd", "version")
 TIME_KEYS = {"init_ms": 5000, "move_ms": 1000, "bank_ms": 0}
 #: Resource limit keys passed through to harness.play.botproc.ResourceLimits (its defaults apply when unset).
@@ -113,6 +113,8 @@ class LeagueConfig:
     seed: int = 0
     workers: int = 1
     store: str = ""
+    #: ``executor: {dask: ADDRESS}``: play on the Dask cluster at ADDRESS (or ``local:N``); None: local workers
+    dask: str | None = None
 
     def bot(self, name: str) -> BotEntry:
         for b in self.bots:
@@ -284,7 +286,22 @@ def parse_config(data: Any, shown: str, *, base_dir: Path, rounds: int | None = 
                               f"directory)")
     return LeagueConfig(path=shown, name=name, game=game_name, options=options, players=players, bots=bots,
                         rounds=n_rounds, time=time, limits=limits, policy=policy, strikes=strikes,
-                        rating=rating, seed=seed, workers=n_workers, store=store)
+                        rating=rating, seed=seed, workers=n_workers, store=store,
+                        dask=_check_executor(c, data.get("executor")))
+
+
+def _check_executor(c: _Checker, value: Any) -> str | None:
+    """``executor``: ``local`` (default) or ``{dask: ADDRESS}`` (``tcp://host:8786`` or ``local:N``)."""
+    if value in (None, "local"):
+        return None
+    if isinstance(value, dict):
+        cfg = c.mapping(value, "executor", ("dask",))
+        address = cfg.get("dask")
+        if isinstance(address, str) and address.strip():
+            return address.strip()
+        raise c.fail("executor.dask", f"{_show(address)} is not allowed (allowed: a scheduler address such as "
+                                      f"tcp://10.0.0.1:8786, or local:N for N workers on this machine)")
+    raise c.fail("executor", f"{_show(value)} is not allowed (allowed: local, or {{dask: ADDRESS}})")
 
 
 def _check_options(c: _Checker, game: Any, value: Any) -> dict[str, Any]:

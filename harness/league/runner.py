@@ -23,6 +23,7 @@ runner is tested with a fake referee and benchmarked with one fresh pool per gam
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import multiprocessing as mp
 import multiprocessing.connection as mp_connection
 import os
@@ -41,7 +42,7 @@ from harness.league.schedule import build_schedule
 from harness.league.store import GameOutcome, LeagueStore, PlanSummary, StoreError, compress_log
 
 __all__ = ["Players", "RunSummary", "run_league", "plan_league", "outcome_from_record", "referee_players",
-           "LeagueInterrupted"]
+           "LeagueInterrupted", "WorkerSetup", "build_referee_config", "bot_specs"]
 
 #: Games handed to each worker ahead of time: enough to keep it busy while the parent sleeps.
 AHEAD_PER_WORKER = 16
@@ -111,7 +112,9 @@ class RunSummary:
 
 
 @dataclass(frozen=True)
-class _WorkerSetup:
+class WorkerSetup:
+    """What a worker (a local process or a Dask worker) needs to play this league's games."""
+
     game: str
     options: dict[str, Any]
     referee_config: Any
@@ -149,7 +152,7 @@ def bot_specs(config: LeagueConfig, version_ids: dict[str, int]) -> dict[int, An
 # the worker process
 
 
-def _worker_main(index: int, cpu: int | None, setup: _WorkerSetup, conn: Any, stop: Any) -> None:
+def _worker_main(index: int, cpu: int | None, setup: WorkerSetup, conn: Any, stop: Any) -> None:
     """Play the tasks ``(seq, game_id, seed, version_ids)`` received on ``conn`` until ``None``.
 
     Answers each with ``("done", seq, GameOutcome)``, ``("error", seq, text)`` or, once ``stop``
@@ -230,11 +233,13 @@ def _cpus() -> list[int]:
 
 def run_league(config: LeagueConfig, *, players: Players | None = None, progress: bool = True,
                grace_seconds: float = 5.0, max_games: int | None = None, pin: bool = True,
-               on_game: Callable[[int, GameOutcome], None] | None = None) -> RunSummary:
+               on_game: Callable[[int, GameOutcome], None] | None = None, dask: str | None = None) -> RunSummary:
     """Play every pending game of ``config``'s league and record it; return what was done.
 
-    ``max_games`` stops after that many games (tests, benchmarks). Raises
-    :class:`LeagueInterrupted` on Ctrl-C, after recording what finished.
+    ``max_games`` stops after that many games (tests, benchmarks). ``dask`` (an address, or
+    ``local:N``; default: the config's ``executor``) plays the games on a Dask cluster instead of
+    local worker processes. Raises :class:`LeagueInterrupted` on Ctrl-C, after recording what
+    finished.
     """
     players = players or referee_players()
     store = LeagueStore(config.store)
@@ -252,8 +257,12 @@ def run_league(config: LeagueConfig, *, players: Players | None = None, progress
         log_dir = str(Path(config.store).with_suffix("").as_posix() + ".logs")
         referee_config = build_referee_config(config, log_dir)
         specs = bot_specs(config, version_ids)
-        setup = _WorkerSetup(game=config.game, options=config.options, referee_config=referee_config,
+        setup = WorkerSetup(game=config.game, options=config.options, referee_config=referee_config,
                              specs=specs, players=players)
+        dask = dask or config.dask
+        if dask:
+            _run_dask(config, store, setup, pending, dask, summary, progress, on_game)
+            return summary
         n_workers = max(1, min(config.workers, len(pending)))
         summary.workers = n_workers
         _run_workers(config, store, setup, pending, n_workers, summary, progress, grace_seconds, pin, on_game)
@@ -297,7 +306,7 @@ class _Worker:
         self.alive = True
 
 
-def _run_workers(config: LeagueConfig, store: LeagueStore, setup: _WorkerSetup, pending: Sequence[Any],
+def _run_workers(config: LeagueConfig, store: LeagueStore, setup: WorkerSetup, pending: Sequence[Any],
                  n_workers: int, summary: RunSummary, progress: bool, grace_seconds: float, pin: bool,
                  on_game: Callable[[int, GameOutcome], None] | None) -> None:
     # spawn: never fork a process that may hold threads or an open SQLite handle.
@@ -435,6 +444,87 @@ def _run_workers(config: LeagueConfig, store: LeagueStore, setup: _WorkerSetup, 
         _stop_workers(workers)
     if summary.interrupted:
         raise LeagueInterrupted(summary)
+
+
+def _run_dask(config: LeagueConfig, store: LeagueStore, setup: WorkerSetup, pending: Sequence[Any], address: str,
+              summary: RunSummary, progress: bool, on_game: Callable[[int, GameOutcome], None] | None) -> None:
+    """Play ``pending`` on the Dask cluster at ``address`` and record what comes back.
+
+    The results of a batch arrive together and are recorded in one transaction. A game delivered
+    twice (a batch re-run after a worker was lost) is recorded once: ``store.record`` refuses a
+    game that is no longer pending. Ctrl-C (a flag, as in :func:`_run_workers`) stops at the next
+    result: finished batches are recorded, the others cancelled and left pending.
+    """
+    from harness.league.executors.dask import dask_client, play_games
+
+    rater = rating_mod.PrefixRater(store, config.rating)
+    versions_of = {g.seq: g.version_ids for g in pending}
+    bar = _progress_bar(len(pending), progress, config.name)
+    start = time.perf_counter()
+    interrupts = 0
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        nonlocal interrupts
+        interrupts += 1
+
+    files = [f for b in config.bots for f in b.files]
+    key = f"{config.name}-{hashlib.sha256(config.store.encode()).hexdigest()[:8]}"
+    old_handler = signal.signal(signal.SIGINT, on_sigint)
+    seen: set[int] = set()
+    try:
+        with dask_client(address) as client:
+            summary.workers = len(client.scheduler_info(n_workers=-1).get("workers", {}))
+            stream = play_games(client, setup, pending, key_prefix=key, bot_files=files)
+            try:
+                buffered: list[tuple[str, int, Any]] = []
+                for message in stream:
+                    buffered.append(message)
+                    if len(seen) + len(buffered) < len(pending) and len(buffered) < 64:
+                        continue  # a batch's games arrive together: record them in one transaction
+                    _record_messages(store, rater, versions_of, buffered, seen, summary, bar, on_game)
+                    buffered.clear()
+                    if interrupts or summary.gave_up or len(summary.errors) >= MAX_ERRORS:
+                        break
+                _record_messages(store, rater, versions_of, buffered, seen, summary, bar, on_game)
+            finally:
+                stream.close()  # cancels the batches not finished, closes the workers' bot pools
+    finally:
+        signal.signal(signal.SIGINT, old_handler)
+        summary.seconds = time.perf_counter() - start
+        if bar is not None:
+            bar.close()
+    summary.gave_up = summary.gave_up or (len(summary.errors) >= MAX_ERRORS and len(seen) < len(pending))
+    if interrupts:
+        summary.interrupted = True
+        raise LeagueInterrupted(summary)
+
+
+def _record_messages(store: LeagueStore, rater: Any, versions_of: dict[int, tuple[int, ...]],
+                     messages: list[tuple[str, int, Any]], seen: set[int], summary: RunSummary, bar: Any,
+                     on_game: Callable[[int, GameOutcome], None] | None) -> None:
+    """Record ``messages`` (from an executor) in one transaction; each game once."""
+    if not messages:
+        return
+    with store.transaction():
+        for kind, seq, payload in messages:
+            if seq in seen:
+                continue  # delivered twice (at least once): already handled
+            seen.add(seq)
+            if kind == "done":
+                if store.record(seq, payload):
+                    rater.recorded(seq, list(zip(versions_of[seq], payload.ranking)))
+                    summary.played += 1
+                    summary.violations += len(payload.violations)
+                if on_game is not None:
+                    on_game(seq, payload)
+                if bar is not None:
+                    bar.update(1)
+            elif kind == "refused":  # a worker with other bot files: stop, playing nothing more there
+                if payload not in summary.errors:
+                    summary.errors.append(payload)
+                summary.gave_up = True
+            else:
+                summary.errors.append(payload)
 
 
 def _stop_workers(workers: list[_Worker]) -> None:
