@@ -41,7 +41,7 @@ SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".sh", ".l
 PYTHON_RE = re.compile(r"^python(3(\.\d+)?)?$")
 
 TOP_KEYS = ("name", "game", "options", "players", "bots", "rounds", "time", "limits", "policy", "strikes",
-            "rating", "seed", "workers", "store", "executor")
+            "rating", "seed", "workers", "store", "executor", "idle_bots")
 BOT_KEYS = ("name", "command", "cwd", "version")
 TIME_KEYS = {"init_ms": 5000, "move_ms": 1000, "bank_ms": 0}
 #: Resource limit keys passed through to harness.play.botproc.ResourceLimits (its defaults apply when unset).
@@ -115,6 +115,8 @@ class LeagueConfig:
     store: str = ""
     #: ``executor: {dask: ADDRESS}``: play on the Dask cluster at ADDRESS (or ``local:N``); None: local workers
     dask: str | None = None
+    #: most bot processes kept idle per worker between games (least recently used stopped first)
+    idle_bots: int = 32
 
     def bot(self, name: str) -> BotEntry:
         for b in self.bots:
@@ -287,7 +289,8 @@ def parse_config(data: Any, shown: str, *, base_dir: Path, rounds: int | None = 
     return LeagueConfig(path=shown, name=name, game=game_name, options=options, players=players, bots=bots,
                         rounds=n_rounds, time=time, limits=limits, policy=policy, strikes=strikes,
                         rating=rating, seed=seed, workers=n_workers, store=store,
-                        dask=_check_executor(c, data.get("executor")))
+                        dask=_check_executor(c, data.get("executor")),
+                        idle_bots=c.integer(data.get("idle_bots", 32), "idle_bots", 0))
 
 
 def _check_executor(c: _Checker, value: Any) -> str | None:

@@ -42,7 +42,7 @@ from harness.league.schedule import build_schedule
 from harness.league.store import GameOutcome, LeagueStore, PlanSummary, StoreError, compress_log
 
 __all__ = ["Players", "RunSummary", "run_league", "plan_league", "outcome_from_record", "referee_players",
-           "LeagueInterrupted", "WorkerSetup", "build_referee_config", "bot_specs"]
+           "LeagueInterrupted", "WorkerSetup", "build_referee_config", "bot_specs", "open_pool"]
 
 #: Games handed to each worker ahead of time: enough to keep it busy while the parent sleeps.
 AHEAD_PER_WORKER = 16
@@ -120,6 +120,15 @@ class WorkerSetup:
     referee_config: Any
     specs: dict[int, Any]  # version id -> BotSpec
     players: Players
+    idle_bots: int = 32  # the bound on each worker's idle bot processes (BotPool.max_idle)
+
+
+def open_pool(setup: WorkerSetup, referee_config: Any) -> Any:
+    """``setup.players.make_pool(referee_config)``, its idle processes bounded by ``setup.idle_bots``."""
+    pool = setup.players.make_pool(referee_config)
+    if hasattr(pool, "max_idle"):
+        pool.max_idle = setup.idle_bots
+    return pool
 
 
 def outcome_from_record(record: Any) -> GameOutcome:
@@ -180,7 +189,7 @@ def _worker_main(index: int, cpu: int | None, setup: WorkerSetup, conn: Any, sto
         # one stderr log directory per worker: two workers never write (and rotate) the same file
         referee_config = dataclasses.replace(referee_config,
                                              log_dir=os.path.join(referee_config.log_dir, f"worker-{index}"))
-    pool = None if players.fresh else players.make_pool(referee_config)
+    pool = None if players.fresh else open_pool(setup, referee_config)
     try:
         while True:
             try:
@@ -258,7 +267,7 @@ def run_league(config: LeagueConfig, *, players: Players | None = None, progress
         referee_config = build_referee_config(config, log_dir)
         specs = bot_specs(config, version_ids)
         setup = WorkerSetup(game=config.game, options=config.options, referee_config=referee_config,
-                             specs=specs, players=players)
+                             specs=specs, players=players, idle_bots=config.idle_bots)
         dask = dask or config.dask
         if dask:
             _run_dask(config, store, setup, pending, dask, summary, progress, on_game)

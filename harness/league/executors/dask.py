@@ -116,7 +116,8 @@ class LeaguePlugin(WorkerPlugin):
             config = dataclasses.replace(config, log_dir=os.path.join(config.log_dir, f"dask-{safe}"))
         self.referee_config = config
         if not self.work.players.fresh:
-            self.pool = self.work.players.make_pool(config)
+            from harness.league.runner import open_pool
+            self.pool = open_pool(self.work, config)
 
     def teardown(self, worker: Any) -> None:
         """Close the pool: every bot process tree is killed."""
