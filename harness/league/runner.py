@@ -511,29 +511,35 @@ def _run_dask(config: LeagueConfig, store: LeagueStore, setup: WorkerSetup, pend
 def _record_messages(store: LeagueStore, rater: Any, versions_of: dict[int, tuple[int, ...]],
                      messages: list[tuple[str, int, Any]], seen: set[int], summary: RunSummary, bar: Any,
                      on_game: Callable[[int, GameOutcome], None] | None) -> None:
-    """Record ``messages`` (from an executor) in one transaction; each game once."""
+    """Record ``messages`` (from an executor) in one transaction, in bulk; each game once."""
+    from harness.league.writer import record_many
+
     if not messages:
         return
-    with store.transaction():
-        for kind, seq, payload in messages:
-            if seq in seen:
-                continue  # delivered twice (at least once): already handled
-            seen.add(seq)
-            if kind == "done":
-                if store.record(seq, payload):
-                    rater.recorded(seq, list(zip(versions_of[seq], payload.ranking)))
-                    summary.played += 1
-                    summary.violations += len(payload.violations)
-                if on_game is not None:
-                    on_game(seq, payload)
-                if bar is not None:
-                    bar.update(1)
-            elif kind == "refused":  # a worker with other bot files: stop, playing nothing more there
-                if payload not in summary.errors:
-                    summary.errors.append(payload)
-                summary.gave_up = True
-            else:
+    done: list[tuple[int, GameOutcome]] = []
+    for kind, seq, payload in messages:
+        if seq in seen:
+            continue  # delivered twice (at least once): already handled
+        seen.add(seq)
+        if kind == "done":
+            done.append((seq, payload))
+        elif kind == "refused":  # a worker with other bot files: stop, playing nothing more there
+            if payload not in summary.errors:
                 summary.errors.append(payload)
+            summary.gave_up = True
+        else:
+            summary.errors.append(payload)
+    with store.transaction():
+        recorded = set(record_many(store, done))
+        rater.recorded_many([(seq, list(zip(versions_of[seq], o.ranking))) for seq, o in done if seq in recorded])
+    for seq, outcome in done:
+        if seq in recorded:
+            summary.played += 1
+            summary.violations += len(outcome.violations)
+        if on_game is not None:
+            on_game(seq, outcome)
+    if bar is not None and done:
+        bar.update(len(done))
 
 
 def _stop_workers(workers: list[_Worker]) -> None:
