@@ -225,7 +225,7 @@ def dask_client(address: str) -> Iterator[Any]:
         return
     try:
         client = Client(address, direct_to_workers=True, timeout="20s")
-    except (OSError, TimeoutError) as exc:
+    except (OSError, TimeoutError, ValueError) as exc:  # ValueError: a malformed address
         raise ClusterUnreachable(f"--dask {address}: cannot reach a Dask scheduler there ({exc}); start one with "
                                  f"`dask scheduler` and workers with `dask worker {address} --nthreads 1`") from None
     with client:
