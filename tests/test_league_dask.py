@@ -6,7 +6,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -14,7 +13,7 @@ from test_league_runner import FAKE, write_config
 
 from harness.cli import cli
 from harness.league.config import load_config
-from harness.league.executors.dask import batches
+from harness.league.executors.dask import batches, check_bot_files, file_hashes
 from harness.league.runner import Players, referee_players, run_league
 from harness.league.schedule import build_schedule
 from harness.league.store import LeagueStore, PendingGame
@@ -122,4 +121,16 @@ def test_the_executor_key_is_checked(tmp_path: Path) -> None:
     assert result.exit_code != 0 and "executor.dask" in result.output and "local:N" in result.output
     path.write_text(path.read_text().replace("executor: {dask: ''}", "executor: {dask: 'local:1'}"))
     assert load_config(path).dask == "local:1"
-    assert sys.executable
+
+
+def test_a_worker_with_other_bot_files_refuses_naming_itself_and_the_file(tmp_path: Path) -> None:
+    bot = tmp_path / "bot.py"
+    bot.write_text("print('v1')\n")
+    expected = file_hashes([str(bot)])
+    assert check_bot_files(expected, "tcp://127.0.0.1:1 (here)") is None
+    bot.write_text("print('v2')\n")
+    line = check_bot_files(expected, "tcp://127.0.0.1:1 (here)")
+    assert line is not None and line.startswith("worker tcp://127.0.0.1:1 (here): bot file ")
+    assert str(bot) in line and "differs" in line
+    bot.unlink()
+    assert "is missing" in (check_bot_files(expected, "w") or "")
