@@ -73,7 +73,12 @@ def _open_store(config: LeagueConfig) -> LeagueStore:
               help="A progress bar, or --no-progress for none  [default: a bar when stderr is a terminal, "
                    "else a line every 10 s: done, rate, time left]")
 @click.option("--quiet", "-q", is_flag=True, help="No progress at all (the summary is still printed).")
-def run(config: str, workers: int | None, rounds: int | None, progress: bool | None, quiet: bool) -> None:
+@click.option("--dask", "dask", default=None, metavar="ADDRESS|local:N",
+              help="Play on the Dask cluster whose scheduler is at ADDRESS (e.g. tcp://10.0.0.1:8786), or on "
+                   "N local Dask workers with local:N; the store is still written here. Overrides the config's "
+                   "executor. See docs/scale-out.md.")
+def run(config: str, workers: int | None, rounds: int | None, progress: bool | None, quiet: bool,
+        dask: str | None) -> None:
     """Play the league in CONFIG: every scheduled game not played yet, then print a summary.
 
     Re-running resumes: finished games are never replayed, even after the runner was killed,
@@ -96,7 +101,7 @@ def run(config: str, workers: int | None, rounds: int | None, progress: bool | N
     if quiet:
         shown = "none"
     try:
-        summary = run_league(cfg, progress=shown)
+        summary = run_league(cfg, progress=shown, dask=dask)
     except LeagueInterrupted as stop:
         summary = stop.summary
         pending = summary.plan.pending - summary.played
@@ -124,7 +129,8 @@ def run(config: str, workers: int | None, rounds: int | None, progress: bool | N
         return
     left = plan.pending - summary.played
     echo(f"{cfg.name}: played {summary.played} games in {summary.seconds:.1f} s "
-               f"({summary.games_per_second:.1f} games/s, {summary.workers} workers), "
+               f"({summary.games_per_second:.1f} games/s, {summary.workers} {'Dask ' if dask or cfg.dask else ''}"
+               f"workers), "
                f"{summary.violations} violations; {plan.done + summary.played} done, {left} left. "
                f"See: harness table {cfg.path}")
     if summary.violations:

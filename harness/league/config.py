@@ -42,7 +42,7 @@ SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".sh", ".l
 PYTHON_RE = re.compile(r"^python(3(\.\d+)?)?$")
 
 TOP_KEYS = ("name", "game", "options", "players", "bots", "rounds", "time", "limits", "policy", "strikes",
-            "rating", "seed", "workers", "store")
+            "rating", "seed", "workers", "store", "executor", "idle_bots")
 BOT_KEYS = ("name", "command", "cwd", "version")
 #: The largest schedule a league may have (games over all rounds): 100 million games take ~10 GB
 #: of store before any log, and hours to plan and to rate.
@@ -120,6 +120,10 @@ class LeagueConfig:
     seed: int = 0
     workers: int = 1
     store: str = ""
+    #: ``executor: {dask: ADDRESS}``: play on the Dask cluster at ADDRESS (or ``local:N``); None: local workers
+    dask: str | None = None
+    #: most bot processes kept idle per worker between games (least recently used stopped first)
+    idle_bots: int = 32
 
     def bot(self, name: str) -> BotEntry:
         for b in self.bots:
@@ -325,7 +329,23 @@ def parse_config(data: Any, shown: str, *, base_dir: Path, rounds: int | None = 
     store = str((base_dir / store).resolve())
     return LeagueConfig(path=shown, name=name, game=game_name, options=options, players=players, bots=bots,
                         rounds=n_rounds, time=time, limits=limits, policy=policy, strikes=strikes,
-                        rating=rating, seed=seed, workers=n_workers, store=store)
+                        rating=rating, seed=seed, workers=n_workers, store=store,
+                        dask=_check_executor(c, data.get("executor")),
+                        idle_bots=c.integer(data.get("idle_bots", 32), "idle_bots", 0))
+
+
+def _check_executor(c: _Checker, value: Any) -> str | None:
+    """``executor``: ``local`` (default) or ``{dask: ADDRESS}`` (``tcp://host:8786`` or ``local:N``)."""
+    if value in (None, "local"):
+        return None
+    if isinstance(value, dict):
+        cfg = c.mapping(value, "executor", ("dask",))
+        address = cfg.get("dask")
+        if isinstance(address, str) and address.strip():
+            return address.strip()
+        raise c.fail("executor.dask", f"{_show(address)} is not allowed (allowed: a scheduler address such as "
+                                      f"tcp://10.0.0.1:8786, or local:N for N workers on this machine)")
+    raise c.fail("executor", f"{_show(value)} is not allowed (allowed: local, or {{dask: ADDRESS}})")
 
 
 def _check_options(c: _Checker, game: Any, value: Any) -> dict[str, Any]:

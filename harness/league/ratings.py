@@ -153,6 +153,33 @@ class PrefixRater:
         return applied
 
 
+    def recorded_many(self, games: list[tuple[int, list[tuple[int, int]]]]) -> int:
+        """Bulk :meth:`recorded`: note many games as done, rate what they settle, write once; return how many."""
+        if not games:
+            return 0
+        if int(self.store.get_meta("rated_upto", "0") or 0) != self.upto:
+            self._load()  # someone else rebuilt the stored ratings (and the reload read these games)
+            return 0
+        for seq, seats in games:
+            self.games[seq] = ("done", seats)
+        changed: set[int] = set()
+        applied = 0
+        while self.next < len(self.order):
+            nxt = self.order[self.next]
+            status, game_seats = self.games[nxt]
+            if status == "pending":
+                break
+            if status == "done":
+                changed.update(apply_game(self.env, self.ratings, game_seats))
+                applied += 1
+            self.upto = nxt
+            self.next += 1
+        if changed:
+            self.store.save_ratings({v: self.ratings[v] for v in changed})
+        self.store.set_meta("rated_upto", str(self.upto))
+        return applied
+
+
 def current_ratings(store: LeagueStore, params: RatingParams) -> tuple[Ratings, int, int]:
     """Ratings over every finished game: (ratings, games in the stored prefix newly applied, tail games).
 

@@ -23,12 +23,11 @@ runner is tested with a fake referee and benchmarked with one fresh pool per gam
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import multiprocessing as mp
 import multiprocessing.connection as mp_connection
 import os
-import shutil
 import signal
-import sys
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -38,11 +37,12 @@ from typing import Any
 
 from harness.league import ratings as rating_mod
 from harness.league.config import LeagueConfig
+from harness.league.progress import progress_bar as _progress_bar
 from harness.league.schedule import schedule_fingerprint, schedule_rows
 from harness.league.store import GameOutcome, LeagueStore, PlanSummary, StoreError, compress_log
 
 __all__ = ["Players", "RunSummary", "run_league", "plan_league", "outcome_from_record", "referee_players",
-           "LeagueInterrupted"]
+           "LeagueInterrupted", "WorkerSetup", "build_referee_config", "bot_specs", "open_pool"]
 
 #: Games handed to each worker ahead of time: enough to keep it busy while the parent sleeps.
 AHEAD_PER_WORKER = 16
@@ -112,12 +112,23 @@ class RunSummary:
 
 
 @dataclass(frozen=True)
-class _WorkerSetup:
+class WorkerSetup:
+    """What a worker (a local process or a Dask worker) needs to play this league's games."""
+
     game: str
     options: dict[str, Any]
     referee_config: Any
     specs: dict[int, Any]  # version id -> BotSpec
     players: Players
+    idle_bots: int = 32  # the bound on each worker's idle bot processes (BotPool.max_idle)
+
+
+def open_pool(setup: WorkerSetup, referee_config: Any) -> Any:
+    """``setup.players.make_pool(referee_config)``, its idle processes bounded by ``setup.idle_bots``."""
+    pool = setup.players.make_pool(referee_config)
+    if hasattr(pool, "max_idle"):
+        pool.max_idle = setup.idle_bots
+    return pool
 
 
 def outcome_from_record(record: Any) -> GameOutcome:
@@ -151,7 +162,7 @@ def bot_specs(config: LeagueConfig, version_ids: dict[str, int]) -> dict[int, An
 # the worker process
 
 
-def _worker_main(index: int, cpu: int | None, setup: _WorkerSetup, conn: Any, stop: Any) -> None:
+def _worker_main(index: int, cpu: int | None, setup: WorkerSetup, conn: Any, stop: Any) -> None:
     """Play the tasks ``(seq, game_id, seed, version_ids)`` received on ``conn`` until ``None``.
 
     Answers each with ``("done", seq, GameOutcome)``, ``("error", seq, text)`` or, once ``stop``
@@ -179,7 +190,7 @@ def _worker_main(index: int, cpu: int | None, setup: _WorkerSetup, conn: Any, st
         # one stderr log directory per worker: two workers never write (and rotate) the same file
         referee_config = dataclasses.replace(referee_config,
                                              log_dir=os.path.join(referee_config.log_dir, f"worker-{index}"))
-    pool = None if players.fresh else players.make_pool(referee_config)
+    pool = None if players.fresh else open_pool(setup, referee_config)
     try:
         while True:
             try:
@@ -236,11 +247,13 @@ def _cpus() -> list[int]:
 def run_league(config: LeagueConfig, *, players: Players | None = None, progress: bool | str = True,
                grace_seconds: float = 5.0, max_games: int | None = None, pin: bool = True,
                on_game: Callable[[int, GameOutcome], None] | None = None,
-               should_stop: Callable[[], bool] | None = None) -> RunSummary:
+               should_stop: Callable[[], bool] | None = None, dask: str | None = None) -> RunSummary:
     """Play every pending game of ``config``'s league and record it; return what was done.
 
-    ``max_games`` stops after that many games (tests, benchmarks). Raises
-    :class:`LeagueInterrupted` on Ctrl-C, after recording what finished.
+    ``max_games`` stops after that many games (tests, benchmarks). ``dask`` (an address, or
+    ``local:N``; default: the config's ``executor``) plays the games on a Dask cluster instead of
+    local worker processes. Raises :class:`LeagueInterrupted` on Ctrl-C, after recording what
+    finished.
     """
     players = players or referee_players()
     store = LeagueStore(config.store)
@@ -256,8 +269,12 @@ def run_league(config: LeagueConfig, *, players: Players | None = None, progress
         log_dir = str(Path(config.store).with_suffix("").as_posix() + ".logs")
         referee_config = build_referee_config(config, log_dir)
         specs = bot_specs(config, version_ids)
-        setup = _WorkerSetup(game=config.game, options=config.options, referee_config=referee_config,
-                             specs=specs, players=players)
+        setup = WorkerSetup(game=config.game, options=config.options, referee_config=referee_config,
+                             specs=specs, players=players, idle_bots=config.idle_bots)
+        dask = dask or config.dask
+        if dask:
+            _run_dask(config, store, setup, pending, dask, summary, progress, on_game)
+            return summary
         n_workers = max(1, min(config.workers, len(pending)))
         summary.workers = n_workers
         _run_workers(config, store, setup, pending, n_workers, summary, progress, grace_seconds, pin, on_game,
@@ -302,7 +319,7 @@ class _Worker:
         self.alive = True
 
 
-def _run_workers(config: LeagueConfig, store: LeagueStore, setup: _WorkerSetup, pending: Sequence[Any],
+def _run_workers(config: LeagueConfig, store: LeagueStore, setup: WorkerSetup, pending: Sequence[Any],
                  n_workers: int, summary: RunSummary, progress: bool | str, grace_seconds: float, pin: bool,
                  on_game: Callable[[int, GameOutcome], None] | None,
                  should_stop: Callable[[], bool] | None = None) -> None:
@@ -446,6 +463,93 @@ def _run_workers(config: LeagueConfig, store: LeagueStore, setup: _WorkerSetup, 
         raise LeagueInterrupted(summary)
 
 
+def _run_dask(config: LeagueConfig, store: LeagueStore, setup: WorkerSetup, pending: Sequence[Any], address: str,
+              summary: RunSummary, progress: bool | str, on_game: Callable[[int, GameOutcome], None] | None) -> None:
+    """Play ``pending`` on the Dask cluster at ``address`` and record what comes back.
+
+    The results of a batch arrive together and are recorded in one transaction. A game delivered
+    twice (a batch re-run after a worker was lost) is recorded once: ``store.record`` refuses a
+    game that is no longer pending. Ctrl-C (a flag, as in :func:`_run_workers`) stops at the next
+    result: finished batches are recorded, the others cancelled and left pending.
+    """
+    from harness.league.executors.dask import dask_client, play_games
+
+    rater = rating_mod.PrefixRater(store, config.rating)
+    versions_of = {g.seq: g.version_ids for g in pending}
+    bar = _progress_bar(len(pending), progress, config.name)
+    start = time.perf_counter()
+    interrupts = 0
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        nonlocal interrupts
+        interrupts += 1
+
+    files = [f for b in config.bots for f in b.files]
+    key = f"{config.name}-{hashlib.sha256(config.store.encode()).hexdigest()[:8]}"
+    old_handler = signal.signal(signal.SIGINT, on_sigint)
+    seen: set[int] = set()
+    try:
+        with dask_client(address) as client:
+            summary.workers = len(client.scheduler_info(n_workers=-1).get("workers", {}))
+            stream = play_games(client, setup, pending, key_prefix=key, bot_files=files)
+            try:
+                buffered: list[tuple[str, int, Any]] = []
+                for message in stream:
+                    buffered.append(message)
+                    if len(seen) + len(buffered) < len(pending) and len(buffered) < 64:
+                        continue  # a batch's games arrive together: record them in one transaction
+                    _record_messages(store, rater, versions_of, buffered, seen, summary, bar, on_game)
+                    buffered.clear()
+                    if interrupts or summary.gave_up or len(summary.errors) >= MAX_ERRORS:
+                        break
+                _record_messages(store, rater, versions_of, buffered, seen, summary, bar, on_game)
+            finally:
+                stream.close()  # cancels the batches not finished, closes the workers' bot pools
+    finally:
+        signal.signal(signal.SIGINT, old_handler)
+        summary.seconds = time.perf_counter() - start
+        if bar is not None:
+            bar.close()
+    summary.gave_up = summary.gave_up or (len(summary.errors) >= MAX_ERRORS and len(seen) < len(pending))
+    if interrupts:
+        summary.interrupted = True
+        raise LeagueInterrupted(summary)
+
+
+def _record_messages(store: LeagueStore, rater: Any, versions_of: dict[int, tuple[int, ...]],
+                     messages: list[tuple[str, int, Any]], seen: set[int], summary: RunSummary, bar: Any,
+                     on_game: Callable[[int, GameOutcome], None] | None) -> None:
+    """Record ``messages`` (from an executor) in one transaction, in bulk; each game once."""
+    from harness.league.writer import record_many
+
+    if not messages:
+        return
+    done: list[tuple[int, GameOutcome]] = []
+    for kind, seq, payload in messages:
+        if seq in seen:
+            continue  # delivered twice (at least once): already handled
+        seen.add(seq)
+        if kind == "done":
+            done.append((seq, payload))
+        elif kind == "refused":  # a worker with other bot files: stop, playing nothing more there
+            if payload not in summary.errors:
+                summary.errors.append(payload)
+            summary.gave_up = True
+        else:
+            summary.errors.append(payload)
+    with store.transaction():
+        recorded = set(record_many(store, done))
+        rater.recorded_many([(seq, list(zip(versions_of[seq], o.ranking))) for seq, o in done if seq in recorded])
+    for seq, outcome in done:
+        if seq in recorded:
+            summary.played += 1
+            summary.violations += len(outcome.violations)
+        if on_game is not None:
+            on_game(seq, outcome)
+    if bar is not None and done:
+        bar.update(len(done))
+
+
 def _stop_workers(workers: list[_Worker]) -> None:
     for w in workers:
         try:
@@ -464,52 +568,3 @@ def _stop_workers(workers: list[_Worker]) -> None:
             w.process.kill()
             w.process.join(1.0)
         w.conn.close()
-
-
-class _ProgressLines:
-    """Progress for a log rather than a terminal (nohup, CI, a pipe): one line on stderr every
-    ``every`` seconds with games done, rate and time left, and the same end of run as the bar."""
-
-    def __init__(self, total: int, name: str, every: float = 10.0) -> None:
-        self.total, self.name, self.every = total, name, every
-        self.done = 0
-        self.violations = 0
-        self.start = self.last = time.monotonic()
-
-    def update(self, n: int) -> None:
-        self.done += n
-        now = time.monotonic()
-        if now - self.last >= self.every:
-            self.last = now
-            self._line(now)
-
-    def _line(self, now: float) -> None:
-        rate = self.done / max(now - self.start, 1e-9)
-        left = (self.total - self.done) / rate if rate > 0 else float("inf")
-        eta = "?" if left == float("inf") else time.strftime("%H:%M:%S", time.gmtime(left))
-        extra = f", {self.violations} violations" if self.violations else ""
-        print(f"{self.name}: {self.done}/{self.total} games, {rate:.1f} games/s, {eta} left{extra}",
-              file=sys.stderr, flush=True)
-
-    def set_postfix(self, violations: int = 0, refresh: bool = False) -> None:
-        self.violations = violations
-
-    def write(self, text: str) -> None:
-        print(text, file=sys.stderr, flush=True)
-
-    def close(self) -> None:
-        if self.done and time.monotonic() - self.start >= self.every:
-            self._line(time.monotonic())
-
-
-def _progress_bar(total: int, enabled: bool | str, name: str) -> Any:
-    """A tqdm bar (True or "bar"), progress lines every 10 s ("lines"), or nothing (False, "none")."""
-    if enabled == "lines":
-        # the interval can be shortened for tests and demos (seconds, default 10)
-        return _ProgressLines(total, name, float(os.environ.get("TABLEBOTS_PROGRESS_SECONDS", "10")))
-    if not enabled or enabled == "none":
-        return None
-    from tqdm import tqdm
-    # the terminal's size, or 80x24 where it reports 0x0 (tqdm would then hide the bar)
-    size = shutil.get_terminal_size()
-    return tqdm(total=total, desc=name, unit="game", smoothing=0.1, ncols=size.columns, nrows=size.lines)

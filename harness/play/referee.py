@@ -107,12 +107,23 @@ class BotPool:
     told it those); otherwise a new one is started. Processes that violated badly, forfeited or
     exited are killed and replaced on next use. ``close()`` says bye, waits briefly, then kills
     every process tree. Use it as a context manager.
+
+    At most ``max_idle`` processes wait idle (settable at any time): past it, the least recently
+    used is stopped. A 100-bot league would otherwise keep 100 processes (~14 MB each for a
+    Python bot) per worker; games batched by their bots keep the hit rate high under the bound.
     """
 
-    def __init__(self, config: RefereeConfig | None = None) -> None:
+    #: default bound on idle processes per pool (league key ``idle_bots``)
+    MAX_IDLE = 32
+
+    def __init__(self, config: RefereeConfig | None = None, max_idle: int = MAX_IDLE) -> None:
         #: informational only: each process is started with the config of the game that needs it
         self.config = config
+        self.max_idle = max_idle
+        self.evicted = 0
         self._idle: dict[BotSpec, list[BotProcess]] = {}
+        # idle processes, least recently used first (dict order: insertion)
+        self._lru: dict[BotProcess, None] = {}
         self._busy: set[BotProcess] = set()
         self._logs: dict[tuple[str | None, str], StderrLog] = {}
         self.started = 0
@@ -135,6 +146,7 @@ class BotPool:
         idle = self._idle.get(spec)
         while idle:
             proc = idle.pop()
+            self._lru.pop(proc, None)
             if proc.key == key and proc.alive and proc.exit_status() is None:
                 self._busy.add(proc)
                 return proc
@@ -161,8 +173,25 @@ class BotPool:
         if proc.alive and proc.exit_status() is None:
             proc.drain_stderr()
             self._idle.setdefault(proc.spec, []).append(proc)
+            self._lru[proc] = None
+            while len(self._lru) > max(0, self.max_idle):
+                self._evict(next(iter(self._lru)))
         else:
             proc.kill("dropped after its game")
+
+    def _evict(self, proc: BotProcess) -> None:
+        """Stop an idle process (the least recently used) to keep the pool within ``max_idle``."""
+        del self._lru[proc]
+        self._idle[proc.spec].remove(proc)
+        if not self._idle[proc.spec]:
+            del self._idle[proc.spec]
+        self.evicted += 1
+        proc.close_politely(protocol.BYE)
+        proc.kill("idle pool full: least recently used")
+
+    def idle_count(self) -> int:
+        """Processes waiting idle in the pool now."""
+        return len(self._lru)
 
     def discard(self, proc: BotProcess, reason: str) -> None:
         self._busy.discard(proc)
@@ -175,6 +204,7 @@ class BotPool:
         """Say bye to every process, give them ``grace`` seconds to exit, then kill every tree."""
         procs = self.processes()
         self._idle.clear()
+        self._lru.clear()
         self._busy.clear()
         for proc in procs:
             proc.close_politely(protocol.BYE)
