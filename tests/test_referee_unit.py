@@ -271,6 +271,16 @@ def test_kill_remnants_reaches_processes_outside_the_group_by_token():
     env = dict(os.environ, **{TOKEN_VAR: token})
     child = subprocess.Popen(["sleep", "60"], env=env, start_new_session=True)
     try:
+        # until it has exec'd, the child's /proc environ is still its parent's (no token): wait for
+        # the exec, which a loaded machine may delay (a scan before it rightly finds nothing)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                if token.encode() in Path(f"/proc/{child.pid}/environ").read_bytes():
+                    break
+            except OSError:
+                pass
+            time.sleep(0.01)
         assert kill_remnants([token]) >= 1
         assert child.wait(timeout=10) == -signal.SIGKILL
     finally:
