@@ -34,10 +34,14 @@ def test_llr_and_bounds_by_hand():
     # 100 sets, half 0.75 and half 0.45: mean 0.6, variance 0.0225
     scores = [0.75] * 50 + [0.45] * 50
     s0, s1 = 0.5, 1 / (1 + 10 ** (-10 / 400))
-    by_hand = 100 * (s1 - s0) * (2 * 0.6 - s0 - s1) / (2 * 0.0225)
+    # with the pseudo-set (half a win, half a loss): 101 sets, mean 60.5/101, variance by hand
+    mean = 60.5 / 101
+    var = (50 * (0.75 - mean) ** 2 + 50 * (0.45 - mean) ** 2 + 0.5 * mean ** 2 + 0.5 * (1 - mean) ** 2) / 101
+    by_hand = 101 * (s1 - s0) * (2 * mean - s0 - s1) / (2 * var)
     assert llr(scores, SprtParams(elo0=0, elo1=10)) == pytest.approx(by_hand)
-    assert by_hand == pytest.approx(5.934, abs=0.001)
-    assert llr([0.5] * 40, SprtParams()) < lower  # identical results: no advantage, H0
+    assert by_hand == pytest.approx(5.369, abs=0.001)
+    assert llr([1.0, 1.0], SprtParams()) < llr_bounds(SprtParams())[1]  # two sets never decide
+    assert llr([0.5] * 40, SprtParams()) < 0  # identical results: evidence for H0
     summary = match_summary(scores, 200, SprtParams(), 2)
     assert summary["verdict"] == "H1" and summary["elo"] == pytest.approx(elo_from_score(0.6))
     low, high = summary["elo_ci"]

@@ -12,6 +12,8 @@ H0: the expected score is s0 = E(elo0), H1: s1 = E(elo1), where E(elo) = 1 / (1 
 
     LLR = N (s1 - s0) (2 x - s0 - s1) / (2 v)
 
+(with one pseudo-set of half a win and half a loss added to N, x and v, so that a few identical
+sets cannot decide)
 and the test stops at LLR >= ln((1 - beta) / alpha) (accept H1) or LLR <= ln(beta / (1 - alpha))
 (accept H0). Using the observed variance of whole sets, not of games, is what makes the test
 valid for duplicate deals, and what lets it stop early: duplicate sets cancel the deal's luck,
@@ -74,15 +76,19 @@ def llr_bounds(params: SprtParams) -> tuple[float, float]:
 
 
 def llr(set_scores: Sequence[float], params: SprtParams) -> float:
-    """The GSPRT log-likelihood ratio of H1 against H0 for these set scores (0 with < 2 sets)."""
+    """The GSPRT log-likelihood ratio of H1 against H0 for these set scores (0 with < 2 sets).
+
+    One pseudo-set, half a win and half a loss, is added to the mean and the variance (as
+    fishtest's prior does): without it two identical sets have no variance and would decide
+    the test at once."""
     n = len(set_scores)
     if n < 2:
         return 0.0
-    mean = sum(set_scores) / n
-    var = sum((x - mean) ** 2 for x in set_scores) / n
-    var = max(var, 1e-4)  # all sets alike (e.g. A always wins): a floor keeps the LLR finite
+    total = n + 1
+    mean = (sum(set_scores) + 0.5) / total
+    var = (sum((x - mean) ** 2 for x in set_scores) + 0.5 * mean ** 2 + 0.5 * (1 - mean) ** 2) / total
     s0, s1 = expected_score(params.elo0), expected_score(params.elo1)
-    return n * (s1 - s0) * (2 * mean - s0 - s1) / (2 * var)
+    return total * (s1 - s0) * (2 * mean - s0 - s1) / (2 * var)
 
 
 def _phi(x: float) -> float:
