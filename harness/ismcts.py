@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import random
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,6 +62,35 @@ def rewards(state: State, players: int) -> list[float]:
     return [(players - 1 - r) / (players - 1) for r in ranking]
 
 
+def _hand_number(state: Any) -> int:
+    return int(state.hand_number)
+
+
+def _deal(state: Any) -> int:
+    return int(state.deal)
+
+
+#: Games whose playouts stop at the end of the current hand: the seat's key of the hand, and the
+#: score difference worth one logistic unit. Measured: with full playouts to the 200-point target
+#: the Dominoes bot lost to greedy (2 of 11 games at 50 iterations): the few points a move
+#: decides drown in the noise of the ten hands after it.
+HORIZONS: dict[str, tuple[Callable[[Any], int], float]] = {
+    "dominoes": (_hand_number, 15.0),
+    "crisps": (_deal, 0.5),
+}
+
+
+def score_rewards(state: Any, base: Sequence[int], players: int, scale: float) -> list[float]:
+    """Each seat's reward in ``(0, 1)``: logistic of its points gained since ``base`` less the best
+    gain of another seat (gains, not totals: a seat far behind still tells good moves from bad)."""
+    scores = [s - b for s, b in zip(state.scores, base)]
+    out = []
+    for i in range(players):
+        best_other = max(scores[j] for j in range(players) if j != i)
+        out.append(1.0 / (1.0 + math.exp(-(scores[i] - best_other) / scale)))
+    return out
+
+
 def search(game: Game, options: Mapping[str, Any], observation: Mapping[str, Any],
            events: Sequence[Mapping[str, Any]], actions: Sequence[Action], players: int,
            rng: random.Random, iterations: int | None = None, deadline: float | None = None,
@@ -76,6 +105,7 @@ def search(game: Game, options: Mapping[str, Any], observation: Mapping[str, Any
     opts = game.validate_options(options)
     root = Node()
     offered = {action_key(a): a for a in actions}
+    horizon = HORIZONS.get(game.name)
     done = 0
     while True:
         if iterations is not None and done >= iterations:
@@ -83,19 +113,25 @@ def search(game: Game, options: Mapping[str, Any], observation: Mapping[str, Any
         if deadline is not None and done and time.monotonic() >= deadline:
             break
         state = game.resample_from_infostate(observation, events, rng, opts)
-        _iterate(state, root, players, rng, exploration)
+        _iterate(state, root, players, rng, exploration, horizon)
         done += 1
     visits = {k: c.visits for k, c in root.children.items() if k in offered}
     best = max(visits, key=lambda k: (visits[k], root.children[k].reward)) if visits else next(iter(offered))
     return SearchResult(offered[best], done, visits)
 
 
-def _iterate(state: State, root: Node, players: int, rng: random.Random, c: float) -> None:
+def _iterate(state: State, root: Node, players: int, rng: random.Random, c: float,
+             horizon: tuple[Callable[[Any], int], float] | None) -> None:
     node = root
+    if horizon is not None:
+        key, scale = horizon
+        start = key(state)
+        scored: Any = state
+        base = list(scored.scores)
     path: list[Node] = []
     choice = rng.choice
     expanded = False
-    while not state.is_terminal():
+    while not state.is_terminal() and (horizon is None or key(state) == start):
         legal = state.legal_actions()
         if len(legal) == 1:
             state.apply(legal[0])
@@ -125,10 +161,16 @@ def _iterate(state: State, root: Node, players: int, rng: random.Random, c: floa
         node = children[keys[best_i]]
         state.apply(legal[best_i])
         path.append(node)
-    if expanded:
-        while not state.is_terminal():
-            state.apply(choice(state.legal_actions()))
-    reward = rewards(state, players)
+    if horizon is None:
+        if expanded:
+            while not state.is_terminal():
+                state.apply(choice(state.legal_actions()))
+        reward = rewards(state, players)
+    else:
+        if expanded:
+            while not state.is_terminal() and key(state) == start:
+                state.apply(choice(state.legal_actions()))
+        reward = rewards(state, players) if state.is_terminal() else score_rewards(state, base, players, scale)
     for n in path:
         n.visits += 1
         n.reward += reward[n.player]
