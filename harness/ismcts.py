@@ -70,6 +70,10 @@ def _deal(state: Any) -> int:
     return int(state.deal)
 
 
+def _round(state: Any) -> int:
+    return int(state.round)
+
+
 #: Games whose playouts stop at the end of the current hand: the seat's key of the hand, and the
 #: score difference worth one logistic unit. Measured: with full playouts to the 200-point target
 #: the Dominoes bot lost to greedy (2 of 11 games at 50 iterations): the few points a move
@@ -77,6 +81,7 @@ def _deal(state: Any) -> int:
 HORIZONS: dict[str, tuple[Callable[[Any], int], float]] = {
     "dominoes": (_hand_number, 15.0),
     "crisps": (_deal, 0.5),
+    "epizodiak": (_round, 2.0),
 }
 
 

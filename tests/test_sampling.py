@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import random
+import sys
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
 from harness.games import get_game
 from harness.games.crisps_sample import known_other_cards
 from harness.games.dominoes_sample import hand_slots
+from harness.games.epizodiak_sample import known_other_tiles
 
-SAMPLED = [("crisps", 2), ("dominoes", 2), ("dominoes", 3), ("dominoes", 4)]
+SAMPLED = [("crisps", 2), ("dominoes", 2), ("dominoes", 3), ("dominoes", 4), ("epizodiak", 3)]
 
 
 def random_positions(game_name, players, games, rng):
@@ -174,8 +177,41 @@ def test_dominoes_hidden_tiles_spread_over_every_place():
                 assert 0.15 < where[place] / 600 < 0.55
 
 
-def test_a_game_without_a_sampler_says_so():
+def test_epizodiak_tiles_taken_in_the_open_stay_known_and_hidden_tiles_spread():
     game = get_game("epizodiak")
-    state = game.new_state(3, 1)
-    with pytest.raises(NotImplementedError, match="epizodiak"):
-        game.resample_from_infostate(state.observation(0), state.events, random.Random(1), state.options)
+    rng = random.Random(2)
+    found = 0
+    for state, seat in random_positions("epizodiak", 3, 10, random.Random(5)):
+        known = known_other_tiles(state.events, seat)
+        for s in range(3):
+            assert all(state.hands[s][v] >= known[s][v] for v in range(13))  # sound on the real game
+        if not any(any(k) for k in known):
+            continue
+        found += 1
+        sample = game.resample_from_infostate(state.observation(seat), state.events, rng, state.options)
+        for s in range(3):
+            if s != seat:
+                assert all(sample.hands[s][v] >= known[s][v] for v in range(13))
+    assert found > 10
+    state = game.new_state(3, 4)
+    seat = state.current_player
+    places: dict[int, set[str]] = {}
+    for _ in range(300):
+        sample = game.resample_from_infostate(state.observation(seat), state.events, rng, state.options)
+        for s in range(3):
+            for v in sample.tiles[s]:
+                places.setdefault(v, set()).add(f"seat{s}")
+        for v in sample.pile:
+            places.setdefault(v, set()).add("pile")
+    for v in range(1, 13):
+        if state.hands[seat][v] + (v in state.dial_tiles()) < 4:
+            assert places[v] - {f"seat{seat}"} == {f"seat{s}" for s in range(3) if s != seat} | {"pile"}
+
+
+def test_a_game_without_a_sampler_says_so():
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from toygame import ToyGame
+    game = ToyGame()
+    state = game.new_state(2, 1)
+    with pytest.raises(NotImplementedError, match="toy"):
+        game.resample_from_infostate(state.observation(0), state.events, random.Random(1), {})

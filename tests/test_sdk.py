@@ -152,11 +152,12 @@ def test_ismcts_policy_budget_follows_time_left():
     assert policy.last is not None and policy.last.iterations >= 1
 
 
-@pytest.mark.parametrize("game_name", ["crisps", "dominoes"])
+@pytest.mark.parametrize("game_name", ["crisps", "dominoes", "epizodiak"])
 def test_ismcts_bot_plays_real_games_under_the_referee(game_name, tmp_path):
     bot = f"python3 {ROOT / 'bots' / f'{game_name}_ismcts.py'} --iterations 8 --seed 1"
-    result = CliRunner().invoke(cli, ["play", game_name, "--bot", bot, "--bot", RANDOM, "--games", "2",
-                                      "-o", "target=25" if game_name == "dominoes" else "max_turns=2000",
+    options = {"crisps": "max_turns=2000", "dominoes": "target=25", "epizodiak": "mode=one_round"}[game_name]
+    seats = ["--bot", bot] + ["--bot", RANDOM] * (2 if game_name == "epizodiak" else 1)
+    result = CliRunner().invoke(cli, ["play", game_name, *seats, "--games", "2", "-o", options,
                                       "--stderr-dir", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert "violation" not in result.output.lower() and "FORFEIT" not in result.output
