@@ -21,6 +21,7 @@ hashable form. Speed per game: bench/ismcts.py, figures in docs/bots.md.
 
 from __future__ import annotations
 
+import importlib
 import math
 import random
 import time
@@ -113,6 +114,10 @@ def search(game: Game, options: Mapping[str, Any], observation: Mapping[str, Any
     if iterations is None and deadline is None:
         raise ValueError("give iterations or a deadline")
     opts = game.validate_options(options)
+    try:  # the sampler directly, options checked once (Game.resample_from_infostate checks per call)
+        resample = importlib.import_module(f"harness.games.{game.name}_sample").resample
+    except ModuleNotFoundError:
+        raise NotImplementedError(f"{game.name} has no sampler (harness/games/{game.name}_sample.py)") from None
     root = Node()
     offered = {action_key(a): a for a in actions}
     horizon = HORIZONS.get(game.name)
@@ -122,7 +127,7 @@ def search(game: Game, options: Mapping[str, Any], observation: Mapping[str, Any
             break
         if deadline is not None and done and time.monotonic() >= deadline:
             break
-        state = game.resample_from_infostate(observation, events, rng, opts)
+        state = resample(opts, observation, events, rng)
         _iterate(state, root, players, rng, exploration, horizon)
         done += 1
     visits = {k: c.visits for k, c in root.children.items() if k in offered}
