@@ -195,8 +195,8 @@ class IsmctsPolicy:
     """An SDK policy (see :mod:`harness.sdk`) that decides by ISMCTS.
 
     Per decision it searches ``iterations`` iterations if given, and never past
-    ``budget_ms`` (default: ``fraction`` of ``time_left_ms``, less a 60 ms reserve for the
-    answer to travel), so it respects both the referee's deadline and a fixed effort.
+    ``budget_ms`` (default: ``fraction`` of ``time_left_ms``, less a reserve of 60 ms, or a fifth
+    of ``time_left_ms`` when that is smaller, for the answer to travel), so it respects both the referee's deadline and a fixed effort.
     """
 
     def __init__(self, iterations: int | None = None, budget_ms: int | None = None,
@@ -213,7 +213,7 @@ class IsmctsPolicy:
 
         game = get_game(decision.game)
         time_left = decision.time_left_ms
-        budget = time_left * self.fraction - 60
+        budget = time_left * self.fraction - min(60, time_left / 5)
         if self.budget_ms is not None:
             budget = min(budget, self.budget_ms)
         deadline = decision.received + max(budget, 1.0) / 1000.0
@@ -233,7 +233,7 @@ def bot_main(game: str, argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--iterations", type=int, default=None,
                         help="iterations per decision (default: as many as the time budget allows)")
     parser.add_argument("--budget-ms", type=int, default=None,
-                        help="most milliseconds per decision (default: half of time_left_ms, less 60 ms)")
+                        help="most milliseconds per decision (default: half of time_left_ms, less 60 ms or a fifth of it if smaller)")
     parser.add_argument("--seed", type=int, default=None, help="seed of the search's RNG (reproducible play)")
     parser.add_argument("--name", default=f"{game}-ismcts", help="name sent in the ready message")
     args = parser.parse_args(argv)
