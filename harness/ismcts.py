@@ -12,7 +12,7 @@ ends the game scores by rank (``(players - 1 - rank) / (players - 1)``). Measure
 (bench/strength.py, 50 iterations against the greedy bots): with playouts to the end of the
 game ISMCTS lost at Crisps (11 of 36 games) and drew at Dominoes (a 200-point game is ten
 hands of noise after the move being judged); stopping at the horizon gave 0.60 and 0.56, and
-200 iterations 0.77 in both (docs/bots.md).
+200 iterations 0.85 and 0.73 (docs/bots.md).
 
 Design choice: the search works on engine states directly (a fresh determinization per
 iteration, so no state copies and no JSON inside the loop); actions are keyed by a small
