@@ -12,6 +12,8 @@ those values. Each game also gives every action a short text form
 
 from __future__ import annotations
 
+import importlib
+import random
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -182,6 +184,23 @@ class Game(ABC):
     @abstractmethod
     def parse_action(self, text: str) -> Action:
         """Inverse of :meth:`format_action`; :class:`InvalidAction` if unparseable."""
+
+    def resample_from_infostate(self, observation: Mapping[str, Any], events: Sequence[Mapping[str, Any]],
+                                rng: random.Random, options: Mapping[str, Any] | None = None) -> State:
+        """A full state drawn at random among those consistent with what one seat knows.
+
+        ``observation`` is the seat's observation, ``events`` every public event of the game so
+        far, ``options`` the game's options. The state's observation for that seat equals
+        ``observation``; hidden cards and tiles are dealt at random over the places they can be
+        (OpenSpiel's ``resample_from_infostate``). Implemented per game in
+        ``harness/games/<game>_sample.py`` (a function ``resample``), imported on first use.
+        """
+        try:
+            module = importlib.import_module(f"harness.games.{self.name}_sample")
+        except ModuleNotFoundError:
+            raise NotImplementedError(f"{self.name} has no sampler (harness/games/{self.name}_sample.py)") from None
+        state: State = module.resample(self.validate_options(options), observation, events, rng)
+        return state
 
     def __repr__(self) -> str:
         return f"<Game {self.name}>"

@@ -1,0 +1,14 @@
+#!/usr/bin/env python3
+"""Information-set MCTS bot for crisps (protocol v1), on harness.sdk and the harness engine.
+
+    python3 bots/crisps_ismcts.py [--iterations N] [--budget-ms MS] [--seed N] [--name NAME]
+
+Needs the harness installed (`pip install -e .`); the search is in harness/ismcts.py.
+"""
+
+import sys
+
+from harness.ismcts import bot_main
+
+if __name__ == "__main__":
+    sys.exit(bot_main("crisps"))

@@ -1,0 +1,173 @@
+"""harness.sdk (run over pipes, play in process) and the ISMCTS bots built on it."""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from harness.cli import cli
+from harness.games import get_game
+from harness.ismcts import IsmctsPolicy, search
+from harness.sdk import Decision, play_in_process, run
+
+ROOT = Path(__file__).resolve().parent.parent
+RANDOM = f"python3 {ROOT / 'bots' / 'random_bot.py'} --seed 3"
+
+
+def lines(*msgs) -> io.StringIO:
+    return io.StringIO("".join(json.dumps(m) + "\n" for m in msgs))
+
+
+def talk(policy, *msgs) -> tuple[list[dict], str]:
+    out, err = io.StringIO(), io.StringIO()
+    assert run(policy, name="t", stdin=lines(*msgs), stdout=out, stderr=err) == 0
+    return [json.loads(x) for x in out.getvalue().splitlines()], err.getvalue()
+
+
+HELLO = {"type": "hello", "protocol": 1, "game": "crisps", "options": {"jacks": False}, "seat": 0, "players": 2,
+         "time": {"init_ms": 5000, "move_ms": 1000, "bank_ms": 0}}
+ACTIONS = [{"type": "play", "cards": ["9"]}, {"type": "pass"}]
+
+
+def request(i, events=()):
+    return {"type": "request", "id": i, "seat": 0, "observation": {"seat": 0}, "actions": ACTIONS,
+            "events": list(events), "time_left_ms": 700}
+
+
+def test_run_answers_hello_and_requests_by_index_and_ignores_what_needs_no_answer():
+    seen: list[Decision] = []
+
+    def policy(d: Decision):
+        seen.append(d)
+        return {"type": "pass"}
+    out, err = talk(policy, HELLO, {"type": "start", "game_id": "g1", "seat": 1, "players": 2},
+                    request(5, [{"type": "deal"}]), request(7, [{"type": "play"}]),
+                    {"type": "result", "ranking": [0, 1]}, {"type": "start", "game_id": "g2", "seat": 0, "players": 2},
+                    request(9, [{"type": "deal"}]), {"type": "bye"}, request(11))
+    assert out == [{"type": "ready", "name": "t"}, {"type": "action", "id": 5, "index": 1},
+                   {"type": "action", "id": 7, "index": 1}, {"type": "action", "id": 9, "index": 1}]
+    assert err == ""
+    assert [d.events for d in seen] == [[{"type": "deal"}], [{"type": "deal"}, {"type": "play"}], [{"type": "deal"}]]
+    assert seen[0].game == "crisps" and seen[0].options == {"jacks": False} and seen[0].time_left_ms == 700
+    assert seen[0].seat == 0 and seen[0].players == 2
+
+
+@pytest.mark.parametrize("answer", [RuntimeError("boom"), 7, {"type": "take"}])
+def test_a_failing_policy_costs_one_decision_not_the_process(answer):
+    def policy(d: Decision):
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+    out, err = talk(policy, HELLO, request(1), request(2), {"type": "bye"})
+    assert out[1:] == [{"type": "action", "id": 1, "index": 0}, {"type": "action", "id": 2, "index": 0}]
+    assert "policy failed" in err and "Traceback" in err
+
+
+def test_unreadable_lines_go_to_stderr():
+    bad = io.StringIO("not json\n" + json.dumps(request(2)) + "\n")
+    out2, err2 = io.StringIO(), io.StringIO()
+    run(lambda d: 1, stdin=bad, stdout=out2, stderr=err2)
+    assert json.loads(out2.getvalue()) == {"type": "action", "id": 2, "index": 1}
+    assert "unreadable line" in err2.getvalue()
+
+
+@pytest.mark.parametrize("game_name,players", [("crisps", 2), ("dominoes", 3), ("epizodiak", 3)])
+def test_play_in_process_plays_whole_games(game_name, players):
+    rng = random.Random(1)
+    asked = []
+
+    def policy(d: Decision):
+        asked.append(len(d.actions))
+        assert d.observation["seat"] == d.seat
+        return rng.randrange(len(d.actions))
+    result = play_in_process(game_name, [policy] * players, seed=4)
+    assert sorted(result["ranking"])[0] == 0 and len(result["ranking"]) == players
+    assert asked and min(asked) >= 2  # single actions are applied without asking (ruling C2)
+
+
+def winning_positions(game_name, players, limit):
+    """States (and their winning actions) where one action ends the game with the mover first."""
+    game = get_game(game_name)
+    rng = random.Random(6)
+    found = []
+    for seed in range(200):
+        state = game.new_state(players, seed, {"target": 30} if game_name == "dominoes" else {})
+        while not state.is_terminal() and len(found) < limit:
+            actions = state.legal_actions()
+            mover = state.current_player
+            wins = []
+            for a in actions:
+                trial = game.state_from_json(state.to_json())
+                trial.apply(a)
+                if trial.is_terminal() and trial.result()["ranking"][mover] == 0 and trial.result()["ranking"].count(0) == 1:
+                    wins.append(a)
+            if wins and len(wins) < len(actions) and len(actions) > 1:
+                found.append((state, wins))
+                break
+            state.apply(rng.choice(actions))
+        if len(found) >= limit:
+            return found
+    return found
+
+
+@pytest.mark.parametrize("game_name", ["crisps", "dominoes"])
+def test_ismcts_finds_the_winning_move(game_name):
+    game = get_game(game_name)
+    positions = winning_positions(game_name, 2, 4)
+    assert len(positions) == 4
+    for state, wins in positions:
+        seat = state.current_player
+        found = search(game, state.options, state.observation(seat), state.events, state.legal_actions(), 2,
+                       random.Random(1), iterations=300)
+        assert found.action in wins, (state.render(), found)
+        assert found.iterations == 300
+
+
+def test_ismcts_is_reproducible_and_stops_at_the_deadline():
+    game = get_game("crisps")
+    state = game.new_state(2, 3)
+    seat = state.current_player
+    args = (game, state.options, state.observation(seat), state.events, state.legal_actions(), 2)
+    a = search(*args, random.Random(5), iterations=60)
+    b = search(*args, random.Random(5), iterations=60)
+    assert a == b
+    late = search(*args, random.Random(5), deadline=0.0)  # a deadline already past: one iteration
+    assert late.iterations == 1 and late.action in state.legal_actions()
+    with pytest.raises(ValueError):
+        search(*args, random.Random(5))
+
+
+def test_ismcts_policy_budget_follows_time_left():
+    policy = IsmctsPolicy(seed=1, budget_ms=1)
+    state = get_game("dominoes").new_state(2, 3)
+    seat = state.current_player
+    d = Decision("dominoes", dict(state.options), seat, 2, state.observation(seat), state.legal_actions(),
+                 state.events, 100)
+    assert policy(d) in d.actions
+    assert policy.last is not None and policy.last.iterations >= 1
+
+
+@pytest.mark.parametrize("game_name", ["crisps", "dominoes", "epizodiak"])
+def test_ismcts_bot_plays_real_games_under_the_referee(game_name, tmp_path):
+    bot = f"python3 {ROOT / 'bots' / f'{game_name}_ismcts.py'} --iterations 8 --seed 1"
+    options = {"crisps": "max_turns=2000", "dominoes": "target=25", "epizodiak": "mode=one_round"}[game_name]
+    seats = ["--bot", bot] + ["--bot", RANDOM] * (2 if game_name == "epizodiak" else 1)
+    result = CliRunner().invoke(cli, ["play", game_name, *seats, "--games", "2", "-o", options,
+                                      "--stderr-dir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "violation" not in result.output.lower() and "FORFEIT" not in result.output
+
+
+def test_ismcts_bot_help_and_bad_arguments(capsys):
+    from harness.ismcts import bot_main
+    with pytest.raises(SystemExit) as exc:
+        bot_main("crisps", ["--help"])
+    assert exc.value.code == 0 and "--iterations" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exc:
+        bot_main("crisps", ["--iterations", "0"])
+    assert exc.value.code == 2 and "--iterations" in capsys.readouterr().err
