@@ -86,6 +86,9 @@ def bwrap_command(argv: Sequence[str], cwd: str, own_dirs: Sequence[str]) -> lis
            "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--hostname", "bot"]
     if os.geteuid() == 0:
         cmd += ["--cap-drop", "ALL"]
+    # the private /tmp first: binds made after it land on top of it, so an interpreter, package
+    # or bot that lives under /tmp (a CI checkout there) stays visible instead of being hidden
+    cmd += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
     for path in _SYSTEM_DIRS:
         if os.path.islink(path):
             cmd += ["--symlink", os.readlink(path), path]
@@ -100,7 +103,6 @@ def bwrap_command(argv: Sequence[str], cwd: str, own_dirs: Sequence[str]) -> lis
             cmd += ["--ro-bind", prefix, prefix]
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # .../harness: the SDK's code
     cmd += ["--ro-bind", package, package]
-    cmd += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
     for own in dict.fromkeys(own_dirs):
         cmd += ["--ro-bind", own, own]
     words = [os.path.abspath(os.path.join(cwd, w)) if i and os.path.exists(os.path.join(cwd, w)) else w
