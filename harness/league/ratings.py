@@ -128,37 +128,18 @@ class PrefixRater:
 
     def recorded(self, seq: int, seats: list[tuple[int, int]]) -> int:
         """Note game ``seq`` as done with ``[(version_id, rank), ...]``; rate what it settles; return how many."""
-        # someone else (harness table --recompute) rebuilt the stored ratings: the prefix moved, or
-        # it was rebuilt with other parameters (same prefix: only the parameters tell)
-        if (int(self.store.get_meta("rated_upto", "0") or 0) != self.upto
-                or self.store.get_meta("rating_params") != self._params_json):
-            self._load()
-            return 0
-        self.games[seq] = ("done", seats)
-        changed: set[int] = set()
-        applied = 0
-        while self.next < len(self.order):
-            nxt = self.order[self.next]
-            status, game_seats = self.games[nxt]
-            if status == "pending":
-                break
-            if status == "done":
-                changed.update(apply_game(self.env, self.ratings, game_seats))
-                applied += 1
-            self.upto = nxt
-            self.next += 1
-        if applied or changed:
-            self.store.save_ratings({v: self.ratings[v] for v in changed})
-        self.store.set_meta("rated_upto", str(self.upto))
-        return applied
-
+        return self.recorded_many([(seq, seats)])
 
     def recorded_many(self, games: list[tuple[int, list[tuple[int, int]]]]) -> int:
         """Bulk :meth:`recorded`: note many games as done, rate what they settle, write once; return how many."""
         if not games:
             return 0
-        if int(self.store.get_meta("rated_upto", "0") or 0) != self.upto:
-            self._load()  # someone else rebuilt the stored ratings (and the reload read these games)
+        # someone else (harness table --recompute) rebuilt the stored ratings: the prefix moved, or
+        # it was rebuilt with other parameters (same prefix: only the parameters tell); the reload
+        # reads these games from the store
+        if (int(self.store.get_meta("rated_upto", "0") or 0) != self.upto
+                or self.store.get_meta("rating_params") != self._params_json):
+            self._load()
             return 0
         for seq, seats in games:
             self.games[seq] = ("done", seats)
@@ -174,7 +155,7 @@ class PrefixRater:
                 applied += 1
             self.upto = nxt
             self.next += 1
-        if changed:
+        if applied or changed:
             self.store.save_ratings({v: self.ratings[v] for v in changed})
         self.store.set_meta("rated_upto", str(self.upto))
         return applied

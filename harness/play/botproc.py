@@ -450,15 +450,9 @@ class BotProcess:
         Never buffers more than ``max_line_bytes + 1`` bytes. CRASH when stdout is closed or the
         process exited without a complete line; OVERSIZE past the cap, newline or not.
         """
-        buf = self._buf
-        i = buf.find(b"\n")
-        if i >= 0:
-            line = bytes(buf[:i])
-            del buf[:i + 1]
-            return OK, line
-        if self._out < 0 or self._closed:
-            self.detail = "its stdout is closed" if not self._closed else "the process is not running"
-            return CRASH, b""
+        ready = self._buffered()
+        if ready is not None:
+            return ready
         poll = self._poll.poll
         out = self._out
         while True:
@@ -485,12 +479,8 @@ class BotProcess:
                 elif fd == self._pidfd:
                     return self._after_exit()
 
-    def poll_line(self) -> tuple[int, bytes] | None:
-        """The next line if one is complete now, without waiting; None if none is (yet).
-
-        Reads whatever the pipe holds (within the line cap) and drains stderr. Also returns the
-        outcome of a stream that failed meanwhile (CRASH at end-of-file or exit, OVERSIZE).
-        """
+    def _buffered(self) -> tuple[int, bytes] | None:
+        """A complete line already in the buffer, or CRASH if stdout is gone; None otherwise."""
         buf = self._buf
         i = buf.find(b"\n")
         if i >= 0:
@@ -500,6 +490,17 @@ class BotProcess:
         if self._out < 0 or self._closed:
             self.detail = "its stdout is closed" if not self._closed else "the process is not running"
             return CRASH, b""
+        return None
+
+    def poll_line(self) -> tuple[int, bytes] | None:
+        """The next line if one is complete now, without waiting; None if none is (yet).
+
+        Reads whatever the pipe holds (within the line cap) and drains stderr. Also returns the
+        outcome of a stream that failed meanwhile (CRASH at end-of-file or exit, OVERSIZE).
+        """
+        ready = self._buffered()
+        if ready is not None:
+            return ready
         for _ in range(64):  # bounded: a pipe holds 64 KiB, and the cap bounds the buffer
             events = self._poll.poll(0)
             if not events:
