@@ -23,14 +23,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from harness.league.config import LeagueConfig
-from harness.league.ratings_fit import fit_ratings
 from harness.league.store import LeagueStore
 from harness.report import statistics
 from harness.report.replay_data import game_replay, script_json
@@ -123,7 +122,7 @@ class Site:
     # -- pages ------------------------------------------------------------------------------
     def index(self, replay_pages: set[str] | None = None) -> str:
         games = statistics.load_games(self.store)
-        rows = league_table(self.store, self.config)
+        rows = league_table(self.store, self.config, played=games)
         ids = {(v["name"], v["version"]): vid for vid, v in self.versions.items()}
         table = [{**r.__dict__, "page": f"{ids[(r.bot, r.version)]}.html"} for r in rows]
         pairs = statistics.head_to_head(games, resamples=200)
@@ -135,7 +134,8 @@ class Site:
                                        "color": _share_color(p["a_won_share"])}
             cells[(p["b"], p["a"])] = {"share": 1 - p["a_won_share"], "games": p["games"], "diff": diff,
                                        "color": _share_color(1 - p["a_won_share"])}
-        history = self.history(games)
+        r = self.config.rating
+        history = statistics.rating_history(games, mu=r.mu, sigma=r.sigma, beta=r.beta)
         latest = self.latest_games(MAX_LISTED)
         for g in latest:
             g["page"] = f"{g['id']}.html" if replay_pages is None or g["id"] in replay_pages else None
@@ -144,19 +144,6 @@ class Site:
                             history_svg=_history_svg(history, {v: self.label(v) for v in history}),
                             seat_bias=statistics.seat_bias(games, resamples=200), violations=self.latest_violations(),
                             games=latest)
-
-    def history(self, games: Sequence[statistics.GameRow], points: int = 30) -> dict[int, list[tuple[int, float]]]:
-        """mu of each bot after each share of the games (the order-free fit of the prefix)."""
-        r = self.config.rating
-        out: dict[int, list[tuple[int, float]]] = {}
-        if not games:
-            return out
-        marks = sorted({max(1, round(len(games) * k / points)) for k in range(1, points + 1)})
-        for n in marks:
-            for vid, (mu, _sigma) in fit_ratings(((g.versions, g.ranks) for g in games[:n]), mu=r.mu,
-                                                 sigma=r.sigma, beta=r.beta).items():
-                out.setdefault(vid, []).append((n, mu))
-        return out
 
     def latest_games(self, limit: int, version_id: int | None = None) -> list[dict[str, Any]]:
         if version_id is None:
@@ -248,8 +235,3 @@ def write_report(config: LeagueConfig, out_dir: str | Path, *, max_replays: int 
                 (out / "violations" / f"{v['id']}.html").write_text(html, encoding="utf-8")
     return {"dir": str(out), "replays": len(replay_ids), "violations": len(violations),
             "bytes": sum(p.stat().st_size for p in out.rglob("*.html"))}
-
-
-def iter_pages(out_dir: Path) -> Iterable[Path]:
-    """Every page of a written report (for tests and the benchmark)."""
-    return sorted(Path(out_dir).rglob("*.html"))

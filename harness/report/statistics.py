@@ -15,7 +15,6 @@ HTML report and JSON outputs share. Ranks are 1-based here (1 = first), as peopl
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -214,24 +213,19 @@ def seat_bias(games: Sequence[GameRow], resamples: int = BOOTSTRAP, seed: int = 
     return out
 
 
-def rating_history(games: Sequence[GameRow], env: Any, every: int = 1) -> dict[int, list[tuple[int, float, float]]]:
-    """Every bot's TrueSkill rating after every ``every``-th game of the league, in schedule
-    order: version -> [(games of the league so far, mu, sigma)], derived from the results."""
-    ratings: dict[int, Any] = {}
-    history: dict[int, list[tuple[int, float, float]]] = {}
-    for n, g in enumerate(games, 1):
-        teams = [(ratings.setdefault(v, env.create_rating()),) for v in g.versions]
-        rated = env.rate(teams, ranks=list(g.ranks))
-        for v, (r,) in zip(g.versions, rated):
-            ratings[v] = r
-        if n % every == 0 or n == len(games):
-            for v in g.versions:
-                point = (n, ratings[v].mu, ratings[v].sigma)
-                if not history.get(v) or history[v][-1][0] != n:
-                    history.setdefault(v, []).append(point)
-    return history
+def rating_history(games: Sequence[GameRow], *, mu: float, sigma: float, beta: float,
+                   points: int = 30) -> dict[int, list[tuple[int, float]]]:
+    """Every bot's mu after each of ``points`` shares of the league's games, in schedule order:
+    version -> [(games of the league so far, mu)], the table's order-free fit of each prefix
+    (derived from the results; nothing is stored)."""
+    from harness.league.ratings_fit import fit_ratings
 
-
-def normal_cdf(x: float) -> float:
-    """P(Z <= x) for a standard normal Z."""
-    return 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
+    out: dict[int, list[tuple[int, float]]] = {}
+    if not games:
+        return out
+    marks = sorted({max(1, round(len(games) * k / points)) for k in range(1, points + 1)})
+    for n in marks:
+        for vid, (m, _s) in fit_ratings(((g.versions, g.ranks) for g in games[:n]), mu=mu, sigma=sigma,
+                                        beta=beta).items():
+            out.setdefault(vid, []).append((n, m))
+    return out

@@ -49,10 +49,11 @@ class TableRow:
 
 
 def league_table(store: LeagueStore, config: LeagueConfig, *, recompute: bool = False,
-                 current_only: bool = False, stats: bool = True) -> list[TableRow]:
+                 current_only: bool = False, stats: bool = True, played: Any = None) -> list[TableRow]:
     """The table: every current bot version, and every older version that played (unless
     ``current_only``), by mu - 3 sigma; with ``stats``, the intervals and P(better) of
-    :mod:`harness.report.statistics` (a bootstrap over duplicate sets)."""
+    :mod:`harness.report.statistics` (a bootstrap over duplicate sets). ``played``: the finished
+    games as :func:`statistics.load_games` returns them, when the caller has them already."""
     if recompute:
         rating_mod.recompute(store, config.rating)
     ratings, _applied, _tail = rating_mod.current_ratings(store, config.rating)
@@ -75,14 +76,16 @@ def league_table(store: LeagueStore, config: LeagueConfig, *, recompute: bool = 
                              wins=int(s.get("wins", 0) or 0),
                              mean_rank=(s["rank_sum"] / games + 1) if games else None,
                              violations=int(s.get("violations", 0) or 0)))
-    played = None
-    if stats and rows:
+    if not stats:
+        played = None
+    elif rows:
         from harness.league.ratings_fit import fit_ratings
         from harness.report import statistics
 
         # mu and sigma from TrueSkill's model fitted to all games at once: the same results give
         # the same table whatever order they were played or rated in (harness.league.ratings_fit)
-        played = statistics.load_games(store)
+        if played is None:
+            played = statistics.load_games(store)
         fitted = fit_ratings(((g.versions, g.ranks) for g in played), mu=config.rating.mu,
                              sigma=config.rating.sigma, beta=config.rating.beta)
         for r in rows:
@@ -94,7 +97,7 @@ def league_table(store: LeagueStore, config: LeagueConfig, *, recompute: bool = 
     for i, r in enumerate(rows, 1):
         r.rank = i
         r.mu_ci = [r.mu - 1.96 * r.sigma, r.mu + 1.96 * r.sigma]
-    if played is not None:
+    if stats and played is not None and rows:
         per_bot = statistics.bot_intervals(played)
         order = [ids[(r.bot, r.version)] for r in rows]
         better = statistics.adjacent_better(played, order)
