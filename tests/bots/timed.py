@@ -7,7 +7,7 @@
 ``--delays``: sleep before answering the 1st, 2nd, ... request; requests past the list answer at
 once; the count is kept in ``requests.count`` in the working directory, so a process the
 referee restarts goes on down the list rather than starting it again. ``--blank-after N``: after answering the N-th request, also write an empty line nobody
-asked for. ``--log``: append one JSON line per request received: its id and ``time_left_ms``.
+asked for (in the same write as the answer, so that it has arrived before the next request). ``--log``: append one JSON line per request received: its id and ``time_left_ms``.
 Answers are the first offered action, by index.
 """
 
@@ -45,9 +45,11 @@ def main() -> int:
                     f.write(json.dumps({"id": msg["id"], "time_left_ms": msg["time_left_ms"]}) + "\n")
             if requests <= len(delays):
                 time.sleep(delays[requests - 1] / 1000)
-            print(json.dumps({"type": "action", "id": msg["id"], "index": 0}), flush=True)
+            answer = json.dumps({"type": "action", "id": msg["id"], "index": 0})
             if args.blank_after and requests == args.blank_after:
-                print("", flush=True)
+                answer += "\n"  # in the same write: it is there before the referee's next request
+            sys.stdout.write(answer + "\n")  # one call: one write(2) even under PYTHONUNBUFFERED
+            sys.stdout.flush()
         elif kind == "bye":
             break
     return 0
