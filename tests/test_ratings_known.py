@@ -184,3 +184,31 @@ def test_a_recompute_from_another_process_while_a_league_plays_is_picked_up(tmp_
         for params in (theirs, mine):
             ratings, _, _ = current_ratings(store, params)
             assert flat(ratings) == pytest.approx(flat(rated_in_order(store, params)))
+
+
+def test_the_closed_form_two_player_update_is_the_librarys_update() -> None:
+    """rate_two against trueskill's factor graph on random ratings, outcomes and parameters."""
+    import random
+
+    import trueskill
+
+    from harness.league.ratings import rate_two
+
+    rng = random.Random(7)
+    checked = 0
+    while checked < 2000:
+        env = trueskill.TrueSkill(mu=25, sigma=25 / 3, beta=rng.choice([25 / 6, 4.0, 10.0]),
+                                  tau=rng.choice([0, 25 / 300, 0.5]), draw_probability=rng.choice([0.05, 0.1, 0.3]),
+                                  backend=None)
+        a, b = (rng.uniform(-10, 60), rng.uniform(0.5, 9)), (rng.uniform(-10, 60), rng.uniform(0.5, 9))
+        ranks = rng.choice([(0, 1), (1, 0), (0, 0)])
+        try:
+            ref = env.rate([(env.create_rating(*a),), (env.create_rating(*b),)], ranks=list(ranks))
+        except FloatingPointError:  # (far-apart ratings: the library gives up, and so does rate_two)
+            with pytest.raises(FloatingPointError):
+                rate_two(env, a, b, *ranks)
+            continue
+        got = rate_two(env, a, b, *ranks)
+        for (mu, sigma), (r,) in zip(got, ref):
+            assert mu == pytest.approx(r.mu, abs=1e-9) and sigma == pytest.approx(r.sigma, abs=1e-9)
+        checked += 1
