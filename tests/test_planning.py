@@ -4,6 +4,7 @@ pending games, and a schedule past the bound refused with one line naming the ke
 from __future__ import annotations
 
 import dataclasses
+import json
 import sys
 from pathlib import Path
 
@@ -38,12 +39,14 @@ def test_a_fresh_bulk_plan_stores_what_the_object_plan_stores(tmp_path):
     cfg = make_config(tmp_path)
     other = dataclasses.replace(cfg, store=str(tmp_path / "objects.sqlite"))
     with LeagueStore(cfg.store) as bulk, LeagueStore(other.store) as objects:
-        plan_league(cfg, bulk)
+        _, bulk_ids = plan_league(cfg, bulk)
         objects.bind(other)
         objects.plan(build_schedule(other), objects.register_versions(other.bots))
-        query = "SELECT g.seq, g.id, g.round, g.players, g.seed, s.seat, s.version_id FROM games g " \
-                "JOIN seats s ON s.game_seq = g.seq ORDER BY g.seq, s.seat"
-        assert bulk.db.execute(query).fetchall() == objects.db.execute(query).fetchall()
+        query = "SELECT seq, id, round, players, seed, versions, status FROM games ORDER BY seq"
+        rows = bulk.db.execute(query).fetchall()
+        assert len(rows) == len(build_schedule(cfg)) and rows == objects.db.execute(query).fetchall()
+        assert [json.loads(r["versions"]) for r in rows[:3]] == [
+            [bulk_ids[b.label] for b in g.seats] for g in build_schedule(cfg)[:3]]
         indexes = "SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name"
         assert bulk.db.execute(indexes).fetchall() == objects.db.execute(indexes).fetchall()
         assert bulk.db.execute("PRAGMA foreign_key_check").fetchall() == []
@@ -59,7 +62,7 @@ def test_a_rerun_skips_planning_and_a_changed_league_plans_again(tmp_path, monke
         def refuse(*args, **kwargs):
             raise AssertionError("planned again although nothing changed")
 
-        monkeypatch.setattr(runner_mod, "schedule_rows", refuse)
+        monkeypatch.setattr(runner_mod, "planned_chunks", refuse)
         again, _ = plan_league(cfg, store)
         assert (again.added, again.pending) == (0, first.pending)
         monkeypatch.undo()
@@ -98,3 +101,16 @@ def test_a_schedule_past_the_bound_is_refused_in_one_line(tmp_path):
     assert not (tmp_path / "h.sqlite").exists()
     result = CliRunner().invoke(cli, ["run", str(config.with_name("huge.yaml")), "--rounds", "60000000"])
     assert "--rounds" in result.output and "at most 50,000,000 rounds" in result.output
+
+
+def test_a_big_league_hashed_in_a_helper_process_gives_the_same_rows_in_order(tmp_path, monkeypatch):
+    from harness.league import schedule as schedule_mod
+
+    cfg = make_config(tmp_path, n_bots=6, rounds=9)  # 6 bots, 2 and 3 seats: 150 games a round
+    ids = {b.label: 10 + i for i, b in enumerate(cfg.bots)}
+    expected = [row for chunk in schedule_mod.schedule_chunks(cfg, ids) for row in chunk]
+    monkeypatch.setattr(schedule_mod, "PARALLEL_FROM", 100)
+    monkeypatch.setattr(schedule_mod, "_CHUNK_GAMES", 300)  # 2 rounds a chunk: 5 chunks, 4 from the helper
+    chunks = list(schedule_mod.planned_chunks(cfg, ids))
+    assert len(chunks) == 5
+    assert [row for chunk in chunks for row in chunk] == expected and len(expected) == 9 * 150

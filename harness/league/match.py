@@ -121,10 +121,10 @@ class MatchState:
             self._add(store, round_, [s["version_id"] for s in seats], [s["rank"] for s in seats])
 
     def on_game(self, store: LeagueStore, seq: int, outcome: GameOutcome) -> None:
-        row = store.db.execute("SELECT round FROM games WHERE seq = ?", (seq,)).fetchone()
-        versions = [v for (v,) in store.db.execute("SELECT version_id FROM seats WHERE game_seq = ? ORDER BY seat",
-                                                     (seq,))]
-        self._add(store, row[0], versions, list(outcome.ranking))
+        # the seating from the games row (planned, so visible to this reader while the runner's
+        # transaction recording the game is still open; its seat rows are not)
+        round_, versions = store.db.execute("SELECT round, versions FROM games WHERE seq = ?", (seq,)).fetchone()
+        self._add(store, round_, json.loads(versions), list(outcome.ranking))
 
     def _add(self, store: LeagueStore, round_: int, versions: list[int], ranks: list[int]) -> None:
         a, b = self.ids(store)

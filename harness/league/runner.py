@@ -38,7 +38,7 @@ from typing import Any
 from harness.league import ratings as rating_mod
 from harness.league.config import LeagueConfig
 from harness.league.progress import progress_bar as _progress_bar
-from harness.league.schedule import schedule_fingerprint, schedule_rows
+from harness.league.schedule import planned_chunks, schedule_fingerprint
 from harness.league.store import GameOutcome, LeagueStore, PlanSummary, StoreError, compress_log
 
 __all__ = ["Players", "RunSummary", "run_league", "plan_league", "outcome_from_record", "referee_players",
@@ -105,6 +105,7 @@ class RunSummary:
     dropped_in_flight: int = 0
     workers: int = 0
     gave_up: bool = False  # stopped dispatching after MAX_ERRORS harness errors
+    stop_reason: str | None = None  # why the run stopped early, when it is not a bot's or the harness's fault
 
     @property
     def games_per_second(self) -> float:
@@ -233,7 +234,7 @@ def plan_league(config: LeagueConfig, store: LeagueStore) -> tuple[PlanSummary, 
     fingerprint = schedule_fingerprint(config)
     if store.planned_fingerprint() == fingerprint:  # planned before with this very schedule
         return store.unchanged_plan(), version_ids
-    summary = store.plan_rows(schedule_rows(config, version_ids), fingerprint)
+    summary = store.plan_rows(planned_chunks(config, version_ids), fingerprint)
     return summary, version_ids
 
 
@@ -273,7 +274,7 @@ def run_league(config: LeagueConfig, *, players: Players | None = None, progress
                              specs=specs, players=players, idle_bots=config.idle_bots)
         dask = dask or config.dask
         if dask:
-            _run_dask(config, store, setup, pending, dask, summary, progress, on_game)
+            _run_dask(config, store, setup, pending, dask, summary, progress, on_game, should_stop)
             return summary
         n_workers = max(1, min(config.workers, len(pending)))
         summary.workers = n_workers
@@ -464,7 +465,8 @@ def _run_workers(config: LeagueConfig, store: LeagueStore, setup: WorkerSetup, p
 
 
 def _run_dask(config: LeagueConfig, store: LeagueStore, setup: WorkerSetup, pending: Sequence[Any], address: str,
-              summary: RunSummary, progress: bool | str, on_game: Callable[[int, GameOutcome], None] | None) -> None:
+              summary: RunSummary, progress: bool | str, on_game: Callable[[int, GameOutcome], None] | None,
+              should_stop: Callable[[], bool] | None = None) -> None:
     """Play ``pending`` on the Dask cluster at ``address`` and record what comes back.
 
     The results of a batch arrive together and are recorded in one transaction. A game delivered
@@ -472,7 +474,7 @@ def _run_dask(config: LeagueConfig, store: LeagueStore, setup: WorkerSetup, pend
     game that is no longer pending. Ctrl-C (a flag, as in :func:`_run_workers`) stops at the next
     result: finished batches are recorded, the others cancelled and left pending.
     """
-    from harness.league.executors.dask import dask_client, play_games
+    from harness.league.executors.dask import SchedulerLost, dask_client, play_games
 
     rater = rating_mod.PrefixRater(store, config.rating)
     versions_of = {g.seq: g.version_ids for g in pending}
@@ -502,7 +504,12 @@ def _run_dask(config: LeagueConfig, store: LeagueStore, setup: WorkerSetup, pend
                     buffered.clear()
                     if interrupts or summary.gave_up or len(summary.errors) >= MAX_ERRORS:
                         break
+                    if should_stop is not None and should_stop():
+                        break  # the caller has what it needs (a match decided): the other batches are cancelled
                 _record_messages(store, rater, versions_of, buffered, seen, summary, bar, on_game)
+            except SchedulerLost as exc:  # the batches recorded so far stay recorded
+                _record_messages(store, rater, versions_of, buffered, seen, summary, bar, on_game)
+                summary.stop_reason = f"{exc} (--dask {address})"
             finally:
                 stream.close()  # cancels the batches not finished, closes the workers' bot pools
     finally:
@@ -520,8 +527,6 @@ def _record_messages(store: LeagueStore, rater: Any, versions_of: dict[int, tupl
                      messages: list[tuple[str, int, Any]], seen: set[int], summary: RunSummary, bar: Any,
                      on_game: Callable[[int, GameOutcome], None] | None) -> None:
     """Record ``messages`` (from an executor) in one transaction, in bulk; each game once."""
-    from harness.league.writer import record_many
-
     if not messages:
         return
     done: list[tuple[int, GameOutcome]] = []
@@ -538,7 +543,7 @@ def _record_messages(store: LeagueStore, rater: Any, versions_of: dict[int, tupl
         else:
             summary.errors.append(payload)
     with store.transaction():
-        recorded = set(record_many(store, done))
+        recorded = set(store.record_many(done))
         rater.recorded_many([(seq, list(zip(versions_of[seq], o.ranking))) for seq, o in done if seq in recorded])
     for seq, outcome in done:
         if seq in recorded:

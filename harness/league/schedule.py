@@ -9,11 +9,12 @@ combination, seat order) is the canonical order ratings are applied in.
 The seed depends on the bot *names* only, so a new version of a bot replays the same deals as
 its previous version; the game id depends on the versions too, so it is a different game.
 
-Planning scales to millions of games: :func:`schedule_rows` yields plain tuples (no object per
-game) and hashes each id from a per-round prefix, with the same bytes as :func:`game_id`; the
-store inserts them in bulk, and a re-run whose :func:`schedule_fingerprint` matches the stored
-one skips planning altogether. Measured (bench/league.py): a 1,000,000-game league plans in
-seconds instead of 46 s, and a re-run of a planned league starts in milliseconds instead of 20 s.
+Planning scales to millions of games: :func:`schedule_chunks` yields lists of the store's rows
+(no object per game) and hashes each id from a per-round prefix, with the same bytes as
+:func:`game_id`; the store inserts them in bulk, and a re-run whose :func:`schedule_fingerprint`
+matches the stored one skips planning altogether. Measured (bench/league.py): a 1,000,000-game
+league plans in a few seconds instead of 46 s, and a re-run of a planned league starts in
+milliseconds instead of 20 s.
 A schedule past :data:`MAX_GAMES` is refused when the config is read.
 """
 
@@ -22,13 +23,16 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import multiprocessing
+from collections import deque
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 
 from harness.league.config import MAX_GAMES, BotEntry, LeagueConfig
 
 __all__ = ["MAX_GAMES", "ScheduledGame", "build_schedule", "deal_seed", "game_id", "games_per_round",
-           "schedule_fingerprint", "schedule_rows"]
+           "planned_chunks", "schedule_chunks", "schedule_fingerprint", "schedule_rows", "StoreRow"]
 
 SEED_LIMIT = 2**53  # seeds stay exact in every JSON reader
 
@@ -88,28 +92,87 @@ def iter_schedule(config: LeagueConfig, rounds: int | None = None) -> Iterator[S
                     yield ScheduledGame(game_id=gid, seed=seed, round=r, seats=seats)
 
 
-def schedule_rows(config: LeagueConfig, version_ids: dict[str, int]) -> Iterator[tuple[str, int, int, int, tuple[int, ...]]]:
-    """The games of ``config`` in canonical order as ``(game_id, seed, round, players, version ids
-    by seat)`` tuples: the same games as :func:`iter_schedule`, several times faster and without an
-    object per game. Each seed and id hashes exactly the JSON bytes :func:`deal_seed` and
-    :func:`game_id` hash, assembled from a prefix per round and a suffix per table computed once."""
+#: One stored game as :meth:`harness.league.store.LeagueStore.plan_rows` takes it, in the games
+#: table's column order: (game_id, round, players, seed, version ids by seat as a JSON list).
+StoreRow = tuple[str, int, int, int, str]
+
+
+def schedule_chunks(config: LeagueConfig, version_ids: dict[str, int], size: int = 50_000,
+                    rounds: range | None = None) -> Iterator[list[StoreRow]]:
+    """The games of ``config`` in canonical order as lists of about ``size`` store rows: the same
+    games as :func:`iter_schedule`, without an object per game. Each seed and id hashes exactly
+    the JSON bytes :func:`deal_seed` and :func:`game_id` hash, assembled from a prefix per round
+    and a suffix per table and seat order computed once; a round's rows are one list
+    comprehension (per row: one hash, one tuple), which is what lets a 1,000,000-game league
+    plan in a few seconds (bench/league.py part 4). ``rounds``: only these rounds."""
     dumps = json.dumps
     sha = hashlib.sha256
-    tables = []  # per combination: its deal's JSON suffix, and per seat order its id suffix and versions
-    for size in config.players:
-        for combo in itertools.combinations(config.bots, size):
-            deal_suffix = (dumps(sorted(b.name for b in combo), separators=(",", ":")) + "]").encode()
-            orders = [((",".join(dumps(b.label) for b in seats) + "]]").encode(),
-                       tuple(version_ids[b.label] for b in seats))
-                      for seats in itertools.permutations(combo)]
-            tables.append((size, deal_suffix, orders))
-    for r in range(config.rounds):
+    deals = []  # per combination: its deal's JSON suffix
+    orders = []  # per seat order: (index of its deal, id suffix, players, versions as JSON)
+    for players in config.players:
+        for combo in itertools.combinations(config.bots, players):
+            deals.append((dumps(sorted(b.name for b in combo), separators=(",", ":")) + "]").encode())
+            for seats in itertools.permutations(combo):
+                orders.append((len(deals) - 1, (",".join(dumps(b.label) for b in seats) + "]]").encode(), players,
+                               dumps([version_ids[b.label] for b in seats], separators=(",", ":"))))
+    chunk: list[StoreRow] = []
+    for r in range(config.rounds) if rounds is None else rounds:
         deal_prefix = (dumps(["deal", config.name, config.seed, r], separators=(",", ":"))[:-1] + ",").encode()
         id_prefix = (dumps(["game", config.name, config.seed, r], separators=(",", ":"))[:-1] + ",[").encode()
-        for size, deal_suffix, orders in tables:
-            seed = int.from_bytes(sha(deal_prefix + deal_suffix).digest()[:8], "big") % SEED_LIMIT
-            for id_suffix, versions in orders:
-                yield "g-" + sha(id_prefix + id_suffix).hexdigest()[:12], seed, r, size, versions
+        seeds = [int.from_bytes(sha(deal_prefix + d).digest()[:8], "big") % SEED_LIMIT for d in deals]
+        chunk += [("g-" + sha(id_prefix + suffix).hexdigest()[:12], r, players, seeds[deal], versions)
+                  for deal, suffix, players, versions in orders]
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+#: From this many games on, :func:`planned_chunks` hashes them in a helper process.
+PARALLEL_FROM = 200_000
+#: Games per chunk handed over by the helper process.
+_CHUNK_GAMES = 50_000
+
+
+def _rounds_rows(config: LeagueConfig, version_ids: dict[str, int], start: int, stop: int) -> list[StoreRow]:
+    """The store rows of rounds ``start`` to ``stop`` (in the helper process of :func:`planned_chunks`)."""
+    return [row for chunk in schedule_chunks(config, version_ids, rounds=range(start, stop)) for row in chunk]
+
+
+def planned_chunks(config: LeagueConfig, version_ids: dict[str, int]) -> Iterator[list[StoreRow]]:
+    """:func:`schedule_chunks`, hashed ahead of the caller by a helper process for a big league.
+
+    Hashing the ids and seeds is half of planning a new league, inserting the rows and building
+    the indexes the other half: with the hashing on the other core the two overlap (a
+    1,000,000-game league: bench/league.py part 4). Three chunks at most are in flight, so
+    memory stays bounded whichever side is faster; the first chunk is hashed here while the
+    helper starts. A league under :data:`PARALLEL_FROM` games is hashed in this process.
+    """
+    per_round = games_per_round(len(config.bots), config.players)
+    if per_round * config.rounds < PARALLEL_FROM:
+        yield from schedule_chunks(config, version_ids)
+        return
+    step = max(1, _CHUNK_GAMES // max(per_round, 1))
+    ranges = iter([(r, min(r + step, config.rounds)) for r in range(step, config.rounds, step)])
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        window: deque[Future[list[StoreRow]]] = deque(
+            pool.submit(_rounds_rows, config, version_ids, *span) for span in itertools.islice(ranges, 3))
+        yield _rounds_rows(config, version_ids, 0, min(step, config.rounds))
+        while window:
+            rows = window.popleft().result()
+            span = next(ranges, None)
+            if span is not None:
+                window.append(pool.submit(_rounds_rows, config, version_ids, *span))
+            yield rows
+
+
+def schedule_rows(config: LeagueConfig, version_ids: dict[str, int]) -> Iterator[tuple[str, int, int, int, tuple[int, ...]]]:
+    """The games of ``config`` in canonical order as ``(game_id, seed, round, players, version ids
+    by seat)`` tuples (from :func:`schedule_chunks`)."""
+    for chunk in schedule_chunks(config, version_ids):
+        for gid, round_, players, seed, versions in chunk:
+            yield gid, seed, round_, players, tuple(json.loads(versions))
 
 
 def schedule_fingerprint(config: LeagueConfig) -> str:

@@ -6,11 +6,15 @@ Tables (schema version in ``PRAGMA user_version``):
   (``rated_upto``, the rating parameters the stored ratings were computed with).
 - ``bots`` and ``versions``: every bot name, and every version of it (command, cwd, files).
 - ``games``: the schedule and its results, one row per scheduled game: ``seq`` (canonical
-  order), id, seed, round, players, status (``pending`` | ``done`` | ``dropped``), ended_by,
-  decisions, seconds, finished_at. ``seats``: the version at each seat, its rank, score, and
-  whether it forfeited.
+  order), id, seed, round, players, the version at each seat (``versions``, a JSON list), status
+  (``pending`` | ``done`` | ``dropped``), ended_by, decisions, seconds, finished_at. ``seats``:
+  one row per seat of a *finished* game: its version, rank, score, and whether it forfeited.
+  (Schema 2: a pending game's seats live in its games row, so planning a league writes one row
+  per game instead of three, and builds one index less; bench/league.py part 4 measures it.
+  A schema-1 store is migrated when opened.)
 - ``violations``: every violation, its full record as JSON plus the columns one filters on.
-- ``logs``: each game's log, zlib-compressed JSON lines.
+- ``logs``: each game's log, zlib-compressed JSON lines, in stores written before the logs moved
+  to a file of their own, ``<store>-logs`` (:mod:`harness.league.logstore`); read from either.
 - ``ratings``: TrueSkill mu and sigma per version over the games up to ``rated_upto`` (derived
   data, rebuilt by :mod:`harness.league.ratings`).
 
@@ -22,7 +26,6 @@ runner was killed with ``kill -9``.
 
 from __future__ import annotations
 
-import itertools
 import json
 import sqlite3
 import time
@@ -36,12 +39,14 @@ from typing import Any
 import orjson
 
 from harness.league.config import BotEntry, ConfigError, LeagueConfig
-from harness.league.schedule import ScheduledGame
+from harness.league.logstore import LogStore
+from harness.league.pending import PendingGame, PendingView
+from harness.league.schedule import ScheduledGame, StoreRow
 
-__all__ = ["LeagueStore", "GameOutcome", "PendingGame", "PlanSummary", "StoreError", "SCHEMA_VERSION",
+__all__ = ["LeagueStore", "GameOutcome", "PendingGame", "PendingView", "PlanSummary", "StoreError", "SCHEMA_VERSION",
            "compress_log", "decompress_log"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -62,11 +67,12 @@ CREATE TABLE games (
     round INTEGER NOT NULL,
     players INTEGER NOT NULL,
     seed INTEGER NOT NULL,
-    status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'done', 'dropped')),
+    status TEXT NOT NULL DEFAULT 'pending',  -- pending | done | dropped (no CHECK: it tripled a plan's inserts)
     ended_by TEXT,
     decisions INTEGER,
     seconds REAL,
-    finished_at TEXT
+    finished_at TEXT,
+    versions TEXT  -- JSON list of version ids by seat (schema 2)
 );
 CREATE UNIQUE INDEX games_id ON games (id);
 CREATE INDEX games_status ON games (status, seq);
@@ -121,54 +127,6 @@ class GameOutcome:
 
 
 @dataclass(frozen=True)
-class PendingGame:
-    """A scheduled game not played yet, as stored."""
-
-    seq: int
-    game_id: str
-    seed: int
-    round: int
-    version_ids: tuple[int, ...]
-
-
-class PendingView(Sequence["PendingGame"]):
-    """The pending games of a store as a sequence read lazily, 5,000 at a time, for a caller that
-    walks it forwards (the runner): its length is counted once, when it is made. Games are read
-    by ``seq`` after the last one read, so games recorded meanwhile (only ever ones already read)
-    do not shift it."""
-
-    CHUNK = 5_000
-
-    def __init__(self, store: LeagueStore, limit: int | None = None) -> None:
-        self._store = store
-        total = store.counts()["pending"]
-        self._len = total if limit is None else min(total, limit)
-        self._chunk: list[PendingGame] = []
-        self._first = 0  # index of self._chunk[0]
-        self._after_seq = 0
-
-    def __len__(self) -> int:
-        return self._len
-
-    def __getitem__(self, index: Any) -> Any:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(self._len))]
-        if index < 0:
-            index += self._len
-        if not 0 <= index < self._len:
-            raise IndexError(index)
-        if index < self._first:
-            self._chunk, self._first, self._after_seq = [], 0, 0  # backwards: read again from the start
-        while index >= self._first + len(self._chunk):
-            self._first += len(self._chunk)
-            self._chunk = self._store._pending_after(self._after_seq, self.CHUNK)
-            if not self._chunk:
-                raise IndexError(index)
-            self._after_seq = self._chunk[-1].seq
-        return self._chunk[index - self._first]
-
-
-@dataclass(frozen=True)
 class PlanSummary:
     """What :meth:`LeagueStore.plan` did: games added, reactivated and dropped, and the totals now."""
 
@@ -220,7 +178,9 @@ class LeagueStore:
         except sqlite3.DatabaseError as exc:
             self.db.close()
             raise StoreError(f"{self.path}: not a league store ({exc})") from None
+        self.logs = LogStore(self.path)
         if version == 0:
+            LogStore.remove(self.path)  # a new store: logs left by a deleted one are not its logs
             with self.transaction():
                 if self.db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
                     raise StoreError(f"{self.path}: not a league store (it has other tables)")
@@ -228,14 +188,29 @@ class LeagueStore:
                     if statement.strip():
                         self.db.execute(statement)
                 self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        elif version == 1:
+            self._migrate_from_1()
         elif version > SCHEMA_VERSION:
             self.db.close()
             raise StoreError(f"{self.path}: made by a newer tablebots (store schema {version}, this one reads "
                              f"{SCHEMA_VERSION})")
 
+    def _migrate_from_1(self) -> None:
+        """Schema 1 -> 2: every game's seat versions into its row, seat rows kept only for finished games."""
+        with self.transaction():
+            self.db.execute("ALTER TABLE games ADD COLUMN versions TEXT")
+            by_game: dict[int, list[int]] = {}
+            for seq, version_id in self.db.execute("SELECT game_seq, version_id FROM seats ORDER BY game_seq, seat"):
+                by_game.setdefault(seq, []).append(version_id)
+            self.db.executemany("UPDATE games SET versions = ? WHERE seq = ?",
+                                [(json.dumps(v, separators=(",", ":")), seq) for seq, v in by_game.items()])
+            self.db.execute("DELETE FROM seats WHERE game_seq IN (SELECT seq FROM games WHERE status != 'done')")
+            self.db.execute("PRAGMA user_version=2")
+
     # -- plumbing --------------------------------------------------------------------------
 
     def close(self) -> None:
+        self.logs.close()
         self.db.close()
 
     def __enter__(self) -> LeagueStore:
@@ -303,79 +278,83 @@ class LeagueStore:
 
     def plan(self, schedule: Sequence[ScheduledGame], version_ids: dict[str, int]) -> PlanSummary:
         """Bring the stored schedule in line with ``schedule`` (see :meth:`plan_rows`)."""
-        rows = ((g.game_id, g.seed, g.round, g.players, tuple(version_ids[b.label] for b in g.seats))
-                for g in schedule)
-        return self.plan_rows(rows)
+        rows = [(g.game_id, g.round, g.players, g.seed,
+                 json.dumps([version_ids[b.label] for b in g.seats], separators=(",", ":"))) for g in schedule]
+        return self.plan_rows([rows])
 
     def planned_fingerprint(self) -> str | None:
         """The fingerprint of the schedule the store was last planned with (None: never, or stale)."""
         return self.get_meta("plan_fingerprint")
 
-    def plan_rows(self, rows: Iterable[tuple[str, int, int, int, tuple[int, ...]]],
-                  fingerprint: str | None = None) -> PlanSummary:
-        """Bring the stored schedule in line with ``rows`` (``(game_id, seed, round, players,
-        version ids by seat)`` in canonical order), and remember ``fingerprint``.
+    def plan_rows(self, chunks: Iterable[Sequence[StoreRow]], fingerprint: str | None = None) -> PlanSummary:
+        """Bring the stored schedule in line with the rows of ``chunks`` (lists of ``(game_id,
+        round, players, seed, versions JSON)`` in canonical order, as
+        :func:`harness.league.schedule.schedule_chunks` makes them), and remember ``fingerprint``.
 
         New games are appended after every stored one (in the rows' order), pending games no
         longer scheduled (a bot removed or changed, fewer rounds) are dropped, and dropped games
         scheduled again are reactivated. Finished games are never touched. A store with no game
-        yet takes the rows in bulk inserts of 50,000 games.
+        yet takes each chunk in one insert, its indexes built after the load, with a rollback
+        journal instead of the WAL when no other connection is open (new pages are written
+        once instead of twice).
         """
         fresh = self.db.execute("SELECT 1 FROM games LIMIT 1").fetchone() is None
         if fresh:  # our own rows, consistent by construction: skip 3 foreign-key lookups a game
-            self.db.execute("PRAGMA foreign_keys=OFF")  # (only settable outside a transaction)
+            self.db.execute("PRAGMA foreign_keys=OFF")  # (these two only settable outside a transaction)
+            self.db.execute("PRAGMA threads=2")  # index builds sort on two threads
+            fresh = self._set_journal("DELETE")  # refused while another connection is open: stays WAL
         try:
-            return self._plan_rows(rows, fingerprint)
+            return self._plan_rows(chunks, fingerprint)
         finally:
+            self.db.execute("PRAGMA foreign_keys=ON")
             if fresh:
-                self.db.execute("PRAGMA foreign_keys=ON")
+                self._set_journal("WAL")
 
-    def _plan_rows(self, rows: Iterable[tuple[str, int, int, int, tuple[int, ...]]],
-                   fingerprint: str | None) -> PlanSummary:
+    def _set_journal(self, mode: str) -> bool:
+        """Switch the journal mode; False if SQLite refused (another connection holds the file)."""
+        try:
+            return str(self.db.execute(f"PRAGMA journal_mode={mode}").fetchone()[0]).upper() == mode
+        except sqlite3.OperationalError:
+            return False
+
+    def _plan_rows(self, chunks: Iterable[Sequence[StoreRow]], fingerprint: str | None) -> PlanSummary:
         added = reactivated = dropped = 0
+        # seq is the rowid: NULL takes max(seq) + 1, so rows appended in order keep their order
+        insert = "INSERT INTO games (id, round, players, seed, versions) VALUES (?, ?, ?, ?, ?)"
         with self.transaction():
             self.set_meta("plan_fingerprint", "")  # cleared first: a crash mid-plan leaves it stale
-            next_seq = (self.db.execute("SELECT max(seq) FROM games").fetchone()[0] or 0) + 1
-            if next_seq == 1:  # a new league: nothing to compare with
-                # Bulk load: inserting into the three indexes row by row (random game ids) costs
+            if self.db.execute("SELECT 1 FROM games LIMIT 1").fetchone() is None:  # a new league
+                # Bulk load: inserting into the two indexes row by row (random game ids) costs
                 # twice the load; they are dropped and built again in one sorted pass each, inside
                 # this transaction (a crash rolls it all back). A store made before games_id had a
                 # name keeps its built-in unique index and loads more slowly.
                 dropped_indexes = [sql for name, sql in self.db.execute(
                     "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL "
-                    "AND name IN ('games_id', 'games_status', 'seats_stats')")]
-                for name in ("games_id", "games_status", "seats_stats"):
+                    "AND name IN ('games_id', 'games_status')")]
+                for name in ("games_id", "games_status"):
                     self.db.execute(f"DROP INDEX IF EXISTS {name}")
-                for chunk in _chunks(iter(rows), 50_000):
-                    games: list[tuple[Any, ...]] = []
-                    seats: list[tuple[int, int, int]] = []
-                    for gid, seed, round_, players, versions in chunk:
-                        games.append((next_seq, gid, round_, players, seed))
-                        seats.extend((next_seq, s, v) for s, v in enumerate(versions))
-                        next_seq += 1
-                    self.db.executemany("INSERT INTO games (seq, id, round, players, seed) VALUES (?, ?, ?, ?, ?)",
-                                        games)
-                    self.db.executemany("INSERT INTO seats (game_seq, seat, version_id) VALUES (?, ?, ?)", seats)
-                    added += len(games)
+                for chunk in chunks:
+                    self.db.executemany(insert, chunk)
+                    added += len(chunk)
                 for sql in dropped_indexes:
                     self.db.execute(sql)
             else:
                 stored = {row[0]: (row[1], row[2]) for row in self.db.execute("SELECT id, seq, status FROM games")}
                 wanted = set()
                 min_reactivated = None
-                games, seats, revived = [], [], []  # (the same lists as above, filled in one go)
-                for gid, seed, round_, players, versions in rows:
-                    wanted.add(gid)
-                    have = stored.get(gid)
-                    if have is None:
-                        games.append((next_seq, gid, round_, players, seed))
-                        seats.extend((next_seq, s, v) for s, v in enumerate(versions))
-                        next_seq += 1
-                    elif have[1] == "dropped":
-                        revived.append((have[0],))
-                        min_reactivated = have[0] if min_reactivated is None else min(min_reactivated, have[0])
-                self.db.executemany("INSERT INTO games (seq, id, round, players, seed) VALUES (?, ?, ?, ?, ?)", games)
-                self.db.executemany("INSERT INTO seats (game_seq, seat, version_id) VALUES (?, ?, ?)", seats)
+                games: list[StoreRow] = []
+                revived = []
+                for chunk in chunks:
+                    for row in chunk:
+                        gid = row[0]
+                        wanted.add(gid)
+                        have = stored.get(gid)
+                        if have is None:
+                            games.append(row)
+                        elif have[1] == "dropped":
+                            revived.append((have[0],))
+                            min_reactivated = have[0] if min_reactivated is None else min(min_reactivated, have[0])
+                self.db.executemany(insert, games)
                 self.db.executemany("UPDATE games SET status = 'pending' WHERE seq = ?", revived)
                 gone = [(seq,) for gid, (seq, status) in stored.items() if status == "pending" and gid not in wanted]
                 self.db.executemany("UPDATE games SET status = 'dropped' WHERE seq = ?", gone)
@@ -402,16 +381,9 @@ class LeagueStore:
         return PendingView(self, limit)
 
     def _pending_after(self, seq: int, limit: int) -> list[PendingGame]:
-        games = self.db.execute("SELECT seq, id, seed, round FROM games WHERE status = 'pending' AND seq > ? "
-                                "ORDER BY seq LIMIT ?", (seq, limit)).fetchall()
-        if not games:
-            return []
-        seats: dict[int, list[int]] = {}
-        for game_seq, version_id in self.db.execute(
-                "SELECT game_seq, version_id FROM seats WHERE game_seq BETWEEN ? AND ? ORDER BY game_seq, seat",
-                (games[0][0], games[-1][0])):
-            seats.setdefault(game_seq, []).append(version_id)
-        return [PendingGame(g[0], g[1], g[2], g[3], tuple(seats[g[0]])) for g in games]
+        return [PendingGame(g[0], g[1], g[2], g[3], tuple(json.loads(g[4]))) for g in self.db.execute(
+            "SELECT seq, id, seed, round, versions FROM games WHERE status = 'pending' AND seq > ? ORDER BY seq LIMIT ?",
+            (seq, limit))]
 
     def counts(self) -> dict[str, int]:
         """Number of games per status."""
@@ -423,27 +395,57 @@ class LeagueStore:
 
         Call inside :meth:`transaction` together with the rating update, or alone (its own transaction).
         """
+        return bool(self.record_many([(seq, outcome)]))
+
+    def record_many(self, items: Sequence[tuple[int, GameOutcome]]) -> list[int]:
+        """Record the games ``(seq, outcome)`` that are still pending; return their seqs, in the order given.
+
+        The bulk path a writer keeps up with many machines on: a handful of ``executemany``
+        statements over all the games (status checked with one SELECT per 900 games) instead of
+        five statements a game. Each game is still recorded whole and only while its row is
+        pending, so a game delivered twice (Dask's at-least-once) is recorded once; a seq given
+        twice, a game no longer pending, or an id that does not match is skipped. The logs go to
+        the logs file on its own thread while the results are written here, and this returns once
+        they are committed, so the results' commit (the caller's, or this call's) comes after
+        them (:mod:`harness.league.logstore`). Runs in the caller's transaction if there is one
+        (with the rating update), else in its own.
+        """
+        if not items:
+            return []
+        db = self.db
         with self.transaction():
-            row = self.db.execute("SELECT status, id FROM games WHERE seq = ?", (seq,)).fetchone()
-            if row is None or row["status"] != "pending" or row["id"] != outcome.game_id:
-                return False
-            self.db.execute("UPDATE games SET status = 'done', ended_by = ?, decisions = ?, seconds = ?, "
-                            "finished_at = ? WHERE seq = ?",
-                            (outcome.ended_by, outcome.decisions, outcome.seconds, _now(), seq))
-            forfeits = set(outcome.forfeits)
-            self.db.executemany(
-                "UPDATE seats SET rank = ?, score = ?, forfeited = ? WHERE game_seq = ? AND seat = ?",
-                [(rank, _score(score), int(seat in forfeits), seq, seat)
-                 for seat, (rank, score) in enumerate(zip(outcome.ranking, outcome.scores))])
-            version_at = dict(self.db.execute("SELECT seat, version_id FROM seats WHERE game_seq = ?", (seq,)))
-            self.db.executemany(
-                "INSERT INTO violations (game_seq, decision, seat, version_id, kind, detail, record) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [(seq, v.get("decision"), v.get("seat"), version_at.get(v.get("seat")), str(v.get("kind", "?")),
-                  str(v.get("detail", "")), json.dumps(v, default=str)) for v in outcome.violations])
-            if outcome.log:
-                self.db.execute("INSERT INTO logs (game_seq, data) VALUES (?, ?)", (seq, outcome.log))
-        return True
+            pending: dict[int, tuple[str, str]] = {}
+            seqs = sorted({seq for seq, _ in items})
+            for i in range(0, len(seqs), _IN_CHUNK):
+                chunk = seqs[i:i + _IN_CHUNK]
+                marks = ",".join("?" * len(chunk))
+                pending.update((seq, (gid, versions)) for seq, gid, versions in db.execute(
+                    f"SELECT seq, id, versions FROM games WHERE status = 'pending' AND seq IN ({marks})", chunk))
+            todo: list[tuple[int, GameOutcome, list[int]]] = []
+            for seq, outcome in items:
+                have = pending.get(seq)
+                if have is not None and have[0] == outcome.game_id:
+                    del pending[seq]  # a second copy of the same game in this batch is skipped
+                    todo.append((seq, outcome, json.loads(have[1])))
+            if not todo:
+                return []
+            logs = self.logs.submit([(seq, o.game_id, o.log) for seq, o, _ in todo if o.log])
+            now = _now()
+            db.executemany("UPDATE games SET status = 'done', ended_by = ?, decisions = ?, seconds = ?, "
+                           "finished_at = ? WHERE seq = ?",
+                           [(o.ended_by, o.decisions, o.seconds, now, seq) for seq, o, _ in todo])
+            db.executemany("INSERT INTO seats (game_seq, seat, version_id, rank, score, forfeited) "
+                           "VALUES (?, ?, ?, ?, ?, ?)",
+                           [(seq, seat, versions[seat], rank, _score(score), int(seat in o.forfeits))
+                            for seq, o, versions in todo for seat, (rank, score) in enumerate(zip(o.ranking, o.scores))])
+            violations = [(seq, v.get("decision"), v.get("seat"), _at(versions, v.get("seat")),
+                           str(v.get("kind", "?")), str(v.get("detail", "")), json.dumps(v, default=str))
+                          for seq, o, versions in todo for v in o.violations]
+            if violations:
+                db.executemany("INSERT INTO violations (game_seq, decision, seat, version_id, kind, detail, record) "
+                               "VALUES (?, ?, ?, ?, ?, ?, ?)", violations)
+            logs.result()  # the logs are committed before the results are
+        return [seq for seq, _, _ in todo]
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -467,7 +469,7 @@ class LeagueStore:
 
     def finished_after(self, seq: int, limit: int | None = None) -> Iterator[tuple[int, str, list[tuple[int, int]]]]:
         """Games after ``seq`` in order: (seq, status, [(version_id, rank) per seat]) (ranks None unless done)."""
-        sql = "SELECT seq, status FROM games WHERE seq > ? ORDER BY seq"
+        sql = "SELECT seq, status, versions FROM games WHERE seq > ? ORDER BY seq"
         args: tuple[Any, ...] = (seq,)
         if limit is not None:
             sql += " LIMIT ?"
@@ -481,19 +483,31 @@ class LeagueStore:
                                  "ORDER BY game_seq, seat", (lo, hi)):
             seats.setdefault(s[0], []).append((s[1], s[2]))
         for r in rows:
-            yield r[0], r[1], seats.get(r[0], [])
+            yield r[0], r[1], seats.get(r[0]) or [(v, None) for v in json.loads(r[2] or "[]")]  # type: ignore[misc]
 
     def game(self, game_id: str) -> sqlite3.Row | None:
         return self.db.execute("SELECT * FROM games WHERE id = ?", (game_id,)).fetchone()
 
     def game_seats(self, seq: int) -> list[sqlite3.Row]:
-        return self.db.execute("SELECT s.seat, s.rank, s.score, s.forfeited, b.name, v.version, v.id AS version_id "
+        """Each seat of a game: seat, rank, score, forfeited (None until it is done), name, version, version_id."""
+        rows = self.db.execute("SELECT s.seat, s.rank, s.score, s.forfeited, b.name, v.version, v.id AS version_id "
                                "FROM seats s JOIN versions v ON v.id = s.version_id JOIN bots b ON b.id = v.bot_id "
                                "WHERE s.game_seq = ? ORDER BY s.seat", (seq,)).fetchall()
+        if rows:
+            return rows
+        return self.db.execute(  # not finished: the scheduled seats from the games row
+            "SELECT CAST(j.key AS INTEGER) AS seat, NULL AS rank, NULL AS score, NULL AS forfeited, b.name, v.version, "
+            "v.id AS version_id FROM games g JOIN json_each(g.versions) j JOIN versions v ON v.id = j.value "
+            "JOIN bots b ON b.id = v.bot_id WHERE g.seq = ? ORDER BY j.key", (seq,)).fetchall()
 
     def game_log(self, seq: int) -> list[dict[str, Any]] | None:
-        row = self.db.execute("SELECT data FROM logs WHERE game_seq = ?", (seq,)).fetchone()
-        return decompress_log(row[0]) if row else None
+        """The log of game ``seq`` (None if it has none: not played, or its logs file is gone)."""
+        game = self.db.execute("SELECT id FROM games WHERE seq = ?", (seq,)).fetchone()
+        data = self.logs.read(seq, game[0]) if game else None
+        if data is None:  # a store written before the logs had a file of their own
+            row = self.db.execute("SELECT data FROM logs WHERE game_seq = ?", (seq,)).fetchone()
+            data = row[0] if row else None
+        return decompress_log(data) if data is not None else None
 
     def find_games(self, prefix: str, limit: int = 5) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT id FROM games WHERE id LIKE ? ORDER BY seq LIMIT ?",
@@ -555,11 +569,14 @@ class LeagueStore:
         self.db.execute("DELETE FROM meta WHERE key = 'ratings_stale'")
 
 
+#: SQLite's default limit on bound parameters is 32766; stay well below it per IN (...) query.
+_IN_CHUNK = 900
+
+
+def _at(versions: list[int], seat: Any) -> int | None:
+    """The version at ``seat`` (None for a violation not tied to a seat)."""
+    return versions[seat] if isinstance(seat, int) and 0 <= seat < len(versions) else None
+
+
 def _score(score: Any) -> Any:
     return score if isinstance(score, (int, float)) and not isinstance(score, bool) else json.dumps(score)
-
-
-def _chunks(items: Iterator[Any], size: int) -> Iterator[list[Any]]:
-    """``items`` in lists of ``size`` (the last one shorter)."""
-    while chunk := list(itertools.islice(items, size)):
-        yield chunk

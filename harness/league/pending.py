@@ -1,0 +1,62 @@
+"""The pending games of a league store, read lazily in schedule order (what the runner dispatches)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from harness.league.store import LeagueStore
+
+__all__ = ["PendingGame", "PendingView"]
+
+
+@dataclass(frozen=True)
+class PendingGame:
+    """A scheduled game not played yet, as stored."""
+
+    seq: int
+    game_id: str
+    seed: int
+    round: int
+    version_ids: tuple[int, ...]
+
+
+class PendingView(Sequence["PendingGame"]):
+    """The pending games of a store as a sequence read lazily, 5,000 at a time, for a caller that
+    walks it forwards (the runner): its length is counted once, when it is made. Games are read
+    by ``seq`` after the last one read, so games recorded meanwhile (only ever ones already read)
+    do not shift it."""
+
+    CHUNK = 5_000
+
+    def __init__(self, store: LeagueStore, limit: int | None = None) -> None:
+        self._store = store
+        total = store.counts()["pending"]
+        self._len = total if limit is None else min(total, limit)
+        self._chunk: list[PendingGame] = []
+        self._first = 0  # index of self._chunk[0]
+        self._after_seq = 0
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self._len))]
+        if index < 0:
+            index += self._len
+        if not 0 <= index < self._len:
+            raise IndexError(index)
+        if index < self._first:
+            self._chunk, self._first, self._after_seq = [], 0, 0  # backwards: read again from the start
+        while index >= self._first + len(self._chunk):
+            self._first += len(self._chunk)
+            self._chunk = self._store._pending_after(self._after_seq, self.CHUNK)
+            if not self._chunk:
+                raise IndexError(index)
+            self._after_seq = self._chunk[-1].seq
+        return self._chunk[index - self._first]
+
+
