@@ -73,6 +73,13 @@ sandbox_option = click.option(
          "[default: auto].")
 
 
+dask_option = click.option(
+    "--dask", "dask", default=None, metavar="ADDRESS|local:N",
+    help="Play on the Dask cluster whose scheduler is at ADDRESS (e.g. tcp://10.0.0.1:8786), or on N local "
+         "Dask workers with local:N; the store is still written here. Overrides the config's executor. "
+         "See docs/scale-out.md.")
+
+
 def checked_options(game: Game, options: dict[str, Any]) -> dict[str, Any]:
     """Validate game options, turning an engine error into a usage error naming ``--option``."""
     try:

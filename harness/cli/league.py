@@ -6,6 +6,7 @@ runs/<name>.sqlite, relative to the current directory) holds the results.
 
 from __future__ import annotations
 
+import collections
 import json
 import sys
 import time
@@ -14,7 +15,7 @@ from typing import Any
 
 import click
 
-from harness.cli.common import echo
+from harness.cli.common import dask_option, echo
 from harness.league.config import ConfigError, LeagueConfig, load_config
 from harness.league.store import LeagueStore
 
@@ -73,10 +74,7 @@ def _open_store(config: LeagueConfig) -> LeagueStore:
               help="A progress bar, or --no-progress for none  [default: a bar when stderr is a terminal, "
                    "else a line every 10 s: done, rate, time left]")
 @click.option("--quiet", "-q", is_flag=True, help="No progress at all (the summary is still printed).")
-@click.option("--dask", "dask", default=None, metavar="ADDRESS|local:N",
-              help="Play on the Dask cluster whose scheduler is at ADDRESS (e.g. tcp://10.0.0.1:8786), or on "
-                   "N local Dask workers with local:N; the store is still written here. Overrides the config's "
-                   "executor. See docs/scale-out.md.")
+@dask_option
 def run(config: str, workers: int | None, rounds: int | None, progress: bool | None, quiet: bool,
         dask: str | None) -> None:
     """Play the league in CONFIG: every scheduled game not played yet, then print a summary.
@@ -130,14 +128,20 @@ def run(config: str, workers: int | None, rounds: int | None, progress: bool | N
     left = plan.pending - summary.played
     echo(f"{cfg.name}: played {summary.played} games in {summary.seconds:.1f} s "
                f"({summary.games_per_second:.1f} games/s, {summary.workers} {'Dask ' if dask or cfg.dask else ''}"
-               f"workers), "
+               f"worker{'' if summary.workers == 1 else 's'}), "
                f"{summary.violations} violations; {plan.done + summary.played} done, {left} left. "
                f"See: harness table {cfg.path}")
     if summary.violations:
         echo(f"violations: harness violations {cfg.path}")
     echo(f"results: {_shown_path(cfg.store)}")
-    for i, err in enumerate(summary.errors):  # the first in full, the others in one line
-        echo(f"error: {err.rstrip() if i == 0 else err.strip().splitlines()[-1]}", err=True)
+    counted = collections.Counter(summary.errors)  # a failed batch gives each of its games the same error
+    for i, (err, times) in enumerate(counted.items()):  # the first in full, the others in one line
+        games = f" ({times} games)" if times > 1 else ""
+        echo(f"error{games}: {err.rstrip() if i == 0 else err.strip().splitlines()[-1]}", err=True)
+    if summary.stop_reason:
+        echo(f"stopped: {summary.stop_reason}; the games recorded are kept, {left} are still pending: run the "
+             f"same command again once it is back", err=True)
+        raise SystemExit(1)
     if summary.gave_up:
         echo(f"stopped after {len(summary.errors)} games failed inside the harness (not because of a bot); "
                    f"they are still pending", err=True)

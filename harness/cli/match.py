@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from harness.cli.common import GAME, checked_options, echo, option_option, sandbox_option, time_options
+from harness.cli.common import GAME, checked_options, dask_option, echo, option_option, sandbox_option, time_options
 from harness.cli.play import parse_bot
 from harness.games import Game
 
@@ -66,9 +66,10 @@ def _format(summary: dict[str, Any]) -> list[str]:
 @option_option
 @time_options
 @sandbox_option
+@dask_option
 def match(game: Game, bots: tuple[str, ...], opponents: tuple[str, ...], n_games: int, sprt: Any, workers: int | None,
           seed: int, directory: str, fmt: str, quiet: bool, options: dict, init_ms: int | None, move_ms: int | None,
-          bank_ms: int | None, sandbox: str | None) -> None:
+          bank_ms: int | None, sandbox: str | None, dask: str | None) -> None:
     """Is A better than B at GAME? Play them on duplicate sets until a sequential test decides.
 
     A set is one deal played in every seat order of A, B and the --opponent bots (2 games for
@@ -76,12 +77,15 @@ def match(game: Game, bots: tuple[str, ...], opponents: tuple[str, ...], n_games
     level 1/2, behind 0) is the unit of the statistics, since its games share the deal's luck.
     Prints games, A's score, the Elo difference with its 95% interval, the likelihood of
     superiority, the distribution of set scores (pentanomial for two players) and the SPRT's
-    LLR with its bounds. The match is stored under --dir and resumes when run again. Exit
+    LLR with its bounds. The match is stored under --dir and resumes when run again; with
+    --dask its games are played on a Dask cluster (checked after each batch of games). Exit
     status: 0, also when H0 is accepted or the games ran out. Example:
 
     \b
         harness match crisps --bot "python3 mybot_v2.py" --bot "python3 mybot_v1.py" --move-ms 100
     """
+    from harness.cli.league import ConfigProblem
+    from harness.league.config import ConfigError
     from harness.league.match import MatchSpec, MatchState, match_config
     from harness.league.runner import LeagueInterrupted, run_league
     from harness.league.store import LeagueStore
@@ -108,10 +112,14 @@ def match(game: Game, bots: tuple[str, ...], opponents: tuple[str, ...], n_games
         progress: bool | str = "none" if quiet or fmt == "json" else ("bar" if sys.stderr.isatty() else "lines")
         with LeagueStore(cfg.store) as reader:
             try:
-                run_league(cfg, progress=progress, on_game=lambda seq, outcome: state.on_game(reader, seq, outcome),
-                           should_stop=lambda: state.decided)
+                ran = run_league(cfg, progress=progress, on_game=lambda seq, outcome: state.on_game(reader, seq, outcome),
+                                 should_stop=lambda: state.decided, dask=dask)
+                if ran.stop_reason:
+                    echo(f"stopped: {ran.stop_reason}; run the same command again to resume", err=True)
             except LeagueInterrupted:
                 echo("interrupted: run the same command again to resume", err=True)
+            except ConfigError as exc:  # an unreachable cluster, a worker with other bot files...
+                raise ConfigProblem(str(exc)) from None
     summary = match_summary(state.scores, state.games, sprt, spec.set_size)
     summary["match"] = {"id": spec.match_id, "config": str(Path(directory) / f"{spec.match_id}.yaml"),
                         "a": spec.a, "b": spec.b, "opponents": list(spec.opponents)}

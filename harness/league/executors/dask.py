@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
+import logging
 import math
 import os
 import pickle
@@ -45,7 +46,7 @@ from distributed.diagnostics.plugin import WorkerPlugin
 from harness.league.config import ConfigError
 
 __all__ = ["BATCH_GAMES", "LeaguePlugin", "file_hashes", "dask_client", "play_games", "batches",
-           "check_bot_files", "BotFilesDiffer", "ClusterUnreachable"]
+           "check_bot_files", "BotFilesDiffer", "ClusterUnreachable", "SchedulerLost"]
 
 #: Games per task: ~64 makes the per-task cost (1.2 ms pipelined, 12 ms round trip) negligible
 #: beside 64 games of ~14 ms each.
@@ -87,6 +88,10 @@ class BotFilesDiffer(ConfigError):
 
 class ClusterUnreachable(ConfigError):
     """No Dask scheduler at the address given."""
+
+
+class SchedulerLost(Exception):
+    """The client lost its scheduler mid-run: the games not yet gathered stay pending."""
 
 
 class LeaguePlugin(WorkerPlugin):
@@ -223,6 +228,8 @@ def dask_client(address: str) -> Iterator[Any]:
                 Client(cluster, direct_to_workers=True) as client:
             yield client
         return
+    # the run reports a lost scheduler in its own words (SchedulerLost), once
+    logging.getLogger("distributed.client").setLevel(logging.CRITICAL)
     try:
         client = Client(address, direct_to_workers=True, timeout="20s")
     except (OSError, TimeoutError, ValueError) as exc:  # ValueError: a malformed address
@@ -266,6 +273,9 @@ def play_games(client: Any, work: Any, games: Sequence[Any], *, key_prefix: str,
                 data = client.gather(fut, direct=True)
                 messages = pickle.loads(data)
             except Exception as exc:  # KilledWorker after repeated losses, a lost scheduler...
+                if client.status != "running":  # no scheduler: every other batch fails the same way
+                    why = " ".join(str(exc).split())  # one line
+                    raise SchedulerLost(f"lost the Dask scheduler ({type(exc).__name__}: {why[:160]})") from None
                 text = f"batch {fut.key}: {type(exc).__name__}: {exc}; its games stay pending: run again"
                 messages = [("error", t[0], text) for t in tasks]
             fut.release()
