@@ -180,10 +180,10 @@ class LeagueStore:
             raise StoreError(f"{self.path}: not a league store ({exc})") from None
         self.logs = LogStore(self.path)
         if version == 0:
-            LogStore.remove(self.path)  # a new store: logs left by a deleted one are not its logs
             with self.transaction():
                 if self.db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
                     raise StoreError(f"{self.path}: not a league store (it has other tables)")
+                LogStore.remove(self.path)  # a new store: logs left by a deleted one are not its logs
                 for statement in SCHEMA.split(";"):
                     if statement.strip():
                         self.db.execute(statement)
