@@ -114,3 +114,33 @@ def test_a_big_league_hashed_in_a_helper_process_gives_the_same_rows_in_order(tm
     chunks = list(schedule_mod.planned_chunks(cfg, ids))
     assert len(chunks) == 5
     assert [row for chunk in chunks for row in chunk] == expected and len(expected) == 9 * 150
+
+
+def test_without_a_helper_process_the_big_league_is_hashed_here(tmp_path, monkeypatch):
+    from concurrent.futures import Future
+    from concurrent.futures.process import BrokenProcessPool
+
+    from harness.league import schedule as schedule_mod
+
+    class NoProcesses:  # a machine where the helper cannot start: every task fails
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def submit(self, *args):
+            future: Future = Future()
+            future.set_exception(BrokenProcessPool("cannot start"))
+            return future
+
+    cfg = make_config(tmp_path, n_bots=6, rounds=9)
+    ids = {b.label: 10 + i for i, b in enumerate(cfg.bots)}
+    expected = [row for chunk in schedule_mod.schedule_chunks(cfg, ids) for row in chunk]
+    monkeypatch.setattr(schedule_mod, "PARALLEL_FROM", 100)
+    monkeypatch.setattr(schedule_mod, "_CHUNK_GAMES", 300)
+    monkeypatch.setattr(schedule_mod, "ProcessPoolExecutor", NoProcesses)
+    assert [row for chunk in schedule_mod.planned_chunks(cfg, ids) for row in chunk] == expected

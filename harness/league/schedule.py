@@ -24,9 +24,11 @@ import hashlib
 import itertools
 import json
 import multiprocessing
+import os
 from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
 from harness.league.config import MAX_GAMES, BotEntry, LeagueConfig
@@ -150,20 +152,23 @@ def planned_chunks(config: LeagueConfig, version_ids: dict[str, int]) -> Iterato
     helper starts. A league under :data:`PARALLEL_FROM` games is hashed in this process.
     """
     per_round = games_per_round(len(config.bots), config.players)
-    if per_round * config.rounds < PARALLEL_FROM:
+    if per_round * config.rounds < PARALLEL_FROM or len(os.sched_getaffinity(0)) < 2:
         yield from schedule_chunks(config, version_ids)
         return
     step = max(1, _CHUNK_GAMES // max(per_round, 1))
-    ranges = iter([(r, min(r + step, config.rounds)) for r in range(step, config.rounds, step)])
+    spans = [(r, min(r + step, config.rounds)) for r in range(0, config.rounds, step)]
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
-        window: deque[Future[list[StoreRow]]] = deque(
-            pool.submit(_rounds_rows, config, version_ids, *span) for span in itertools.islice(ranges, 3))
-        yield _rounds_rows(config, version_ids, 0, min(step, config.rounds))
-        while window:
-            rows = window.popleft().result()
-            span = next(ranges, None)
-            if span is not None:
-                window.append(pool.submit(_rounds_rows, config, version_ids, *span))
+        ahead: deque[Future[list[StoreRow]]] = deque(
+            pool.submit(_rounds_rows, config, version_ids, *span) for span in spans[1:4])
+        yield _rounds_rows(config, version_ids, *spans[0])
+        for i in range(1, len(spans)):
+            try:
+                rows = ahead.popleft().result()
+                if i + 3 < len(spans):
+                    ahead.append(pool.submit(_rounds_rows, config, version_ids, *spans[i + 3]))
+            except (BrokenProcessPool, OSError):  # no helper process here: hash the rest in this one
+                yield _rounds_rows(config, version_ids, spans[i][0], config.rounds)
+                return
             yield rows
 
 
