@@ -429,7 +429,8 @@ class LeagueStore:
                     todo.append((seq, outcome, json.loads(have[1])))
             if not todo:
                 return []
-            logs = self.logs.submit([(seq, o.game_id, o.log) for seq, o, _ in todo if o.log])
+            log_rows = [(seq, o.game_id, o.log) for seq, o, _ in todo if o.log]
+            logs = self.logs.submit(log_rows) if log_rows else None
             now = _now()
             db.executemany("UPDATE games SET status = 'done', ended_by = ?, decisions = ?, seconds = ?, "
                            "finished_at = ? WHERE seq = ?",
@@ -444,7 +445,8 @@ class LeagueStore:
             if violations:
                 db.executemany("INSERT INTO violations (game_seq, decision, seat, version_id, kind, detail, record) "
                                "VALUES (?, ?, ?, ?, ?, ?, ?)", violations)
-            logs.result()  # the logs are committed before the results are
+            if logs is not None:
+                logs.result()  # the logs are committed before the results are
         return [seq for seq, _, _ in todo]
 
     # -- reading ---------------------------------------------------------------------------
