@@ -10,7 +10,7 @@ Design choices, and why:
 
 - **Killing the whole tree**, in layers. (1) Own session and process group
   (``start_new_session``): one ``killpg(SIGKILL)`` reaches every child that stayed in the group.
-  (2) A scan of ``/proc`` kills every process that carries the bot's random
+  (2) A scan of ``/proc`` (:mod:`harness.play.remnants`) kills every process that carries the bot's random
   ``TABLEBOTS_BOT_TOKEN`` in its environment or holds one of the bot's three pipes open: this
   catches descendants that left the group with ``setsid``, even with a scrubbed environment, as
   long as they keep a pipe (the ones that could hang the referee always do). (3) Airtight, where
@@ -36,15 +36,12 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import secrets
 import select
 import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Sequence
-from typing import BinaryIO
 
 from harness.play.cgroups import BotCgroup, cgroup_base
 from harness.play.limits import (
@@ -57,7 +54,9 @@ from harness.play.limits import (
     resolve_command,
     unshare_pid_prefix,
 )
+from harness.play.remnants import kill_remnants, pipe_holders
 from harness.play.sandbox import bwrap_command, program_dir, resolve_sandbox, sandbox_env
+from harness.play.stderr_log import StderrLog
 
 __all__ = ["BotProcess", "StderrLog", "kill_remnants", "describe_status", "OK", "TIMEOUT", "CRASH", "OVERSIZE"]
 
@@ -68,112 +67,6 @@ OK = 0
 TIMEOUT = 1
 CRASH = 2
 OVERSIZE = 3
-
-
-def kill_remnants(tokens: Sequence[str], pipes: Sequence[str] = ()) -> int:
-    """SIGKILL every process that carries one of ``tokens`` in its environment or holds one of
-    ``pipes`` (``"pipe:[INODE]"``) open; return how many were hit.
-
-    Catches a bot's descendants that left its process group (``setsid``, double fork), even
-    those that also scrubbed their environment, as long as they hold one of its pipes. Repeats
-    the scan until a pass finds nobody, so a process forking while we scan is caught too.
-    """
-    if not tokens and not pipes:
-        return 0
-    needles = [f"{TOKEN_VAR}={t}\0".encode() for t in tokens]
-    pipe_set = frozenset(pipes)
-    me = os.getpid()
-    killed = 0
-    for _ in range(10):
-        hit = 0
-        try:
-            pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
-        except OSError:
-            return killed
-        for pid in pids:
-            if pid == me or not _is_remnant(pid, needles, pipe_set):
-                continue
-            try:
-                os.kill(pid, signal.SIGKILL)
-                hit += 1
-            except OSError:
-                pass
-        killed += hit
-        if not hit:
-            break
-    return killed
-
-
-def _is_remnant(pid: int, needles: Sequence[bytes], pipes: frozenset[str]) -> bool:
-    if needles:
-        try:
-            with open(f"/proc/{pid}/environ", "rb") as fh:
-                env = fh.read()
-        except OSError:
-            env = b""
-        if any(n in env for n in needles):
-            return True
-    if pipes:
-        base = f"/proc/{pid}/fd"
-        try:
-            fds = os.listdir(base)
-        except OSError:
-            return False
-        for fd in fds:
-            try:
-                if os.readlink(f"{base}/{fd}") in pipes:
-                    return True
-            except OSError:
-                continue
-    return False
-
-
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
-
-
-class StderrLog:
-    """A bot's stderr log: a size-capped rotating file (or nothing, without a directory).
-
-    The file is ``<dir>/<name>.stderr.log``; when it reaches half of ``cap`` it becomes
-    ``.stderr.log.1`` (replacing the previous one) and a new file starts, so at most ``cap``
-    bytes are on disk and the newest output is kept.
-    """
-
-    def __init__(self, log_dir: str | None, name: str, cap: int) -> None:
-        self.path = (os.path.join(log_dir, _UNSAFE.sub("_", name) + ".stderr.log")
-                     if log_dir else None)
-        self._half = max(cap // 2, 1)
-        self._fh: BinaryIO | None = None
-        self._size = 0
-        if self.path and log_dir:
-            os.makedirs(log_dir, exist_ok=True)
-            self._fh = open(self.path, "ab")
-            self._size = self._fh.tell()
-
-    def write(self, data: bytes) -> None:
-        fh = self._fh
-        if fh is None:
-            return
-        if len(data) > self._half:
-            data = data[-self._half:]
-        if self._size + len(data) > self._half:
-            fh.close()
-            assert self.path is not None  # a file handle exists only with a path
-            os.replace(self.path, self.path + ".1")
-            fh = self._fh = open(self.path, "wb")
-            self._size = 0
-        fh.write(data)
-        fh.flush()
-        self._size += len(data)
-
-    def note(self, text: str) -> None:
-        """A line from the harness itself (process started, killed), marked with ``#``."""
-        self.write(f"# tablebots: {text}\n".encode())
-
-    def close(self) -> None:
-        if self._fh is not None:
-            self._fh.close()
-            self._fh = None
 
 
 class BotProcess:
@@ -570,21 +463,7 @@ class BotProcess:
         """Processes other than the referee and the wrapper that hold the bot's stdout pipe."""
         if len(self.pipes) < 2:
             return []
-        target = self.pipes[1]
-        holders = []
-        me = os.getpid()
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit() or int(entry) == me:
-                continue
-            try:
-                with open(f"/proc/{entry}/comm") as fh:
-                    if fh.read().strip() in WRAPPERS:
-                        continue
-            except OSError:
-                continue
-            if _is_remnant(int(entry), (), frozenset((target,))):
-                holders.append(int(entry))
-        return holders
+        return pipe_holders(self.pipes[1], skip=WRAPPERS)
 
     def _note_exit(self) -> None:
         if not self._exited:
