@@ -228,15 +228,22 @@ def dask_client(address: str) -> Iterator[Any]:
                 Client(cluster, direct_to_workers=True) as client:
             yield client
         return
-    # the run reports a lost scheduler in its own words (SchedulerLost), once
-    logging.getLogger("distributed.client").setLevel(logging.CRITICAL)
+    # the run reports a lost scheduler in its own words (SchedulerLost), once: the client's own
+    # error lines are muted while it is open
+    client_log = logging.getLogger("distributed.client")
+    level = client_log.level
+    client_log.setLevel(logging.CRITICAL)
     try:
-        client = Client(address, direct_to_workers=True, timeout="20s")
-    except (OSError, TimeoutError, ValueError) as exc:  # ValueError: a malformed address
-        raise ClusterUnreachable(f"--dask {address}: cannot reach a Dask scheduler there ({exc}); start one with "
-                                 f"`dask scheduler` and workers with `dask worker {address} --nthreads 1`") from None
-    with client:
-        yield client
+        try:
+            client = Client(address, direct_to_workers=True, timeout="20s")
+        except (OSError, TimeoutError, ValueError) as exc:  # ValueError: a malformed address
+            raise ClusterUnreachable(f"--dask {address}: cannot reach a Dask scheduler there ({exc}); start one "
+                                     f"with `dask scheduler` and workers with `dask worker {address} --nthreads 1`"
+                                     ) from None
+        with client:
+            yield client
+    finally:
+        client_log.setLevel(level)
 
 
 def play_games(client: Any, work: Any, games: Sequence[Any], *, key_prefix: str, bot_files: Sequence[str] = (),
