@@ -469,7 +469,8 @@ def _run_dask(config: LeagueConfig, store: LeagueStore, setup: WorkerSetup, pend
               should_stop: Callable[[], bool] | None = None) -> None:
     """Play ``pending`` on the Dask cluster at ``address`` and record what comes back.
 
-    The results of a batch arrive together and are recorded in one transaction. A game delivered
+    The batches that finished since the last record are recorded in one transaction (a group
+    commit: the busier the writer, the bigger its transactions). A game delivered
     twice (a batch re-run after a worker was lost) is recorded once: ``store.record`` refuses a
     game that is no longer pending. Ctrl-C (a flag, as in :func:`_run_workers`) stops at the next
     result: finished batches are recorded, the others cancelled and left pending.
@@ -495,20 +496,13 @@ def _run_dask(config: LeagueConfig, store: LeagueStore, setup: WorkerSetup, pend
             summary.workers = len(client.scheduler_info(n_workers=-1).get("workers", {}))
             stream = play_games(client, setup, pending, key_prefix=key, bot_files=files)
             try:
-                buffered: list[tuple[str, int, Any]] = []
-                for message in stream:
-                    buffered.append(message)
-                    if len(seen) + len(buffered) < len(pending) and len(buffered) < 64:
-                        continue  # a batch's games arrive together: record them in one transaction
-                    _record_messages(store, rater, versions_of, buffered, seen, summary, bar, on_game)
-                    buffered.clear()
+                for messages in stream:  # what finished together is recorded in one transaction
+                    _record_messages(store, rater, versions_of, messages, seen, summary, bar, on_game)
                     if interrupts or summary.gave_up or len(summary.errors) >= MAX_ERRORS:
                         break
                     if should_stop is not None and should_stop():
                         break  # the caller has what it needs (a match decided): the other batches are cancelled
-                _record_messages(store, rater, versions_of, buffered, seen, summary, bar, on_game)
             except SchedulerLost as exc:  # the batches recorded so far stay recorded
-                _record_messages(store, rater, versions_of, buffered, seen, summary, bar, on_game)
                 summary.stop_reason = f"{exc} (--dask {address})"
             finally:
                 stream.close()  # cancels the batches not finished, closes the workers' bot pools
