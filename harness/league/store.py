@@ -31,6 +31,7 @@ import sqlite3
 import time
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -179,6 +180,7 @@ class LeagueStore:
             self.db.close()
             raise StoreError(f"{self.path}: not a league store ({exc})") from None
         self.logs = LogStore(self.path)
+        self._logs_in_flight: list[Future[None]] = []
         if version == 0:
             with self.transaction():
                 if self.db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
@@ -221,14 +223,21 @@ class LeagueStore:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction (BEGIN IMMEDIATE); nested calls join the outer one."""
+        """A write transaction (BEGIN IMMEDIATE); nested calls join the outer one.
+
+        Commits only once the logs handed to the logs thread inside it are committed (see
+        :meth:`record_many`), so a recorded game always has its log.
+        """
         if self.db.in_transaction:
             yield self.db
             return
         self.db.execute("BEGIN IMMEDIATE")
         try:
             yield self.db
+            while self._logs_in_flight:
+                self._logs_in_flight.pop().result()
         except BaseException:
+            self._logs_in_flight.clear()  # (orphan logs of games still pending: replaced when played)
             self.db.execute("ROLLBACK")
             raise
         self.db.execute("COMMIT")
@@ -405,9 +414,9 @@ class LeagueStore:
         five statements a game. Each game is still recorded whole and only while its row is
         pending, so a game delivered twice (Dask's at-least-once) is recorded once; a seq given
         twice, a game no longer pending, or an id that does not match is skipped. The logs go to
-        the logs file on its own thread while the results are written here, and this returns once
-        they are committed, so the results' commit (the caller's, or this call's) comes after
-        them (:mod:`harness.league.logstore`). Runs in the caller's transaction if there is one
+        the logs file on its own thread while the results (and the caller's rating update) are
+        written here; the transaction's commit, the caller's or this call's, waits for them
+        (:mod:`harness.league.logstore`). Runs in the caller's transaction if there is one
         (with the rating update), else in its own.
         """
         if not items:
@@ -430,7 +439,8 @@ class LeagueStore:
             if not todo:
                 return []
             log_rows = [(seq, o.game_id, o.log) for seq, o, _ in todo if o.log]
-            logs = self.logs.submit(log_rows) if log_rows else None
+            if log_rows:  # written while the results and the ratings are; waited for at the commit
+                self._logs_in_flight.append(self.logs.submit(log_rows))
             now = _now()
             db.executemany("UPDATE games SET status = 'done', ended_by = ?, decisions = ?, seconds = ?, "
                            "finished_at = ? WHERE seq = ?",
@@ -445,8 +455,6 @@ class LeagueStore:
             if violations:
                 db.executemany("INSERT INTO violations (game_seq, decision, seat, version_id, kind, detail, record) "
                                "VALUES (?, ?, ?, ?, ?, ?, ?)", violations)
-            if logs is not None:
-                logs.result()  # the logs are committed before the results are
         return [seq for seq, _, _ in todo]
 
     # -- reading ---------------------------------------------------------------------------
