@@ -301,14 +301,14 @@ class IsmctsPolicy:
     """An SDK policy (see :mod:`harness.sdk`) that decides by ISMCTS.
 
     Per decision it searches ``iterations`` iterations if given, and never past ``budget_ms``
-    (default: ``fraction`` of ``time_left_ms`` less ``reserve_ms``, 55 ms at ``move_ms`` 100),
+    (default: ``fraction`` of ``time_left_ms`` less ``reserve_ms``, 45 ms at ``move_ms`` 100),
     so it respects both the referee's deadline and a fixed effort. The rest of ``time_left_ms``
     covers the last iteration (under 1 ms), reading and writing the messages and a loaded
     machine's scheduling delays; the timeouts measured at ``move_ms`` 100 are in docs/bots.md.
     """
 
     def __init__(self, iterations: int | None = None, budget_ms: int | None = None,
-                 fraction: float = 0.6, seed: int | None = None, exploration: float = 0.7,
+                 fraction: float = 0.5, seed: int | None = None, exploration: float = 0.7,
                  reserve_ms: float = 5.0) -> None:
         self.iterations = iterations
         self.budget_ms = budget_ms
@@ -336,6 +336,7 @@ def bot_main(game: str, argv: Sequence[str] | None = None) -> int:
     """Command line of the ``bots/<game>_ismcts.py`` bots: parse options and play protocol v1."""
     import argparse
 
+    from harness.games import get_game
     from harness.sdk import run
 
     parser = argparse.ArgumentParser(
@@ -343,7 +344,7 @@ def bot_main(game: str, argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--iterations", type=int, default=None,
                         help="iterations per decision (default: as many as the time budget allows)")
     parser.add_argument("--budget-ms", type=int, default=None,
-                        help="most milliseconds per decision (default: 60%% of time_left_ms less 5 ms)")
+                        help="most milliseconds per decision (default: half of time_left_ms less 5 ms)")
     parser.add_argument("--seed", type=int, default=None, help="seed of the search's RNG (reproducible play)")
     parser.add_argument("--name", default=f"{game}-ismcts", help="name sent in the ready message")
     args = parser.parse_args(argv)
@@ -351,4 +352,7 @@ def bot_main(game: str, argv: Sequence[str] | None = None) -> int:
         parser.error("--iterations must be at least 1")
     if args.budget_ms is not None and args.budget_ms < 1:
         parser.error("--budget-ms must be at least 1")
+    # the engine and its sampler load now, within init_ms, not in the first move's time
+    get_game(game)
+    importlib.import_module(f"harness.games.{game}_sample")
     return run(IsmctsPolicy(args.iterations, args.budget_ms, seed=args.seed), name=args.name)
