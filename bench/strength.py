@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from harness import ismcts
 from harness.ismcts import IsmctsPolicy
 from harness.sdk import Decision, Policy, play_in_process
 
@@ -57,7 +58,22 @@ def main() -> int:
     parser.add_argument("--games", type=int, default=40)
     parser.add_argument("--iterations", type=int, default=50)
     parser.add_argument("--seed", type=int, default=1000, help="seed of the first game")
+    parser.add_argument("--epsilon", type=float, default=None,
+                        help="share of random moves in the Epizodiak playouts (default: harness.ismcts.EPSILON)")
+    parser.add_argument("--bias", type=float, default=None,
+                        help="progressive bias weight in Epizodiak (default: harness.ismcts.BIAS)")
+    parser.add_argument("--cutoff", type=int, default=None,
+                        help="Epizodiak playouts stop after this many moves, 0 for none (default: harness.ismcts.CUTOFF_MOVES)")
+    parser.add_argument("--hand-weight", type=float, default=None, help="harness.ismcts.HAND_WEIGHT")
     args = parser.parse_args()
+    if args.cutoff is not None:
+        ismcts.CUTOFF_MOVES = args.cutoff
+    if args.hand_weight is not None:
+        ismcts.HAND_WEIGHT = args.hand_weight
+    if args.bias is not None:
+        ismcts.BIAS = args.bias
+    if args.epsilon is not None:
+        ismcts.EPSILON = args.epsilon
     n = PLAYERS[args.game]
     score = 0.0
     start = time.perf_counter()

@@ -27,11 +27,12 @@ from .epizodiak_state import EpizodiakState
 def known_other_tiles(events: Sequence[Mapping[str, Any]], seat: int) -> list[list[int]]:
     """For each seat, counts by value of the tiles it surely holds (taken in the open this round)."""
     known = [[0] * 13 for _ in range(PLAYERS)]
-    for e in events:
+    start = len(events)
+    while start > 0 and events[start - 1].get("type") != "round_start":
+        start -= 1  # only this round's events count: a search samples thousands of times a game
+    for i in range(start, len(events)):
+        e = events[i]
         kind = e.get("type")
-        if kind == "round_start":
-            known = [[0] * 13 for _ in range(PLAYERS)]
-            continue
         s = e.get("seat")
         if s is None or s == seat:
             continue
