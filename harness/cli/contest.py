@@ -1,0 +1,122 @@
+"""`harness contest`: the organizer's commands for a contest site (docs/contest.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from harness.cli.common import echo
+
+contest_dir = click.argument("contest_dir", metavar="DIR", type=click.Path(file_okay=False, path_type=Path))
+
+
+def _load(root: Path):  # type: ignore[no-untyped-def]
+    from harness.contest.config import ContestConfigError, load_contest
+
+    try:
+        return load_contest(root)
+    except ContestConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+@click.group()
+def contest() -> None:
+    """Run a contest site: teams upload bots, a ladder plays them, everyone sees the leaderboard.
+
+    \b
+    Start to finish (docs/contest.md):
+        harness contest init mycourse --game crisps
+        harness contest team add mycourse alpha        # prints alpha's token once
+        harness contest serve mycourse --port 8000     # the site
+        harness contest run mycourse                   # the ladder (another terminal)
+        harness contest finals mycourse --top 8 --rounds 20
+    """
+
+
+@contest.command()
+@contest_dir
+@click.option("--game", required=True, metavar="GAME", help="The game: epizodiak, dominoes or crisps.")
+@click.option("--name", default=None, help="The contest's name (default: the directory's name).")
+def init(contest_dir: Path, game: str, name: str | None) -> None:
+    """Create the contest in DIR: its config (contest.yaml) and its database.
+
+    Edit DIR/contest.yaml afterwards for the table sizes, time controls, runtimes (entry file,
+    build and run commands) and quotas; every key is checked when the site or ladder starts.
+    """
+    from harness.contest.config import ContestConfigError, init_contest
+    from harness.contest.db import ContestDB
+
+    try:
+        path = init_contest(contest_dir, game, name=name)
+    except ContestConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+    cfg = _load(contest_dir)
+    ContestDB(cfg.db_path).close()
+    echo(f"contest {cfg.name} ({cfg.game}) created: {path}")
+    echo(f"next: harness contest team add {contest_dir} TEAM")
+
+
+@contest.group()
+def team() -> None:
+    """Add teams, list them, or give one a new token."""
+
+
+@team.command("add")
+@contest_dir
+@click.argument("name")
+def team_add(contest_dir: Path, name: str) -> None:
+    """Add the team NAME and print its sign-in token (once: only a hash of it is kept).
+
+    The token is the last line of the output, alone, for scripts:
+    TOKEN=$(harness contest team add DIR NAME | tail -n 1)
+    """
+    from harness.contest.auth import TeamError, add_team
+    from harness.contest.db import ContestDB
+
+    cfg = _load(contest_dir)
+    db = ContestDB(cfg.db_path)
+    try:
+        token = add_team(db, name)
+    except TeamError as exc:
+        raise click.ClickException(str(exc)) from None
+    finally:
+        db.close()
+    echo(f"team {name} added; its token (shown only now, give it to the team; it signs in and uploads):")
+    echo(token)
+
+
+@team.command("token")
+@contest_dir
+@click.argument("name")
+def team_token(contest_dir: Path, name: str) -> None:
+    """Give the team NAME a new token (the old one and its sessions stop working); printed last, alone."""
+    from harness.contest.auth import TeamError, renew_token
+    from harness.contest.db import ContestDB
+
+    cfg = _load(contest_dir)
+    db = ContestDB(cfg.db_path)
+    try:
+        token = renew_token(db, name)
+    except TeamError as exc:
+        raise click.ClickException(str(exc)) from None
+    finally:
+        db.close()
+    echo(f"new token for {name} (the old one no longer works):")
+    echo(token)
+
+
+@team.command("list")
+@contest_dir
+def team_list(contest_dir: Path) -> None:
+    """List the teams and their current versions."""
+    from harness.contest.db import ContestDB
+
+    cfg = _load(contest_dir)
+    db = ContestDB(cfg.db_path)
+    try:
+        for row in db.teams():
+            current = f"version s{row['current_submission']}" if row["current_submission"] else "no version yet"
+            echo(f"{row['name']}: {current}")
+    finally:
+        db.close()
