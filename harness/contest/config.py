@@ -180,7 +180,7 @@ def load_contest(root: str | Path) -> ContestConfig:
     game = data.get("game")
     if game not in GAMES:
         raise _fail(path, "game", f"{game!r} is not a game (allowed: {', '.join(GAMES)})")
-    engine = get_game(game)
+    engine = get_game(str(game))
     sizes = data.get("players", [engine.min_players])
     sizes = sizes if isinstance(sizes, list) else [sizes]
     for n in sizes:
@@ -204,8 +204,8 @@ def load_contest(root: str | Path) -> ContestConfig:
         entry = rt["entry"]
         if not isinstance(entry, str) or not NAME_RE.match(entry):
             raise _fail(path, f"{key}.entry", f"{entry!r} is not a plain file name")
-        build = None if rt.get("build") is None else _argv(path, rt["build"], f"{key}.build")
-        runtimes[rname] = Runtime(rname, entry, build, _argv(path, rt["run"], f"{key}.run"))
+        build_argv = None if rt.get("build") is None else _argv(path, rt["build"], f"{key}.build")
+        runtimes[rname] = Runtime(rname, entry, build_argv, _argv(path, rt["run"], f"{key}.run"))
     quotas_data = data.get("quotas") or {}
     if not isinstance(quotas_data, dict) or any(k not in QUOTA_DEFAULTS for k in quotas_data):
         raise _fail(path, "quotas", f"expected a mapping of {', '.join(QUOTA_DEFAULTS)}")
@@ -224,7 +224,7 @@ def load_contest(root: str | Path) -> ContestConfig:
         raise _fail(path, "executor", "expected local, or {dask: ADDRESS}")
     games = data.get("conformance_games")
     return ContestConfig(
-        root=root, name=name, game=game, players=tuple(sorted(set(sizes))), time=time, runtimes=runtimes,
+        root=root, name=name, game=str(game), players=tuple(sorted(set(sizes))), time=time, runtimes=runtimes,
         quotas=quotas, options=options, limits=limits,
         build_seconds=_int(path, build.get("seconds", BUILD_DEFAULTS["seconds"]), "build.seconds"),
         build_memory_mb=_int(path, build.get("memory_mb", BUILD_DEFAULTS["memory_mb"]), "build.memory_mb"),

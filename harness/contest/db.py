@@ -198,7 +198,8 @@ class ContestDB:
     def set_status(self, submission_id: int, status: str, *, build_log: str | None = None,
                    check_log: str | None = None) -> None:
         assert status in STATUSES
-        sets, args = ["status = ?"], [status]
+        sets: list[str] = ["status = ?"]
+        args: list[Any] = [status]
         if build_log is not None:
             sets.append("build_log = ?")
             args.append(build_log)
@@ -251,8 +252,8 @@ class ContestDB:
         return [r[0] for r in self.db.execute("SELECT id FROM submissions WHERE team_id = ?", (team_id,))]
 
     # -- standings ----------------------------------------------------------------------------
-    def add_results(self, rows: Iterable[tuple[int, int, int, int, int, int]],
-                    ratings: dict[int, tuple[float, float]]) -> None:
+    def add_results(self, rows: Iterable[Sequence[int]],
+                    ratings: dict[int, tuple[float, float]], games: int = 0) -> None:
         """Add games to the standings: rows of (submission_id, version_id, games, wins, rank_sum,
         forfeits) to add, and the current (mu, sigma) of versions by submission id."""
         now = time.time()
@@ -265,13 +266,16 @@ class ContestDB:
                 [(*r, now) for r in rows])
             db.executemany("UPDATE standings SET mu = ?, sigma = ? WHERE submission_id = ?",
                            [(mu, sigma, sid) for sid, (mu, sigma) in ratings.items()])
+            db.execute("INSERT INTO meta (key, value) VALUES ('games', ?) ON CONFLICT (key) DO UPDATE SET "
+                       "value = CAST(value AS INTEGER) + excluded.value", (str(games),))
 
-    def reset_standings(self, rows: Sequence[tuple[int, int, int, int, int, int]],
-                        ratings: dict[int, tuple[float, float]]) -> None:
+    def reset_standings(self, rows: Sequence[Sequence[int]],
+                        ratings: dict[int, tuple[float, float]], games: int = 0) -> None:
         """Replace the standings with totals computed afresh from the ladder's store."""
         with self.write() as db:
             db.execute("DELETE FROM standings")
-        self.add_results(rows, ratings)
+            db.execute("DELETE FROM meta WHERE key = 'games'")
+        self.add_results(rows, ratings, games=games)
 
     def leaderboard(self) -> list[sqlite3.Row]:
         """Every team with a current version: its standings (mu, sigma, games...) and since when it is current."""
@@ -292,8 +296,8 @@ class ContestDB:
 
     def counts(self) -> dict[str, int]:
         row = self.db.execute("SELECT (SELECT count(*) FROM teams), (SELECT count(*) FROM submissions), "
-                              "(SELECT coalesce(sum(games), 0) FROM standings)").fetchone()
-        return {"teams": row[0], "submissions": row[1], "seats": row[2]}
+                              "(SELECT value FROM meta WHERE key = 'games')").fetchone()
+        return {"teams": row[0], "submissions": row[1], "games": int(row[2] or 0)}
 
 
 class _Tx:

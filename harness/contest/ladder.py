@@ -1,0 +1,255 @@
+"""The ladder: an ordinary league over every team's current version, kept playing as teams upload.
+
+``DIR/ladder.yaml`` is written from the roster (each team's current version: bot name = the team,
+version = ``s<submission id>``, run in its upload's directory) and played by the league runner into
+``DIR/ladder.sqlite``. :func:`play_ladder` is the one place that decides what to play next: until
+the adaptive schedule for a changing roster lands, it re-plans a round robin over the current
+versions whenever the roster changes (the runner is asked to stop, games in flight are recorded,
+games of replaced versions are dropped by the re-plan) and adds a round when one is finished.
+
+The leaderboard never reads the games: :class:`Standings` adds each recorded game to the
+contest database's ``standings`` summary (games, wins, rank sum, forfeits, and the version's
+current rating, which the runner writes through), in one short transaction per second. A full
+rebuild from the store (:meth:`Standings.rebuild`) runs when the ladder starts, so a crash never
+leaves the summary wrong for long.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from harness.contest.config import ContestConfig
+from harness.contest.db import ContestDB
+from harness.league.config import LeagueConfig, load_config
+
+__all__ = ["write_ladder_config", "play_ladder", "Standings", "roster_key", "LADDER_CONFIG", "LADDER_STORE",
+           "version_label"]
+
+LADDER_CONFIG = "ladder.yaml"
+LADDER_STORE = "ladder.sqlite"
+#: How often the ladder looks for a changed roster (seconds).
+ROSTER_POLL = 2.0
+
+
+def version_label(submission_id: int) -> str:
+    return f"s{submission_id}"
+
+
+def submission_of(label: str) -> int | None:
+    return int(label[1:]) if label.startswith("s") and label[1:].isdigit() else None
+
+
+def roster_key(db: ContestDB) -> tuple[tuple[str, int], ...]:
+    return tuple((r["team"], r["submission_id"]) for r in db.roster())
+
+
+def league_data(cfg: ContestConfig, roster: list[Any], *, name: str, rounds: int, store: str) -> dict[str, Any]:
+    """A league config (as YAML data) playing ``roster`` (rows of team, submission_id, runtime)."""
+    bots = []
+    for r in roster:
+        runtime = cfg.runtimes.get(r["runtime"])
+        if runtime is None:
+            continue
+        bots.append({"name": r["team"], "command": " ".join(runtime.run), "version": version_label(r["submission_id"]),
+                     "cwd": str(cfg.submissions_dir / str(r["submission_id"]))})
+    data: dict[str, Any] = {"name": name, "game": cfg.game, "players": list(cfg.players), "bots": bots,
+                            "rounds": rounds, "time": dict(cfg.time), "limits": dict(cfg.limits),
+                            "workers": cfg.workers, "store": store}
+    if cfg.options:
+        data["options"] = dict(cfg.options)
+    if cfg.executor:
+        data["executor"] = dict(cfg.executor)
+    return data
+
+
+def write_config(path: Path, data: dict[str, Any]) -> LeagueConfig:
+    """Write a league config (atomically) and load it back, checked as ``harness run`` checks it."""
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text("# written by harness contest from the roster: edit contest.yaml, not this file\n"
+                   + yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    tmp.replace(path)
+    return load_config(path)
+
+
+def write_ladder_config(cfg: ContestConfig, db: ContestDB, rounds: int) -> LeagueConfig | None:
+    """The ladder's league config for the current roster; None while it has too few teams."""
+    roster = db.roster()
+    if len(roster) < max(2, max(cfg.players)):
+        return None
+    data = league_data(cfg, roster, name=f"{cfg.name}-ladder", rounds=rounds, store=LADDER_STORE)
+    return write_config(cfg.root / LADDER_CONFIG, data)
+
+
+class Standings:
+    """Keeps the contest's ``standings`` summary up to date as the runner records games."""
+
+    def __init__(self, db: ContestDB, store_path: Path) -> None:
+        self.db = db
+        self.store_path = store_path
+        self._seqs: list[int] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._store: sqlite3.Connection | None = None
+
+    def _read(self) -> sqlite3.Connection:
+        if self._store is None:
+            self._store = sqlite3.connect(f"file:{self.store_path}?mode=ro", uri=True, timeout=30.0,
+                                          check_same_thread=False)
+        return self._store
+
+    def on_game(self, seq: int, outcome: Any) -> None:
+        """The runner's callback (its transaction is not committed yet: the game is read later)."""
+        with self._lock:
+            self._seqs.append(seq)
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._loop, name="contest-standings", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        self.flush()
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    def _loop(self) -> None:
+        while not self._stop.wait(1.0):
+            self.flush()
+
+    def _labels(self, version_ids: set[int]) -> dict[int, int]:
+        """Ladder version id -> submission id."""
+        if not version_ids:
+            return {}
+        marks = ",".join("?" * len(version_ids))
+        return {vid: sid for vid, label in self._read().execute(
+            f"SELECT id, version FROM versions WHERE id IN ({marks})", list(version_ids))
+            if (sid := submission_of(label)) is not None}
+
+    def flush(self) -> int:
+        """Add the games recorded since the last flush; return how many."""
+        with self._lock:
+            seqs, self._seqs = self._seqs, []
+        if not seqs or not self.store_path.exists():
+            return 0
+        read = self._read()
+        totals: dict[int, list[int]] = {}
+        found: set[int] = set()
+        for i in range(0, len(seqs), 900):
+            chunk = seqs[i:i + 900]
+            marks = ",".join("?" * len(chunk))
+            for seq, vid, rank, forfeited in read.execute(
+                    f"SELECT game_seq, version_id, rank, forfeited FROM seats WHERE game_seq IN ({marks})", chunk):
+                found.add(seq)
+                t = totals.setdefault(vid, [0, 0, 0, 0])
+                t[0] += 1
+                t[1] += int(rank == 0)
+                t[2] += int(rank or 0)
+                t[3] += int(forfeited or 0)
+        missing = [s for s in seqs if s not in found]
+        if missing:  # not committed yet when read: next time
+            with self._lock:
+                self._seqs.extend(missing)
+        self._write(totals, len(found))
+        return len(found)
+
+    def _write(self, totals: dict[int, list[int]], games: int) -> None:
+        labels = self._labels(set(totals))
+        ratings = self._ratings(labels)
+        rows = [(labels[vid], vid, *t) for vid, t in totals.items() if vid in labels]
+        self.db.add_results(rows, ratings, games=games)
+
+    def _ratings(self, labels: dict[int, int]) -> dict[int, tuple[float, float]]:
+        if not labels:
+            return {}
+        marks = ",".join("?" * len(labels))
+        return {labels[vid]: (mu, sigma) for vid, mu, sigma in self._read().execute(
+            f"SELECT version_id, mu, sigma FROM ratings WHERE version_id IN ({marks})", list(labels))}
+
+    def rebuild(self) -> None:
+        """Recompute the whole summary from the store (once, when the ladder starts)."""
+        if not self.store_path.exists():
+            return
+        read = self._read()
+        totals = {vid: [n, w, r, f] for vid, n, w, r, f in read.execute(
+            "SELECT version_id, count(rank), sum(rank = 0), sum(rank), sum(forfeited) FROM seats "
+            "GROUP BY version_id")}
+        games = read.execute("SELECT count(*) FROM games WHERE status = 'done'").fetchone()[0]
+        labels = self._labels(set(totals))
+        rows = [(labels[vid], vid, *t) for vid, t in totals.items() if vid in labels]
+        self.db.reset_standings(rows, self._ratings(labels), games=games)
+
+
+def play_ladder(cfg: ContestConfig, db: ContestDB, *, should_stop: Callable[[], bool],
+                on_game: Callable[[int, Any], None] | None = None, progress: bool = False,
+                max_games: int | None = None, echo: Callable[[str], None] = print) -> int:
+    """Play the ladder until ``should_stop()``; return the games played.
+
+    The one function a schedule for a changing roster replaces (see the module docstring).
+    """
+    from harness.league.runner import LeagueInterrupted, run_league
+
+    played = 0
+    rounds = int(db.get_meta("ladder_rounds", "1") or 1)
+    while not should_stop():
+        key = roster_key(db)
+        league = write_ladder_config(cfg, db, rounds)
+        if league is None:
+            echo(f"waiting for teams: {len(key)} with a checked version, the ladder needs {max(2, max(cfg.players))}")
+            _sleep_until(_RosterWatch(db, key, should_stop, poll=0.5), 5.0)
+            continue
+        stop_now = _RosterWatch(db, key, should_stop, poll=ROSTER_POLL)
+        remaining = None if max_games is None else max_games - played
+        try:
+            summary = run_league(league, progress=progress, on_game=on_game, should_stop=stop_now,
+                                 max_games=remaining)
+        except LeagueInterrupted as exc:
+            played += exc.summary.played
+            raise
+        played += summary.played
+        if max_games is not None and played >= max_games:
+            break
+        if stop_now.changed:
+            echo(f"roster changed: re-planning ({len(roster_key(db))} teams)")
+        elif summary.played == 0 and not summary.errors:
+            rounds += 1  # every game of every round played: one more round
+            db.set_meta("ladder_rounds", str(rounds))
+            echo(f"round {rounds - 1} done: planning round {rounds}")
+        elif summary.errors:
+            echo(f"the runner reported {len(summary.errors)} error(s): {summary.errors[-1].strip().splitlines()[-1]}")
+            _sleep_until(should_stop, 5.0)
+    return played
+
+
+class _RosterWatch:
+    """True once the caller wants to stop or the roster differs from ``key`` (looked up every ``poll`` s)."""
+
+    def __init__(self, db: ContestDB, key: tuple[tuple[str, int], ...], should_stop: Callable[[], bool],
+                 poll: float) -> None:
+        self.db, self.key, self.should_stop, self.poll = db, key, should_stop, poll
+        self.changed = False
+        self._last = time.monotonic()
+
+    def __call__(self) -> bool:
+        if self.should_stop() or self.changed:
+            return True
+        if time.monotonic() - self._last > self.poll:
+            self._last = time.monotonic()
+            self.changed = roster_key(self.db) != self.key
+        return self.changed
+
+
+def _sleep_until(done: Callable[[], bool], seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and not done():
+        time.sleep(0.2)
