@@ -120,3 +120,23 @@ def team_list(contest_dir: Path) -> None:
             echo(f"{row['name']}: {current}")
     finally:
         db.close()
+
+
+@contest.command()
+@contest_dir
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on (127.0.0.1: this machine only; put https in front for the world).")
+@click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True, help="Port to listen on.")
+def serve(contest_dir: Path, host: str, port: int) -> None:
+    """Serve the contest site: sign-in, uploads, the leaderboard, replays, each team's own pages.
+
+    Uploads are built and checked in the background by this process; `harness contest run DIR`
+    (another process) plays the ladder.
+    """
+    import uvicorn
+
+    from harness.contest.app import create_app
+
+    _load(contest_dir)
+    echo(f"contest site on http://{host}:{port}/ (Ctrl-C stops it)")
+    uvicorn.run(create_app(contest_dir), host=host, port=port, log_level="warning")

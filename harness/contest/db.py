@@ -71,6 +71,7 @@ CREATE TABLE IF NOT EXISTS standings (
     wins INTEGER NOT NULL DEFAULT 0,
     rank_sum INTEGER NOT NULL DEFAULT 0,
     forfeits INTEGER NOT NULL DEFAULT 0,
+    violations INTEGER NOT NULL DEFAULT 0,
     updated_at REAL NOT NULL
 );
 """
@@ -255,14 +256,15 @@ class ContestDB:
     def add_results(self, rows: Iterable[Sequence[int]],
                     ratings: dict[int, tuple[float, float]], games: int = 0) -> None:
         """Add games to the standings: rows of (submission_id, version_id, games, wins, rank_sum,
-        forfeits) to add, and the current (mu, sigma) of versions by submission id."""
+        forfeits, violations) to add, and the current (mu, sigma) of versions by submission id."""
         now = time.time()
         with self.write() as db:
             db.executemany(
                 "INSERT INTO standings (submission_id, version_id, mu, sigma, games, wins, rank_sum, forfeits, "
-                "updated_at) VALUES (?, ?, 25.0, 8.333, ?, ?, ?, ?, ?) ON CONFLICT (submission_id) DO UPDATE SET "
-                "games = games + excluded.games, wins = wins + excluded.wins, rank_sum = rank_sum + "
-                "excluded.rank_sum, forfeits = forfeits + excluded.forfeits, updated_at = excluded.updated_at",
+                "violations, updated_at) VALUES (?, ?, 25.0, 8.333, ?, ?, ?, ?, ?, ?) ON CONFLICT (submission_id) "
+                "DO UPDATE SET games = games + excluded.games, wins = wins + excluded.wins, rank_sum = rank_sum + "
+                "excluded.rank_sum, forfeits = forfeits + excluded.forfeits, violations = violations + "
+                "excluded.violations, updated_at = excluded.updated_at",
                 [(*r, now) for r in rows])
             db.executemany("UPDATE standings SET mu = ?, sigma = ? WHERE submission_id = ?",
                            [(mu, sigma, sid) for sid, (mu, sigma) in ratings.items()])
@@ -281,7 +283,7 @@ class ContestDB:
         """Every team with a current version: its standings (mu, sigma, games...) and since when it is current."""
         return self.db.execute(
             "SELECT t.name AS team, t.current_submission AS submission_id, s.activated_at, s.runtime, "
-            "st.mu, st.sigma, st.games, st.wins, st.rank_sum, st.forfeits, st.version_id "
+            "st.mu, st.sigma, st.games, st.wins, st.rank_sum, st.forfeits, st.violations, st.version_id "
             "FROM teams t JOIN submissions s ON s.id = t.current_submission "
             "LEFT JOIN standings st ON st.submission_id = t.current_submission").fetchall()
 

@@ -151,11 +151,14 @@ class Standings:
             for seq, vid, rank, forfeited in read.execute(
                     f"SELECT game_seq, version_id, rank, forfeited FROM seats WHERE game_seq IN ({marks})", chunk):
                 found.add(seq)
-                t = totals.setdefault(vid, [0, 0, 0, 0])
+                t = totals.setdefault(vid, [0, 0, 0, 0, 0])
                 t[0] += 1
                 t[1] += int(rank == 0)
                 t[2] += int(rank or 0)
                 t[3] += int(forfeited or 0)
+            for vid, n in read.execute(f"SELECT version_id, count(*) FROM violations WHERE game_seq IN ({marks}) "
+                                       f"AND version_id IS NOT NULL GROUP BY version_id", chunk):
+                totals.setdefault(vid, [0, 0, 0, 0, 0])[4] += n
         missing = [s for s in seqs if s not in found]
         if missing:  # not committed yet when read: next time
             with self._lock:
@@ -181,9 +184,12 @@ class Standings:
         if not self.store_path.exists():
             return
         read = self._read()
-        totals = {vid: [n, w, r, f] for vid, n, w, r, f in read.execute(
+        totals = {vid: [n, w, r, f, 0] for vid, n, w, r, f in read.execute(
             "SELECT version_id, count(rank), sum(rank = 0), sum(rank), sum(forfeited) FROM seats "
             "GROUP BY version_id")}
+        for vid, n in read.execute("SELECT version_id, count(*) FROM violations WHERE version_id IS NOT NULL "
+                                   "GROUP BY version_id"):
+            totals.setdefault(vid, [0, 0, 0, 0, 0])[4] = n
         games = read.execute("SELECT count(*) FROM games WHERE status = 'done'").fetchone()[0]
         labels = self._labels(set(totals))
         rows = [(labels[vid], vid, *t) for vid, t in totals.items() if vid in labels]

@@ -1,0 +1,165 @@
+"""What the contest's pages read from the ladder's league store, each read bounded.
+
+Every query here is answered from an index and returns at most a page of rows (latest games by
+``games_status``, a team's games by ``seats_stats``, its violations by ``violations_version``),
+so a page costs the same at 1,000 games as at 1,000,000. The ladder's bot names are team names,
+its versions ``s<submission id>`` (:mod:`harness.contest.ladder`).
+
+Authorization is the caller's: these functions answer for whoever asks; the pages check that the
+team asking owns what it asks for (:mod:`harness.contest.pages`).
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from harness.league.store import LeagueStore, StoreError
+from harness.report.replay_data import game_replay
+from harness.report.tables import move_number, request_id_of
+
+__all__ = ["LadderReader"]
+
+PAGE = 50
+
+
+class LadderReader:
+    """Reads the ladder's store at ``path`` (one connection per thread, opened on first use)."""
+
+    def __init__(self, path: Path, game: str, options: dict[str, Any]) -> None:
+        self.path = path
+        self.game_name = game
+        self.options = options
+        self._local = threading.local()
+
+    def store(self) -> LeagueStore | None:
+        store = getattr(self._local, "store", None)
+        if store is None:
+            if not self.path.exists():
+                return None
+            try:
+                store = LeagueStore(self.path, create=False)
+            except StoreError:
+                return None
+            self._local.store = store
+        return store
+
+    def _rows(self, sql: str, args: tuple[Any, ...] | list[Any] = ()) -> list[Any]:
+        store = self.store()
+        return store.db.execute(sql, args).fetchall() if store is not None else []
+
+    def version_ids(self, team: str) -> list[int]:
+        """Every ladder version of ``team``."""
+        return [r[0] for r in self._rows("SELECT v.id FROM versions v JOIN bots b ON b.id = v.bot_id WHERE b.name = ?",
+                                         (team,))]
+
+    def _with_seats(self, rows: list[Any]) -> list[dict[str, Any]]:
+        store = self.store()
+        out = []
+        for r in rows:
+            seats = store.game_seats(r["seq"]) if store is not None else []
+            out.append({"id": r["id"], "seq": r["seq"], "round": r["round"], "ended_by": r["ended_by"],
+                        "finished_at": r["finished_at"],
+                        "seats": [{"seat": s["seat"], "team": s["name"], "version": s["version"], "rank": s["rank"],
+                                   "score": s["score"], "forfeited": bool(s["forfeited"])} for s in seats]})
+        return out
+
+    def latest_games(self, limit: int = PAGE, before: int | None = None) -> list[dict[str, Any]]:
+        """Finished games, newest first (``before``: a seq, for the next page)."""
+        sql = "SELECT seq, id, round, ended_by, finished_at FROM games WHERE status = 'done'"
+        args: list[Any] = []
+        if before is not None:
+            sql += " AND seq < ?"
+            args.append(before)
+        return self._with_seats(self._rows(sql + " ORDER BY seq DESC LIMIT ?", [*args, limit]))
+
+    def team_games(self, team: str, limit: int = PAGE) -> list[dict[str, Any]]:
+        """The latest finished games with a seat of ``team``, newest first."""
+        ids = self.version_ids(team)
+        if not ids:
+            return []
+        marks = ",".join("?" * len(ids))
+        seqs = [r[0] for r in self._rows(f"SELECT DISTINCT game_seq FROM seats WHERE version_id IN ({marks}) "
+                                         f"ORDER BY game_seq DESC LIMIT ?", [*ids, limit])]
+        if not seqs:
+            return []
+        marks = ",".join("?" * len(seqs))
+        return self._with_seats(self._rows(f"SELECT seq, id, round, ended_by, finished_at FROM games WHERE seq IN "
+                                           f"({marks}) ORDER BY seq DESC", seqs))
+
+    def team_violations(self, team: str, limit: int = PAGE) -> list[dict[str, Any]]:
+        ids = self.version_ids(team)
+        if not ids:
+            return []
+        marks = ",".join("?" * len(ids))
+        rows = self._rows(f"SELECT x.id, x.decision, x.seat, x.kind, x.detail, g.id AS game_id, v.version FROM violations x "
+                          f"JOIN games g ON g.seq = x.game_seq JOIN versions v ON v.id = x.version_id "
+                          f"WHERE x.version_id IN ({marks}) ORDER BY x.id DESC LIMIT ?", [*ids, limit])
+        return [{"id": r["id"], "move": move_number(r["decision"]), "seat": r["seat"], "kind": r["kind"],
+                 "detail": r["detail"], "game_id": r["game_id"], "version": r["version"]} for r in rows]
+
+    def violation(self, violation_id: int) -> dict[str, Any] | None:
+        """One violation in full, with the team (bot name) it belongs to."""
+        store = self.store()
+        found = store.violation(violation_id) if store is not None else None
+        if found is None:
+            return None
+        row, record = found
+        return {"id": row["id"], "team": row["name"], "version": row["version"], "seat": row["seat"],
+                "kind": row["kind"], "detail": row["detail"], "decision": row["decision"], "game_id": row["game_id"],
+                "bot": f"{row['name']}@{row['version']}", "move": move_number(row["decision"]),
+                "request_id": request_id_of(record), "request": record.get("request", ""),
+                "received": record.get("received", ""), "stderr_tail": record.get("stderr_tail", "")}
+
+    def game(self, game_id: str) -> tuple[Any, list[Any]] | None:
+        """(games row, seats) of a game, finished or not."""
+        store = self.store()
+        row = store.game(game_id) if store is not None else None
+        if store is None or row is None:
+            return None
+        return row, store.game_seats(row["seq"])
+
+    def replay(self, game_id: str, seats_shown: set[int] | None) -> dict[str, Any] | None:
+        """The replay of a finished game: the spectator's (``seats_shown`` None: no seat's
+        observations, no violations) or one team's (only its seats' observations and violations)."""
+        from harness.games import get_game
+
+        store = self.store()
+        found = self.game(game_id)
+        if store is None or found is None:
+            return None
+        row, seats = found
+        if row["status"] != "done":
+            return None
+        violations = [v for v in store.violations(game_seq=row["seq"]) if seats_shown and v["seat"] in seats_shown]
+        data = game_replay(get_game(self.game_name), self.options, row, seats, store.game_log(row["seq"]), violations)
+        keep: set[str] = set()
+        for frame in data["frames"]:
+            views = frame.get("views") or []
+            for s, ref in enumerate(views):
+                if ref is not None and seats_shown and s in seats_shown:
+                    keep.add(str(ref))
+            frame["views"] = [ref if seats_shown and s in seats_shown else None for s, ref in enumerate(views)]
+        data["observations"] = {k: v for k, v in data["observations"].items() if k in keep}
+        return data
+
+    def head_to_head(self, team_a: str, team_b: str, limit: int = 20) -> dict[str, Any]:
+        """Games between two teams: counts of who finished ahead, and the latest games."""
+        a_ids, b_ids = self.version_ids(team_a), self.version_ids(team_b)
+        if not a_ids or not b_ids:
+            return {"games": 0, "a_ahead": 0, "b_ahead": 0, "level": 0, "latest": []}
+        ma, mb = ",".join("?" * len(a_ids)), ",".join("?" * len(b_ids))
+        rows = self._rows(f"SELECT a.game_seq, a.rank, b.rank FROM seats a JOIN seats b ON b.game_seq = a.game_seq "
+                          f"WHERE a.version_id IN ({ma}) AND b.version_id IN ({mb}) ORDER BY a.game_seq DESC",
+                          [*a_ids, *b_ids])
+        a_ahead = sum(1 for r in rows if r[1] < r[2])
+        b_ahead = sum(1 for r in rows if r[1] > r[2])
+        latest = [r[0] for r in rows[:limit]]
+        games = []
+        if latest:
+            marks = ",".join("?" * len(latest))
+            games = self._with_seats(self._rows(f"SELECT seq, id, round, ended_by, finished_at FROM games WHERE seq "
+                                                f"IN ({marks}) ORDER BY seq DESC", latest))
+        return {"games": len(rows), "a_ahead": a_ahead, "b_ahead": b_ahead, "level": len(rows) - a_ahead - b_ahead,
+                "latest": games}
