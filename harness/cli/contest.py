@@ -140,3 +140,75 @@ def serve(contest_dir: Path, host: str, port: int) -> None:
     _load(contest_dir)
     echo(f"contest site on http://{host}:{port}/ (Ctrl-C stops it)")
     uvicorn.run(create_app(contest_dir), host=host, port=port, log_level="warning")
+
+
+dask_option = click.option("--dask", default=None, metavar="ADDRESS",
+                           help="Play on the Dask cluster at ADDRESS (tcp://host:8786, or local:N) instead of "
+                                "local worker processes (default: contest.yaml's executor).")
+
+
+@contest.command()
+@contest_dir
+@dask_option
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="Local worker processes (default: contest.yaml's workers).")
+@click.option("--progress/--no-progress", default=True, show_default=True, help="Show a progress bar per plan.")
+def run(contest_dir: Path, dask: str | None, workers: int | None, progress: bool) -> None:
+    """Play the ladder over every team's current version, until Ctrl-C.
+
+    The ladder is a league (DIR/ladder.yaml, DIR/ladder.sqlite) re-planned as soon as a team's
+    current version changes; a finished round is followed by the next. The leaderboard's
+    summary is updated as games are recorded. Run it beside `harness contest serve DIR`.
+    """
+    import dataclasses
+
+    from harness.contest.db import ContestDB
+    from harness.contest.ladder import LADDER_STORE, Standings, play_ladder
+    cfg = _load(contest_dir)
+    if workers is not None:
+        cfg = dataclasses.replace(cfg, workers=workers)
+    db = ContestDB(cfg.db_path)
+    standings = Standings(db, cfg.root / LADDER_STORE)
+    standings.rebuild()
+    standings.start()
+    played = 0
+    try:
+        played = play_ladder(cfg, db, should_stop=lambda: False, on_game=standings.on_game, progress=progress,
+                             echo=echo, dask=dask)
+    except KeyboardInterrupt:
+        echo("interrupted")
+    finally:
+        standings.stop()
+        db.close()
+    echo(f"ladder stopped after {played} games in this run")
+
+
+@contest.command()
+@contest_dir
+@click.option("--top", type=click.IntRange(min=2), required=True, help="How many teams (best on the leaderboard).")
+@click.option("--rounds", type=click.IntRange(min=1), required=True, help="Rounds of the finals' round robin.")
+@dask_option
+def finals(contest_dir: Path, top: int, rounds: int, dask: str | None) -> None:
+    """Freeze uploads and play the finals: a round robin of the TOP teams' current versions.
+
+    Stop `harness contest run` first (the ladder and the finals would share the cores). The
+    finals are their own league in DIR/finals/ (finals.yaml, finals.sqlite) and their HTML
+    report is written to DIR/finals/report/. Uploads stay closed afterwards.
+    """
+    from harness.contest.db import ContestDB
+    from harness.contest.ladder import play_finals
+    from harness.league.config import ConfigError
+    from harness.report.tables import format_table, league_table
+
+    cfg = _load(contest_dir)
+    db = ContestDB(cfg.db_path)
+    try:
+        league = play_finals(cfg, db, top, rounds, dask=dask, echo=echo)
+    except (ValueError, ConfigError) as exc:
+        raise click.ClickException(str(exc)) from None
+    finally:
+        db.close()
+    from harness.league.store import LeagueStore
+
+    with LeagueStore(league.store, create=False) as store:
+        echo(format_table(league_table(store, league), "table"))

@@ -28,12 +28,16 @@ import yaml
 from harness.contest.config import ContestConfig
 from harness.contest.db import ContestDB
 from harness.league.config import LeagueConfig, load_config
+from harness.league.ratings import conservative
+from harness.league.schedule import games_per_round
 
 __all__ = ["write_ladder_config", "play_ladder", "Standings", "roster_key", "LADDER_CONFIG", "LADDER_STORE",
-           "version_label"]
+           "version_label", "leaderboard_rows", "play_finals"]
 
 LADDER_CONFIG = "ladder.yaml"
 LADDER_STORE = "ladder.sqlite"
+#: Games the ladder plans at least each time it adds rounds.
+ROUND_GAMES = 200
 #: How often the ladder looks for a changed roster (seconds).
 ROSTER_POLL = 2.0
 
@@ -196,9 +200,39 @@ class Standings:
         self.db.reset_standings(rows, self._ratings(labels), games=games)
 
 
+def _age(seconds: float) -> str:
+    if seconds < 120:
+        return f"{int(seconds)} s"
+    if seconds < 7200:
+        return f"{int(seconds // 60)} min"
+    if seconds < 172800:
+        return f"{int(seconds // 3600)} h"
+    return f"{int(seconds // 86400)} days"
+
+
+def leaderboard_rows(db: ContestDB) -> list[dict[str, Any]]:
+    """Every team with a current version, best first by mu - 3 sigma (from the standings summary)."""
+    now = time.time()
+    rows = []
+    default_mu, default_sigma = 25.0, 25.0 / 3
+    for r in db.leaderboard():
+        mu = r["mu"] if r["mu"] is not None else default_mu
+        sigma = r["sigma"] if r["sigma"] is not None else default_sigma
+        games = r["games"] or 0
+        rows.append({"team": r["team"], "submission_id": r["submission_id"], "version": version_label(r["submission_id"]), "runtime": r["runtime"],
+                     "mu": mu, "sigma": sigma, "rating": conservative(mu, sigma), "games": games,
+                     "wins": r["wins"] or 0, "forfeits": r["forfeits"] or 0, "violations": r["violations"] or 0,
+                     "mean_rank": (r["rank_sum"] / games + 1) if games else None,
+                     "age": _age(now - (r["activated_at"] or now))})
+    rows.sort(key=lambda x: -x["rating"])
+    for i, row in enumerate(rows, 1):
+        row["rank"] = i
+    return rows
+
+
 def play_ladder(cfg: ContestConfig, db: ContestDB, *, should_stop: Callable[[], bool],
                 on_game: Callable[[int, Any], None] | None = None, progress: bool = False,
-                max_games: int | None = None, echo: Callable[[str], None] = print) -> int:
+                max_games: int | None = None, echo: Callable[[str], None] = print, dask: str | None = None) -> int:
     """Play the ladder until ``should_stop()``; return the games played.
 
     The one function a schedule for a changing roster replaces (see the module docstring).
@@ -218,19 +252,23 @@ def play_ladder(cfg: ContestConfig, db: ContestDB, *, should_stop: Callable[[], 
         remaining = None if max_games is None else max_games - played
         try:
             summary = run_league(league, progress=progress, on_game=on_game, should_stop=stop_now,
-                                 max_games=remaining)
+                                 max_games=remaining, dask=dask)
         except LeagueInterrupted as exc:
             played += exc.summary.played
-            raise
+            echo("interrupted: the games in flight were recorded")
+            break
         played += summary.played
         if max_games is not None and played >= max_games:
             break
         if stop_now.changed:
             echo(f"roster changed: re-planning ({len(roster_key(db))} teams)")
         elif summary.played == 0 and not summary.errors:
-            rounds += 1  # every game of every round played: one more round
+            # every round played: plan more, at least ROUND_GAMES games, so that a small ladder does
+            # not pay a plan and the workers' start for every two games
+            per_round = games_per_round(len(league.bots), league.players)
+            rounds += max(1, -(-ROUND_GAMES // max(1, per_round)))
             db.set_meta("ladder_rounds", str(rounds))
-            echo(f"round {rounds - 1} done: planning round {rounds}")
+            echo(f"all rounds played: planning up to round {rounds} ({per_round:,} games a round)")
         elif summary.errors:
             echo(f"the runner reported {len(summary.errors)} error(s): {summary.errors[-1].strip().splitlines()[-1]}")
             _sleep_until(should_stop, 5.0)
@@ -259,3 +297,27 @@ def _sleep_until(done: Callable[[], bool], seconds: float) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline and not done():
         time.sleep(0.2)
+
+
+def play_finals(cfg: ContestConfig, db: ContestDB, top: int, rounds: int, *, progress: bool = True,
+                dask: str | None = None, echo: Callable[[str], None] = print) -> LeagueConfig:
+    """Freeze uploads and play a round robin of the ``top`` teams' current versions over ``rounds``
+    rounds into ``DIR/finals/`` (its own league and store), then write its HTML report there."""
+    from harness.league.runner import run_league
+    from harness.report.html import write_report
+
+    db.set_meta("frozen", "1")
+    board = leaderboard_rows(db)[:top]
+    if len(board) < max(2, max(cfg.players)):
+        raise ValueError(f"the finals need at least {max(2, max(cfg.players))} teams with a checked version; "
+                         f"there are {len(board)}")
+    echo("finalists: " + ", ".join(f"{r['rank']}. {r['team']}@{r['version']}" for r in board))
+    roster = [{"team": r["team"], "submission_id": r["submission_id"], "runtime": r["runtime"]} for r in board]
+    folder = cfg.root / "finals"
+    folder.mkdir(exist_ok=True)
+    league = write_config(folder / "finals.yaml",
+                          league_data(cfg, roster, name=f"{cfg.name}-finals", rounds=rounds, store="finals.sqlite"))
+    run_league(league, progress=progress, dask=dask)
+    written = write_report(league, folder / "report")
+    echo(f"finals report: {written['dir']}/index.html")
+    return league

@@ -12,7 +12,6 @@ The leaderboard reads only the ``standings`` summary (:mod:`.db`), never the gam
 
 from __future__ import annotations
 
-import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -24,43 +23,12 @@ from starlette.routing import Route
 
 from harness.contest.app import SIGNIN_COOKIE, Refused, Site, Team, refused_json
 from harness.contest.auth import new_csrf, session_key
-from harness.contest.ladder import version_label
-from harness.league.ratings import conservative
+from harness.contest.ladder import leaderboard_rows, version_label
 from harness.report.replay_data import script_json
 
-__all__ = ["routes", "leaderboard_rows"]
+__all__ = ["routes"]
 
 Handler = Callable[[Site, Request], Awaitable[Response]]
-
-
-def _age(seconds: float) -> str:
-    if seconds < 120:
-        return f"{int(seconds)} s"
-    if seconds < 7200:
-        return f"{int(seconds // 60)} min"
-    if seconds < 172800:
-        return f"{int(seconds // 3600)} h"
-    return f"{int(seconds // 86400)} days"
-
-
-def leaderboard_rows(site: Site) -> list[dict[str, Any]]:
-    """Every team with a current version, best first by mu - 3 sigma (from the standings summary)."""
-    now = time.time()
-    rows = []
-    default_mu, default_sigma = 25.0, 25.0 / 3
-    for r in site.db.leaderboard():
-        mu = r["mu"] if r["mu"] is not None else default_mu
-        sigma = r["sigma"] if r["sigma"] is not None else default_sigma
-        games = r["games"] or 0
-        rows.append({"team": r["team"], "version": version_label(r["submission_id"]), "runtime": r["runtime"],
-                     "mu": mu, "sigma": sigma, "rating": conservative(mu, sigma), "games": games,
-                     "wins": r["wins"] or 0, "forfeits": r["forfeits"] or 0, "violations": r["violations"] or 0,
-                     "mean_rank": (r["rank_sum"] / games + 1) if games else None,
-                     "age": _age(now - (r["activated_at"] or now))})
-    rows.sort(key=lambda x: -x["rating"])
-    for i, row in enumerate(rows, 1):
-        row["rank"] = i
-    return rows
 
 
 # -- wrappers: who may call a handler ------------------------------------------------------------
@@ -122,7 +90,7 @@ def _forbidden(what: str) -> Refused:
 async def index(site: Site, request: Request) -> Response:
     def work() -> Response:
         team = site.session_team(request)
-        return site.render("index.html", request, team, rows=leaderboard_rows(site), counts=site.db.counts(),
+        return site.render("index.html", request, team, rows=leaderboard_rows(site.db), counts=site.db.counts(),
                            games=site.ladder.latest_games(10), frozen=site.db.get_meta("frozen") == "1")
     return await run_in_threadpool(work)
 
@@ -346,7 +314,7 @@ async def api_submission(site: Site, request: Request) -> Response:
 @api
 async def api_leaderboard(site: Site, request: Request) -> Response:
     def work() -> Response:
-        rows = leaderboard_rows(site)
+        rows = leaderboard_rows(site.db)
         table = [{"rank": r["rank"], "bot": r["team"], "version": r["version"], "current": True, "mu": r["mu"],
                   "sigma": r["sigma"], "rating": r["rating"], "games": r["games"], "wins": r["wins"],
                   "mean_rank": r["mean_rank"], "violations": r["violations"],
