@@ -82,11 +82,11 @@ class _Budget:
         self.files += 1
         if self.files > self.caps.files:
             raise UnpackError(f"refused: more than {self.caps.files} files in the archive (the quota)")
-        self.declared += size
-        self._check_total(self.declared, "declares")
         if compressed is not None and size > self.caps.ratio * max(compressed, 1) and size > CHUNK:
             raise UnpackError(f"refused: member {name!r} unpacks to {size} bytes from {compressed}, more than "
                               f"{self.caps.ratio} times (a zip bomb?)")
+        self.declared += size
+        self._check_total(self.declared, "declares")
 
     def _check_total(self, total: int, verb: str) -> None:
         if total > self.caps.unpacked_bytes:
@@ -138,10 +138,10 @@ def _unzip(data: bytes, root: Path, budget: _Budget) -> None:
     plan = []
     for info in infos:  # the headers first: nothing is written unless every member passes
         parts = _checked_name(info.filename)
-        mode = info.external_attr >> 16
-        if mode and stat.S_ISLNK(mode):
+        kind = stat.S_IFMT(info.external_attr >> 16)  # 0: no Unix file type recorded (a plain file)
+        if kind == stat.S_IFLNK:
             raise UnpackError(f"refused: member {info.filename!r} is a symbolic link (only files and directories)")
-        if mode and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        if kind and kind not in (stat.S_IFREG, stat.S_IFDIR):
             raise UnpackError(f"refused: member {info.filename!r} is not a regular file or directory")
         if info.is_dir() or not parts:
             continue
