@@ -85,7 +85,7 @@ class Site:
     # -- rendering ----------------------------------------------------------------------------
     def render(self, template: str, request: Request, team: Team | None, status: int = 200,
                **context: Any) -> HTMLResponse:
-        league = {"name": self.cfg.name, "game": self.cfg.game, "path": "the ladder"}
+        league = {"name": self.cfg.name, "game": self.cfg.game, "path": "ladder.yaml"}
         html = self.env.get_template(template).render(contest=self.cfg, league=league, team=team, root="/",
                                                       live=False, fmt=_fmt, ci=_ci, **context)
         return HTMLResponse(html, status_code=status)

@@ -86,7 +86,8 @@ def build_upload(cfg: ContestConfig, runtime: Runtime, workdir: Path) -> tuple[b
         out, _ = proc.communicate()
         return False, _cap(header + out.decode("utf-8", "replace")) + (
             f"\nbuild stopped: it took more than {cfg.build_seconds} s (the contest's build.seconds)\n")
-    text = _cap(header + out.decode("utf-8", "replace"))
+    # the server's paths are no business of the team's: the upload's directory shows as relative
+    text = _cap(header + out.decode("utf-8", "replace").replace(f"{workdir}/", ""))
     took = time.monotonic() - start
     if proc.returncode != 0:
         why = f"signal {-proc.returncode}" if proc.returncode < 0 else f"exit status {proc.returncode}"

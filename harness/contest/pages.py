@@ -278,11 +278,14 @@ async def my_stderr(site: Site, request: Request, team: Team) -> Response:
 
         log_dir = site.cfg.root / (Path(LADDER_STORE).stem + ".logs")
         parts = []
-        for suffix in (".stderr.log.1", ".stderr.log"):
-            path = log_dir / f"{team.name}{suffix}"
-            if path.is_file():
-                parts.append(path.read_bytes()[-256 * 1024:].decode("utf-8", "replace"))
-        text = "".join(parts)[-256 * 1024:] or "(nothing yet: your bot has written nothing to stderr in the ladder)"
+        # one log per worker process (ladder.logs/worker-N/), each rotated once (.1 is the older half)
+        for folder in [log_dir, *sorted(log_dir.glob("worker-*"))]:
+            for suffix in (".stderr.log.1", ".stderr.log"):
+                path = folder / f"{team.name}{suffix}"
+                if path.is_file():
+                    head = f"== {path.relative_to(log_dir)} ==\n" if folder != log_dir else ""
+                    parts.append(head + path.read_bytes()[-128 * 1024:].decode("utf-8", "replace"))
+        text = "\n".join(parts) or "(nothing yet: your bot has written nothing to stderr in the ladder)"
         return site.render("stderr.html", request, team, text=text)
     return await run_in_threadpool(work)
 
