@@ -120,7 +120,7 @@ def test_team_add_prints_the_token_once_and_stores_only_its_hash(tmp_path: Path)
 
 # -- the API and the build worker -----------------------------------------------------------------------
 def _wait(client: TestClient, sid: int, token: str) -> dict:
-    for _ in range(240):
+    for _ in range(480):
         body = client.get(f"/api/submissions/{sid}", headers=_bearer(token)).json()
         if body["status"] in ("active", "failed"):
             return body
@@ -369,3 +369,22 @@ def test_security_headers_and_escaped_team_content(contest) -> None:  # type: ig
         assert "<script>alert(1)</script>" not in me.text and "&lt;script&gt;" in me.text
         assert "frame-ancestors 'none'" in me.headers["content-security-policy"]
         assert me.headers["x-frame-options"] == "DENY" and me.headers["cache-control"] == "no-store"
+
+
+def test_a_cpp_bot_is_built_with_g_plus_plus_in_the_sandbox_and_checked(contest) -> None:  # type: ignore[no-untyped-def]
+    root, tokens = contest
+    source = (REPO / "tests" / "bots" / "contest_bot.cpp").read_bytes()
+    with _client(root, worker=True) as client:
+        r = client.post("/api/submissions", headers=_bearer(tokens["beta"]), data={"runtime": "cpp"},
+                        files={"file": ("bot.tar.gz", _tgz(lambda t: _add(t, "bot.cpp", source)))})
+        assert r.status_code == 201, r.text
+        done = _wait(client, r.json()["id"], tokens["beta"])
+        assert done["status"] == "active", done
+        assert "g++ -O2" in done["build_log"] and "conformance passed" in done["check_log"]
+        assert (root / "submissions" / str(r.json()["id"]) / "bot").is_file()
+
+
+def _add(t: tarfile.TarFile, name: str, data: bytes) -> None:
+    info = tarfile.TarInfo(name)
+    info.size = len(data)
+    t.addfile(info, io.BytesIO(data))

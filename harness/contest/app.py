@@ -19,12 +19,15 @@ from __future__ import annotations
 
 import hmac
 import shutil
+import threading
+import time
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from jinja2 import ChoiceLoader, Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
@@ -46,6 +49,8 @@ __all__ = ["create_app", "Site", "Team", "SESSION_COOKIE", "SIGNIN_COOKIE"]
 SESSION_COOKIE = "contest_session"
 SIGNIN_COOKIE = "contest_signin"
 SESSION_TTL = 7 * 24 * 3600
+#: the longest a cached leaderboard is shown (its versions' ages move on)
+BOARD_TTL = 5.0
 #: multipart framing allowed on top of the file itself
 FORM_OVERHEAD = 16 * 1024
 CSP = ("default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "
@@ -78,6 +83,8 @@ class Site:
         self.worker = BuildWorker(cfg, self.db)
         self.start_worker = start_worker
         self.ladder = LadderReader(cfg.root / LADDER_STORE, cfg.game, cfg.options)
+        self._board: tuple[tuple[Any, ...], float, list[dict[str, Any]], Markup] | None = None
+        self._board_lock = threading.Lock()
         self.env = Environment(loader=ChoiceLoader([PackageLoader("harness.contest", "templates"),
                                                     PackageLoader("harness.report", "templates")]),
                                autoescape=select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True)
@@ -92,6 +99,23 @@ class Site:
 
     def message(self, request: Request, team: Team | None, status: int, title: str, text: str) -> HTMLResponse:
         return self.render("message.html", request, team, status=status, title=title, text=text)
+
+    def board(self) -> tuple[list[dict[str, Any]], Markup]:
+        """The leaderboard's rows and rendered table, cached until the standings change (or for
+        BOARD_TTL seconds at most, for the versions' ages): ~1,000 rows are not sorted and rendered
+        again for every visitor."""
+        from harness.contest.ladder import leaderboard_rows
+
+        key = self.db.board_key()
+        with self._board_lock:
+            cached = self._board
+        if cached is not None and cached[0] == key and time.monotonic() < cached[1]:
+            return cached[2], cached[3]
+        rows = leaderboard_rows(self.db)
+        html = Markup(self.env.get_template("leaderboard_table.html").render(rows=rows, fmt=_fmt))
+        with self._board_lock:
+            self._board = (key, time.monotonic() + BOARD_TTL, rows, html)
+        return rows, html
 
     # -- who is asking ------------------------------------------------------------------------
     def session_team(self, request: Request) -> Team | None:

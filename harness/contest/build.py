@@ -12,8 +12,12 @@ ladder's roster) or ``failed``, with its build log and check log kept for its te
   the contest's time controls and limits: any violation fails the upload, and the log shows the
   request, the answer and the bot's own stderr (never an opponent's).
 
-One worker thread takes uploads in order: builds and games are separate processes, so the
-thread mostly waits on them, and two cores are not shared by parallel builds.
+One worker thread takes uploads in order and runs each one's build and check in a child process
+(``python -m harness.contest.build DIR ID``): the conformance games' referee runs there, not on
+the site's interpreter, so pages do not wait for it (the GIL), and a crash there fails one upload,
+never the site. One at a time: two cores are not shared by parallel builds.
+
+Run by hand, ``python -m harness.contest.build DIR ID`` builds and checks upload ID again.
 """
 
 from __future__ import annotations
@@ -182,12 +186,17 @@ class BuildWorker:
             if submission_id is None:
                 return
             try:
-                self.process(submission_id)
-            except Exception:  # noqa: BLE001 - the harness's fault: logged for the organizer, the site goes on
-                print(f"contest: submission {submission_id} failed inside the harness:\n{traceback.format_exc()}",
+                code = subprocess.run([sys.executable, "-m", "harness.contest.build", str(self.cfg.root),
+                                       str(submission_id)], stdin=subprocess.DEVNULL).returncode
+            except OSError:
+                code = -1
+            if code != 0:  # the harness's fault: logged for the organizer, the site goes on
+                print(f"contest: checking submission {submission_id} failed inside the harness (exit {code})",
                       file=sys.stderr)
-                self.db.set_status(submission_id, "failed", check_log="the harness failed while checking this "
-                                   "version (not your bot's fault); the organizer has the details\n")
+                sub = self.db.submission(submission_id)
+                if sub is not None and sub["status"] in ("building", "checking"):
+                    self.db.set_status(submission_id, "failed", check_log="the harness failed while checking "
+                                       "this version (not your bot's fault); the organizer has the details\n")
 
     def process(self, submission_id: int) -> None:
         sub = self.db.submission(submission_id)
@@ -210,3 +219,23 @@ class BuildWorker:
             self.db.activate(submission_id)
         else:
             self.db.set_status(submission_id, "failed")
+
+
+def main(argv: list[str]) -> int:
+    """``python -m harness.contest.build DIR ID``: build and check upload ID of the contest in DIR."""
+    from harness.contest.config import load_contest
+
+    cfg = load_contest(argv[0])
+    db = ContestDB(cfg.db_path)
+    try:
+        BuildWorker(cfg, db).process(int(argv[1]))
+    except Exception:  # noqa: BLE001 - printed for the organizer; the site marks the upload failed
+        traceback.print_exc()
+        return 1
+    finally:
+        db.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -287,6 +287,11 @@ class ContestDB:
             "FROM teams t JOIN submissions s ON s.id = t.current_submission "
             "LEFT JOIN standings st ON st.submission_id = t.current_submission").fetchall()
 
+    def board_key(self) -> tuple[Any, ...]:
+        """Changes whenever the leaderboard may: games added, a version made current, a team added."""
+        return tuple(self.db.execute("SELECT (SELECT value FROM meta WHERE key = 'games'), (SELECT max(activated_at) "
+                                     "FROM submissions), (SELECT count(*) FROM teams)").fetchone())
+
     def versions_by_version_id(self, version_ids: Sequence[int]) -> dict[int, sqlite3.Row]:
         if not version_ids:
             return {}

@@ -23,7 +23,7 @@ from starlette.routing import Route
 
 from harness.contest.app import SIGNIN_COOKIE, Refused, Site, Team, refused_json
 from harness.contest.auth import new_csrf, session_key
-from harness.contest.ladder import leaderboard_rows, version_label
+from harness.contest.ladder import version_label
 from harness.report.replay_data import script_json
 
 __all__ = ["routes"]
@@ -90,7 +90,8 @@ def _forbidden(what: str) -> Refused:
 async def index(site: Site, request: Request) -> Response:
     def work() -> Response:
         team = site.session_team(request)
-        return site.render("index.html", request, team, rows=leaderboard_rows(site.db), counts=site.db.counts(),
+        rows, board_html = site.board()
+        return site.render("index.html", request, team, rows=rows, board_html=board_html, counts=site.db.counts(),
                            games=site.ladder.latest_games(10), frozen=site.db.get_meta("frozen") == "1")
     return await run_in_threadpool(work)
 
@@ -317,7 +318,7 @@ async def api_submission(site: Site, request: Request) -> Response:
 @api
 async def api_leaderboard(site: Site, request: Request) -> Response:
     def work() -> Response:
-        rows = leaderboard_rows(site.db)
+        rows, _ = site.board()
         table = [{"rank": r["rank"], "bot": r["team"], "version": r["version"], "current": True, "mu": r["mu"],
                   "sigma": r["sigma"], "rating": r["rating"], "games": r["games"], "wins": r["wins"],
                   "mean_rank": r["mean_rank"], "violations": r["violations"],
