@@ -388,3 +388,37 @@ def _add(t: tarfile.TarFile, name: str, data: bytes) -> None:
     info = tarfile.TarInfo(name)
     info.size = len(data)
     t.addfile(info, io.BytesIO(data))
+
+
+def test_ladder_standings_and_finals_with_real_bots(contest) -> None:  # type: ignore[no-untyped-def]
+    from harness.contest.config import load_contest
+    from harness.contest.ladder import LADDER_STORE, Standings, play_ladder
+
+    root, tokens = contest
+    with _client(root, worker=True) as client:
+        for team in ("alpha", "beta"):
+            r = client.post("/api/submissions", headers=_bearer(tokens[team]), data={"runtime": "python"},
+                            files={"file": ("bot.py", GOOD_BOT)})
+            assert _wait(client, r.json()["id"], tokens[team])["status"] == "active"
+        cfg = load_contest(root)
+        db = ContestDB(cfg.db_path)
+        standings = Standings(db, root / LADDER_STORE)
+        played = play_ladder(cfg, db, should_stop=lambda: False, on_game=standings.on_game, max_games=6,
+                             echo=lambda line: None)
+        standings.stop()
+        assert played == 6
+        board = client.get("/api/leaderboard").json()
+        assert board["games_done"] == 6 and sorted(r["games"] for r in board["table"]) == [6, 6]
+        assert all(r["sigma"] < 25 / 3 for r in board["table"])  # rated
+        # the summary equals a rebuild from the store
+        before = [tuple(r) for r in db.db.execute("SELECT submission_id, games, wins, rank_sum FROM standings ORDER BY 1")]
+        Standings(db, root / LADDER_STORE).rebuild()
+        assert before == [tuple(r) for r in db.db.execute("SELECT submission_id, games, wins, rank_sum FROM standings "
+                                                          "ORDER BY 1")]
+        db.close()
+        result = CliRunner().invoke(cli, ["contest", "finals", str(root), "--top", "2", "--rounds", "1"])
+        assert result.exit_code == 0, result.output
+        assert "finalists: 1." in result.output and (root / "finals" / "report" / "index.html").is_file()
+        r = client.post("/api/submissions", headers=_bearer(tokens["alpha"]), data={"runtime": "python"},
+                        files={"file": ("bot.py", GOOD_BOT)})
+        assert r.status_code == 403 and "finals have started" in r.json()["error"]

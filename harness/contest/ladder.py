@@ -306,11 +306,11 @@ def play_finals(cfg: ContestConfig, db: ContestDB, top: int, rounds: int, *, pro
     from harness.league.runner import run_league
     from harness.report.html import write_report
 
-    db.set_meta("frozen", "1")
     board = leaderboard_rows(db)[:top]
     if len(board) < max(2, max(cfg.players)):
         raise ValueError(f"the finals need at least {max(2, max(cfg.players))} teams with a checked version; "
-                         f"there are {len(board)}")
+                         f"there are {len(board)} (uploads stay open)")
+    db.set_meta("frozen", "1")  # from here on the site refuses uploads
     echo("finalists: " + ", ".join(f"{r['rank']}. {r['team']}@{r['version']}" for r in board))
     roster = [{"team": r["team"], "submission_id": r["submission_id"], "runtime": r["runtime"]} for r in board]
     folder = cfg.root / "finals"
