@@ -127,7 +127,7 @@ def run(config: str, workers: int | None, rounds: int | None, progress: bool | N
         return
     left = plan.pending - summary.played
     echo(f"{cfg.name}: played {summary.played} games in {summary.seconds:.1f} s "
-               f"({summary.games_per_second:.1f} games/s, {summary.workers} {'Dask ' if dask or cfg.dask else ''}"
+               f"({summary.games_per_second:.1f} games/s, {summary.workers} {'Dask ' if dask or cfg.executor else ''}"
                f"worker{'' if summary.workers == 1 else 's'}), "
                f"{summary.violations} violations; {plan.done + summary.played} done, {left} left. "
                f"See: harness table {cfg.path}")

@@ -120,8 +120,9 @@ class LeagueConfig:
     seed: int = 0
     workers: int = 1
     store: str = ""
-    #: ``executor: {dask: ADDRESS}``: play on the Dask cluster at ADDRESS (or ``local:N``); None: local workers
-    dask: str | None = None
+    #: the YAML ``executor``: None for ``local`` (worker processes here), else the Dask scheduler
+    #: address of ``{dask: ADDRESS}`` (``tcp://host:8786`` or ``local:N``)
+    executor: str | None = None
     #: most bot processes kept idle per worker between games (least recently used stopped first)
     idle_bots: int = 32
 
@@ -330,7 +331,7 @@ def parse_config(data: Any, shown: str, *, base_dir: Path, rounds: int | None = 
     return LeagueConfig(path=shown, name=name, game=game_name, options=options, players=players, bots=bots,
                         rounds=n_rounds, time=time, limits=limits, policy=policy, strikes=strikes,
                         rating=rating, seed=seed, workers=n_workers, store=store,
-                        dask=_check_executor(c, data.get("executor")),
+                        executor=_check_executor(c, data.get("executor")),
                         idle_bots=c.integer(data.get("idle_bots", 32), "idle_bots", 0))
 
 
