@@ -28,7 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import escape
 
+from harness.games import get_game
 from harness.league import queries
 from harness.league.config import LeagueConfig
 from harness.league.store import LeagueStore
@@ -62,8 +64,6 @@ def _share_color(share: float) -> str:
 
 def _history_svg(points: dict[int, list[tuple[int, float]]], labels: dict[int, str]) -> str:
     """Lines of mu against games played, one per bot, as inline SVG (escaped by hand: labels are config names)."""
-    from markupsafe import escape
-
     if not points:
         return '<p class="muted">no games yet</p>'
     width, height, left, bottom = 860, 260, 48, 28
@@ -100,8 +100,6 @@ class Site:
         self.live = live
         self.env = Environment(loader=PackageLoader("harness.report", "templates"),
                                autoescape=select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True)
-        from harness.games import get_game
-
         self.engine = get_game(config.game)
         self.versions = {r["id"]: r for r in store.versions()}
 

@@ -217,7 +217,7 @@ def rating_history(games: Sequence[GameRow], *, mu: float, sigma: float, beta: f
     """Every bot's mu after each of ``points`` shares of the league's games, in schedule order:
     version -> [(games of the league so far, mu)], the table's order-free fit of each prefix
     (derived from the results; nothing is stored)."""
-    from harness.league.ratings_fit import fit_ratings
+    from harness.league.ratings_fit import fit_ratings  # here: scipy costs ~0.3 s to import, only the history needs it
 
     out: dict[int, list[tuple[int, float]]] = {}
     if not games:

@@ -47,7 +47,16 @@ from distributed.diagnostics.plugin import WorkerPlugin
 
 from harness.games import Game, get_game
 from harness.league.config import ConfigError
-from harness.league.executors.base import ExecutorLost, Message, Task, WorkerSetup, open_bot_pool, play_task, task_of
+from harness.league.executors.base import (
+    ExecutorLost,
+    Message,
+    Pool,
+    Task,
+    WorkerSetup,
+    open_bot_pool,
+    play_task,
+    task_of,
+)
 from harness.league.pending import PendingGame
 from harness.play.referee import RefereeConfig
 
@@ -106,7 +115,7 @@ class LeaguePlugin(WorkerPlugin):
     def __init__(self, work: WorkerSetup, expected_files: dict[str, str]) -> None:
         self.work = work
         self.expected_files = expected_files
-        self.pool: Any = None
+        self.pool: Pool | None = None
         self.refusal: str | None = None
         self.cpu: int | None = None
         self.pinned = False
