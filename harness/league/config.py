@@ -13,6 +13,7 @@ The ``store`` path is relative to the config file's directory (default ``runs/<n
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import hashlib
 import json
@@ -29,12 +30,18 @@ from typing import Any
 import yaml
 
 from harness.games import GAMES, InvalidOptions
+from harness.play.limits import MAX_IDLE_BOTS, TimeControls
 
-__all__ = ["ConfigError", "LeagueConfig", "BotEntry", "RatingParams", "load_config", "parse_config",
+__all__ = ["LeagueError", "ConfigError", "LeagueConfig", "BotEntry", "RatingParams", "load_config", "parse_config",
            "TOP_KEYS", "TIME_KEYS", "LIMIT_KEYS", "RATING_DEFAULTS", "default_workers", "games_per_round"]
 
 
-class ConfigError(ValueError):
+class LeagueError(ValueError):
+    """A league that cannot be played or read as asked (its config, its store, its cluster); the
+    message is one line saying what and how to fix it."""
+
+
+class ConfigError(LeagueError):
     """A league config that cannot be used; the message is one line naming the file and the key."""
 
 
@@ -49,7 +56,8 @@ BOT_KEYS = ("name", "command", "cwd", "version")
 #: The largest schedule a league may have (games over all rounds): 100 million games take ~10 GB
 #: of store before any log, and hours to plan and to rate.
 MAX_GAMES = 100_000_000
-TIME_KEYS = {"init_ms": 5000, "move_ms": 1000, "bank_ms": 0}
+#: The time control keys and their defaults (the referee's).
+TIME_KEYS: dict[str, int] = dataclasses.asdict(TimeControls())
 #: Resource limit keys passed through to harness.play.botproc.ResourceLimits (its defaults apply when unset).
 LIMIT_KEYS = ("memory_mb", "cpu_seconds", "processes", "open_files", "stderr_bytes", "max_line_bytes",
               "max_json_depth", "sandbox")
@@ -132,7 +140,7 @@ class LeagueConfig:
     #: address of ``{dask: ADDRESS}`` (``tcp://host:8786`` or ``local:N``)
     executor: str | None = None
     #: most bot processes kept idle per worker between games (least recently used stopped first)
-    idle_bots: int = 32
+    idle_bots: int = MAX_IDLE_BOTS
 
     def bot(self, name: str) -> BotEntry:
         for b in self.bots:
@@ -338,7 +346,7 @@ def parse_config(data: Any, shown: str, *, base_dir: Path, rounds: int | None = 
                         rounds=n_rounds, time=time, limits=limits, policy=policy, strikes=strikes,
                         rating=rating, seed=seed, workers=n_workers, store=store,
                         executor=_check_executor(c, data.get("executor")),
-                        idle_bots=c.integer(data.get("idle_bots", 32), "idle_bots", 0))
+                        idle_bots=c.integer(data.get("idle_bots", MAX_IDLE_BOTS), "idle_bots", 0))
 
 
 def _check_executor(c: _Checker, value: Any) -> str | None:

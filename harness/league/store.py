@@ -39,7 +39,7 @@ from typing import Any
 
 import orjson
 
-from harness.league.config import BotEntry, ConfigError, LeagueConfig
+from harness.league.config import BotEntry, LeagueConfig, LeagueError
 from harness.league.logstore import LogStore
 from harness.league.pending import PendingGame, PendingView
 from harness.league.schedule import ScheduledGame, StoreRow
@@ -108,7 +108,7 @@ CREATE TABLE ratings (
 """
 
 
-class StoreError(ConfigError):
+class StoreError(LeagueError):
     """A store that cannot be used with this config (another league, a newer schema...)."""
 
 

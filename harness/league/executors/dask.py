@@ -46,7 +46,7 @@ from distributed import Client, Future, LocalCluster, as_completed, get_worker
 from distributed.diagnostics.plugin import WorkerPlugin
 
 from harness.games import Game, get_game
-from harness.league.config import ConfigError
+from harness.league.config import LeagueError
 from harness.league.executors.base import (
     ExecutorLost,
     Message,
@@ -97,11 +97,11 @@ def _check_here(expected: dict[str, str], dask_worker: Any = None) -> str | None
     return check_bot_files(expected, where)
 
 
-class BotFilesDiffer(ConfigError):
+class BotFilesDiffer(LeagueError):
     """A worker's bot files are not the client's: playing there would rate another bot."""
 
 
-class ClusterUnreachable(ConfigError):
+class ClusterUnreachable(LeagueError):
     """No Dask scheduler at the address given."""
 
 
