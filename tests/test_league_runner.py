@@ -127,6 +127,53 @@ def test_a_changed_bot_is_a_new_version_rated_separately(tmp_path: Path) -> None
     assert "(old)" in text
 
 
+class OneAfterAnother:
+    """A game source that decides its next game from the last result, as an adaptive schedule
+    does: it hands out one game, then nothing until that game is recorded, and stops after
+    ``wanted`` games; how many games it will give is not known in advance."""
+
+    def __init__(self, store: LeagueStore, wanted: int) -> None:
+        self.pending = store.pending_games()
+        self.wanted = wanted
+        self.handed: list[int] = []
+        self.recorded_seqs: list[int] = []
+
+    def total(self) -> None:
+        return None
+
+    def remaining(self) -> None:
+        return None
+
+    def next_games(self, n: int):
+        if len(self.handed) > len(self.recorded_seqs):
+            return []  # waiting for the result
+        if len(self.handed) == self.wanted:
+            return []
+        game = self.pending[len(self.handed)]
+        self.handed.append(game.seq)
+        return [game]
+
+    def recorded(self, game, outcome: GameOutcome) -> None:
+        assert game.game_id == outcome.game_id and game.seq == self.handed[-1]
+        self.recorded_seqs.append(game.seq)
+
+
+def test_the_writer_loop_asks_its_game_source_and_tells_it_every_result(tmp_path: Path) -> None:
+    cfg = load_config(write_config(tmp_path))
+    sources: list[OneAfterAnother] = []
+
+    def source(store: LeagueStore, limit: int | None) -> OneAfterAnother:
+        sources.append(OneAfterAnother(store, 5))
+        return sources[0]
+
+    summary = run_league(cfg, player=FAKE, progress="lines", source=source)
+    [src] = sources
+    assert summary.played == 5 and src.recorded_seqs == src.handed and len(src.handed) == 5
+    with LeagueStore(cfg.store) as store:
+        assert store.counts()["done"] == 5
+        assert [g.seq for g in store.pending_games()][:1] == [src.pending[5].seq]
+
+
 def test_ratings_are_kept_incrementally_and_equal_a_recomputation(tmp_path: Path) -> None:
     cfg = load_config(write_config(tmp_path, players="[2, 3]"))
     run_league(cfg, player=FAKE, progress=False)

@@ -142,26 +142,29 @@ def run_league(config: LeagueConfig, *, player: GamePlayer | None = None, progre
         games = source(store, max_games)
         summary = RunSummary(plan=plan)
         rating_mod.advance(store, config.rating)  # catch up (e.g. after a changed rating parameter)
-        if not games.remaining():
+        if games.remaining() == 0:
             return summary
         setup = worker_setup(config, version_ids, player)
-        address = dask or config.executor
-
-        def start_executor() -> Executor:
-            if address:
-                from harness.league.executors.dask import DaskExecutor  # dask and distributed: ~1 s to import
-
-                files = [f for b in config.bots for f in b.files]
-                key = f"{config.name}-{hashlib.sha256(config.store.encode()).hexdigest()[:8]}"
-                return DaskExecutor(address, setup, key_prefix=key, bot_files=files)
-            return LocalExecutor(setup, max(1, min(config.workers, games.remaining() or config.workers)), pin=pin)
-
-        _play_and_record(config, store, start_executor, games, summary, progress, grace_seconds, on_game, should_stop)
+        _play_and_record(config, store, lambda: _start_executor(config, setup, dask or config.executor,
+                                                                games.remaining(), pin),
+                         games, summary, progress, grace_seconds, on_game, should_stop)
         return summary
     finally:
         store.close()
         if lock is not None:
             lock.close()  # releases the lock (the kernel does it too if this process is killed)
+
+
+def _start_executor(config: LeagueConfig, setup: WorkerSetup, dask: str | None, games: int | None,
+                    pin: bool) -> Executor:
+    """The Dask executor at ``dask``, else ``config.workers`` local workers (no more than ``games``, if known)."""
+    if dask:
+        from harness.league.executors.dask import DaskExecutor  # dask and distributed: ~1 s to import
+
+        files = [f for b in config.bots for f in b.files]
+        key = f"{config.name}-{hashlib.sha256(config.store.encode()).hexdigest()[:8]}"
+        return DaskExecutor(dask, setup, key_prefix=key, bot_files=files)
+    return LocalExecutor(setup, max(1, min(config.workers, games or config.workers)), pin=pin)
 
 
 def _lock_league(store_path: str) -> IO[str]:
@@ -196,7 +199,7 @@ class _Writer:
         self.on_game = on_game
         self.rater = rating_mod.PrefixRater(store, config.rating)
         self.playing: dict[int, PendingGame] = {}  # handed to the executor, not reported yet
-        self.bar = _progress_bar(source.total() or 0, progress, config.name)
+        self.bar = _progress_bar(source.total(), progress, config.name)
         self.stopped = False  # no more games are started
 
     def dispatch(self, executor: Executor, should_stop: Callable[[], bool] | None) -> None:
