@@ -22,8 +22,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "harness"
 
 #: Rank of each stage: a module may import modules of its rank or lower. The bot authors' kit
-#: (sdk, ismcts) sits on the engines only; ``harness`` itself (version) is below everything.
-STAGES = {"": 0, "games": 1, "sdk": 2, "ismcts": 2, "play": 3, "league": 4, "report": 5, "contest": 6, "cli": 7,
+#: (harness.sdk) sits on the engines only; ``harness`` itself (version) is below everything.
+STAGES = {"": 0, "games": 1, "sdk": 2, "play": 3, "league": 4, "report": 5, "contest": 6, "cli": 7,
           "__main__": 8}
 
 
