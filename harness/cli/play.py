@@ -25,7 +25,13 @@ from harness.cli.common import (
 )
 from harness.games import Game, InvalidOptions
 from harness.league.config import SCRIPT_SUFFIXES
-from harness.play.conformance import conformance_games, group_violations, percentile
+from harness.play.conformance import (
+    BOTS_ENV,
+    conformance_games,
+    group_violations,
+    percentile,
+    reference_opponents,
+)
 from harness.play.limits import (
     BotSpec,
     ResourceLimits,
@@ -38,8 +44,6 @@ from harness.play.referee import BotPool, GameRecord, RefereeConfig, play_game
 from harness.play.sandbox import resolve_sandbox
 from harness.report.tables import move_number
 
-#: The reference bots shipped with the repository (check-bot's opponents).
-BOTS_DIR = Path(__file__).resolve().parents[2] / "bots"
 _INTERPRETERS = {"python", "python3", "node", "nodejs", "ruby", "perl", "java", "bash", "sh"}
 
 
@@ -237,18 +241,6 @@ def describe_check_game(i: int, n_games: int, seats: Sequence[BotSpec], mine: in
             f"score {record.scores[mine]} vs {theirs}" + (", FORFEIT" if mine in record.forfeits else ""))
 
 
-def reference_opponents(game: Game) -> list[BotSpec]:
-    """The random bot and, if present, the game's greedy bot, from the repository's bots/."""
-    specs = []
-    random_bot = BOTS_DIR / "random_bot.py"
-    greedy = BOTS_DIR / f"{game.name}_greedy.py"
-    if random_bot.is_file():
-        specs.append(BotSpec(name="random-py", command=("python3", str(random_bot))))
-    if greedy.is_file():
-        specs.append(BotSpec(name=f"{game.name}-greedy", command=("python3", str(greedy))))
-    return specs
-
-
 @click.command("check-bot")
 @click.argument("game", type=GAME)
 @click.argument("command", metavar="CMD")
@@ -258,7 +250,8 @@ def reference_opponents(game: Game) -> list[BotSpec]:
               help="Number of games to play.")
 @click.option("--opponent", "opponent_commands", multiple=True, metavar="CMD",
               help="An opponent's command, repeatable; they take the other seats in turn  [default: the "
-                   "reference bots: random, and the game's greedy bot]")
+                   "reference bots: random, and the game's greedy bot, from bots/ (TABLEBOTS_BOTS names another "
+                   "directory)]")
 @click.option("--log", "log_path", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write every message of every game to FILE as JSON lines (as `harness play --log`).")
 @option_option
@@ -292,7 +285,8 @@ def check_bot(game: Game, command: str, players: int | None, seed: int, n_games:
     else:
         opponents = reference_opponents(game)
     if not opponents:
-        raise click.UsageError(f"no reference bots found in {BOTS_DIR}; give --opponent CMD")
+        raise click.UsageError(f"no reference bots found (set {BOTS_ENV} to a directory with random_bot.py, "
+                               "e.g. a checkout's bots/), or give --opponent CMD")
     violations = run_conformance(game, BotSpec(name="you", command=argv), players, seed, n_games, options,
                                    config, opponents, log_path)
     if violations:
