@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from harness.games import GAMES, Game, InvalidOptions, get_game
+from harness.games import GAMES, Game, GameLoadError, InvalidOptions, get_game
 from harness.league.config import parse_scalar
 
 
@@ -17,7 +17,10 @@ class GameType(click.ParamType):
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Game:
         if isinstance(value, str) and value in GAMES:
-            return get_game(value)
+            try:
+                return get_game(value)
+            except GameLoadError as exc:
+                self.fail(str(exc), param, ctx)
         self.fail(f"{value!r} is not a game (choose from: {', '.join(GAMES)})", param, ctx)
 
     def shell_complete(self, ctx, param, incomplete):

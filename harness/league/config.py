@@ -255,7 +255,7 @@ def load_config(path: str | os.PathLike[str], *, rounds: int | None = None, work
 def parse_config(data: Any, shown: str, *, base_dir: Path, rounds: int | None = None,
                  workers: int | None = None, strict: bool = True) -> LeagueConfig:
     """Check an already-parsed config mapping (``shown`` is the file name used in messages)."""
-    from harness.games import GAMES  # imported here: engines load lazily
+    from harness.games import GAMES, GameLoadError  # imported here: engines load lazily
 
     c = _Checker(shown, strict)
     if not isinstance(data, dict):
@@ -270,7 +270,10 @@ def parse_config(data: Any, shown: str, *, base_dir: Path, rounds: int | None = 
         close = difflib.get_close_matches(str(game_name), list(GAMES), n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise c.fail("game", f"{_show(game_name)} is not a game{hint} (allowed: {', '.join(GAMES)})")
-    game = GAMES[game_name]
+    try:
+        game = GAMES[game_name]
+    except GameLoadError as exc:
+        raise c.fail("game", str(exc)) from None
 
     options = _check_options(c, game, data.get("options"))
     bots = _check_bots(c, data.get("bots"), base_dir)
