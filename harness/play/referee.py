@@ -29,7 +29,7 @@ from harness.play.botproc import CRASH, OK, OVERSIZE, TIMEOUT, BotProcess, Stder
 from harness.play.explain import explain_illegal
 from harness.play.limits import BotSpec, ResourceLimits, TimeControls, check_sandbox
 
-__all__ = ["RefereeConfig", "BotPool", "GameRecord", "play_game", "VIOLATION_KINDS", "BotSpec", "TimeControls",
+__all__ = ["RefereeConfig", "BotPool", "GameRecord", "play_game", "request_action", "VIOLATION_KINDS", "BotSpec", "TimeControls",
            "ResourceLimits"]
 
 VIOLATION_KINDS = ("timeout", "illegal", "malformed", "oversize", "crash", "protocol")
@@ -227,6 +227,25 @@ def _text(data: bytes, limit: int = _RECEIVED_BYTES) -> str:
 def _detached(snapshot: Any) -> Any:
     """A deep copy of a JSON-able value (an engine's to_json may share lists with the live state)."""
     return orjson.loads(_dumps(snapshot))
+
+
+def request_action(proc: BotProcess, line: bytes, request_id: int, legal: list[Action], budget_ms: float,
+                   max_depth: int) -> tuple[int, bytes, float, int | protocol.BadMessage]:
+    """Send one request line and read the answer within ``budget_ms``.
+
+    Returns the outcome code (OK, TIMEOUT, CRASH, OVERSIZE), the answer line, the milliseconds it
+    took and, when the code is OK, the index of the chosen action or the :class:`protocol.BadMessage`
+    saying why the answer chooses none (then the index is -1).
+    """
+    sent_at = time.monotonic()
+    code, data = proc.exchange(line, sent_at + budget_ms / 1000)
+    took_ms = (time.monotonic() - sent_at) * 1000
+    if code != OK:
+        return code, data, took_ms, -1
+    try:
+        return code, data, took_ms, protocol.parse_action(data, request_id, legal, max_depth)
+    except protocol.BadMessage as exc:
+        return code, data, took_ms, exc
 
 
 class _Table:
@@ -476,9 +495,8 @@ class _Table:
         line = _dumps(msg, option=APPEND_NEWLINE)
         if self.record:
             self.sent(seat, msg)
-        sent_at = time.monotonic()
-        code, data = proc.exchange(line, sent_at + budget_ms / 1000)
-        took_ms = (time.monotonic() - sent_at) * 1000
+        max_depth = self.config.limits.max_json_depth
+        code, data, took_ms, index = request_action(proc, line, self.request_id, legal, budget_ms, max_depth)
         if code != OK:
             detail = proc.detail
             if code == TIMEOUT:
@@ -487,13 +505,11 @@ class _Table:
             return None
         if self.record:
             self.received(seat, data, took_ms)
-        try:
-            index = protocol.parse_action(data, self.request_id, legal, self.config.limits.max_json_depth)
-        except protocol.BadMessage as exc:
-            detail = exc.detail
-            if exc.kind == "illegal":  # say why, in the game's words (slow path, rare)
-                detail = explain_illegal(self.game, state, data, legal, self.config.limits.max_json_depth, detail)
-            self.violation(seat, exc.kind, detail, line, data)
+        if isinstance(index, protocol.BadMessage):
+            detail = index.detail
+            if index.kind == "illegal":  # say why, in the game's words (slow path, rare)
+                detail = explain_illegal(self.game, state, data, legal, max_depth, detail)
+            self.violation(seat, index.kind, detail, line, data)
             return None
         if took_ms > move_ms:
             self.bank[seat] = max(0, self.bank[seat] - int(took_ms - move_ms + 0.999))

@@ -9,20 +9,25 @@ under test (an answer that differs from the recorded one is reported, not fatal)
 violating request. The verdict compares that answer with the rules: a legal action on time, or
 still a violation. :attr:`Reproduction.still_violation` makes ``harness violations --replay``
 exit non-zero, so the command works as a regression test in a bot's own CI.
+
+Each request is sent, timed and its answer judged by the referee's own
+:func:`harness.play.referee.request_action`, so a replay and a game cannot disagree on what a
+legal answer on time is.
 """
 
 from __future__ import annotations
 
 import json
-import shlex
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.league.config import LeagueConfig
+from harness.games import Game
 from harness.play import protocol
 from harness.play.botproc import OK, BotProcess, StderrLog
-from harness.play.limits import BotSpec, ResourceLimits
+from harness.play.limits import BotSpec, ResourceLimits, TimeControls
+from harness.play.referee import request_action
 
 __all__ = ["Reproduction", "reproduce_violation"]
 
@@ -78,45 +83,36 @@ def _describe(game: Any, action: Any) -> str:
         return json.dumps(action)
 
 
-def reproduce_violation(config: LeagueConfig, row: Any, record: dict[str, Any], log: list[dict[str, Any]] | None,
-                        players: int, command: str | None = None,
-                        timeout_ms: int | None = None) -> Reproduction:
-    """Replay violation ``row`` (with its full ``record`` and the game's referee ``log``) to the
-    bot that committed it, or to ``command`` (a fixed version), as the module docstring says."""
-    from harness.games import get_game
-
-    game = get_game(config.game)
+def reproduce_violation(game: Game, options: Mapping[str, Any], time_controls: TimeControls,
+                        limits: ResourceLimits, bot: BotSpec, violation: Mapping[str, Any],
+                        log: list[dict[str, Any]] | None, players: int, timeout_ms: int | None = None) -> Reproduction:
+    """Replay ``violation`` (its stored record: id, game_id, seat, kind, detail, request) of the
+    game whose referee ``log`` is given to ``bot`` (the one that committed it, or a fixed version),
+    as the module docstring says. ``timeout_ms`` replaces ``move_ms`` as the wait per request."""
     rep = Reproduction()
-    seat = int(record.get("seat", 0))
-    request_text = record.get("request") or ""
+    seat = int(violation.get("seat", 0))
+    request_text = violation.get("request") or ""
     try:
         request = json.loads(request_text) if request_text else None
     except ValueError:
         request = None
     last_id = request.get("id") if isinstance(request, dict) and request.get("type") == "request" else None
-    if command:
-        argv, cwd, sandbox_dir = tuple(shlex.split(command)), None, None
-    else:
-        argv, cwd = tuple(json.loads(row["command"])), row["cwd"]
-        sandbox_dir = None
-    limits = ResourceLimits(**config.limits)
-    t = config.time
-    wait_ms = timeout_ms or t.get("move_ms", 1000)
+    t = time_controls
+    wait_ms = timeout_ms or t.move_ms
     messages = _seat_messages(log or [], seat, last_id)
     if not any(m.get("type") == "hello" for m in messages):
         # the process had been started in an earlier game: rebuild the hello it would get now
-        messages.insert(0, protocol.hello(config.game, config.options, seat, players,
-                                          t["init_ms"], t["move_ms"], t["bank_ms"]))
+        messages.insert(0, protocol.hello(game.name, dict(options), seat, players, t.init_ms, t.move_ms, t.bank_ms))
     if isinstance(request, dict) and last_id is not None and not any(
             m.get("type") == "request" and m.get("id") == last_id for m in messages):
         messages.append(request)  # no stored log: the violating request alone, after hello and start
     recorded = _recorded_answers(log or [], seat)
-    rep.lines += [f"replaying violation #{row['id']} ({row['kind']}: {row['detail']})",
-                  f"bot: {' '.join(argv)}" + (f" (in {cwd})" if cwd else ""),
-                  f"game {row['game_id']}, seat {seat}: {sum(m.get('type') == 'request' for m in messages)} "
+    rep.lines += [f"replaying violation #{violation['id']} ({violation['kind']}: {violation['detail']})",
+                  f"bot: {' '.join(bot.command)}" + (f" (in {bot.cwd})" if bot.cwd else ""),
+                  f"game {violation['game_id']}, seat {seat}: {sum(m.get('type') == 'request' for m in messages)} "
                   f"request(s) up to the violation" + ("" if log else " (no log stored: only the violating one)")]
-    stderr = StderrLog(None, str(row["name"]), limits.stderr_bytes)
-    proc = BotProcess(BotSpec(name=str(row["name"]), command=argv, cwd=cwd, sandbox_dir=sandbox_dir), limits, stderr)
+    stderr = StderrLog(None, bot.name, limits.stderr_bytes)
+    proc = BotProcess(bot, limits, stderr)
     try:
         try:
             proc.start()
@@ -129,7 +125,7 @@ def reproduce_violation(config: LeagueConfig, row: Any, record: dict[str, Any], 
             line = protocol.encode(msg)
             kind = msg.get("type")
             if kind == "hello":
-                deadline = proc.started_at + t["init_ms"] / 1000
+                deadline = proc.started_at + t.init_ms / 1000
                 code = proc.write(line, deadline)
                 code, ready = proc.read_line(deadline) if code == OK else (code, b"")
                 if code == OK:
@@ -149,26 +145,19 @@ def reproduce_violation(config: LeagueConfig, row: Any, record: dict[str, Any], 
             if kind != "request":
                 proc.write(line, time.monotonic() + 1.0)
                 continue
-            sent = time.monotonic()
-            code = proc.write(line, sent + wait_ms / 1000)
-            answer = b""
-            if code == OK:
-                code, answer = proc.read_line(sent + wait_ms / 1000)
-            took = (time.monotonic() - sent) * 1000
             legal = msg.get("actions", [])
+            code, answer, took, index = request_action(proc, line, msg["id"], legal, wait_ms, limits.max_json_depth)
             is_last = msg.get("id") == last_id
             problem = None
             chosen = None
             if code != OK:
                 problem = f"no answer after {took:.0f} ms: {proc.detail}"
+            elif isinstance(index, protocol.BadMessage):
+                problem = f"{index.kind}: {index.detail}"
             else:
-                try:
-                    chosen = legal[protocol.parse_action(answer, msg["id"], legal, limits.max_json_depth)]
-                except protocol.BadMessage as exc:
-                    problem = f"{exc.kind}: {exc.detail}"
-                else:
-                    if took > t["move_ms"] + t.get("bank_ms", 0):
-                        problem = f"answered in {took:.0f} ms, over move_ms={t['move_ms']}"
+                chosen = legal[index]
+                if took > t.move_ms + t.bank_ms:
+                    problem = f"answered in {took:.0f} ms, over move_ms={t.move_ms}"
             if not is_last:
                 if problem is not None:
                     rep.lines += [f"request {msg['id']} (before the violation): {problem}",
