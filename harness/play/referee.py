@@ -359,8 +359,8 @@ class _Table:
         """Wait for the readys of all freshly started bots together, each against its own
         ``init_ms`` deadline, in one poll over all their pipes.
 
-        Waiting one seat after another charged innocent bots: while a silent seat 0 was waited
-        for and then killed, seat 1's deadline passed with its ready unread in the pipe. Here a
+        Waiting for one seat after another would charge innocent bots: while a silent seat 0 is
+        waited for and then killed, seat 1's deadline passes with its ready unread in the pipe. A
         seat is declared late only after a last non-blocking read of its pipe finds no line, and
         only once its own deadline has passed, whatever time other seats' failures took.
         """
