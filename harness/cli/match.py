@@ -4,12 +4,22 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import click
 
-from harness.cli.common import GAME, checked_options, dask_option, echo, option_option, sandbox_option, time_options
+from harness.cli.common import (
+    GAME,
+    checked_options,
+    dask_option,
+    echo,
+    option_option,
+    sandbox_option,
+    time_controls,
+    time_options,
+)
 from harness.cli.play import parse_bot
 from harness.games import Game
 
@@ -102,7 +112,7 @@ def match(game: Game, bots: tuple[str, ...], opponents: tuple[str, ...], n_games
         raise click.BadParameter(f"{game.name} is played by {game.min_players}-{game.max_players}; A and B make 2, so "
                                  f"give {need}{'-' + str(game.max_players - 2) if game.max_players > game.min_players else ''}"
                                  f" --opponent", param_hint="'--opponent'")
-    time = {"init_ms": init_ms or 5000, "move_ms": move_ms or 1000, "bank_ms": bank_ms or 0}
+    time = asdict(time_controls(init_ms, move_ms, bank_ms))
     cfg = match_config(spec, games=n_games, directory=Path(directory), workers=workers, time=time, sandbox=sandbox)
     state = MatchState(cfg, spec.set_size, lambda scores: match_summary(scores, 0, sprt, spec.set_size)["verdict"])
     with LeagueStore(cfg.store) as store:

@@ -18,9 +18,11 @@ from harness.cli.common import (
     echo,
     games_option,
     option_option,
+    players_for,
     sandbox_option,
     seed_option,
     strikes_option,
+    time_controls,
     time_options,
 )
 from harness.games import Game, InvalidOptions
@@ -36,7 +38,6 @@ from harness.play.limits import (
     BotSpec,
     ResourceLimits,
     SandboxUnavailable,
-    TimeControls,
     check_sandbox,
     resolve_command,
 )
@@ -101,10 +102,7 @@ def unique_specs(commands: Sequence[tuple[str, ...]]) -> list[BotSpec]:
 def make_config(init_ms: int | None, move_ms: int | None, bank_ms: int | None, strikes: int | None,
                 sandbox: str | None, stderr_dir: str | None, record: bool) -> RefereeConfig:
     """A referee config from command-line values (None: the default); checks the sandbox first."""
-    base = TimeControls()
-    time = TimeControls(init_ms=init_ms if init_ms is not None else base.init_ms,
-                        move_ms=move_ms if move_ms is not None else base.move_ms,
-                        bank_ms=bank_ms if bank_ms is not None else base.bank_ms)
+    time = time_controls(init_ms, move_ms, bank_ms)
     resolved, warning = resolve_sandbox(sandbox or "auto")
     if warning:
         echo(warning, err=True)
@@ -272,12 +270,7 @@ def check_bot(game: Game, command: str, players: int | None, seed: int, n_games:
         harness check-bot dominoes 'python3 mybot.py'
     """
     argv = parse_bot(command, param_hint="'CMD'")
-    if players is None:
-        players = game.min_players
-    try:
-        game.validate_players(players)
-    except InvalidOptions as exc:
-        raise click.BadParameter(str(exc), param_hint="'--players'") from None
+    players = players_for(game, players)
     options = checked_options(game, options)
     config = make_config(init_ms, move_ms, bank_ms, 0, sandbox, stderr_dir, record=True)
     if opponent_commands:
