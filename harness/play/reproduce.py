@@ -120,70 +120,83 @@ def reproduce_violation(game: Game, options: Mapping[str, Any], time_controls: T
             rep.lines.append(f"cannot start it: {exc.strerror or exc}")
             rep.lines.append("verdict: the bot does not start")
             return rep
-        diverged = 0
-        for msg in messages:
-            line = protocol.encode(msg)
-            kind = msg.get("type")
-            if kind == "hello":
-                deadline = proc.started_at + t.init_ms / 1000
-                code = proc.write(line, deadline)
-                code, ready = proc.read_line(deadline) if code == OK else (code, b"")
-                if code == OK:
-                    try:
-                        protocol.parse_ready(ready, limits.max_json_depth)
-                    except protocol.BadMessage as exc:
-                        code, proc.detail = -1, f"{exc.kind}: {exc.detail}"
-                if code != OK:
-                    rep.lines += [f"no ready after hello: {proc.detail}", "verdict: still a violation (at start-up)"]
-                    return rep
-                rep.lines.append(f"ready in {(time.monotonic() - proc.started_at) * 1000:.0f} ms")
-                if last_id is None:  # a start-up violation: starting is the test
-                    rep.lines.append("verdict: the bot now starts correctly")
-                    rep.still_violation = False
-                    return rep
-                continue
-            if kind != "request":
-                proc.write(line, time.monotonic() + 1.0)
-                continue
-            legal = msg.get("actions", [])
-            code, answer, took, index = request_action(proc, line, msg["id"], legal, wait_ms, limits.max_json_depth)
-            is_last = msg.get("id") == last_id
-            problem = None
-            chosen = None
-            if code != OK:
-                problem = f"no answer after {took:.0f} ms: {proc.detail}"
-            elif isinstance(index, protocol.BadMessage):
-                problem = f"{index.kind}: {index.detail}"
-            else:
-                chosen = legal[index]
-                if took > t.move_ms + t.bank_ms:
-                    problem = f"answered in {took:.0f} ms, over move_ms={t.move_ms}"
-            if not is_last:
-                if problem is not None:
-                    rep.lines += [f"request {msg['id']} (before the violation): {problem}",
-                                  "verdict: still a violation (earlier in the game than recorded)"]
-                    return rep
-                if msg["id"] in recorded and not protocol.same_json(recorded[msg["id"]], chosen):
-                    diverged += 1
-                    if diverged <= 5:
-                        rep.lines.append(f"request {msg['id']}: answered {_describe(game, chosen)}, recorded "
-                                         f"{_describe(game, recorded[msg['id']])} (the game goes on as recorded)")
-                continue
-            if diverged > 5:
-                rep.lines.append(f"... {diverged - 5} more answers differ from the recorded ones")
-            rep.lines.append(f"sent the violating request (id {msg['id']}, {len(legal)} legal actions)")
-            if problem is not None:
-                shown = answer[:300].decode("utf-8", "replace")
-                rep.lines += [f"answer: {shown!r}" if answer else "answer: none", f"verdict: still a violation: {problem}"]
-            else:
-                rep.lines.append(f"verdict: a legal answer in {took:.1f} ms: {_describe(game, chosen)}")
-                rep.still_violation = False
-        proc.drain_stderr()
-        tail = proc.stderr_tail()
-        if tail.strip():
-            rep.lines += ["stderr tail:", *("    " + line for line in tail.rstrip().split("\n")[-15:])]
+        if _replay(rep, proc, messages, last_id, recorded, game, t, limits, wait_ms):
+            proc.drain_stderr()
+            tail = proc.stderr_tail()
+            if tail.strip():
+                rep.lines += ["stderr tail:", *("    " + line for line in tail.rstrip().split("\n")[-15:])]
     finally:
         proc.close_politely(protocol.BYE)
         proc.kill("replay done")
         stderr.close()
     return rep
+
+
+def _handshake(proc: BotProcess, line: bytes, t: TimeControls, limits: ResourceLimits) -> str | None:
+    """Send hello and read the ready within ``init_ms``; what went wrong, or ``None``."""
+    deadline = proc.started_at + t.init_ms / 1000
+    code = proc.write(line, deadline)
+    code, ready = proc.read_line(deadline) if code == OK else (code, b"")
+    if code != OK:
+        return proc.detail
+    try:
+        protocol.parse_ready(ready, limits.max_json_depth)
+    except protocol.BadMessage as exc:
+        return f"{exc.kind}: {exc.detail}"
+    return None
+
+
+def _replay(rep: Reproduction, proc: BotProcess, messages: list[dict[str, Any]], last_id: int | None,
+            recorded: dict[int, Any], game: Game, t: TimeControls, limits: ResourceLimits, wait_ms: int) -> bool:
+    """Send ``messages`` in order, judging each answer, until the verdict; False if it came
+    before the violating request (the bot's stderr is then not worth showing)."""
+    diverged = 0
+    for msg in messages:
+        line = protocol.encode(msg)
+        kind = msg.get("type")
+        if kind == "hello":
+            problem = _handshake(proc, line, t, limits)
+            if problem is not None:
+                rep.lines += [f"no ready after hello: {problem}", "verdict: still a violation (at start-up)"]
+                return False
+            rep.lines.append(f"ready in {(time.monotonic() - proc.started_at) * 1000:.0f} ms")
+            if last_id is None:  # a start-up violation: starting is the test
+                rep.lines.append("verdict: the bot now starts correctly")
+                rep.still_violation = False
+                return False
+            continue
+        if kind != "request":
+            proc.write(line, time.monotonic() + 1.0)
+            continue
+        legal = msg.get("actions", [])
+        code, answer, took, index = request_action(proc, line, msg["id"], legal, wait_ms, limits.max_json_depth)
+        problem, chosen = None, None
+        if code != OK:
+            problem = f"no answer after {took:.0f} ms: {proc.detail}"
+        elif isinstance(index, protocol.BadMessage):
+            problem = f"{index.kind}: {index.detail}"
+        else:
+            chosen = legal[index]
+            if took > t.move_ms + t.bank_ms:
+                problem = f"answered in {took:.0f} ms, over move_ms={t.move_ms}"
+        if msg.get("id") != last_id:
+            if problem is not None:
+                rep.lines += [f"request {msg['id']} (before the violation): {problem}",
+                              "verdict: still a violation (earlier in the game than recorded)"]
+                return False
+            if msg["id"] in recorded and not protocol.same_json(recorded[msg["id"]], chosen):
+                diverged += 1
+                if diverged <= 5:
+                    rep.lines.append(f"request {msg['id']}: answered {_describe(game, chosen)}, recorded "
+                                     f"{_describe(game, recorded[msg['id']])} (the game goes on as recorded)")
+            continue
+        if diverged > 5:
+            rep.lines.append(f"... {diverged - 5} more answers differ from the recorded ones")
+        rep.lines.append(f"sent the violating request (id {msg['id']}, {len(legal)} legal actions)")
+        if problem is not None:
+            shown = answer[:300].decode("utf-8", "replace")
+            rep.lines += [f"answer: {shown!r}" if answer else "answer: none", f"verdict: still a violation: {problem}"]
+        else:
+            rep.lines.append(f"verdict: a legal answer in {took:.1f} ms: {_describe(game, chosen)}")
+            rep.still_violation = False
+    return True
