@@ -26,13 +26,16 @@ ENTRY_POINTS = """\
 [tablebots.games]
 toy = tablebots_toy:ToyGame
 broken = tablebots_toy:NoSuchGame
+misnamed = tablebots_toy:ToyGame
+crisps = tablebots_toy:ToyGame
 """
 
 
 @pytest.fixture(scope="module")
 def plugin(tmp_path_factory) -> dict[str, str]:
-    """An environment in which the package ``tablebots-toy`` is installed (the toy game of
-    tests/toygame.py, registered as ``toy``, and a broken entry ``broken``)."""
+    """An environment in which the package ``tablebots-toy`` is installed: the toy game of
+    tests/toygame.py registered as ``toy``, and three bad entries (a class that does not exist, a
+    name that is not the game's, a built-in game's name)."""
     site = tmp_path_factory.mktemp("site")
     (site / "tablebots_toy").mkdir()
     shutil.copy(REPO / "tests" / "toygame.py", site / "tablebots_toy" / "__init__.py")
@@ -70,13 +73,24 @@ def test_a_match_between_two_bots_at_the_plugin_game(plugin, tmp_path):
     assert "games: 6 in 3 duplicate sets of 2" in result.stdout and "SPRT" in result.stdout
 
 
-def test_a_broken_plugin_is_one_clear_error_and_stops_no_other_game(plugin):
+def test_a_broken_plugin_is_one_clear_error_and_stops_no_other_game(plugin, tmp_path):
     result = harness(plugin, "play", "broken", "--bot", RANDOM, "--bot", RANDOM)
     assert result.returncode == 2
     assert "'broken' (tablebots_toy:NoSuchGame) cannot be loaded" in result.stderr
     assert "Traceback" not in result.stderr
+    result = harness(plugin, "play", "misnamed", "--bot", RANDOM, "--bot", RANDOM)
+    assert result.returncode == 2 and "is not a harness.games.Game named 'misnamed'" in result.stderr
+    # a plug-in cannot take over a built-in game's name: this is still Crisps
     result = harness(plugin, "play", "crisps", "--bot", RANDOM, "--bot", RANDOM)
     assert result.returncode == 0, result.stderr
+    assert "game 1/1 crisps" in result.stdout
+    # a league of a broken game: one line naming the config key and the entry point
+    config = tmp_path / "broken.yaml"
+    config.write_text(f"name: b\ngame: broken\nbots:\n  - {{name: a, command: {RANDOM}}}\n"
+                      f"  - {{name: b, command: {RANDOM}}}\n")
+    result = harness(plugin, "run", str(config))
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert "game: game 'broken' (tablebots_toy:NoSuchGame) cannot be loaded" in result.stderr
 
 
 def test_a_league_of_the_plugin_game_runs_rates_exports_and_reports(plugin, tmp_path):
