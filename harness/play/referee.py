@@ -267,7 +267,7 @@ class _Table:
         self.forfeited: list[int] = []
         self.violations: list[dict[str, Any]] = []
         self.log: list[dict[str, Any]] = []
-        self.record = config.record_messages
+        self.record_messages = config.record_messages
         self.t0 = time.monotonic()
         self.decision = 0
         self.state: Any = None
@@ -318,7 +318,7 @@ class _Table:
             self.forfeited.append(seat)
             if self.procs[seat] is not None:
                 self.drop(seat, f"forfeited ({kind})")
-            if self.record:
+            if self.record_messages:
                 self.note({"type": "forfeit", "seat": seat, "bot": self.seats[seat].name, "kind": kind})
 
     def drop(self, seat: int, reason: str) -> None:
@@ -342,7 +342,7 @@ class _Table:
                            line, b"")
             return None
         self.procs[seat] = proc
-        if self.record:
+        if self.record_messages:
             self.sent(seat, hello)
         code = proc.write(line, proc.started_at + t.init_ms / 1000)
         if code != OK:
@@ -396,7 +396,7 @@ class _Table:
             self.violation(seat, _CODE_KIND[code], f"at start-up: {proc.detail}", hello_line, data)
             self.drop(seat, "failed its start-up")
             return False
-        if self.record:
+        if self.record_messages:
             self.received(seat, data, ms)
         try:
             protocol.parse_ready(data, limits.max_json_depth)
@@ -414,7 +414,7 @@ class _Table:
             return
         msg = protocol.start(self.game_id, seat, self.players)
         line = protocol.encode(msg)
-        if self.record:
+        if self.record_messages:
             self.sent(seat, msg)
         code = proc.write(line, time.monotonic() + self.config.time.move_ms / 1000)
         if code != OK:
@@ -452,14 +452,14 @@ class _Table:
     def log_events(self) -> None:
         """Log the public events not logged yet (when messages are recorded)."""
         events = self.state.events
-        if self.record and self.events_logged < len(events):
+        if self.record_messages and self.events_logged < len(events):
             for event in events[self.events_logged:]:
                 self.note({"type": "event", "event": event})
             self.events_logged = len(events)
 
     def play_for(self, seat: int, action: Action, why: str) -> None:
         """Play ``action`` for ``seat`` without asking its bot, logging why."""
-        if self.record:
+        if self.record_messages:
             self.note({"type": "auto", "seat": seat, "action": action, "why": why})
         self.state.apply(action)
         self.decision += 1
@@ -493,7 +493,7 @@ class _Table:
         msg = {"type": "request", "id": self.request_id, "seat": seat, "observation": state.observation(seat),
                "actions": legal, "events": new_events, "time_left_ms": budget_ms}
         line = _dumps(msg, option=APPEND_NEWLINE)
-        if self.record:
+        if self.record_messages:
             self.sent(seat, msg)
         max_depth = self.config.limits.max_json_depth
         code, data, took_ms, index = request_action(proc, line, self.request_id, legal, budget_ms, max_depth)
@@ -503,7 +503,7 @@ class _Table:
                 detail = f"no answer within {budget_ms} ms (move_ms={move_ms}, bank left {self.bank[seat]} ms)"
             self.violation(seat, _CODE_KIND[code], detail, line, data)
             return None
-        if self.record:
+        if self.record_messages:
             self.received(seat, data, took_ms)
         if isinstance(index, protocol.BadMessage):
             detail = index.detail
@@ -526,7 +526,7 @@ class _Table:
         res_line = protocol.encode(res_msg)
         for seat, proc in enumerate(self.procs):
             if proc is not None:
-                if self.record:
+                if self.record_messages:
                     self.sent(seat, res_msg)
                 proc.write(res_line, time.monotonic() + self.config.time.move_ms / 1000)
         return GameRecord(game_id=self.game_id, game=self.game.name, options=dict(self.options), seed=self.seed,
