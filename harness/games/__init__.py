@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterator, Mapping
-from importlib.metadata import entry_points
 
 from .base import (
     Action,
@@ -59,6 +58,8 @@ class GameLoadError(ValueError):
 
 def _plugins() -> dict[str, str]:
     """Games registered by installed packages: name -> ``module:Class`` (built-in names are kept)."""
+    from importlib.metadata import entry_points  # only when a plug-in may be asked for: ~10-20 ms
+
     found: dict[str, str] = {}
     for point in entry_points(group=ENTRY_POINT_GROUP):
         if point.name not in BUILT_IN:
@@ -82,8 +83,8 @@ class _Registry(Mapping[str, Game]):
         return self._paths
 
     def __getitem__(self, name: str) -> Game:
-        try:
-            path = self.paths[name]
+        try:  # a built-in game is found without looking at the installed packages
+            path = self._built_in[name] if name in self._built_in else self.paths[name]
         except KeyError:
             raise UnknownGame(f"unknown game {name!r} (known games: {', '.join(self.paths)})") from None
         module_name, _, class_name = path.partition(":")
@@ -97,7 +98,7 @@ class _Registry(Mapping[str, Game]):
         return game
 
     def __contains__(self, name: object) -> bool:
-        return name in self.paths
+        return name in self._built_in or name in self.paths
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.paths)
