@@ -109,7 +109,7 @@ def timed(fn, n: int) -> tuple[float, float]:  # type: ignore[no-untyped-def]
 def part1(tmp: Path, n_teams: int, n_games: int, n_requests: int) -> None:
     from starlette.testclient import TestClient
 
-    from harness.contest.app import create_app
+    from harness.contest.server import create_app
 
     root = tmp / "big"
     start = time.perf_counter()

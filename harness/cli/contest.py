@@ -135,7 +135,7 @@ def serve(contest_dir: Path, host: str, port: int) -> None:
     """
     import uvicorn
 
-    from harness.contest.app import create_app
+    from harness.contest.server import create_app
 
     _load(contest_dir)
     echo(f"contest site on http://{host}:{port}/ (Ctrl-C stops it)")

@@ -1,4 +1,4 @@
-"""The contest site: a Starlette application (served by uvicorn), its sessions, CSRF and quotas.
+"""The contest site's request handling: sessions, CSRF, quotas, uploads (the app: :mod:`.server`).
 
 Who may see what is decided here and in :mod:`.pages`, on the server, for every request:
 
@@ -21,30 +21,26 @@ import hmac
 import shutil
 import threading
 import time
-from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from jinja2 import ChoiceLoader, Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
-from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
-from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from harness.contest.auth import TokenCache, new_csrf, new_session_id, session_key
 from harness.contest.build import BuildWorker
-from harness.contest.config import ContestConfig, load_contest
+from harness.contest.config import ContestConfig
 from harness.contest.db import ContestDB
 from harness.contest.ladder import LADDER_STORE
 from harness.contest.ladder_reads import LadderReader
 from harness.contest.unpack import Caps, UnpackError, unpack_upload
 
-__all__ = ["create_app", "Site", "Team", "SESSION_COOKIE", "SIGNIN_COOKIE"]
+__all__ = ["Site", "Team", "Refused", "SESSION_COOKIE", "SIGNIN_COOKIE", "SecurityHeaders", "refused_json"]
 
 SESSION_COOKIE = "contest_session"
 SIGNIN_COOKIE = "contest_signin"
@@ -236,25 +232,6 @@ class SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
-
-
-def create_app(root: str | Path, *, start_worker: bool = True) -> Starlette:
-    """The site of the contest in ``root``."""
-    from harness.contest.pages import routes
-
-    site = Site(load_contest(root), start_worker=start_worker)
-
-    @asynccontextmanager
-    async def lifespan(app: Starlette):  # type: ignore[no-untyped-def]
-        if site.start_worker:
-            site.worker.start()
-        yield
-        if site.start_worker:
-            site.worker.stop()
-
-    app = Starlette(routes=routes(site), middleware=[Middleware(SecurityHeaders)], lifespan=lifespan)
-    app.state.site = site
-    return app
 
 
 def refused_json(exc: Refused) -> JSONResponse:

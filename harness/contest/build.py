@@ -38,11 +38,8 @@ from harness.contest.db import ContestDB
 from harness.play.limits import BotSpec, ResourceLimits, TimeControls, limit_setter, resolve_command
 from harness.play.sandbox import bwrap_command, resolve_sandbox, sandbox_env
 
-__all__ = ["BuildWorker", "build_upload", "check_upload", "sandboxed_build_command", "reference_opponents",
-           "BOTS_DIR"]
+__all__ = ["BuildWorker", "build_upload", "check_upload", "sandboxed_build_command"]
 
-#: The reference bots shipped with the repository (the conformance games' opponents).
-BOTS_DIR = Path(__file__).resolve().parents[2] / "bots"
 LOG_CAP = 64 * 1024
 
 
@@ -106,19 +103,10 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         proc.kill()
 
 
-def reference_opponents(game: str) -> list[BotSpec]:
-    """The random bot and, if present, the game's greedy bot."""
-    specs = [BotSpec(name="random-py", command=("python3", str(BOTS_DIR / "random_bot.py")))]
-    greedy = BOTS_DIR / f"{game}_greedy.py"
-    if greedy.is_file():
-        specs.append(BotSpec(name=f"{game}-greedy", command=("python3", str(greedy))))
-    return specs
-
-
 def check_upload(cfg: ContestConfig, runtime: Runtime, workdir: Path, team: str, seed: int = 1) -> tuple[bool, str]:
     """The conformance games at every table size: (passed, log)."""
     from harness.games import get_game
-    from harness.play.conformance import conformance_games, group_violations, percentile
+    from harness.play.conformance import conformance_games, group_violations, percentile, reference_opponents
     from harness.play.referee import RefereeConfig
 
     game = get_game(cfg.game)
@@ -127,6 +115,10 @@ def check_upload(cfg: ContestConfig, runtime: Runtime, workdir: Path, team: str,
     referee = RefereeConfig(time=TimeControls(**cfg.time), limits=ResourceLimits(sandbox=sandbox, **limit_keys),
                             strikes=0, record_messages=True)
     candidate = BotSpec(name=team, command=tuple(runtime.run), cwd=str(workdir), sandbox_dir=str(workdir))
+    opponents = reference_opponents(game)
+    if not opponents:
+        raise RuntimeError("no reference bots found for the conformance games (set TABLEBOTS_BOTS to a bots/ "
+                           "directory)")
     lines = [warning] if warning else []
     passed = True
     for size in cfg.players:
@@ -139,7 +131,7 @@ def check_upload(cfg: ContestConfig, runtime: Runtime, workdir: Path, team: str,
 
         lines.append(f"tables of {size}:")
         result = conformance_games(game, candidate, size, seed, n_games, cfg.options, referee,
-                                   reference_opponents(cfg.game), on_game)
+                                   opponents, on_game)
         if result.startups_ms:
             lines.append(f"  start-up: {max(result.startups_ms):.0f} ms (init_ms {cfg.time['init_ms']})")
         if result.latencies_ms:

@@ -16,7 +16,6 @@ leaves the summary wrong for long.
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -27,9 +26,10 @@ import yaml
 
 from harness.contest.config import ContestConfig
 from harness.contest.db import ContestDB
-from harness.league.config import LeagueConfig, load_config
+from harness.league import queries
+from harness.league.config import LeagueConfig, games_per_round, load_config
 from harness.league.ratings import conservative
-from harness.league.schedule import games_per_round
+from harness.league.store import LeagueStore
 
 __all__ = ["write_ladder_config", "play_ladder", "Standings", "roster_key", "LADDER_CONFIG", "LADDER_STORE",
            "version_label", "leaderboard_rows", "play_finals"]
@@ -101,12 +101,11 @@ class Standings:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._store: sqlite3.Connection | None = None
+        self._store: LeagueStore | None = None
 
-    def _read(self) -> sqlite3.Connection:
+    def _read(self) -> LeagueStore:
         if self._store is None:
-            self._store = sqlite3.connect(f"file:{self.store_path}?mode=ro", uri=True, timeout=30.0,
-                                          check_same_thread=False)
+            self._store = LeagueStore(self.store_path, create=False)
         return self._store
 
     def on_game(self, seq: int, outcome: Any) -> None:
@@ -131,73 +130,36 @@ class Standings:
         while not self._stop.wait(1.0):
             self.flush()
 
-    def _labels(self, version_ids: set[int]) -> dict[int, int]:
-        """Ladder version id -> submission id."""
-        if not version_ids:
-            return {}
-        marks = ",".join("?" * len(version_ids))
-        return {vid: sid for vid, label in self._read().execute(
-            f"SELECT id, version FROM versions WHERE id IN ({marks})", list(version_ids))
-            if (sid := submission_of(label)) is not None}
-
     def flush(self) -> int:
         """Add the games recorded since the last flush; return how many."""
         with self._lock:
             seqs, self._seqs = self._seqs, []
         if not seqs or not self.store_path.exists():
             return 0
-        read = self._read()
-        totals: dict[int, list[int]] = {}
-        found: set[int] = set()
-        for i in range(0, len(seqs), 900):
-            chunk = seqs[i:i + 900]
-            marks = ",".join("?" * len(chunk))
-            for seq, vid, rank, forfeited in read.execute(
-                    f"SELECT game_seq, version_id, rank, forfeited FROM seats WHERE game_seq IN ({marks})", chunk):
-                found.add(seq)
-                t = totals.setdefault(vid, [0, 0, 0, 0, 0])
-                t[0] += 1
-                t[1] += int(rank == 0)
-                t[2] += int(rank or 0)
-                t[3] += int(forfeited or 0)
-            for vid, n in read.execute(f"SELECT version_id, count(*) FROM violations WHERE game_seq IN ({marks}) "
-                                       f"AND version_id IS NOT NULL GROUP BY version_id", chunk):
-                totals.setdefault(vid, [0, 0, 0, 0, 0])[4] += n
+        totals, found = queries.seat_totals(self._read(), seqs)
         missing = [s for s in seqs if s not in found]
         if missing:  # not committed yet when read: next time
             with self._lock:
                 self._seqs.extend(missing)
-        self._write(totals, len(found))
+        rows, ratings = self._rows(totals)
+        self.db.add_results(rows, ratings, games=len(found))
         return len(found)
 
-    def _write(self, totals: dict[int, list[int]], games: int) -> None:
-        labels = self._labels(set(totals))
-        ratings = self._ratings(labels)
-        rows = [(labels[vid], vid, *t) for vid, t in totals.items() if vid in labels]
-        self.db.add_results(rows, ratings, games=games)
-
-    def _ratings(self, labels: dict[int, int]) -> dict[int, tuple[float, float]]:
-        if not labels:
-            return {}
-        marks = ",".join("?" * len(labels))
-        return {labels[vid]: (mu, sigma) for vid, mu, sigma in self._read().execute(
-            f"SELECT version_id, mu, sigma FROM ratings WHERE version_id IN ({marks})", list(labels))}
+    def _rows(self, totals: dict[int, list[int]]) -> tuple[list[list[int]], dict[int, tuple[float, float]]]:
+        """Summary rows keyed by submission id, and the versions' current ratings."""
+        store = self._read()
+        labels = {vid: sid for vid, label in queries.version_labels(store, list(totals)).items()
+                  if (sid := submission_of(label)) is not None}
+        ratings = {labels[vid]: r for vid, r in store.load_ratings(list(labels)).items()}
+        return [[labels[vid], vid, *t] for vid, t in totals.items() if vid in labels], ratings
 
     def rebuild(self) -> None:
         """Recompute the whole summary from the store (once, when the ladder starts)."""
         if not self.store_path.exists():
             return
-        read = self._read()
-        totals = {vid: [n, w, r, f, 0] for vid, n, w, r, f in read.execute(
-            "SELECT version_id, count(rank), sum(rank = 0), sum(rank), sum(forfeited) FROM seats "
-            "GROUP BY version_id")}
-        for vid, n in read.execute("SELECT version_id, count(*) FROM violations WHERE version_id IS NOT NULL "
-                                   "GROUP BY version_id"):
-            totals.setdefault(vid, [0, 0, 0, 0, 0])[4] = n
-        games = read.execute("SELECT count(*) FROM games WHERE status = 'done'").fetchone()[0]
-        labels = self._labels(set(totals))
-        rows = [(labels[vid], vid, *t) for vid, t in totals.items() if vid in labels]
-        self.db.reset_standings(rows, self._ratings(labels), games=games)
+        totals, _ = queries.seat_totals(self._read())
+        rows, ratings = self._rows(totals)
+        self.db.reset_standings(rows, ratings, games=self._read().counts()["done"])
 
 
 def _age(seconds: float) -> str:
@@ -265,7 +227,7 @@ def play_ladder(cfg: ContestConfig, db: ContestDB, *, should_stop: Callable[[], 
         elif summary.played == 0 and not summary.errors:
             # every round played: plan more, at least ROUND_GAMES games, so that a small ladder does
             # not pay a plan and the workers' start for every two games
-            per_round = games_per_round(len(league.bots), league.players)
+            per_round = games_per_round(len(league.bots), league.table_sizes)
             rounds += max(1, -(-ROUND_GAMES // max(1, per_round)))
             db.set_meta("ladder_rounds", str(rounds))
             echo(f"all rounds played: planning up to round {rounds} ({per_round:,} games a round)")

@@ -1,8 +1,8 @@
 """What the contest's pages read from the ladder's league store, each read bounded.
 
-Every query here is answered from an index and returns at most a page of rows (latest games by
-``games_status``, a team's games by ``seats_stats``, its violations by ``violations_version``),
-so a page costs the same at 1,000 games as at 1,000,000. The ladder's bot names are team names,
+Every read (its SQL in :mod:`harness.league.queries`) is answered from an index and returns at
+most a page of rows (latest games by ``games_status``, a team's games by ``seats_stats``, its
+violations by ``violations_version``), so a page costs the same at 1,000 games as at 1,000,000. The ladder's bot names are team names,
 its versions ``s<submission id>`` (:mod:`harness.contest.ladder`).
 
 Authorization is the caller's: these functions answer for whoever asks; the pages check that the
@@ -15,6 +15,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from harness.league import queries
 from harness.league.store import LeagueStore, StoreError
 from harness.report.replay_data import game_replay
 from harness.report.tables import move_number, request_id_of
@@ -45,14 +46,10 @@ class LadderReader:
             self._local.store = store
         return store
 
-    def _rows(self, sql: str, args: tuple[Any, ...] | list[Any] = ()) -> list[Any]:
-        store = self.store()
-        return store.db.execute(sql, args).fetchall() if store is not None else []
-
     def version_ids(self, team: str) -> list[int]:
         """Every ladder version of ``team``."""
-        return [r[0] for r in self._rows("SELECT v.id FROM versions v JOIN bots b ON b.id = v.bot_id WHERE b.name = ?",
-                                         (team,))]
+        store = self.store()
+        return queries.versions_of_bot(store, team) if store is not None else []
 
     def _with_seats(self, rows: list[Any]) -> list[dict[str, Any]]:
         store = self.store()
@@ -67,35 +64,22 @@ class LadderReader:
 
     def latest_games(self, limit: int = PAGE, before: int | None = None) -> list[dict[str, Any]]:
         """Finished games, newest first (``before``: a seq, for the next page)."""
-        sql = "SELECT seq, id, round, ended_by, finished_at FROM games WHERE status = 'done'"
-        args: list[Any] = []
-        if before is not None:
-            sql += " AND seq < ?"
-            args.append(before)
-        return self._with_seats(self._rows(sql + " ORDER BY seq DESC LIMIT ?", [*args, limit]))
+        store = self.store()
+        return self._with_seats(queries.done_games_page(store, limit, before)) if store is not None else []
 
     def team_games(self, team: str, limit: int = PAGE) -> list[dict[str, Any]]:
         """The latest finished games with a seat of ``team``, newest first."""
-        ids = self.version_ids(team)
-        if not ids:
+        store = self.store()
+        if store is None:
             return []
-        marks = ",".join("?" * len(ids))
-        seqs = [r[0] for r in self._rows(f"SELECT DISTINCT game_seq FROM seats WHERE version_id IN ({marks}) "
-                                         f"ORDER BY game_seq DESC LIMIT ?", [*ids, limit])]
-        if not seqs:
-            return []
-        marks = ",".join("?" * len(seqs))
-        return self._with_seats(self._rows(f"SELECT seq, id, round, ended_by, finished_at FROM games WHERE seq IN "
-                                           f"({marks}) ORDER BY seq DESC", seqs))
+        seqs = queries.latest_seqs_of_versions(store, self.version_ids(team), limit)
+        return self._with_seats(queries.games_by_seq(store, seqs))
 
     def team_violations(self, team: str, limit: int = PAGE) -> list[dict[str, Any]]:
-        ids = self.version_ids(team)
-        if not ids:
+        store = self.store()
+        if store is None:
             return []
-        marks = ",".join("?" * len(ids))
-        rows = self._rows(f"SELECT x.id, x.decision, x.seat, x.kind, x.detail, g.id AS game_id, v.version FROM violations x "
-                          f"JOIN games g ON g.seq = x.game_seq JOIN versions v ON v.id = x.version_id "
-                          f"WHERE x.version_id IN ({marks}) ORDER BY x.id DESC LIMIT ?", [*ids, limit])
+        rows = queries.violations_of_versions(store, self.version_ids(team), limit)
         return [{"id": r["id"], "move": move_number(r["decision"]), "seat": r["seat"], "kind": r["kind"],
                  "detail": r["detail"], "game_id": r["game_id"], "version": r["version"]} for r in rows]
 
@@ -146,20 +130,12 @@ class LadderReader:
 
     def head_to_head(self, team_a: str, team_b: str, limit: int = 20) -> dict[str, Any]:
         """Games between two teams: counts of who finished ahead, and the latest games."""
-        a_ids, b_ids = self.version_ids(team_a), self.version_ids(team_b)
-        if not a_ids or not b_ids:
+        store = self.store()
+        if store is None:
             return {"games": 0, "a_ahead": 0, "b_ahead": 0, "level": 0, "latest": []}
-        ma, mb = ",".join("?" * len(a_ids)), ",".join("?" * len(b_ids))
-        rows = self._rows(f"SELECT a.game_seq, a.rank, b.rank FROM seats a JOIN seats b ON b.game_seq = a.game_seq "
-                          f"WHERE a.version_id IN ({ma}) AND b.version_id IN ({mb}) ORDER BY a.game_seq DESC",
-                          [*a_ids, *b_ids])
+        rows = queries.pair_ranks(store, self.version_ids(team_a), self.version_ids(team_b))
         a_ahead = sum(1 for r in rows if r[1] < r[2])
         b_ahead = sum(1 for r in rows if r[1] > r[2])
-        latest = [r[0] for r in rows[:limit]]
-        games = []
-        if latest:
-            marks = ",".join("?" * len(latest))
-            games = self._with_seats(self._rows(f"SELECT seq, id, round, ended_by, finished_at FROM games WHERE seq "
-                                                f"IN ({marks}) ORDER BY seq DESC", latest))
+        latest = self._with_seats(queries.games_by_seq(store, [r[0] for r in rows[:limit]]))
         return {"games": len(rows), "a_ahead": a_ahead, "b_ahead": b_ahead, "level": len(rows) - a_ahead - b_ahead,
-                "latest": games}
+                "latest": latest}
