@@ -175,7 +175,9 @@ def test_participant_end_to_end(browser, tmp_path: Path) -> None:  # type: ignor
 
         # another team: refused alpha's violation (with its stderr) and alpha's code
         browser.find_element(By.CSS_SELECTOR, "header form button").click()
+        _until(lambda: browser.find_elements(By.ID, "signin-link"), 10, "the signed-out page")
         browser.get(base + "/signin")
+        _until(lambda: browser.find_elements(By.ID, "token"), 10, "the sign-in form")
         browser.find_element(By.ID, "token").send_keys(tokens["house"])
         browser.find_element(By.ID, "signin-button").click()
         _until(lambda: "Team house" in browser.page_source, 10, "house's page after signing in")
