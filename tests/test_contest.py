@@ -160,7 +160,15 @@ def test_session_cookie_is_httponly_samesite_and_the_token_never_in_a_url(contes
         cookie = r.headers["set-cookie"]
         assert SESSION_COOKIE in cookie and "HttpOnly" in cookie and "SameSite=strict" in cookie
         assert tokens["alpha"] not in r.headers["location"] and tokens["alpha"] not in cookie
-        assert "Team alpha" in client.get("/me").text
+        me = client.get("/me")
+        assert "Team alpha" in me.text
+        # signing out ends the session on the server: the old cookie, replayed, is no session
+        old_cookie = client.cookies.get(SESSION_COOKIE)
+        session_csrf = re.search(r'name="csrf" value="([^"]+)"', me.text).group(1)
+        assert client.post("/signout", data={"csrf": session_csrf}, follow_redirects=False).status_code == 303
+        replay = _client(root)
+        replay.cookies.set(SESSION_COOKIE, old_cookie)
+        assert replay.get("/me", follow_redirects=False).headers["location"] == "/signin"
         # the sign-in form without its CSRF token
         fresh = _client(root)
         r = fresh.post("/signin", data={"token": tokens["alpha"]}, follow_redirects=False)
@@ -177,7 +185,13 @@ def test_upload_form_without_csrf_or_with_another_sessions_csrf_is_refused(conte
         assert r.status_code == 403 and "CSRF" in r.text
         r = beta.post("/me/upload", data={"runtime": "python", "csrf": alpha_csrf}, files=files, follow_redirects=False)
         assert r.status_code == 403 and "CSRF" in r.text
-        # alpha's session cookie replayed by another client works only as alpha, and a stale one not at all
+        _nothing_kept(root)
+        # a made-up session cookie is no session: the sign-in page, and a form posted with it is refused
+        forged = _client(root)
+        forged.cookies.set(SESSION_COOKIE, "x" * 43)
+        assert forged.get("/me", follow_redirects=False).headers["location"] == "/signin"
+        r = forged.post("/me/upload", data={"runtime": "python", "csrf": alpha_csrf}, files=files, follow_redirects=False)
+        assert r.status_code == 303 and r.headers["location"] == "/signin"
         _nothing_kept(root)
         r = alpha.post("/me/upload", data={"runtime": "python", "csrf": alpha_csrf}, files=files, follow_redirects=False)
         assert r.status_code == 303
