@@ -197,7 +197,10 @@ def play_ladder(cfg: ContestConfig, db: ContestDB, *, should_stop: Callable[[], 
                 max_games: int | None = None, echo: Callable[[str], None] = print, dask: str | None = None) -> int:
     """Play the ladder until ``should_stop()``; return the games played.
 
-    The one function a schedule for a changing roster replaces (see the module docstring).
+    The one function a schedule for a changing roster replaces (see the module docstring): with
+    the league's adaptive schedule, ``ladder.yaml`` gets ``schedule: adaptive`` and no rounds, is
+    rewritten (atomically, as here) whenever the roster changes, and one ``run_league`` call that
+    re-reads it between rounds plays forever, instead of this loop of re-planned round robins.
     """
     from harness.league.runner import LeagueInterrupted, run_league
 
