@@ -235,6 +235,9 @@ def test_quotas_uploads_per_hour_size_and_versions_in_progress(contest) -> None:
         r = client.post("/api/submissions", headers=_bearer(tokens["alpha"]), data={"runtime": "python"},
                         files={"file": ("bot.py", GOOD_BOT)})
         assert r.status_code == 429 and "3 uploads per hour" in r.json()["error"]
+        # nothing kept of the refused ones: three rows and three folders, the admitted uploads
+        assert db.db.execute("SELECT count(*) FROM submissions").fetchone()[0] == 3
+        assert sorted(p.name for p in (root / "submissions").iterdir()) == ["1", "2", "3"]
         # beta's quota is its own
         r = client.post("/api/submissions", headers=_bearer(tokens["beta"]), data={"runtime": "python"},
                         files={"file": ("bot.py", GOOD_BOT)})
