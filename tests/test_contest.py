@@ -440,3 +440,20 @@ def test_ladder_standings_and_finals_with_real_bots(contest) -> None:  # type: i
         r = client.post("/api/submissions", headers=_bearer(tokens["alpha"]), data={"runtime": "python"},
                         files={"file": ("bot.py", GOOD_BOT)})
         assert r.status_code == 403 and "finals have started" in r.json()["error"]
+
+
+def test_a_replay_keeps_only_the_seats_shown() -> None:
+    from harness.contest.ladder_reads import redact_replay
+
+    def replay() -> dict:
+        return {"frames": [{"move": 0, "views": [None, None], "violations": []},
+                           {"move": 1, "seat": 0, "views": [1, None], "stderr": "A-SECRET", "violations": []},
+                           {"move": 2, "seat": 1, "views": [1, 2], "stderr": "B-SECRET",
+                            "violations": [{"seat": 1, "kind": "illegal", "detail": "B-DETAIL"}]}],
+                "observations": {"1": {"hand": "A-HAND"}, "2": {"hand": "B-HAND"}}}
+
+    public = json.dumps(redact_replay(replay(), None))
+    assert not any(secret in public for secret in ("A-SECRET", "B-SECRET", "A-HAND", "B-HAND", "B-DETAIL"))
+    mine = json.dumps(redact_replay(replay(), {1}))
+    assert "B-SECRET" in mine and "B-HAND" in mine and "B-DETAIL" in mine
+    assert "A-SECRET" not in mine and "A-HAND" not in mine

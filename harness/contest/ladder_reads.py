@@ -20,9 +20,26 @@ from harness.league.store import LeagueStore, StoreError
 from harness.report.replay_data import game_replay
 from harness.report.tables import move_number, request_id_of
 
-__all__ = ["LadderReader"]
+__all__ = ["LadderReader", "redact_replay"]
 
 PAGE = 50
+
+
+def redact_replay(data: dict[str, Any], seats_shown: set[int] | None) -> dict[str, Any]:
+    """A replay with only what ``seats_shown`` may see (None: the public): the spectator's
+    positions of a finished game, and of the seats shown only, their observations, what they
+    wrote to stderr, and their violations (the caller passes only theirs)."""
+    shown = seats_shown or set()
+    keep: set[str] = set()
+    for frame in data["frames"]:
+        views = frame.get("views") or []
+        keep.update(str(ref) for s, ref in enumerate(views) if ref is not None and s in shown)
+        frame["views"] = [ref if s in shown else None for s, ref in enumerate(views)]
+        if "stderr" in frame and frame.get("seat") not in shown:
+            frame["stderr"] = ""  # a bot's stderr is its team's alone
+        frame["violations"] = [v for v in frame.get("violations") or [] if v.get("seat") in shown]
+    data["observations"] = {k: v for k, v in (data.get("observations") or {}).items() if k in keep}
+    return data
 
 
 class LadderReader:
@@ -118,15 +135,7 @@ class LadderReader:
             return None
         violations = [v for v in store.violations(game_seq=row["seq"]) if seats_shown and v["seat"] in seats_shown]
         data = game_replay(get_game(self.game_name), self.options, row, seats, store.game_log(row["seq"]), violations)
-        keep: set[str] = set()
-        for frame in data["frames"]:
-            views = frame.get("views") or []
-            for s, ref in enumerate(views):
-                if ref is not None and seats_shown and s in seats_shown:
-                    keep.add(str(ref))
-            frame["views"] = [ref if seats_shown and s in seats_shown else None for s, ref in enumerate(views)]
-        data["observations"] = {k: v for k, v in data["observations"].items() if k in keep}
-        return data
+        return redact_replay(data, seats_shown)
 
     def head_to_head(self, team_a: str, team_b: str, limit: int = 20) -> dict[str, Any]:
         """Games between two teams: counts of who finished ahead, and the latest games."""
