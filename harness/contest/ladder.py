@@ -54,6 +54,12 @@ def roster_key(db: ContestDB) -> tuple[tuple[str, int], ...]:
     return tuple((r["team"], r["submission_id"]) for r in db.roster())
 
 
+def table_sizes(cfg: ContestConfig, teams: int) -> list[int]:
+    """The contest's table sizes that ``teams`` teams can fill (a ladder of 3 teams plays the
+    tables of 2 and 3 until a fourth team arrives)."""
+    return [n for n in cfg.players if n <= teams]
+
+
 def league_data(cfg: ContestConfig, roster: list[Any], *, name: str, rounds: int, store: str) -> dict[str, Any]:
     """A league config (as YAML data) playing ``roster`` (rows of team, submission_id, runtime)."""
     bots = []
@@ -63,7 +69,7 @@ def league_data(cfg: ContestConfig, roster: list[Any], *, name: str, rounds: int
             continue
         bots.append({"name": r["team"], "command": " ".join(runtime.run), "version": version_label(r["submission_id"]),
                      "cwd": str(cfg.submissions_dir / str(r["submission_id"]))})
-    data: dict[str, Any] = {"name": name, "game": cfg.game, "players": list(cfg.players), "bots": bots,
+    data: dict[str, Any] = {"name": name, "game": cfg.game, "players": table_sizes(cfg, len(bots)), "bots": bots,
                             "rounds": rounds, "time": dict(cfg.time), "limits": dict(cfg.limits),
                             "workers": cfg.workers, "store": store}
     if cfg.options:
@@ -85,7 +91,7 @@ def write_config(path: Path, data: dict[str, Any]) -> LeagueConfig:
 def write_ladder_config(cfg: ContestConfig, db: ContestDB, rounds: int) -> LeagueConfig | None:
     """The ladder's league config for the current roster; None while it has too few teams."""
     roster = db.roster()
-    if len(roster) < max(2, max(cfg.players)):
+    if len(roster) < 2 or not table_sizes(cfg, len(roster)):
         return None
     data = league_data(cfg, roster, name=f"{cfg.name}-ladder", rounds=rounds, store=LADDER_STORE)
     return write_config(cfg.root / LADDER_CONFIG, data)
@@ -210,7 +216,7 @@ def play_ladder(cfg: ContestConfig, db: ContestDB, *, should_stop: Callable[[], 
         key = roster_key(db)
         league = write_ladder_config(cfg, db, rounds)
         if league is None:
-            echo(f"waiting for teams: {len(key)} with a checked version, the ladder needs {max(2, max(cfg.players))}")
+            echo(f"waiting for teams: {len(key)} with a checked version, the ladder needs {max(2, min(cfg.players))}")
             _sleep_until(_RosterWatch(db, key, should_stop, poll=0.5), 5.0)
             continue
         stop_now = _RosterWatch(db, key, should_stop, poll=ROSTER_POLL)
@@ -272,8 +278,8 @@ def play_finals(cfg: ContestConfig, db: ContestDB, top: int, rounds: int, *, pro
     from harness.report.html import write_report
 
     board = leaderboard_rows(db)[:top]
-    if len(board) < max(2, max(cfg.players)):
-        raise ValueError(f"the finals need at least {max(2, max(cfg.players))} teams with a checked version; "
+    if len(board) < 2 or not table_sizes(cfg, len(board)):
+        raise ValueError(f"the finals need at least {max(2, min(cfg.players))} teams with a checked version; "
                          f"there are {len(board)} (uploads stay open)")
     db.set_meta("frozen", "1")  # from here on the site refuses uploads
     echo("finalists: " + ", ".join(f"{r['rank']}. {r['team']}@{r['version']}" for r in board))
