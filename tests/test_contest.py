@@ -457,3 +457,35 @@ def test_a_replay_keeps_only_the_seats_shown() -> None:
     mine = json.dumps(redact_replay(replay(), {1}))
     assert "B-SECRET" in mine and "B-HAND" in mine and "B-DETAIL" in mine
     assert "A-SECRET" not in mine and "A-HAND" not in mine
+
+
+def test_a_build_has_no_network_and_writes_only_its_own_directory(tmp_path: Path) -> None:
+    import socket
+
+    from harness.contest.build import build_upload
+    from harness.contest.config import Runtime, load_contest
+
+    root = _contest(tmp_path)
+    cfg = load_contest(root)
+    assert cfg.limits.get("sandbox") == "auto"
+    workdir = root / "submissions" / "1"
+    workdir.mkdir(parents=True)
+    (workdir / "bot.py").write_text("print('hi')\n")
+    with socket.socket() as server:  # reachable from this host, not from inside the sandbox
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        probe = (f"import socket, pathlib\n"
+                 f"pathlib.Path('built.txt').write_text('ok')\n"
+                 f"for target in ({str(root / 'escaped.txt')!r}, '/tmp/escaped.txt'):\n"
+                 f"    try:\n"
+                 f"        pathlib.Path(target).write_text('x'); print('wrote', target)\n"
+                 f"    except OSError as exc:\n"
+                 f"        print('cannot write', target, type(exc).__name__)\n"
+                 f"socket.create_connection(('127.0.0.1', {port}), timeout=3)\n")
+        runtime = Runtime("probe", "bot.py", ("python3", "-c", probe), ("python3", "bot.py"))
+        built, log = build_upload(cfg, runtime, workdir)
+    assert not built and ("ConnectionRefusedError" in log or "OSError" in log), log
+    assert (workdir / "built.txt").read_text() == "ok"  # its own directory is writable
+    # whatever it wrote elsewhere went to its private /tmp (gone with it), never to this host's files
+    assert not (root / "escaped.txt").exists() and not Path("/tmp/escaped.txt").exists()
