@@ -12,7 +12,8 @@ Who may see what is decided here and in :mod:`.pages`, on the server, for every 
 - responses carry a Content-Security-Policy, ``X-Frame-Options: DENY`` and ``no-store`` caching.
 
 Uploads are unpacked in the request (bounded by the caps) and built and checked by the
-:class:`~harness.contest.build.BuildWorker` thread; the request only waits for the unpacking.
+:class:`~harness.contest.build.BuildWorker` (a thread driving one child process per upload); the
+request only waits for the unpacking.
 """
 
 from __future__ import annotations
