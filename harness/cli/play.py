@@ -31,7 +31,8 @@ from harness.play.conformance import (
     BOTS_ENV,
     conformance_games,
     group_violations,
-    percentile,
+    hint,
+    latency_line,
     reference_opponents,
 )
 from harness.play.limits import (
@@ -303,14 +304,17 @@ def run_conformance(game: Game, candidate: BotSpec, players: int, seed: int, n_g
     startups, latencies, violations = result.startups_ms, result.latencies_ms, result.violations
     if startups:
         echo(f"start-up (hello to ready): {', '.join(f'{ms:.0f}' for ms in startups)} ms")
-    if latencies:
-        echo(f"decisions: {len(latencies)}, latency median {percentile(latencies, 0.5):.2f} ms, "
-                   f"p99 {percentile(latencies, 0.99):.2f} ms, max {max(latencies):.2f} ms "
-                   f"(move_ms {config.time.move_ms})")
+    latency = latency_line(latencies, result.timeouts_ms, config.time.move_ms)
+    if latency:
+        echo(latency)
     if result.opponent_violations:
         echo(f"note: the reference bots committed {result.opponent_violations} violation(s)")
+    if result.fallbacks:
+        errors = sorted({f["error"] for f in result.fallbacks})
+        echo(f"warning: {len(result.fallbacks)} answer(s) were the Python SDK's fallback (on_error='first'), "
+             f"not the policy's: {_one_line('; '.join(errors), 200)}")
     if not violations:
-        echo("no violations: ok")
+        echo("no violations: ok" + (" (but see the fallback answers above)" if result.fallbacks else ""))
         return violations
     groups = group_violations(violations)
     echo(f"{len(violations)} violation(s)" + (f", {len(groups)} different:" if len(groups) < len(violations) else ":"))
@@ -325,4 +329,7 @@ def run_conformance(game: Game, candidate: BotSpec, players: int, seed: int, n_g
         tail = [t for t in v["stderr_tail"].splitlines() if t.strip() and not t.startswith("# tablebots")]
         for t in tail[-5:]:
             echo(f"    stderr: {_one_line(t, 150)}")
+        advice = hint(v, bool(latencies))
+        if advice:
+            echo(f"    hint: {advice}")
     return violations
