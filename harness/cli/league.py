@@ -59,9 +59,14 @@ def _open_store(config: LeagueConfig) -> LeagueStore:
         raise ConfigProblem(f"{config.store}: no results yet (the store of {config.path}); "
                             f"play the league first: harness run {config.path}")
     try:
-        return LeagueStore(config.store, create=False)
+        store = LeagueStore(config.store, create=False)
     except LeagueError as exc:
         raise ConfigProblem(str(exc)) from None
+    problem = store.owner_problem(config)  # a copied config must not read the original's league as its own
+    if problem:
+        store.close()
+        raise ConfigProblem(problem)
+    return store
 
 
 @click.command()
@@ -75,9 +80,12 @@ def _open_store(config: LeagueConfig) -> LeagueStore:
               help="A progress bar, or --no-progress for none  [default: a bar when stderr is a terminal, "
                    "else a line every 10 s: done, rate, time left]")
 @click.option("--quiet", "-q", is_flag=True, help="No progress at all (the summary is still printed).")
+@click.option("--claim-store", is_flag=True,
+              help="Make CONFIG the owner of its store although another config file made it (CONFIG replaces "
+                   "that one: a renamed copy, a checkout elsewhere). Without it such a store is refused.")
 @dask_option
 def run(config: str, workers: int | None, rounds: int | None, progress: bool | None, quiet: bool,
-        dask: str | None) -> None:
+        claim_store: bool, dask: str | None) -> None:
     """Play the league in CONFIG: every scheduled game not played yet, then print a summary.
 
     Re-running resumes: finished games are never replayed, even after the runner was killed,
@@ -96,6 +104,9 @@ def run(config: str, workers: int | None, rounds: int | None, progress: bool | N
     _, warning = resolve_sandbox(cfg.limits.get("sandbox", "auto"))  # workers resolve auto the same way
     if warning:
         echo(warning, err=True)
+    if claim_store and Path(cfg.store).exists():
+        with LeagueStore(cfg.store) as store:
+            store.claim(cfg)
     shown: bool | str = progress if progress is not None else ("bar" if sys.stderr.isatty() else "lines")
     if quiet:
         shown = "none"
