@@ -72,8 +72,12 @@ def parse_bot(text: str, param_hint: str = "'--bot'") -> tuple[str, ...]:
         raise click.BadParameter("empty bot command", param_hint=param_hint)
     exe = resolve_command(argv)[0]
     if os.sep in exe:
+        if not os.path.exists(exe):
+            raise click.BadParameter(f"{exe} (from {text!r}) not found (relative to the current directory "
+                                     f"{os.getcwd()})", param_hint=param_hint)
         if not (os.path.isfile(exe) and os.access(exe, os.X_OK)):
-            raise click.BadParameter(f"{exe!r} (from {text!r}) is not an executable file", param_hint=param_hint)
+            raise click.BadParameter(f"{exe!r} (from {text!r}) is not an executable file (chmod +x it, or start "
+                                     f"the command with its interpreter)", param_hint=param_hint)
     elif shutil.which(exe) is None:
         raise click.BadParameter(f"executable {exe!r} (from {text!r}) is not found on PATH", param_hint=param_hint)
     for word in argv[1:]:  # `python3 mybot.py` with no mybot.py: refused now, not four forfeits later
