@@ -186,5 +186,5 @@ def test_check_bot_hints_that_debug_text_belongs_on_stderr(tmp_path):
                    "        print('thinking about', len(msg['actions']), 'actions', flush=True)\n")
     out = CliRunner().invoke(cli, ["check-bot", GAME, f"python3 {bot}", "--games", "1", "--opponent", RANDOM])
     assert out.exit_code == 1, out.output
-    assert "malformed: not JSON: thinking about" in out.output
+    assert "malformed: not JSON: 'thinking about" in out.output
     assert "hint: a line that is not JSON: write debug output to stderr" in out.output
