@@ -114,9 +114,19 @@ def _example_lines(text: str) -> list[str]:
     return lines
 
 
-def test_every_help_example_parses_as_its_command_line():
-    """Each `harness ...` example in a --help text names a real command with options it takes
-    (parsed by click itself, up to running it)."""
+def _doc_examples() -> list[str]:
+    """The `harness ...` lines of the shell blocks of README.md, protocol.md, docs/ and bots/."""
+    found = []
+    for path in [ROOT / "README.md", ROOT / "protocol.md", *sorted((ROOT / "docs").glob("*.md")),
+                 *sorted((ROOT / "bots").rglob("README.md"))]:
+        for block in re.findall(r"```(?:sh|bash|console)?\n(.*?)```", path.read_text(), re.S):
+            found += [line.split("  #")[0].strip() for line in _example_lines(block.replace("$ ", ""))]
+    return found
+
+
+def test_every_help_and_docs_example_parses_as_its_command_line():
+    """Each `harness ...` example in a --help text and in the docs' shell blocks names a real
+    command with options it takes (parsed by click itself, up to running it)."""
     import shlex
 
     import click
@@ -124,20 +134,22 @@ def test_every_help_example_parses_as_its_command_line():
     from harness.cli import cli
 
     seen = 0
-    for text in _help_texts().values():
-        for example in _example_lines(text):
-            for part in re.split(r"\s(?:&&|&|;|\|)\s", example):  # `harness run X && harness table X`
-                if not part.strip().startswith("harness "):
-                    continue
-                argv = shlex.split(re.split(r"\s[<>]\s?", part)[0])[1:]
-                command = cli.commands.get(argv[0])
-                assert command is not None, example
-                try:
-                    command.make_context(argv[0], argv[1:])
-                except click.UsageError as exc:
-                    raise AssertionError(f"{example}: {exc}") from None
-                seen += 1
-    assert seen >= 10
+    examples = [e for text in _help_texts().values() for e in _example_lines(text)] + _doc_examples()
+    for example in examples:
+        if "[" in example or "..." in example:  # a synopsis (`[--port 8000]`, `...`), not a command
+            continue
+        for part in re.split(r"\s(?:&&|&|;|\|)\s", example):  # `harness run X && harness table X`
+            if not part.strip().startswith("harness "):
+                continue
+            argv = shlex.split(re.split(r"\s[<>]\s?", part)[0])[1:]
+            command = cli.commands.get(argv[0])
+            assert command is not None, example
+            try:
+                command.make_context(argv[0], argv[1:])
+            except click.UsageError as exc:
+                raise AssertionError(f"{example}: {exc}") from None
+            seen += 1
+    assert seen >= 30
 
 
 def _small_league(tmp_path: Path) -> Path:

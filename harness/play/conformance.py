@@ -158,7 +158,7 @@ def hint(violation: dict[str, Any], answered_any: bool) -> str | None:
         return _FLUSH_HINT
     if kind == "malformed" and detail.startswith(("not JSON", "not UTF-8")):
         return _STDERR_HINT
-    if kind == "protocol" and ("not asked" in detail or "in answer to hello" in detail):
+    if kind == "protocol" and "not asked" in detail:
         return "output nobody asked for: " + _STDERR_HINT.split(": ", 1)[1]
     return None
 
