@@ -188,3 +188,11 @@ def test_check_bot_hints_that_debug_text_belongs_on_stderr(tmp_path):
     assert out.exit_code == 1, out.output
     assert "malformed: not JSON: 'thinking about" in out.output
     assert "hint: a line that is not JSON: write debug output to stderr" in out.output
+
+
+def test_check_bot_names_the_table_sizes_it_did_not_play():
+    out = CliRunner().invoke(cli, ["check-bot", "dominoes", RANDOM, "--games", "3", "--players", "3"])
+    assert out.exit_code == 0, out.output
+    assert "note: 3-player tables only; dominoes is also played at 2 or 4 seats" in out.output
+    out = CliRunner().invoke(cli, ["check-bot", GAME, RANDOM, "--games", "1"])
+    assert "tables only" not in out.output  # crisps is played by two only

@@ -287,6 +287,11 @@ def check_bot(game: Game, command: str, players: int | None, seed: int, n_games:
                                "e.g. a checkout's bots/), or give --opponent CMD")
     violations = run_conformance(game, BotSpec(name="you", command=argv), players, seed, n_games, options,
                                    config, opponents, log_path)
+    if game.min_players != game.max_players:  # a bot may fail only at another table size
+        others = [str(n) for n in range(game.min_players, game.max_players + 1) if n != players]
+        sizes = " or ".join([", ".join(others[:-1]), others[-1]] if len(others) > 1 else others)
+        echo(f"note: {players}-player tables only; {game.name} is also played at {sizes} seats: "
+             f"check those your league plays with --players N")
     if violations:
         raise SystemExit(1)
 
