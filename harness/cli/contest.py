@@ -27,7 +27,7 @@ def contest() -> None:
     \b
     Start to finish (docs/contest.md):
         harness contest init mycourse --game crisps
-        harness contest team add mycourse alpha        # prints alpha's token once
+        harness contest team add mycourse alpha        # prints the team token once
         harness contest serve mycourse --port 8000     # the site
         harness contest run mycourse                   # the ladder (another terminal)
         harness contest finals mycourse --top 8 --rounds 20
