@@ -126,8 +126,8 @@ limits: {{memory_mb: 1024, sandbox: auto}}
 runtimes:
 """
     for rname, rt in DEFAULT_RUNTIMES.items():
-        text += (f"  {rname}:\n    entry: {rt['entry']}\n    build: [{', '.join(rt['build'])}]\n"
-                 f"    run: [{', '.join(rt['run'])}]\n")
+        flow = [yaml.safe_dump(rt[k], default_flow_style=True, width=1000).strip() for k in ("build", "run")]
+        text += f"  {rname}:\n    entry: {rt['entry']}\n    build: {flow[0]}\n    run: {flow[1]}\n"
     text += "build: " + yaml.safe_dump(BUILD_DEFAULTS, default_flow_style=True)
     text += "quotas:\n" + "".join(f"  {k}: {v}\n" for k, v in QUOTA_DEFAULTS.items())
     text += "workers: 1\n"
@@ -153,7 +153,8 @@ def _argv(path: Path, value: Any, key: str) -> tuple[str, ...]:
 
         value = shlex.split(value)
     if not isinstance(value, list) or not value or not all(isinstance(w, str) and w for w in value):
-        raise _fail(path, key, "expected a command: a list of words such as [python3, bot.py]")
+        raise _fail(path, key, "expected a command: a list of words such as [python3, bot.py] (quote a word "
+                               "that looks like a number: '2021')")
     return tuple(value)
 
 
