@@ -489,3 +489,16 @@ def test_a_build_has_no_network_and_writes_only_its_own_directory(tmp_path: Path
     assert (workdir / "built.txt").read_text() == "ok"  # its own directory is writable
     # whatever it wrote elsewhere went to its private /tmp (gone with it), never to this host's files
     assert not (root / "escaped.txt").exists() and not Path("/tmp/escaped.txt").exists()
+
+
+def test_a_node_bot_is_checked_and_a_broken_one_fails_its_build(contest) -> None:  # type: ignore[no-untyped-def]
+    root, tokens = contest
+    with _client(root, worker=True) as client:
+        r = client.post("/api/submissions", headers=_bearer(tokens["alpha"]), data={"runtime": "node"},
+                        files={"file": ("random_bot.js", (REPO / "bots" / "random_bot.js").read_bytes())})
+        assert _wait(client, r.json()["id"], tokens["alpha"])["status"] == "active"
+        r = client.post("/api/submissions", headers=_bearer(tokens["alpha"]), data={"runtime": "node"},
+                        files={"file": ("bot.js", b"function (\n")})
+        failed = _wait(client, r.json()["id"], tokens["alpha"])
+        assert failed["status"] == "failed" and "SyntaxError" in failed["build_log"]
+        assert "/submissions/" not in failed["build_log"]  # no server paths in a team's log
