@@ -38,7 +38,7 @@ from typing import Any
 from harness.league import ratings as rating_mod
 from harness.league.config import LeagueConfig
 from harness.league.progress import progress_bar as _progress_bar
-from harness.league.schedule import planned_chunks, schedule_fingerprint
+from harness.league.schedule import deal_seed, planned_chunks, schedule_fingerprint
 from harness.league.store import GameOutcome, LeagueStore, PlanSummary, StoreError, compress_log
 
 __all__ = ["Players", "RunSummary", "run_league", "plan_league", "outcome_from_record", "referee_players",
@@ -231,10 +231,11 @@ def plan_league(config: LeagueConfig, store: LeagueStore) -> tuple[PlanSummary, 
     """Bind the store to the league, register the bot versions, and bring the schedule up to date."""
     store.bind(config)
     version_ids = store.register_versions(config.bots)
+    store.adopt_deal_secret(lambda secret, round_, names: deal_seed(config.name, config.seed, round_, names, secret))
     fingerprint = schedule_fingerprint(config)
     if store.planned_fingerprint() == fingerprint:  # planned before with this very schedule
         return store.unchanged_plan(), version_ids
-    summary = store.plan_rows(planned_chunks(config, version_ids), fingerprint)
+    summary = store.plan_rows(planned_chunks(config, version_ids, store.deal_secret()), fingerprint)
     return summary, version_ids
 
 

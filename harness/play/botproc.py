@@ -83,6 +83,8 @@ class BotProcess:
         self.token = secrets.token_hex(12)
         self.detail = ""
         self.key: object = None  # what the pool started it for (game, options, time controls)
+        #: the deals (seeds) of the games it was given: it never gets a second game of one deal
+        self.deals: set[int] = set()
         self.started_at = 0.0
         self.pipes: tuple[str, ...] = ()
         self._tail = b""

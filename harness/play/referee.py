@@ -104,7 +104,9 @@ class BotPool:
     """Persistent bot processes keyed by :class:`BotSpec`, reused across games and matches.
 
     A process is reused only for the same game, options, time controls and limits (its hello
-    told it those); otherwise a new one is started. Processes that violated badly, forfeited or
+    told it those), and only for a game of another deal: no process ever sees two games dealt
+    from one deal (the seat orders of a duplicate deal share its seed), or it would know in the
+    second the hand it held in the first, now an opponent's. Otherwise a new one is started. Processes that violated badly, forfeited or
     exited are killed and replaced on next use. ``close()`` says bye, waits briefly, then kills
     every process tree. Use it as a context manager.
 
@@ -141,23 +143,36 @@ class BotPool:
             log = self._logs[key] = StderrLog(config.log_dir, spec.name, config.limits.stderr_bytes)
         return log
 
-    def take(self, spec: BotSpec, key: tuple) -> BotProcess | None:
-        """An idle live process of ``spec`` started for ``key``; idle ones started for another key are killed."""
+    def take(self, spec: BotSpec, key: tuple, deal: int | None = None) -> BotProcess | None:
+        """An idle live process of ``spec`` started for ``key`` that has never played ``deal`` (the
+        most recently used such); idle ones started for another key, or dead, are killed."""
         idle = self._idle.get(spec)
-        while idle:
-            proc = idle.pop()
+        if not idle:
+            return None
+        for i in range(len(idle) - 1, -1, -1):
+            proc = idle[i]
+            usable = proc.key == key and proc.alive and proc.exit_status() is None
+            if usable and deal is not None and deal in proc.deals:
+                continue  # it played this deal: kept for the games of other deals
+            del idle[i]
             self._lru.pop(proc, None)
-            if proc.key == key and proc.alive and proc.exit_status() is None:
+            if usable:
                 self._busy.add(proc)
+                if deal is not None:
+                    proc.deals.add(deal)
                 return proc
             proc.close_politely(protocol.BYE)
             proc.kill("not reusable for this game" if proc.key != key else "exited between games")
+        if not idle:
+            del self._idle[spec]
         return None
 
-    def spawn(self, spec: BotSpec, key: tuple, config: RefereeConfig) -> BotProcess:
-        """Start a new process (no hello sent yet). Raises OSError if it cannot be started."""
+    def spawn(self, spec: BotSpec, key: tuple, config: RefereeConfig, deal: int | None = None) -> BotProcess:
+        """Start a new process for a game of ``deal`` (no hello sent yet). Raises OSError if it cannot be started."""
         proc = BotProcess(spec, config.limits, self._log_for(spec, config))
         proc.key = key
+        if deal is not None:
+            proc.deals.add(deal)
         self._busy.add(proc)
         try:
             proc.start()
@@ -312,7 +327,7 @@ class _Table:
                                t.init_ms, t.move_ms, t.bank_ms)
         line = protocol.encode(hello)
         try:
-            proc = self.pool.spawn(spec, self.key, self.config)
+            proc = self.pool.spawn(spec, self.key, self.config, self.seed)
         except OSError as exc:
             self.violation(seat, "crash", f"cannot start {' '.join(spec.command)!r}: {exc.strerror or exc}",
                            line, b"")
@@ -431,7 +446,7 @@ def play_game(game: Game, options: dict, seed: int, game_id: str, seats: Sequenc
         # ---- processes: reuse idle ones, start the rest in parallel, then wait for their readys ----
         fresh: list[tuple[int, BotProcess, bytes]] = []
         for seat, spec in enumerate(seats):
-            proc = pool.take(spec, table.key)
+            proc = pool.take(spec, table.key, seed)
             if proc is not None:
                 table.procs[seat] = proc
                 continue

@@ -1,0 +1,203 @@
+"""Fair play against bot authors who want to win (docs/security.md): each attack is a real bot
+(tests/bots/attacker.py) in a real league or game, sandboxed as leagues are by default.
+
+What each test attacks, and what it found before the defence existed:
+- deal secrets: a bot rebuilt every deal from the config and roster (its hand matched 4 of 4);
+- one process per deal: a bot remembered a deal's hand and named its opponent's hand in the
+  mirrored game; processes of one bot looked for each other through every shared place;
+- no root: /proc/sys/kernel/core_pattern opened for writing as root;
+- a bounded scratch: 1.5 GB written to a "256 MB" bot's /tmp.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+from pathlib import Path
+
+import pytest
+from harness.games import get_game
+from harness.league.config import load_config
+from harness.league.runner import run_league
+from harness.league.schedule import build_schedule
+from harness.league.store import LeagueStore
+from harness.play.sandbox import bwrap_problem
+
+REPO = Path(__file__).resolve().parent.parent
+ATTACKER = REPO / "tests" / "bots" / "attacker.py"
+RANDOM = REPO / "bots" / "random_bot.py"
+
+needs_bwrap = pytest.mark.skipif(bwrap_problem() is not None, reason=f"bubblewrap unusable: {bwrap_problem()}")
+
+
+def league(tmp_path: Path, body: str, name: str = "fp", workers: int = 1) -> Path:
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(f"name: {name}\nstore: {tmp_path / (name + '.sqlite')}\nworkers: {workers}\n" + body)
+    return path
+
+
+def run(path: Path, sandbox: str = "bwrap", max_games: int | None = None) -> None:
+    """Play the league's pending games (at most ``max_games``) with the sandbox given."""
+    text = path.read_text()
+    if "limits:" not in text:
+        path.write_text(text.replace("bots:", f"limits: {{sandbox: {sandbox}}}\nbots:", 1))
+    summary = run_league(load_config(path), progress=False, max_games=max_games)
+    assert not summary.errors, summary.errors
+
+
+def findings(path: Path, bot: str, mode: str) -> list[dict[str, str]]:
+    """The ``ATTACK mode k=v ...`` lines the bot wrote to its stderr log(s) in the league."""
+    cfg = load_config(path)
+    logs = Path(str(Path(cfg.store).with_suffix("")) + ".logs")
+    out = []
+    for log in sorted(logs.glob(f"**/{bot}.stderr.log*")):
+        for line in log.read_text(errors="replace").splitlines():
+            m = re.match(rf"ATTACK {re.escape(mode)} (.*)", line)
+            if m:
+                out.append(dict(kv.split("=", 1) for kv in m.group(1).split()))
+    return out
+
+
+@needs_bwrap
+def test_a_bot_cannot_rebuild_the_deal_from_the_config_and_the_roster(tmp_path):
+    path = league(tmp_path, f"""game: crisps
+rounds: 1
+seed: 5
+bots:
+  - {{name: random, command: python3 {RANDOM}}}
+  - {{name: spy, command: [python3, {ATTACKER}, deal-spy, --league, fp, --seed, "5", --names, "random,spy"]}}
+""")
+    run(path)
+    verdicts = [f["knew"] for f in findings(path, "spy", "deal-spy")]
+    assert len(verdicts) == 2 and verdicts.count("yes") == 0, verdicts
+
+
+def test_a_store_has_its_own_secret_and_every_game_replays_from_its_stored_seed(tmp_path):
+    body = f"""game: crisps
+rounds: 2
+options: {{max_turns: 30}}
+bots:
+  - {{name: a, command: python3 {RANDOM} --seed 1}}
+  - {{name: b, command: python3 {RANDOM} --seed 2}}
+"""
+    one, two = league(tmp_path, body, "one"), league(tmp_path, body, "two")
+    seeds = []
+    for path in (one, two):
+        run(path, "none")
+        cfg = load_config(path)
+        with LeagueStore(cfg.store) as store:
+            assert len(store.deal_secret() or "") == 64
+            rows = store.db.execute("SELECT id, seed, round FROM games ORDER BY seq").fetchall()
+            public = {g.round: g.seed for g in build_schedule(cfg)}
+            assert all(r["seed"] != public[r["round"]] for r in rows)  # not the public hash
+            seeds.append([r["seed"] for r in rows])
+            # the seat orders of one deal share its seed (a duplicate deal)
+            assert rows[0]["seed"] == rows[1]["seed"] != rows[2]["seed"] == rows[3]["seed"]
+            for row in rows:  # the stored seed and log replay the game exactly
+                seq = store.game(row["id"])["seq"]
+                state = get_game("crisps").new_state(2, row["seed"], cfg.options)
+                from harness.report.tables import replay_actions
+                for _seat, action, _how in replay_actions(store.game_log(seq)):
+                    state.apply(action)
+                assert state.is_terminal()
+    assert seeds[0] != seeds[1]  # same config, same roster, another league: other deals
+
+
+def test_a_store_made_before_secrets_keeps_its_played_deals_and_reseeds_the_rest(tmp_path):
+    body = f"""game: crisps
+rounds: 3
+options: {{max_turns: 30}}
+bots:
+  - {{name: a, command: python3 {RANDOM} --seed 1}}
+  - {{name: b, command: python3 {RANDOM} --seed 2}}
+"""
+    path = league(tmp_path, body)
+    cfg = load_config(path)
+    run(path, "none", max_games=3)
+    with LeagueStore(cfg.store) as store:  # make it an old store: no secret, the public seeds
+        public = [g.seed for g in build_schedule(cfg)]
+        store.db.execute("DELETE FROM meta WHERE key = 'deal_secret'")
+        for seq, seed in enumerate(public, 1):
+            store.db.execute("UPDATE games SET seed = ? WHERE seq = ?", (seed, seq))
+    run(path, "none")
+    with LeagueStore(cfg.store) as store:
+        assert store.deal_secret()
+        stored = [r[0] for r in store.db.execute("SELECT seed FROM games ORDER BY seq")]
+    # games 1-3 were played (deal 0 whole, deal 1 half): deals 0 and 1 keep their public seeds;
+    # deal 2 had not been played: it was re-seeded from the new secret
+    assert stored[:4] == public[:4] and stored[4] == stored[5] != public[4]
+
+
+@needs_bwrap
+def test_a_process_never_sees_the_mirrored_game_of_a_deal(tmp_path):
+    path = league(tmp_path, f"""game: crisps
+rounds: 4
+options: {{max_turns: 60}}
+bots:
+  - {{name: random, command: python3 {RANDOM}}}
+  - {{name: spy, command: python3 {ATTACKER} mirror-spy}}
+""")
+    run(path)
+    cfg = load_config(path)
+    correct = 0
+    with LeagueStore(cfg.store) as store:
+        for claim in findings(path, "spy", "mirror-spy"):
+            seed = store.game(claim["game"])["seed"]
+            truth = get_game("crisps").new_state(2, seed, cfg.options).observation(1 - int(claim["seat"]))["hand"]
+            correct += claim["guess"].split(",") == [str(c) for c in truth]
+    assert correct == 0
+
+
+@needs_bwrap
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_no_process_plays_two_seat_orders_of_one_deal(tmp_path, players):
+    names = "abcd"[:players]
+    bots = "".join(f"  - {{name: {n}, command: python3 {ATTACKER} deal-log}}\n" for n in names)
+    path = league(tmp_path, f"""game: dominoes
+players: {players}
+rounds: 2
+options: {{max_turns: 12}}
+bots:
+{bots}""", workers=2)
+    run(path)
+    cfg = load_config(path)
+    with LeagueStore(cfg.store) as store:
+        seed_of = {r["id"]: r["seed"] for r in store.db.execute("SELECT id, seed FROM games")}
+        assert len(seed_of) == 2 * len(list(itertools.permutations(names)))
+    for name in names:
+        seen: dict[str, list[int]] = {}
+        for f in findings(path, name, "deal-log"):
+            seen.setdefault(f["process"], []).append(seed_of[f["game"]])
+        assert sum(len(s) for s in seen.values()) == len(seed_of)  # the bot plays every game
+        assert all(len(s) == len(set(s)) for s in seen.values()), seen
+
+
+@needs_bwrap
+def test_two_processes_of_one_bot_find_no_way_to_talk(tmp_path):
+    path = league(tmp_path, f"""game: crisps
+rounds: 2
+options: {{max_turns: 20}}
+bots:
+  - {{name: random, command: python3 {RANDOM}}}
+  - {{name: talker, command: python3 {ATTACKER} talk}}
+""", workers=2)
+    run(path)
+    reports = findings(path, "talker", "talk")
+    assert len(reports) == 4
+    assert all(r == {"files": "0", "abstract": "0", "sysv": "0", "signals": "0"} for r in reports), reports
+
+
+def test_without_the_sandbox_processes_of_one_bot_can_talk(tmp_path):
+    """The control: the same bot finds the other process at once when nothing separates them."""
+    path = league(tmp_path, f"""game: crisps
+rounds: 2
+options: {{max_turns: 20}}
+bots:
+  - {{name: random, command: python3 {RANDOM}}}
+  - {{name: talker, command: python3 {ATTACKER} talk}}
+""", workers=2)
+    run(path, "none")
+    reports = findings(path, "talker", "talk")
+    assert any(r["files"] != "0" or r["abstract"] != "0" for r in reports), reports
+    os.system(f"ipcrm -M {0x7AB1E5} 2>/dev/null")  # the SysV segment the bot made on the host
