@@ -31,6 +31,7 @@ TIMED = Path(__file__).resolve().parent / "bots" / "timed.py"
 def timed_bot(tmp_path: Path, *args: str) -> BotSpec:
     d = tmp_path / f"timed-{uuid.uuid4().hex[:8]}"
     d.mkdir()
+    d.chmod(0o777)  # it counts requests in a file there; as root the bot runs as an unprivileged uid
     return BotSpec(name="timed", command=(sys.executable, str(TIMED), *args), cwd=str(d))
 
 

@@ -11,22 +11,27 @@ What each test attacks, and what it found before the defence existed:
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 import re
 from pathlib import Path
 
 import pytest
+
 from harness.games import get_game
 from harness.league.config import load_config
 from harness.league.runner import run_league
 from harness.league.schedule import build_schedule
 from harness.league.store import LeagueStore
+from harness.play.limits import BotSpec, ResourceLimits, TimeControls
+from harness.play.referee import BotPool, GameRecord, RefereeConfig, play_game
 from harness.play.sandbox import bwrap_problem
 
 REPO = Path(__file__).resolve().parent.parent
 ATTACKER = REPO / "tests" / "bots" / "attacker.py"
 RANDOM = REPO / "bots" / "random_bot.py"
+RANDOM_SPEC = BotSpec(name="random", command=("python3", str(RANDOM), "--seed", "1"), cwd=str(REPO))
 
 needs_bwrap = pytest.mark.skipif(bwrap_problem() is not None, reason=f"bubblewrap unusable: {bwrap_problem()}")
 
@@ -201,3 +206,53 @@ bots:
     reports = findings(path, "talker", "talk")
     assert any(r["files"] != "0" or r["abstract"] != "0" for r in reports), reports
     os.system(f"ipcrm -M {0x7AB1E5} 2>/dev/null")  # the SysV segment the bot made on the host
+
+
+def play_attacker(tmp_path: Path, mode: str, *args: str, sandbox: str | None = "bwrap", **limits: object
+                  ) -> tuple[GameRecord, list[dict[str, str]]]:
+    """One game of the attacker against the random bot; its record and the attacker's findings."""
+    config = RefereeConfig(time=TimeControls(move_ms=3000), log_dir=str(tmp_path / "logs"),
+                           limits=dataclasses.replace(ResourceLimits(), sandbox=sandbox, **limits))  # type: ignore[arg-type]
+    attacker = BotSpec(name=f"attacker-{mode}", command=("python3", str(ATTACKER), mode, *args), cwd=str(tmp_path))
+    with BotPool(config) as pool:
+        record = play_game(get_game("crisps"), {"max_turns": 40}, 1, f"g-{mode}", [attacker, RANDOM_SPEC], pool,
+                           config)
+    out = []
+    for log in (tmp_path / "logs").glob(f"attacker-{mode}.stderr.log*"):
+        for line in log.read_text(errors="replace").splitlines():
+            if line.startswith(f"ATTACK {mode} "):
+                out.append(dict(kv.split("=", 1) for kv in line.split()[2:]))
+    return record, out
+
+
+NO_ROOT_POWER = {"kernel.core_pattern": "blocked(13)", "kernel.hostname": "blocked(13)",
+                 "vm.drop_caches": "blocked(13)", "CapEff": "0000000000000000", "mount": "blocked",
+                 "sethostname": "blocked", "chown": "blocked", "raise_rlimit": "blocked"}
+
+
+@needs_bwrap
+def test_a_sandboxed_bot_holds_none_of_roots_powers(tmp_path):
+    """As root (CI), the sandboxed bot opened /proc/sys/kernel/core_pattern for writing: one step
+    from root on the host. Now it runs as an unprivileged uid: every root-only action fails.
+    (Nothing is ever written: the bot only opens the files and closes them.)"""
+    record, [facts] = play_attacker(tmp_path, "root")
+    assert {k: facts[k] for k in NO_ROOT_POWER} == NO_ROOT_POWER
+    assert facts["uid"] != "0" and facts["euid"] != "0"
+    assert record.violations == []
+
+
+def test_an_unsandboxed_bot_started_by_root_is_not_root(tmp_path):
+    record, [facts] = play_attacker(tmp_path, "root", sandbox=None)
+    assert {k: facts[k] for k in NO_ROOT_POWER if k != "sethostname"} == {
+        k: v for k, v in NO_ROOT_POWER.items() if k != "sethostname"}
+    assert facts["uid"] != "0" and facts["euid"] != "0"
+    assert record.violations == []
+
+
+@needs_bwrap
+def test_scratch_space_is_bounded_by_scratch_mb_and_is_the_only_writable_place(tmp_path):
+    """A "256 MB" bot wrote 1.5 GB to its /tmp and 0.8 GB to /: now /tmp (also /dev/shm and its
+    HOME) holds scratch_mb, and nothing else is writable."""
+    record, [facts] = play_attacker(tmp_path, "scratch", "--mb", "40", scratch_mb=16)
+    assert facts == {"tmp": "16", "shm": "same", "root": "0", "cwd": "0", "home": "same", "var_tmp": "absent"}, facts
+    assert record.violations == []  # a full scratch is the bot's own affair: it plays on

@@ -50,7 +50,7 @@ MAX_GAMES = 100_000_000
 TIME_KEYS = {"init_ms": 5000, "move_ms": 1000, "bank_ms": 0}
 #: Resource limit keys passed through to harness.play.botproc.ResourceLimits (its defaults apply when unset).
 LIMIT_KEYS = ("memory_mb", "cpu_seconds", "processes", "open_files", "stderr_bytes", "max_line_bytes",
-              "max_json_depth", "sandbox")
+              "max_json_depth", "sandbox", "scratch_mb")
 #: Limits that ``null`` switches off (the others always apply).
 NULLABLE_LIMITS = ("memory_mb", "cpu_seconds", "processes", "open_files")
 RATING_DEFAULTS = {"mu": 25.0, "sigma": 25.0 / 3, "beta": 25.0 / 6, "tau": 0.0, "draw_probability": 0.10}

@@ -54,8 +54,16 @@ from harness.play.limits import (
     resolve_command,
     unshare_pid_prefix,
 )
+from harness.play.privileges import bot_uid, reachable_paths_mounter, setpriv_prefix
 from harness.play.remnants import kill_remnants, pipe_holders
-from harness.play.sandbox import bwrap_command, program_dir, resolve_sandbox, sandbox_env
+from harness.play.sandbox import (
+    bwrap_command,
+    bwrap_userns,
+    program_dir,
+    resolve_sandbox,
+    runtime_prefixes,
+    sandbox_env,
+)
 from harness.play.stderr_log import StderrLog
 
 __all__ = ["BotProcess", "StderrLog", "kill_remnants", "describe_status", "OK", "TIMEOUT", "CRASH", "OVERSIZE"]
@@ -87,6 +95,8 @@ class BotProcess:
         self.deals: set[int] = set()
         self.started_at = 0.0
         self.pipes: tuple[str, ...] = ()
+        #: the host uid the bot runs as when the harness is root (None: the harness's own user)
+        self.uid: int | None = None
         self._tail = b""
         self._wrapped = False
         self._cgroup: BotCgroup | None = None
@@ -114,15 +124,28 @@ class BotProcess:
         sandbox = self.limits.sandbox
         if sandbox == "auto":
             sandbox = resolve_sandbox(sandbox)[0]
+        uid = bot_uid(self.spec.name)  # as root: a bot never holds root's powers, sandboxed or not
+        drop_uid = uid
         if sandbox == "bwrap":
             check_sandbox(self.limits)
             own = [d for d in (self.spec.sandbox_dir, program_dir(argv, cwd)) if d]
-            argv = bwrap_command(argv, cwd, own)
+            userns = bwrap_userns()
+            argv = bwrap_command(argv, cwd, own, self.limits.scratch_mb, userns, uid)
+            drop_uid = uid if userns else None  # else setpriv drops it inside the sandbox
             self._wrapped = True
         elif self.limits.pid_namespace:
             check_sandbox(self.limits)
-            argv = [*unshare_pid_prefix(), *argv]
+            argv = [*unshare_pid_prefix(), *setpriv_prefix(uid), *argv]
+            drop_uid = None  # unshare needs root; setpriv drops it for the bot
             self._wrapped = True
+        self.uid = uid
+        mounter = None
+        if drop_uid is not None and sandbox != "bwrap":
+            # no sandbox, harness root: the bot's runtime and files must stay reachable for its uid
+            exe = argv[0] if os.sep in argv[0] else shutil.which(argv[0]) or argv[0]
+            package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+            mounter = reachable_paths_mounter([os.path.join(cwd, exe), *runtime_prefixes(), package, cwd,
+                                               *(d for d in (self.spec.sandbox_dir, program_dir(argv, cwd)) if d)])
         env = dict(os.environ)
         env[TOKEN_VAR] = self.token
         if sandbox == "bwrap":
@@ -134,7 +157,7 @@ class BotProcess:
             self._popen = subprocess.Popen(
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
                 cwd=cwd, env=env, close_fds=True, start_new_session=True,
-                preexec_fn=limit_setter(self.limits, self._cgroup))
+                preexec_fn=limit_setter(self.limits, self._cgroup, drop_uid, mounter))
         except BaseException:
             if self._cgroup is not None:
                 self._cgroup.kill()

@@ -34,7 +34,10 @@ import subprocess
 import sys
 from collections.abc import Sequence
 
-__all__ = ["SANDBOX_CHOICES", "bwrap_command", "bwrap_problem", "program_dir", "resolve_sandbox", "sandbox_env"]
+from harness.play.privileges import bot_uid, drop_privileges, setpriv_prefix
+
+__all__ = ["SANDBOX_CHOICES", "bwrap_command", "bwrap_problem", "bwrap_userns", "program_dir", "resolve_sandbox",
+           "runtime_prefixes", "sandbox_env"]
 
 SANDBOX_CHOICES = ("auto", "bwrap", "none")
 
@@ -45,7 +48,7 @@ _ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "ssl"
 _ENV_KEPT = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "PYTHONHASHSEED", "PYTHONUNBUFFERED")
 
 
-def _runtime_prefixes() -> list[str]:
+def runtime_prefixes() -> list[str]:
     """The Python installation the harness runs on (a venv and its base), when outside /usr."""
     out = []
     for prefix in dict.fromkeys((sys.prefix, sys.base_prefix, os.path.realpath(sys.base_prefix))):
@@ -56,7 +59,7 @@ def _runtime_prefixes() -> list[str]:
 
 def _is_runtime(path: str) -> bool:
     real = os.path.realpath(path)
-    roots = [*_SYSTEM_DIRS, *_runtime_prefixes(), *(os.path.realpath(p) for p in _runtime_prefixes())]
+    roots = [*_SYSTEM_DIRS, *runtime_prefixes(), *(os.path.realpath(p) for p in runtime_prefixes())]
     return any(real == r or real.startswith(r.rstrip("/") + "/") for r in roots)
 
 
@@ -78,38 +81,86 @@ def program_dir(argv: Sequence[str], cwd: str) -> str | None:
     return None
 
 
-def bwrap_command(argv: Sequence[str], cwd: str, own_dirs: Sequence[str]) -> list[str]:
+#: The uid and gid a sandboxed bot sees itself as, inside its own user namespace.
+INNER_UID = 1000
+
+
+def _dev_args() -> list[str]:
+    """A minimal read-only ``/dev``: the harmless devices, and ``/dev/shm`` as a link to ``/tmp``,
+    so that shared memory counts in the one bounded scratch (``--dev`` gives an unbounded one)."""
+    args = ["--size", str(1 << 16), "--tmpfs", "/dev"]
+    for name in ("null", "zero", "full", "random", "urandom", "tty"):
+        if os.path.exists(f"/dev/{name}"):
+            args += ["--dev-bind", f"/dev/{name}", f"/dev/{name}"]
+    args += ["--symlink", "/proc/self/fd", "/dev/fd", "--symlink", "/proc/self/fd/0", "/dev/stdin",
+             "--symlink", "/proc/self/fd/1", "/dev/stdout", "--symlink", "/proc/self/fd/2", "/dev/stderr",
+             "--symlink", "/tmp", "/dev/shm", "--remount-ro", "/dev"]
+    return args
+
+
+def bwrap_command(argv: Sequence[str], cwd: str, own_dirs: Sequence[str], scratch_mb: int = 64,
+                  userns: bool = True, uid: int | None = None) -> list[str]:
     """``argv`` wrapped in bubblewrap as the module docstring describes: ``own_dirs`` are the bot's
-    own directories (read-only), and it runs in the first. Words of ``argv`` that name existing
-    paths relative to ``cwd`` (the harness's view) are made absolute."""
+    own directories (read-only), and it runs in the first; ``scratch_mb`` bounds its ``/tmp``.
+    Words of ``argv`` that name existing paths relative to ``cwd`` (the harness's view) are made
+    absolute.
+
+    ``userns``: bwrap runs as an unprivileged user (the harness's own, or ``uid`` it dropped to)
+    and puts the bot in a user namespace of its own, as uid :data:`INNER_UID`. Without it (user
+    namespaces unusable, or the runtime unreadable to ``uid``, while the harness is root), bwrap
+    runs as root and ``setpriv`` makes the bot ``uid`` with no capability (none permitted, none
+    inheritable, an empty bounding set, no new privileges) inside the sandbox, where the
+    mount points bwrap made let it reach the runtime whatever the host's directory modes.
+    """
     cmd = ["bwrap", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
            "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--hostname", "bot"]
-    if os.geteuid() == 0:
-        cmd += ["--cap-drop", "ALL"]
-    # the private /tmp first: binds made after it land on top of it, so an interpreter, package
-    # or bot that lives under /tmp (a CI checkout there) stays visible instead of being hidden
-    cmd += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    if userns:
+        cmd += ["--unshare-user", "--uid", str(INNER_UID), "--gid", str(INNER_UID)]
+    if userns and (os.geteuid() == 0 or uid is not None):
+        cmd += ["--cap-drop", "ALL"]  # (without userns, setpriv needs CAP_SETUID: it drops them all itself)
+    # /proc/sys read-only (its files are writable by the namespace's root); the private /tmp
+    # first: binds made after it land on top of it, so an interpreter, package or bot that lives
+    # under /tmp (a CI checkout there) stays visible instead of being hidden
+    cmd += ["--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", *_dev_args(),
+            "--perms", "1777", "--size", str(max(1, scratch_mb) << 20), "--tmpfs", "/tmp"]
     for path in _SYSTEM_DIRS:
         if os.path.islink(path):
             cmd += ["--symlink", os.readlink(path), path]
         elif os.path.isdir(path):
             cmd += ["--ro-bind", path, path]
+    cmd += ["--perms", "0755", "--dir", "/etc"]  # (bwrap run as root would make it 0700)
     for name in _ETC_FILES:
         path = os.path.join("/etc", name)
         if os.path.exists(path):
             cmd += ["--ro-bind", path, path]
-    for prefix in _runtime_prefixes():
-        if os.path.isdir(prefix):
-            cmd += ["--ro-bind", prefix, prefix]
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # .../harness: the SDK's code
-    cmd += ["--ro-bind", package, package]
-    for own in dict.fromkeys(own_dirs):
-        cmd += ["--ro-bind", own, own]
-    words = [os.path.abspath(os.path.join(cwd, w)) if i and os.path.exists(os.path.join(cwd, w)) else w
+    binds = [p for p in runtime_prefixes() if os.path.isdir(p)] + [package, *dict.fromkeys(own_dirs)]
+    made: set[str] = set()
+    for path in binds:
+        # the directories on the way, enterable by anyone (bwrap run as root makes them 0700);
+        # like the root they live in the sandbox's own tmpfs, which is remounted read-only
+        parts = path.split("/")
+        for i in range(2, len(parts)):
+            parent = "/".join(parts[:i])
+            if parent not in made and not any(parent == d or parent.startswith(d + "/") for d in binds):
+                made.add(parent)
+                cmd += ["--perms", "0755", "--dir", parent]
+        cmd += ["--ro-bind", path, path]
+    cmd += ["--remount-ro", "/"]  # the sandbox's root (a tmpfs bwrap made): not a scratch space
+    words = [os.path.abspath(os.path.join(cwd, w)) if i and _exists(os.path.join(cwd, w)) else w
              for i, w in enumerate(argv)]
     if os.sep in words[0] and not os.path.isabs(words[0]):
         words[0] = os.path.abspath(os.path.join(cwd, words[0]))
+    if not userns:
+        words = [*setpriv_prefix(uid), *words]
     return cmd + ["--chdir", own_dirs[0] if own_dirs else "/tmp", "--", *words]
+
+
+def _exists(path: str) -> bool:
+    try:
+        return os.path.exists(path)
+    except (OSError, ValueError):
+        return False
 
 
 def sandbox_env(env: dict[str, str]) -> dict[str, str]:
@@ -127,13 +178,23 @@ def bwrap_problem() -> str | None:
     exe = shutil.which("bwrap")
     if exe is None:
         return "bubblewrap is not installed (apt-get install bubblewrap)"
-    return _probe(exe)
+    return _probe(exe, True) if _probe(exe, True) is None else _probe(exe, False)
+
+
+def bwrap_userns() -> bool:
+    """Whether bots get a user namespace of their own (bwrap run unprivileged works here)."""
+    exe = shutil.which("bwrap")
+    return exe is not None and _probe(exe, True) is None
 
 
 @functools.cache
-def _probe(exe: str) -> str | None:
+def _probe(exe: str, userns: bool) -> str | None:
+    """Run ``true`` in the sandbox exactly as a bot is run (as root: after dropping to a bot uid)."""
+    uid = bot_uid("probe")
+    preexec = (lambda: drop_privileges(uid)) if uid is not None and userns else None
     try:
-        probe = subprocess.run([exe, *bwrap_command(["true"], "/", [])[1:]], capture_output=True, timeout=20)
+        probe = subprocess.run([exe, *bwrap_command(["true"], "/", [], 1, userns, uid)[1:]], capture_output=True,
+                               timeout=20, preexec_fn=preexec)
     except (OSError, subprocess.SubprocessError) as exc:
         return f"bwrap does not run here: {exc}"
     if probe.returncode != 0:

@@ -15,8 +15,10 @@ stderr log). Modes:
 - ``deal-log``: report a per-process token and each game id it plays (who saw which deal).
 - ``talk``: look for another process of this bot through every shared place (files in /tmp,
   /dev/shm and its directory, an abstract unix socket, SysV shared memory, signals to pids).
-- ``root``: try what only root may do: open /proc/sys files for writing (never writes), mount,
-  sethostname, chown, raise a hard limit; report the uid and capabilities it holds.
+- ``root``: try what only root may do, each in a form harmless if it succeeds: open /proc/sys
+  files for writing (never writes), mount a tmpfs on its own empty directory (unmounted at
+  once), set the hostname to what it is, chown its own file, raise a hard limit; report the uid
+  and capabilities it holds.
 - ``scratch --mb N``: write up to N MB to each writable place; report what it wrote.
 - ``think --cpu-ms N``: burn N ms of CPU time per request (``--threads K``: in K threads, or
   ``--children K``: in K forked children), then answer.
@@ -34,6 +36,7 @@ import os
 import random
 import socket
 import sys
+import tempfile
 import threading
 import time
 
@@ -74,13 +77,23 @@ def root_probe() -> None:
     with open("/proc/self/status") as fh:
         caps = {k: v.strip() for k, v in (line.split(":", 1) for line in fh if line.startswith("Cap"))}
     facts["CapEff"] = caps.get("CapEff")
+    # Each action is harmless if it succeeds (the test must not hurt the machine when it fails):
+    # a tmpfs on a fresh empty directory of its own, unmounted at once; the hostname set to what
+    # it is; a file of its own given to another owner.
     libc = ctypes.CDLL(None, use_errno=True)
-    facts["mount"] = "OK" if libc.mount(b"none", b"/tmp", b"tmpfs", 0, None) == 0 else "blocked"
-    facts["sethostname"] = "OK" if libc.sethostname(b"owned", 5) == 0 else "blocked"
+    own = tempfile.mkdtemp(prefix="attacker-")
+    if libc.mount(b"none", own.encode(), b"tmpfs", 0, None) == 0:
+        libc.umount2(own.encode(), 2)
+        facts["mount"] = "OK"
+    else:
+        facts["mount"] = "blocked"
+    name = socket.gethostname().encode()
+    facts["sethostname"] = "OK" if libc.sethostname(name, len(name)) == 0 else "blocked"
     try:
-        with open("/tmp/chown-me", "w"):
+        path = os.path.join(own, "chown-me")
+        with open(path, "w"):
             pass
-        os.chown("/tmp/chown-me", 4242, 4242)
+        os.chown(path, 4242, 4242)
         facts["chown"] = "OK"
     except OSError:
         facts["chown"] = "blocked"
