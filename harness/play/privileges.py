@@ -37,6 +37,7 @@ _CLONE_NEWNS = 0x00020000
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_BIND, _MS_REMOUNT, _MS_REC, _MS_PRIVATE = (
     1, 2, 4, 4096, 32, 16384, 1 << 18)
 
+_libc: ctypes.CDLL | None
 try:
     _libc = ctypes.CDLL(None, use_errno=True)  # loaded before any fork: not safe to load in the child
 except OSError:  # pragma: no cover - not Linux/glibc
@@ -94,6 +95,7 @@ def blocked_ancestors(paths: Iterable[str]) -> dict[str, list[str]]:
 
 
 def _mount(source: bytes | None, target: str, fstype: bytes | None, flags: int, data: bytes | None = None) -> None:
+    assert _libc is not None
     if _libc.mount(source, target.encode(), fstype, flags, data) != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"mount {target}: {os.strerror(err)}")
@@ -111,8 +113,10 @@ def reachable_paths_mounter(paths: Iterable[str]) -> Callable[[], None] | None:
         paths_ = sorted(set(under))  # a path inside another one comes with it
         plan.append((top, [p for p in paths_ if not any(p.startswith(q + "/") for q in paths_)]))
 
+    libc = _libc
+
     def mount_reachable() -> None:
-        if _libc.unshare(_CLONE_NEWNS) != 0:
+        if libc.unshare(_CLONE_NEWNS) != 0:
             raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNS)")
         _mount(None, "/", None, _MS_REC | _MS_PRIVATE)  # nothing of this leaks to the host
         for top, under in plan:
