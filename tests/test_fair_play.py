@@ -256,3 +256,86 @@ def test_scratch_space_is_bounded_by_scratch_mb_and_is_the_only_writable_place(t
     record, [facts] = play_attacker(tmp_path, "scratch", "--mb", "40", scratch_mb=16)
     assert facts == {"tmp": "16", "shm": "same", "root": "0", "cwd": "0", "home": "same", "var_tmp": "absent"}, facts
     assert record.violations == []  # a full scratch is the bot's own affair: it plays on
+
+
+READER = """import json, sys
+try:
+    open(sys.argv[1], 'rb').read(16)
+    found = 'READ'
+except OSError:
+    found = 'blocked'
+sys.stderr.write('ATTACK read ' + found + chr(10)); sys.stderr.flush()
+for line in sys.stdin:
+    m = json.loads(line)
+    if m['type'] == 'hello':
+        print(json.dumps({'type': 'ready'}), flush=True)
+    elif m['type'] == 'request':
+        print(json.dumps({'type': 'action', 'id': m['id'], 'index': 0}), flush=True)
+    elif m['type'] == 'bye':
+        break
+"""
+
+
+@needs_bwrap
+def test_a_word_of_the_command_does_not_decide_what_the_sandbox_shows(tmp_path):
+    """``python3 -c CODE ../runs/x.sqlite`` made the store's directory the bot's own, so the
+    bot read the store (every seat's hands). Only the declared directory is shown now."""
+    store = tmp_path / "runs" / "x.sqlite"
+    store.parent.mkdir()
+    store.write_bytes(b"SQLite format 3\0 every seat's hands")
+    store.chmod(0o644)
+    store.parent.chmod(0o755)
+    config = RefereeConfig(time=TimeControls(move_ms=3000), log_dir=str(tmp_path / "logs"),
+                           limits=ResourceLimits(sandbox="bwrap"))
+    spy = BotSpec(name="reader", command=("python3", "-c", READER, str(store)), cwd=str(tmp_path))
+    with BotPool(config) as pool:
+        record = play_game(get_game("crisps"), {"max_turns": 20}, 1, "g-read", [spy, RANDOM_SPEC], pool, config)
+    text = (tmp_path / "logs" / "reader.stderr.log").read_text()
+    assert "ATTACK read blocked" in text and "ATTACK read READ" not in text, text[-2000:]
+    assert record.violations == []
+
+
+@pytest.mark.parametrize("command", [
+    '[python3, -c, "import sys", runs/x.sqlite]',  # the store: every seat's hands
+    "python3 mine/bot.py other/bot.py",  # another bot's program
+    "python3 mine/bot.py /etc/shadow",
+    "python3 mine/bot.py --config=other/bot.py",
+])
+def test_a_command_naming_files_outside_the_bots_directory_is_refused_at_load_and_submit(tmp_path, command):
+    for d in ("mine", "other", "runs"):
+        (tmp_path / d).mkdir()
+    (tmp_path / "mine" / "bot.py").write_text("print('hi')\n")
+    (tmp_path / "other" / "bot.py").write_text("print('hi')\n")
+    (tmp_path / "runs" / "x.sqlite").write_text("secret")
+    path = tmp_path / "l.yaml"
+    path.write_text(f"name: l\ngame: crisps\nstore: runs/l.sqlite\nbots:\n  - {{name: a, command: python3 {RANDOM}}}\n"
+                    f"  - {{name: b, command: python3 {RANDOM}}}\n")
+    from click.testing import CliRunner
+
+    from harness.cli import cli
+    from harness.league.config import ConfigError
+
+    bad = path.read_text() + f"  - {{name: c, command: {command}}}\n"
+    (tmp_path / "bad.yaml").write_text(bad)
+    with pytest.raises(ConfigError) as info:
+        load_config(tmp_path / "bad.yaml")
+    message = str(info.value)
+    assert "bots[2].command" in message and "\n" not in message and "its own directory" in message
+    words = command.strip("[]").split(", ") if command.startswith("[") else command.split()
+    shell = " ".join(f"'{w}'" if " " in w else w for w in words)
+    result = CliRunner().invoke(cli, ["submit", str(path), "c", shell, "--games", "1"])
+    assert result.exit_code != 0 and "its own directory" in result.output and "Traceback" not in result.output
+    assert path.read_text().count("name:") == 3  # the config is untouched
+
+
+def test_a_command_word_too_long_for_a_file_name_is_one_line_naming_the_key(tmp_path):
+    from harness.league.config import ConfigError
+
+    path = tmp_path / "l.yaml"
+    path.write_text(f"name: l\ngame: crisps\nbots:\n  - {{name: a, command: python3 {RANDOM}}}\n"
+                    f"  - {{name: b, command: [python3, {RANDOM}, ../{'y' * 300}]}}\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert "bots[1].command" in str(info.value) and "300 bytes" in str(info.value)
+    path.write_text(path.read_text().replace(f"../{'y' * 300}", "y" * 300))  # an argument, not a file: fine
+    assert load_config(path).bots[1].command[-1] == "y" * 300

@@ -59,6 +59,7 @@ from harness.play.remnants import kill_remnants, pipe_holders
 from harness.play.sandbox import (
     bwrap_command,
     bwrap_userns,
+    own_dir,
     program_dir,
     resolve_sandbox,
     runtime_prefixes,
@@ -128,7 +129,8 @@ class BotProcess:
         drop_uid = uid
         if sandbox == "bwrap":
             check_sandbox(self.limits)
-            own = [d for d in (self.spec.sandbox_dir, program_dir(argv, cwd)) if d]
+            mine = own_dir(argv, cwd, self.spec.sandbox_dir)
+            own = [mine] if mine else []
             userns = bwrap_userns()
             argv = bwrap_command(argv, cwd, own, self.limits.scratch_mb, userns, uid)
             drop_uid = uid if userns else None  # else setpriv drops it inside the sandbox

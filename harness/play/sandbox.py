@@ -36,7 +36,7 @@ from collections.abc import Sequence
 
 from harness.play.privileges import bot_uid, drop_privileges, setpriv_prefix
 
-__all__ = ["SANDBOX_CHOICES", "bwrap_command", "bwrap_problem", "bwrap_userns", "program_dir", "resolve_sandbox",
+__all__ = ["SANDBOX_CHOICES", "bwrap_command", "bwrap_problem", "bwrap_userns", "outside_word", "own_dir", "program_dir", "resolve_sandbox",
            "runtime_prefixes", "sandbox_env"]
 
 SANDBOX_CHOICES = ("auto", "bwrap", "none")
@@ -45,6 +45,8 @@ _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "ssl", "ca-certificates",
               "localtime", "timezone", "nsswitch.conf", "passwd", "group", "hosts", "host.conf", "gai.conf",
               "mime.types", "protocols", "services")
+#: The ``harness`` package's own code: visible to every bot (bots written on its SDK import it).
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _ENV_KEPT = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "PYTHONHASHSEED", "PYTHONUNBUFFERED")
 
 
@@ -63,22 +65,64 @@ def _is_runtime(path: str) -> bool:
     return any(real == r or real.startswith(r.rstrip("/") + "/") for r in roots)
 
 
+#: Interpreter options after which the next word is code or a module, not the program's file.
+_CODE_OPTIONS = frozenset({"-c", "-m", "-e", "--eval", "-p", "--print", "-E"})
+
+
 def program_dir(argv: Sequence[str], cwd: str) -> str | None:
-    """The directory of the program a command names: the executable itself when it is not part of
-    the system's runtime (``./mybot``), else the first later word that names an existing file
-    (``python3 bots/x.py`` -> ``bots/``). None if there is none (``python3 -m pkg``)."""
-    for i, word in enumerate(argv):
-        if i == 0:
-            exe = os.path.join(cwd, word) if os.sep in word else shutil.which(word)
-            if exe and os.path.isfile(exe) and not _is_runtime(exe):
-                return os.path.dirname(os.path.abspath(exe))
-            continue
+    """The directory of the program a command runs: the executable itself when it is not part
+    of the system's runtime (``./mybot``), else the interpreter's first argument that is not an
+    option (``python3 -u bots/x.py`` -> ``bots/``). None if that names no file (``python3 -m
+    pkg``, ``python3 -c CODE``): no later word is ever taken for the program, so a command
+    cannot make the sandbox show a file by naming it (``python3 -c CODE ../runs/x.sqlite``)."""
+    exe = argv[0] if not argv or os.sep in argv[0] else shutil.which(argv[0])
+    if not argv:
+        return None
+    exe_path = os.path.join(cwd, exe) if exe else None
+    if exe_path and _is_file(exe_path) and not _is_runtime(exe_path):
+        return os.path.dirname(os.path.abspath(exe_path))
+    for word in argv[1:]:
+        if word in _CODE_OPTIONS:
+            return None
         if word.startswith("-"):
             continue
         path = os.path.join(cwd, word)
-        if os.path.isfile(path):
-            return os.path.dirname(os.path.abspath(path))
+        return os.path.dirname(os.path.abspath(path)) if _is_file(path) else None
     return None
+
+
+def own_dir(argv: Sequence[str], cwd: str, declared: str | None) -> str | None:
+    """The one directory a sandboxed bot sees as its own: ``declared`` (a league bot's ``cwd``)
+    when given, else its program's directory (:func:`program_dir`)."""
+    return declared or program_dir(argv, cwd)
+
+
+def outside_word(argv: Sequence[str], cwd: str, own: str | None) -> str | None:
+    """The first word of ``argv`` that names an existing file or directory (itself, or after an
+    option's ``=``) outside ``own`` and outside the runtime every bot sees; None if there is
+    none. Such a command would not find that file in the sandbox: it is refused up front."""
+    root = os.path.realpath(own) if own else None
+    for i, word in enumerate(argv):
+        for candidate in (word, word.split("=", 1)[1] if word.startswith("-") and "=" in word else ""):
+            if not candidate or (i == 0 and os.sep not in candidate):
+                continue
+            path = os.path.join(cwd, candidate)
+            if not _exists(path):
+                continue
+            real = os.path.realpath(path)
+            if root and (real == root or real.startswith(root.rstrip("/") + "/")):
+                continue
+            if _is_runtime(real) or real.startswith(_PACKAGE + "/"):
+                continue
+            return word
+    return None
+
+
+def _is_file(path: str) -> bool:
+    try:
+        return os.path.isfile(path)
+    except (OSError, ValueError):
+        return False
 
 
 #: The uid and gid a sandboxed bot sees itself as, inside its own user namespace.
@@ -133,8 +177,7 @@ def bwrap_command(argv: Sequence[str], cwd: str, own_dirs: Sequence[str], scratc
         path = os.path.join("/etc", name)
         if os.path.exists(path):
             cmd += ["--ro-bind", path, path]
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # .../harness: the SDK's code
-    binds = [p for p in runtime_prefixes() if os.path.isdir(p)] + [package, *dict.fromkeys(own_dirs)]
+    binds = [p for p in runtime_prefixes() if os.path.isdir(p)] + [_PACKAGE, *dict.fromkeys(own_dirs)]
     made: set[str] = set()
     for path in binds:
         # the directories on the way, enterable by anyone (bwrap run as root makes them 0700);
