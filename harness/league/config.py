@@ -452,14 +452,14 @@ def _check_own_dirs(c: _Checker, bots: tuple[BotEntry, ...]) -> None:
     """Refuse a bot whose command names a file outside its own directory: sandboxed, it sees only
     that directory (its ``cwd``, else its program's), never what a word of its command names."""
     from harness.play.limits import resolve_command
-    from harness.play.sandbox import outside_word, own_dir
+    from harness.play.sandbox import outside_word, own_dirs
 
     for i, bot in enumerate(bots):
         argv = resolve_command(bot.command)
-        own = own_dir(argv, bot.cwd, bot.sandbox_dir)
+        own = own_dirs(argv, bot.cwd, bot.sandbox_dir)
         word = outside_word(argv, bot.cwd, own)
         if word is not None:
-            where = (f"is outside its directory {_rel(Path(own))}" if own else
+            where = (f"is outside its directory {' and '.join(_rel(Path(d)) for d in own)}" if own else
                      "names a file, and the bot has no directory of its own (its command names no program file)")
             raise c.fail(f"bots[{i}].command", f"{word} {where}: a sandboxed bot sees only its own directory "
                                                f"(set cwd to one that holds every file it names, or move the "

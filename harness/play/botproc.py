@@ -43,7 +43,8 @@ import signal
 import subprocess
 import time
 
-from harness.play.cgroups import BotCgroup, cgroup_base
+from harness.play.cgroups import BotCgroup, CgroupBase, cgroup_base
+from harness.play.cpuclock import HARD_FACTOR, WALL_FACTOR, Clock, host_load
 from harness.play.limits import (
     TOKEN_VAR,
     WRAPPERS,
@@ -59,7 +60,7 @@ from harness.play.remnants import kill_remnants, pipe_holders
 from harness.play.sandbox import (
     bwrap_command,
     bwrap_userns,
-    own_dir,
+    own_dirs,
     program_dir,
     resolve_sandbox,
     runtime_prefixes,
@@ -101,7 +102,7 @@ class BotProcess:
         self._tail = b""
         self._wrapped = False
         self._cgroup: BotCgroup | None = None
-        self._cgroup_base: tuple[str, bool] | None = None
+        self._cgroup_base: CgroupBase | None = None
         self._cap = limits.max_line_bytes
         self._buf = bytearray()
         self._popen: subprocess.Popen | None = None
@@ -129,8 +130,7 @@ class BotProcess:
         drop_uid = uid
         if sandbox == "bwrap":
             check_sandbox(self.limits)
-            mine = own_dir(argv, cwd, self.spec.sandbox_dir)
-            own = [mine] if mine else []
+            own = own_dirs(argv, cwd, self.spec.sandbox_dir)
             userns = bwrap_userns()
             argv = bwrap_command(argv, cwd, own, self.limits.scratch_mb, userns, uid)
             drop_uid = uid if userns else None  # else setpriv drops it inside the sandbox
@@ -228,6 +228,7 @@ class BotProcess:
         """Send ``bye`` (if given) and close stdin, without waiting; follow with :meth:`kill`."""
         if self._popen is None or self._closed:
             return
+        self.thaw()  # a frozen bot could neither read its bye nor exit
         if bye and not self._exited:
             try:
                 os.write(self._in, bye)
@@ -326,7 +327,7 @@ class BotProcess:
         finally:
             self._poll.unregister(self._in)
 
-    def exchange(self, line: bytes, deadline: float) -> tuple[int, bytes]:
+    def exchange(self, line: bytes, deadline: float, final: bool = True) -> tuple[int, bytes]:
         """Write one request line and read the answer line before ``deadline``: the referee's hot path.
 
         Same outcomes as :meth:`write` followed by :meth:`read_line`; the common case (the whole
@@ -335,14 +336,14 @@ class BotProcess:
         """
         if self._buf or self._closed or self._out < 0:
             code = self.write(line, deadline)
-            return self.read_line(deadline) if code == OK else (code, b"")
+            return self.read_line(deadline, final) if code == OK else (code, b"")
         try:
             n = os.write(self._in, line)
         except OSError:
             n = -1
         if n != len(line):  # partial, blocked or failed write: the general path sorts it out
             code = self.write(line[n:] if n > 0 else line, deadline) if n != -1 else self.write(line, deadline)
-            return self.read_line(deadline) if code == OK else (code, b"")
+            return self.read_line(deadline, final) if code == OK else (code, b"")
         left = deadline - time.monotonic()
         if left > 0:
             out = self._out
@@ -362,13 +363,93 @@ class BotProcess:
                         self.detail = f"line longer than {self._cap} bytes"
                         return OVERSIZE, chunk[:200]
                     break
-        return self.read_line(deadline)
+        return self.read_line(deadline, final)
 
-    def read_line(self, deadline: float) -> tuple[int, bytes]:
+    # ---- turns: frozen between them, deadlines in CPU time (harness.play.cpuclock) -------------
+    @property
+    def cpu_clock(self) -> bool:
+        """Whether this bot is frozen between turns and its deadlines count CPU time (a cgroup
+        with a freezer and a CPU counter could be made for it); else deadlines are wall-clock."""
+        group = self._cgroup
+        return group is not None and group.can_freeze and group.can_count_cpu
+
+    def freeze(self) -> None:
+        """Stop the bot's every process until its next turn (no-op without a freezer)."""
+        if self._cgroup is not None and not self._closed:
+            self._cgroup.freeze()
+
+    def thaw(self) -> None:
+        if self._cgroup is not None and not self._closed:
+            self._cgroup.thaw()
+
+    def ask(self, line: bytes, budget_ms: int) -> tuple[int, bytes, Clock]:
+        """Its turn: thaw it, send ``line`` and read the answer within ``budget_ms`` of CPU time
+        of its whole tree (wall-clock capped: :mod:`harness.play.cpuclock`), freeze it again.
+
+        Without :attr:`cpu_clock`, the deadline is ``budget_ms`` of wall-clock time. Returns the
+        outcome, the line, and what the turn cost (``Clock``); on TIMEOUT ``self.detail`` says
+        what ran out.
+        """
+        start = time.monotonic()
+        group = self._cgroup
+        if group is None or not self.cpu_clock:
+            code, data = self.exchange(line, start + budget_ms / 1000)
+            return code, data, Clock(cpu_ms=(time.monotonic() - start) * 1000, wall_ms=(time.monotonic() - start) * 1000)
+        group.thaw()
+        cpu0 = group.cpu_ns() or 0
+        start = time.monotonic()
+        budget_ns = budget_ms * 1_000_000
+        cores = os.cpu_count() or 1
+        wall_cap = start + WALL_FACTOR * budget_ms / 1000
+        hard_cap = start + HARD_FACTOR * budget_ms / 1000
+        clock = Clock()
+        code, data = self.exchange(line, start + budget_ms / 1000 / cores, final=False)
+        while code == TIMEOUT:
+            now = time.monotonic()
+            used = (group.cpu_ns() or 0) - cpu0
+            if used >= budget_ns:
+                clock.ran_out = "cpu"
+            elif now >= hard_cap or (now >= wall_cap and not group.runnable()):
+                clock.ran_out = "hard" if now >= hard_cap else "wall"
+            else:
+                left = (budget_ns - used) / 1e9 / cores
+                until = min(now + max(left, 0.0005), wall_cap if now < wall_cap else hard_cap)
+                code, data = self.read_line(until if now < wall_cap else min(now + 0.02, hard_cap), final=False)
+                continue
+            code, data = self.read_line(time.monotonic())  # the last look (and the checks of a real timeout)
+            break
+        clock.wall_ms = (time.monotonic() - start) * 1000
+        clock.cpu_ms = ((group.cpu_ns() or 0) - cpu0) / 1e6
+        if code == OK or not clock.ran_out:
+            clock.ran_out = "" if code == OK else clock.ran_out
+        else:
+            clock.load, clock.cores = host_load()
+            if code == TIMEOUT:
+                self.detail = self._ran_out_detail(clock, budget_ms)
+        if code == OK:
+            group.freeze()
+        return code, data, clock
+
+    def _ran_out_detail(self, clock: Clock, budget_ms: int) -> str:
+        used = f"{clock.cpu_ms:.0f} ms of CPU time in {clock.wall_ms:.0f} ms"
+        if clock.ran_out == "cpu":
+            text = f"used its {budget_ms} ms of CPU time without answering ({used})"
+        elif clock.ran_out == "wall":
+            text = (f"no answer after {WALL_FACTOR} x {budget_ms} ms of wall-clock time while sleeping or "
+                    f"blocked ({used})")
+        else:
+            text = f"no answer after {HARD_FACTOR} x {budget_ms} ms of wall-clock time ({used})"
+        if clock.overloaded:
+            text += f"; the host was overloaded (load {clock.load:.1f} on {clock.cores} cores)"
+        return text
+
+    def read_line(self, deadline: float, final: bool = True) -> tuple[int, bytes]:
         """The next line (without its newline) before ``deadline``.
 
         Never buffers more than ``max_line_bytes + 1`` bytes. CRASH when stdout is closed or the
         process exited without a complete line; OVERSIZE past the cap, newline or not.
+        ``final=False``: the deadline is only a moment to look at the clock again (a slice of a
+        CPU-time deadline); the checks made when time is really up are skipped.
         """
         ready = self._buffered()
         if ready is not None:
@@ -383,6 +464,8 @@ class BotProcess:
                 got = self.poll_line()
                 if got is not None:
                     return got
+                if not final:
+                    return TIMEOUT, b""
                 if self._wrapped and not self._stdout_holders():
                     # the wrapper (unshare, bwrap) keeps a copy of the pipe, so no end-of-file came
                     self.detail = "closed its stdout (seen at the deadline)"

@@ -276,8 +276,10 @@ class _Table:
     def sent(self, seat: int, msg: dict[str, Any]) -> None:
         self.note({"type": "send", "seat": seat, "bot": self.seats[seat].name, "msg": msg})
 
-    def received(self, seat: int, data: bytes, ms: float) -> None:
+    def received(self, seat: int, data: bytes, ms: float, cpu_ms: float | None = None) -> None:
         entry: dict[str, Any] = {"type": "recv", "seat": seat, "bot": self.seats[seat].name, "ms": round(ms, 3)}
+        if cpu_ms is not None:
+            entry["cpu_ms"] = round(cpu_ms, 3)
         try:
             entry["msg"] = orjson.loads(data) if len(data) <= 65536 else None
             if entry["msg"] is None:
@@ -288,8 +290,10 @@ class _Table:
         self.note(entry)
 
     # ---- violations ----------------------------------------------------------------------
-    def violation(self, seat: int, kind: str, detail: str, request: bytes | str, received: bytes) -> None:
-        """Record a violation; kill the process if needed; forfeit the seat past its strikes."""
+    def violation(self, seat: int, kind: str, detail: str, request: bytes | str, received: bytes,
+                  clock: dict[str, Any] | None = None) -> None:
+        """Record a violation; kill the process if needed; forfeit the seat past its strikes.
+        ``clock``: what the decision cost (CPU and wall time, the host's load), for timeouts."""
         proc = self.procs[seat]
         if proc is not None:
             proc.drain_stderr()
@@ -299,6 +303,8 @@ class _Table:
              "received": _text(received),
              "stderr_tail": proc.stderr_tail() if proc is not None else "",
              "snapshot": _detached(self.state.to_json()) if self.state is not None else None}
+        if clock is not None:
+            v["clock"] = clock
         self.violations.append(v)
         # violations are always in the log (they are few: a seat forfeits after strikes+1 of them)
         self.note(dict(v))
@@ -397,6 +403,7 @@ class _Table:
                            f"at start-up: {exc.detail}", hello_line, data)
             self.drop(seat, "failed its start-up")
             return False
+        proc.freeze()  # from now on it runs only during its turns
         return True
 
     def send_start(self, seat: int) -> None:
@@ -513,13 +520,11 @@ def play_game(game: Game, options: dict, seed: int, game_id: str, seats: Sequenc
             line = dumps(msg, option=APPEND_NEWLINE)
             if record:
                 table.sent(seat, msg)
-            sent_at = monotonic()
-            deadline = sent_at + budget_ms / 1000
-            code, data = proc.exchange(line, deadline)
-            took_ms = (monotonic() - sent_at) * 1000
+            code, data, clock = proc.ask(line, budget_ms)  # its turn: thawed, CPU-time deadline, frozen
+            took_ms = clock.cpu_ms
             if code == OK:
                 if record:
-                    table.received(seat, data, took_ms)
+                    table.received(seat, data, clock.wall_ms, clock.cpu_ms)
                 try:
                     index = protocol.parse_action(data, request_id, legal, max_depth)
                 except protocol.BadMessage as exc:
@@ -536,8 +541,9 @@ def play_game(game: Game, options: dict, seed: int, game_id: str, seats: Sequenc
             else:
                 detail = proc.detail
                 if code == TIMEOUT:
-                    detail = f"no answer within {budget_ms} ms (move_ms={move_ms}, bank left {bank[seat]} ms)"
-                table.violation(seat, _CODE_KIND[code], detail, line, data)
+                    detail = (f"no answer within {budget_ms} ms (move_ms={move_ms}, bank left {bank[seat]} ms): "
+                              f"{proc.detail}")
+                table.violation(seat, _CODE_KIND[code], detail, line, data, clock.to_json())
             action = legal[fallback.randrange(len(legal))]
             if record:
                 table.note({"type": "auto", "seat": seat, "action": action, "why": "fallback after violation"})

@@ -36,7 +36,8 @@ from collections.abc import Sequence
 
 from harness.play.privileges import bot_uid, drop_privileges, setpriv_prefix
 
-__all__ = ["SANDBOX_CHOICES", "bwrap_command", "bwrap_problem", "bwrap_userns", "outside_word", "own_dir", "program_dir", "resolve_sandbox",
+__all__ = ["SANDBOX_CHOICES", "bwrap_command", "bwrap_problem", "bwrap_userns", "outside_word", "own_dirs",
+           "program_dir", "resolve_sandbox",
            "runtime_prefixes", "sandbox_env"]
 
 SANDBOX_CHOICES = ("auto", "bwrap", "none")
@@ -91,17 +92,18 @@ def program_dir(argv: Sequence[str], cwd: str) -> str | None:
     return None
 
 
-def own_dir(argv: Sequence[str], cwd: str, declared: str | None) -> str | None:
-    """The one directory a sandboxed bot sees as its own: ``declared`` (a league bot's ``cwd``)
-    when given, else its program's directory (:func:`program_dir`)."""
-    return declared or program_dir(argv, cwd)
+def own_dirs(argv: Sequence[str], cwd: str, declared: str | None) -> list[str]:
+    """The directories a sandboxed bot sees as its own: ``declared`` (a league bot's ``cwd``)
+    when given, and its program's directory (:func:`program_dir`)."""
+    return list(dict.fromkeys(d for d in (declared, program_dir(argv, cwd)) if d))
 
 
-def outside_word(argv: Sequence[str], cwd: str, own: str | None) -> str | None:
+def outside_word(argv: Sequence[str], cwd: str, own: Sequence[str]) -> str | None:
     """The first word of ``argv`` that names an existing file or directory (itself, or after an
-    option's ``=``) outside ``own`` and outside the runtime every bot sees; None if there is
-    none. Such a command would not find that file in the sandbox: it is refused up front."""
-    root = os.path.realpath(own) if own else None
+    option's ``=``) outside the directories ``own`` and outside the runtime every bot sees; None
+    if there is none. Such a command would not find that file in the sandbox: it is refused
+    up front."""
+    roots = [os.path.realpath(d) for d in own]
     for i, word in enumerate(argv):
         for candidate in (word, word.split("=", 1)[1] if word.startswith("-") and "=" in word else ""):
             if not candidate or (i == 0 and os.sep not in candidate):
@@ -110,7 +112,7 @@ def outside_word(argv: Sequence[str], cwd: str, own: str | None) -> str | None:
             if not _exists(path):
                 continue
             real = os.path.realpath(path)
-            if root and (real == root or real.startswith(root.rstrip("/") + "/")):
+            if any(real == root or real.startswith(root.rstrip("/") + "/") for root in roots):
                 continue
             if _is_runtime(real) or real.startswith(_PACKAGE + "/"):
                 continue
