@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import multiprocessing as mp
 import os
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -33,6 +35,17 @@ ATTACKER = REPO / "tests" / "bots" / "attacker.py"
 RANDOM = REPO / "bots" / "random_bot.py"
 RANDOM_SPEC = BotSpec(name="random", command=("python3", str(RANDOM), "--seed", "1"), cwd=str(REPO))
 
+def _cpu_clock_here() -> bool:
+    from harness.play.cgroups import BotCgroup, cgroup_base
+    group = BotCgroup.create(cgroup_base(), "probe-clock", None)
+    if group is None:
+        return False
+    ok = group.can_freeze and group.can_count_cpu
+    group.kill()
+    return ok
+
+
+needs_cpu_clock = pytest.mark.skipif(not _cpu_clock_here(), reason="no cgroup freezer and cpuacct (not root)")
 needs_bwrap = pytest.mark.skipif(bwrap_problem() is not None, reason=f"bubblewrap unusable: {bwrap_problem()}")
 
 
@@ -208,10 +221,10 @@ bots:
     os.system(f"ipcrm -M {0x7AB1E5} 2>/dev/null")  # the SysV segment the bot made on the host
 
 
-def play_attacker(tmp_path: Path, mode: str, *args: str, sandbox: str | None = "bwrap", **limits: object
-                  ) -> tuple[GameRecord, list[dict[str, str]]]:
+def play_attacker(tmp_path: Path, mode: str, *args: str, sandbox: str | None = "bwrap", move_ms: int = 3000,
+                  **limits: object) -> tuple[GameRecord, list[dict[str, str]]]:
     """One game of the attacker against the random bot; its record and the attacker's findings."""
-    config = RefereeConfig(time=TimeControls(move_ms=3000), log_dir=str(tmp_path / "logs"),
+    config = RefereeConfig(time=TimeControls(move_ms=move_ms), log_dir=str(tmp_path / "logs"),
                            limits=dataclasses.replace(ResourceLimits(), sandbox=sandbox, **limits))  # type: ignore[arg-type]
     attacker = BotSpec(name=f"attacker-{mode}", command=("python3", str(ATTACKER), mode, *args), cwd=str(tmp_path))
     with BotPool(config) as pool:
@@ -339,3 +352,80 @@ def test_a_command_word_too_long_for_a_file_name_is_one_line_naming_the_key(tmp_
     assert "bots[1].command" in str(info.value) and "300 bytes" in str(info.value)
     path.write_text(path.read_text().replace(f"../{'y' * 300}", "y" * 300))  # an argument, not a file: fine
     assert load_config(path).bots[1].command[-1] == "y" * 300
+
+
+def _burn(seconds: float) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass
+
+
+@pytest.fixture
+def busy_host():
+    """Eight busy processes beside the league, as on a shared machine."""
+    ctx = mp.get_context("spawn")
+    burners = [ctx.Process(target=_burn, args=(300.0,), daemon=True) for _ in range(8)]
+    for b in burners:
+        b.start()
+    yield
+    for b in burners:
+        b.kill()
+        b.join()
+
+
+def _timeouts(path: Path) -> dict[str, int]:
+    cfg = load_config(path)
+    with LeagueStore(cfg.store) as store:
+        rows = store.db.execute("SELECT b.name, count(*) FROM violations x JOIN versions v ON v.id = x.version_id "
+                                "JOIN bots b ON b.id = v.bot_id WHERE x.kind = 'timeout' GROUP BY b.name").fetchall()
+    return {name: n for name, n in rows}
+
+
+@needs_bwrap
+@needs_cpu_clock
+def test_bots_using_half_their_time_are_never_charged_for_the_hosts_load(tmp_path, busy_host):
+    """Two bots computing 50 ms a move at move_ms 100, with twice as many workers as cores and
+    eight busy processes beside them, and a bot spinning threads at the table: they were
+    charged 309 timeouts in 6 games (wall-clock deadlines). Their own CPU time is what counts now."""
+    cores = os.cpu_count() or 1
+    think = f"[python3, {ATTACKER}, think, --cpu-ms, '50']"
+    path = league(tmp_path, f"""game: crisps
+rounds: 2
+options: {{max_turns: 24}}
+time: {{move_ms: 100}}
+bots:
+  - {{name: thinker-a, command: {think}}}
+  - {{name: thinker-b, command: {think}}}
+  - {{name: spinner, command: [python3, {ATTACKER}, spin, --threads, '4']}}
+""", workers=2 * cores)
+    run(path)
+    assert _timeouts(path).get("thinker-a", 0) == 0 and _timeouts(path).get("thinker-b", 0) == 0, _timeouts(path)
+
+
+@needs_bwrap
+@needs_cpu_clock
+def test_a_bot_whose_children_spin_takes_no_cpu_from_its_opponent(tmp_path):
+    """A bot forks three children that spin forever; its opponent, pinned to the same core,
+    computes 50 ms of its 100: it was charged timeouts. The spinner is frozen between its turns."""
+    path = league(tmp_path, f"""game: crisps
+rounds: 2
+options: {{max_turns: 30}}
+time: {{move_ms: 100}}
+bots:
+  - {{name: thinker, command: [python3, {ATTACKER}, think, --cpu-ms, '50']}}
+  - {{name: spinner, command: [python3, {ATTACKER}, spin, --children, '3']}}
+""")
+    run(path)
+    assert _timeouts(path).get("thinker", 0) == 0, _timeouts(path)
+
+
+@needs_cpu_clock
+def test_a_bots_deadline_counts_the_cpu_time_of_its_children(tmp_path):
+    """Three children computing 200 ms each while the bot waits: 600 ms of CPU against a
+    300 ms budget is a timeout that says so, even though the wall clock may not have run out."""
+    record, _ = play_attacker(tmp_path, "think", "--children", "3", "--cpu-ms", "900", sandbox=None,
+                              move_ms=300)
+    [v] = [v for v in record.violations if v["seat"] == 0]
+    assert v["kind"] == "timeout" and v["clock"]["ran_out"] == "cpu", v
+    assert v["clock"]["cpu_ms"] >= 300 and "CPU time" in v["detail"]
+    assert [v for v in record.violations if v["seat"] == 1] == []

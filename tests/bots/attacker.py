@@ -23,7 +23,8 @@ stderr log). Modes:
 - ``think --cpu-ms N``: burn N ms of CPU time per request (``--threads K``: in K threads, or
   ``--children K``: in K forked children), then answer.
 - ``sleep --ms N``: sleep N ms per request, then answer.
-- ``spin --threads K``: spin K threads from start-up on, forever (a CPU hog), and answer at once.
+- ``spin --threads K --children N``: spin K threads and N forked children from start-up on,
+  forever (a CPU hog), and answer at once.
 - ``plain``: random play only.
 """
 
@@ -214,7 +215,10 @@ def main() -> int:
     token = f"{random.randrange(10**12):012d}"
     talk: Talk | None = None
     if mode == "spin":
-        for _ in range(max(1, args.threads)):
+        for _ in range(args.children):
+            if os.fork() == 0:
+                spin_forever()
+        for _ in range(args.threads if args.threads or args.children else 1):
             threading.Thread(target=spin_forever, daemon=True).start()
     game = ""
     seat = 0
