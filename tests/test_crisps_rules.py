@@ -1,4 +1,4 @@
-"""Crisps rule scenarios (seed 004, rulings K1-K7, C3), each from an explicit position.
+"""Crisps rule scenarios (rulings K1-K7 and C3 of docs/rules/crisps.md), each from an explicit position.
 
 Every scenario checks the legal actions offered, that illegal ones are rejected with a reason,
 and the state after the move. Positions are built by :func:`position` from a readable
@@ -12,7 +12,7 @@ from collections import Counter
 import pytest
 
 from harness.games import IllegalAction, InvalidAction, InvalidOptions, InvalidSnapshot, get_game
-from harness.games.crisps_plays import TRIPLE, may_follow
+from harness.games.crisps.plays import TRIPLE, may_follow
 
 GAME = get_game("crisps")
 ALL_RANKS = ["2", "3", "4", "5", "6", "7", "8", "9", "10"]

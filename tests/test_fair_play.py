@@ -187,7 +187,9 @@ bots:
         seen: dict[str, list[int]] = {}
         for f in findings(path, name, "deal-log"):
             seen.setdefault(f["process"], []).append(seed_of[f["game"]])
-        assert sum(len(s) for s in seen.values()) == len(seed_of)  # the bot plays every game
+        # the bot plays every game; a process asked nothing in its last game (every move of its
+        # seat forced) may be stopped before it ever reads that game's start, frozen as it is
+        assert len(seed_of) - 3 <= sum(len(s) for s in seen.values()) <= len(seed_of)
         assert all(len(s) == len(set(s)) for s in seen.values()), seen
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import collections
 import json
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import Any
 import click
 
 from harness.cli.common import dask_option, echo
-from harness.league.config import ConfigError, LeagueConfig, load_config
+from harness.league.config import ConfigError, LeagueConfig, LeagueError, load_config
 from harness.league.store import LeagueStore
 
 __all__ = ["run", "table", "violations", "replay"]
@@ -59,7 +60,7 @@ def _open_store(config: LeagueConfig) -> LeagueStore:
                             f"play the league first: harness run {config.path}")
     try:
         return LeagueStore(config.store, create=False)
-    except ConfigError as exc:
+    except LeagueError as exc:
         raise ConfigProblem(str(exc)) from None
 
 
@@ -108,7 +109,7 @@ def run(config: str, workers: int | None, rounds: int | None, progress: bool | N
         echo(f"stopped: {summary.played} games recorded this run{dropped}, {pending} still to play; "
                    f"run the same command again to resume", err=True)
         raise SystemExit(130) from None
-    except ConfigError as exc:
+    except LeagueError as exc:  # a store in use or of another league, an unreachable cluster...
         raise ConfigProblem(str(exc)) from None
     plan = summary.plan
     notes = []
@@ -127,7 +128,7 @@ def run(config: str, workers: int | None, rounds: int | None, progress: bool | N
         return
     left = plan.pending - summary.played
     echo(f"{cfg.name}: played {summary.played} games in {summary.seconds:.1f} s "
-               f"({summary.games_per_second:.1f} games/s, {summary.workers} {'Dask ' if dask or cfg.dask else ''}"
+               f"({summary.games_per_second:.1f} games/s, {summary.workers} {'Dask ' if dask or cfg.executor else ''}"
                f"worker{'' if summary.workers == 1 else 's'}), "
                f"{summary.violations} violations; {plan.done + summary.played} done, {left} left. "
                f"See: harness table {cfg.path}")
@@ -262,11 +263,19 @@ def violations(config: str, bot: str | None, kind: str | None, show_id: int | No
                 else:
                     echo(format_violation(row, record, cfg.path))
                 return
-            from harness.report.reproduce import reproduce_violation
+            from harness.games import get_game
+            from harness.play.limits import BotSpec, ResourceLimits, TimeControls
+            from harness.play.reproduce import reproduce_violation
 
             players = len(store.game_seats(row["game_seq"]))
-            outcome = reproduce_violation(cfg, row, record, store.game_log(row["game_seq"]), players,
-                                          bot_command, timeout_ms)
+            argv = tuple(shlex.split(bot_command)) if bot_command else tuple(json.loads(row["command"]))
+            cwd = None if bot_command else row["cwd"]
+            outcome = reproduce_violation(
+                get_game(cfg.game), cfg.options, TimeControls(**cfg.time), ResourceLimits(**cfg.limits),
+                BotSpec(name=str(row["name"]), command=argv, cwd=cwd),
+                {"id": row["id"], "kind": row["kind"], "detail": row["detail"], "game_id": row["game_id"],
+                 "seat": record.get("seat", 0), "request": record.get("request")},
+                store.game_log(row["game_seq"]), players, timeout_ms)
             echo(outcome.text)
             if outcome.still_violation:
                 sys.exit(1)  # a regression test for the bot's own CI: fails while the bug is there

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import shlex
 import shutil
 from collections.abc import Sequence
@@ -19,18 +18,26 @@ from harness.cli.common import (
     echo,
     games_option,
     option_option,
+    players_for,
     sandbox_option,
     seed_option,
     strikes_option,
+    time_controls,
     time_options,
 )
 from harness.games import Game, InvalidOptions
 from harness.league.config import SCRIPT_SUFFIXES
+from harness.play.conformance import (
+    BOTS_ENV,
+    conformance_games,
+    group_violations,
+    percentile,
+    reference_opponents,
+)
 from harness.play.limits import (
     BotSpec,
     ResourceLimits,
     SandboxUnavailable,
-    TimeControls,
     check_sandbox,
     resolve_command,
 )
@@ -38,8 +45,6 @@ from harness.play.referee import BotPool, GameRecord, RefereeConfig, play_game
 from harness.play.sandbox import resolve_sandbox
 from harness.report.tables import move_number
 
-#: The reference bots shipped with the repository (check-bot's opponents).
-BOTS_DIR = Path(__file__).resolve().parents[2] / "bots"
 _INTERPRETERS = {"python", "python3", "node", "nodejs", "ruby", "perl", "java", "bash", "sh"}
 
 
@@ -97,10 +102,7 @@ def unique_specs(commands: Sequence[tuple[str, ...]]) -> list[BotSpec]:
 def make_config(init_ms: int | None, move_ms: int | None, bank_ms: int | None, strikes: int | None,
                 sandbox: str | None, stderr_dir: str | None, record: bool) -> RefereeConfig:
     """A referee config from command-line values (None: the default); checks the sandbox first."""
-    base = TimeControls()
-    time = TimeControls(init_ms=init_ms if init_ms is not None else base.init_ms,
-                        move_ms=move_ms if move_ms is not None else base.move_ms,
-                        bank_ms=bank_ms if bank_ms is not None else base.bank_ms)
+    time = time_controls(init_ms, move_ms, bank_ms)
     resolved, warning = resolve_sandbox(sandbox or "auto")
     if warning:
         echo(warning, err=True)
@@ -229,30 +231,12 @@ def play(game: Game, bots: tuple[str, ...], seed: int, n_games: int, options: di
                        f"{sum(ranks) / len(ranks) + 1:.2f}")
 
 
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    k = max(0, min(len(ordered) - 1, int(-(-q * len(ordered) // 1)) - 1))
-    return ordered[k]
-
-
 def describe_check_game(i: int, n_games: int, seats: Sequence[BotSpec], mine: int, record: GameRecord) -> str:
     """One check-bot game: who sat where, your rank (1 = first) and the scores as you vs them."""
     who = ", ".join(f"{s}: {'YOU' if s == mine else spec.name}" for s, spec in enumerate(seats))
     theirs = " ".join(str(record.scores[s]) for s in range(len(seats)) if s != mine)
     return (f"game {i + 1}/{n_games} (seats {who}): rank {record.ranking[mine] + 1} of {len(seats)}, "
             f"score {record.scores[mine]} vs {theirs}" + (", FORFEIT" if mine in record.forfeits else ""))
-
-
-def reference_opponents(game: Game) -> list[BotSpec]:
-    """The random bot and, if present, the game's greedy bot, from the repository's bots/."""
-    specs = []
-    random_bot = BOTS_DIR / "random_bot.py"
-    greedy = BOTS_DIR / f"{game.name}_greedy.py"
-    if random_bot.is_file():
-        specs.append(BotSpec(name="random-py", command=("python3", str(random_bot))))
-    if greedy.is_file():
-        specs.append(BotSpec(name=f"{game.name}-greedy", command=("python3", str(greedy))))
-    return specs
 
 
 @click.command("check-bot")
@@ -264,7 +248,8 @@ def reference_opponents(game: Game) -> list[BotSpec]:
               help="Number of games to play.")
 @click.option("--opponent", "opponent_commands", multiple=True, metavar="CMD",
               help="An opponent's command, repeatable; they take the other seats in turn  [default: the "
-                   "reference bots: random, and the game's greedy bot]")
+                   "reference bots: random, and the game's greedy bot, from bots/ (TABLEBOTS_BOTS names another "
+                   "directory)]")
 @click.option("--log", "log_path", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write every message of every game to FILE as JSON lines (as `harness play --log`).")
 @option_option
@@ -285,12 +270,7 @@ def check_bot(game: Game, command: str, players: int | None, seed: int, n_games:
         harness check-bot dominoes 'python3 mybot.py'
     """
     argv = parse_bot(command, param_hint="'CMD'")
-    if players is None:
-        players = game.min_players
-    try:
-        game.validate_players(players)
-    except InvalidOptions as exc:
-        raise click.BadParameter(str(exc), param_hint="'--players'") from None
+    players = players_for(game, players)
     options = checked_options(game, options)
     config = make_config(init_ms, move_ms, bank_ms, 0, sandbox, stderr_dir, record=True)
     if opponent_commands:
@@ -298,55 +278,41 @@ def check_bot(game: Game, command: str, players: int | None, seed: int, n_games:
     else:
         opponents = reference_opponents(game)
     if not opponents:
-        raise click.UsageError(f"no reference bots found in {BOTS_DIR}; give --opponent CMD")
-    violations = conformance_games(game, BotSpec(name="you", command=argv), players, seed, n_games, options,
+        raise click.UsageError(f"no reference bots found (set {BOTS_ENV} to a directory with random_bot.py, "
+                               "e.g. a checkout's bots/), or give --opponent CMD")
+    violations = run_conformance(game, BotSpec(name="you", command=argv), players, seed, n_games, options,
                                    config, opponents, log_path)
     if violations:
         raise SystemExit(1)
 
 
-def conformance_games(game: Game, candidate: BotSpec, players: int, seed: int, n_games: int, options: dict,
-                      config: RefereeConfig, opponents: Sequence[BotSpec], log_path: str | None) -> list[dict[str, Any]]:
-    """check-bot's games: ``candidate`` in every seat in turn against ``opponents``; prints each game,
+def run_conformance(game: Game, candidate: BotSpec, players: int, seed: int, n_games: int, options: dict,
+                    config: RefereeConfig, opponents: Sequence[BotSpec], log_path: str | None) -> list[dict[str, Any]]:
+    """check-bot's games (:func:`harness.play.conformance.conformance_games`), printed: each game,
     the start-up time, the latency and every violation (grouped); returns the violations."""
-    startups: list[float] = []
-    latencies: list[float] = []
-    violations: list[dict[str, Any]] = []
-    other_violations = 0
     log = JsonLog(log_path)
+
+    def on_game(i: int, seats: Sequence[BotSpec], mine: int, record: GameRecord) -> None:
+        log.write_game(record)
+        echo(describe_check_game(i, n_games, seats, mine, record))
+
     try:
-        with BotPool(config) as pool:
-            for i in range(n_games):
-                mine = i % players
-                others = iter(opponents[(i + k) % len(opponents)] for k in range(players))
-                seats = [candidate if s == mine else next(others) for s in range(players)]
-                record = play_game(game, options, seed + i, f"check-{seed + i:06d}", seats, pool, config)
-                log.write_game(record)
-                for entry in record.log:
-                    if entry.get("seat") != mine or entry.get("type") != "recv":
-                        continue
-                    msg_type = (entry.get("msg") or {}).get("type") if isinstance(entry.get("msg"), dict) else None
-                    (startups if msg_type == "ready" else latencies).append(entry["ms"])
-                violations += [v for v in record.violations if v["seat"] == mine]
-                other_violations += sum(1 for v in record.violations if v["seat"] != mine)
-                echo(describe_check_game(i, n_games, seats, mine, record))
+        result = conformance_games(game, candidate, players, seed, n_games, options, config, opponents, on_game)
     finally:
         log.close()
+    startups, latencies, violations = result.startups_ms, result.latencies_ms, result.violations
     if startups:
         echo(f"start-up (hello to ready): {', '.join(f'{ms:.0f}' for ms in startups)} ms")
     if latencies:
-        echo(f"decisions: {len(latencies)}, latency median {_percentile(latencies, 0.5):.2f} ms, "
-                   f"p99 {_percentile(latencies, 0.99):.2f} ms, max {max(latencies):.2f} ms "
+        echo(f"decisions: {len(latencies)}, latency median {percentile(latencies, 0.5):.2f} ms, "
+                   f"p99 {percentile(latencies, 0.99):.2f} ms, max {max(latencies):.2f} ms "
                    f"(move_ms {config.time.move_ms})")
-    if other_violations:
-        echo(f"note: the reference bots committed {other_violations} violation(s)")
+    if result.opponent_violations:
+        echo(f"note: the reference bots committed {result.opponent_violations} violation(s)")
     if not violations:
         echo("no violations: ok")
         return violations
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for v in violations:  # the same mistake in every game is one finding, with a count
-        same_mistake = re.sub(r" \((?:nearest offered|offered|legal): [^)]*\)$", "", v["detail"])
-        groups.setdefault((v["kind"], same_mistake), []).append(v)
+    groups = group_violations(violations)
     echo(f"{len(violations)} violation(s)" + (f", {len(groups)} different:" if len(groups) < len(violations) else ":"))
     for (kind, detail), same in groups.items():
         v = same[0]

@@ -93,6 +93,8 @@ class BotProcess:
         self.token = secrets.token_hex(12)
         self.detail = ""
         self.key: object = None  # what the pool started it for (game, options, time controls)
+        #: what its last turn cost (:meth:`ask`)
+        self.last_clock = Clock()
         #: the deals (seeds) of the games it was given: it never gets a second game of one deal
         self.deals: set[int] = set()
         self.started_at = 0.0
@@ -394,7 +396,11 @@ class BotProcess:
         group = self._cgroup
         if group is None or not self.cpu_clock:
             code, data = self.exchange(line, start + budget_ms / 1000)
-            return code, data, Clock(cpu_ms=(time.monotonic() - start) * 1000, wall_ms=(time.monotonic() - start) * 1000)
+            took = (time.monotonic() - start) * 1000
+            self.last_clock = Clock(cpu_ms=took, wall_ms=took, ran_out="wall" if code == TIMEOUT else "")
+            if code == TIMEOUT:
+                self.last_clock.load, self.last_clock.cores = host_load()
+            return code, data, self.last_clock
         group.thaw()
         cpu0 = group.cpu_ns() or 0
         start = time.monotonic()
@@ -428,6 +434,7 @@ class BotProcess:
                 self.detail = self._ran_out_detail(clock, budget_ms)
         if code == OK:
             group.freeze()
+        self.last_clock = clock
         return code, data, clock
 
     def _ran_out_detail(self, clock: Clock, budget_ms: int) -> str:

@@ -12,8 +12,8 @@ import random
 from bisect import insort
 from typing import Any
 
-from .base import Action, State, ranking_from_keys
-from .epizodiak_dial import (
+from ..base import Action, State, ranking_from_keys
+from .dial import (
     ARCS,
     CCW,
     CONTESTED,
@@ -33,7 +33,7 @@ from .epizodiak_dial import (
     nxt,
     prv,
 )
-from .epizodiak_reasons import EpizodiakReasons
+from .reasons import EpizodiakReasons
 
 
 class EpizodiakState(EpizodiakReasons, State):
@@ -195,8 +195,8 @@ class EpizodiakState(EpizodiakReasons, State):
         if phase == DRAWN:
             return self._placements(h, (CW, CCW)) + self._discards(h) + [{"type": "pass"}]
         if phase == PICKED:
-            # E7: the run from the other end stops before the slot the tile was picked from (seeds
-            # 001 and 003: a picked-up tile cannot be put back), so it uses one slot less than free.
+            # E7: the run from the other end stops before the slot the tile was picked from (a
+            # picked-up tile cannot be put back), so it uses one slot less than free.
             other = OTHER_END[self.picked_end]  # type: ignore[index]
             return self._placements(h, (other,), 11 - self.length) + self._discards(h)
         if phase == CONTESTED:
