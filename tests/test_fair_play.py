@@ -431,3 +431,65 @@ def test_a_bots_deadline_counts_the_cpu_time_of_its_children(tmp_path):
     assert v["kind"] == "timeout" and v["clock"]["ran_out"] == "cpu", v
     assert v["clock"]["cpu_ms"] >= 300 and "CPU time" in v["detail"]
     assert [v for v in record.violations if v["seat"] == 1] == []
+
+
+def _serve(tmp_path: Path):
+    import threading
+
+    from harness.report.serve import make_server
+
+    path = league(tmp_path, f"""game: crisps
+options: {{max_turns: 20}}
+bots:
+  - {{name: a, command: python3 {RANDOM} --seed 1}}
+  - {{name: b, command: python3 {RANDOM} --seed 2}}
+""")
+    run(path, "none")
+    server = make_server(load_config(path), "127.0.0.1", 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def _get(port: int, target: str, host: str | None) -> tuple[int, str]:
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn.putrequest("GET", target, skip_host=True)
+    if host is not None:
+        conn.putheader("Host", host)
+    conn.endheaders()
+    response = conn.getresponse()
+    body = response.read().decode("utf-8", "replace")
+    conn.close()
+    return response.status, body
+
+
+def test_serve_answers_only_requests_addressed_to_it(tmp_path):
+    """DNS rebinding: a page at evil.example points its name at 127.0.0.1 and reads the pages."""
+    server = _serve(tmp_path)
+    port = server.server_address[1]
+    try:
+        for host in (f"127.0.0.1:{port}", f"localhost:{port}", "localhost", f"[::1]:{port}"):
+            assert _get(port, "/", host)[0] == 200, host
+        for host in (f"evil.example:{port}", "evil.example", f"127.0.0.1.evil.example:{port}", None):
+            status, body = _get(port, "/", host)
+            assert status == 421 and "localhost" in body and "<td" not in body, (host, status)
+        status, body = _get(port, "/api/status", "rebind.attacker.test")
+        assert status == 421 and "latest" not in body
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_serve_gives_a_clean_404_for_an_id_too_big_for_the_store(tmp_path):
+    server = _serve(tmp_path)
+    port = server.server_address[1]
+    try:
+        for target in ("/violations/" + "9" * 20 + ".html", "/bots/" + "9" * 20 + ".html",
+                       "/violations/99999999.html"):
+            status, body = _get(port, target, f"127.0.0.1:{port}")
+            assert status == 404 and "Traceback" not in body, (target, status)
+        assert _get(port, "/", f"127.0.0.1:{port}")[0] == 200  # and the server still answers
+    finally:
+        server.shutdown()
+        server.server_close()
