@@ -248,6 +248,15 @@ def _probe(exe: str, userns: bool) -> str | None:
     return None
 
 
+#: What a bot can do without the sandbox, said plainly wherever it runs without one.
+UNSANDBOXED = ("a bot can read every file your user can (the league store, which holds every seat's hands, and "
+               "the other bots), use the network, and signal, trace or freeze the harness and the other bots; "
+               "see docs/security.md")
+#: The same when the harness is root: bots then run as unprivileged uids of their own.
+UNSANDBOXED_ROOT = ("each bot runs as an unprivileged user of its own, but can read every file any user may, "
+                    "use the network, and see every process; see docs/security.md")
+
+
 def resolve_sandbox(requested: str | None) -> tuple[str | None, str | None]:
     """The sandbox to use for ``requested`` (``auto``, ``bwrap``, ``none`` or None = none), and a
     warning line when ``auto`` falls back to none. ``bwrap`` is returned as asked: whether it
@@ -258,5 +267,6 @@ def resolve_sandbox(requested: str | None) -> tuple[str | None, str | None]:
         problem = bwrap_problem()
         if problem is None:
             return "bwrap", None
-        return None, f"warning: bots run without a sandbox: {problem}"
+        what = UNSANDBOXED_ROOT if os.geteuid() == 0 else UNSANDBOXED
+        return None, f"warning: bots run without a sandbox ({problem}): {what}"
     return requested, None
