@@ -109,7 +109,7 @@ class BotEntry:
     #: Absolute paths of the files named by the command whose content makes the version.
     files: tuple[str, ...] = ()
     #: The directory a sandboxed bot sees as its own (its ``cwd`` when the config sets one;
-    #: None: the directory of the program its command names).
+    #: None: only the directory of its program, :func:`harness.play.sandbox.program_dir`).
     sandbox_dir: str | None = None
 
     @property

@@ -44,7 +44,7 @@ import subprocess
 import time
 
 from harness.play.cgroups import BotCgroup, CgroupBase, cgroup_base
-from harness.play.cpuclock import HARD_FACTOR, WALL_FACTOR, Clock, host_load
+from harness.play.cpuclock import BASELINE, HARD_FACTOR, WALL_FACTOR, Clock, host_load
 from harness.play.limits import (
     TOKEN_VAR,
     WRAPPERS,
@@ -373,11 +373,11 @@ class BotProcess:
         """Whether this bot is frozen between turns and its deadlines count CPU time (a cgroup
         with a freezer and a CPU counter could be made for it); else deadlines are wall-clock."""
         group = self._cgroup
-        return group is not None and group.can_freeze and group.can_count_cpu
+        return group is not None and group.can_freeze and group.can_count_cpu and "wall-clock" not in BASELINE
 
     def freeze(self) -> None:
-        """Stop the bot's every process until its next turn (no-op without a freezer)."""
-        if self._cgroup is not None and not self._closed:
+        """Stop the bot's every process until its next turn (no-op without the CPU clock)."""
+        if self._cgroup is not None and not self._closed and self.cpu_clock:
             self._cgroup.freeze()
 
     def thaw(self) -> None:

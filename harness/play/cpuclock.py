@@ -34,7 +34,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-__all__ = ["WALL_FACTOR", "HARD_FACTOR", "Clock", "host_load"]
+__all__ = ["WALL_FACTOR", "HARD_FACTOR", "BASELINE", "Clock", "host_load"]
+
+#: For benchmarks only (bench/fairplay.py): ``TABLEBOTS_BENCH_BASELINE=wall-clock,reuse-deals``
+#: brings back the behaviour before fair play, to measure it side by side: wall-clock deadlines
+#: with no freezing, and processes reused for every seat order of a deal. Never set it in a league.
+BASELINE = frozenset(w for w in os.environ.get("TABLEBOTS_BENCH_BASELINE", "").split(",") if w)
 
 #: A bot that sleeps or blocks is out of time after this many times its CPU budget in wall time.
 WALL_FACTOR = 3

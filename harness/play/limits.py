@@ -40,7 +40,8 @@ class BotSpec:
 
     ``cwd`` ``None`` runs the bot in the harness's current directory. Under the bwrap sandbox
     (:mod:`harness.play.sandbox`) the bot sees its own files read-only: ``sandbox_dir`` when set
-    (a league bot whose config sets ``cwd``), else the directory of the program its command names;
+    (a league bot whose config sets ``cwd``), and the directory of its program (the executable, or
+    the script its interpreter runs: :func:`harness.play.sandbox.program_dir`);
     it runs there, and may write only to its private ``/tmp``.
     """
 

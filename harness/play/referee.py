@@ -26,6 +26,7 @@ import orjson
 from harness.games.base import Action, Game
 from harness.play import protocol
 from harness.play.botproc import CRASH, OK, OVERSIZE, TIMEOUT, BotProcess, StderrLog
+from harness.play.cpuclock import BASELINE
 from harness.play.explain import explain_illegal
 from harness.play.limits import MAX_IDLE_BOTS, BotSpec, ResourceLimits, TimeControls, check_sandbox
 
@@ -151,7 +152,7 @@ class BotPool:
         for i in range(len(idle) - 1, -1, -1):
             proc = idle[i]
             usable = proc.key == key and proc.alive and proc.exit_status() is None
-            if usable and deal is not None and deal in proc.deals:
+            if usable and deal is not None and deal in proc.deals and "reuse-deals" not in BASELINE:
                 continue  # it played this deal: kept for the games of other deals
             del idle[i]
             self._lru.pop(proc, None)

@@ -8,16 +8,24 @@ A sandboxed bot sees only:
   the harness itself runs on (its ``sys.prefix`` and ``sys.base_prefix``), so a ``python3`` bot
   starts with the harness's interpreter, and the ``harness`` package itself (code, no data:
   bots written on its SDK import it);
-- its own files, read-only: the directory of the program its command names (``python3
-  bots/x.py`` -> ``bots/``; ``./mybot`` -> its directory), and its ``cwd`` when the league
-  config sets one; it runs in that ``cwd``, else in its program's directory;
-- a private, empty, writable ``/tmp`` (also its ``HOME`` and ``TMPDIR``), gone when it ends;
+- its own files, read-only: the directory of its program (the executable, ``./mybot``, or the
+  script an interpreter runs, ``python3 -u bots/x.py`` -> ``bots/``), and its ``cwd`` when the
+  league config sets one; it runs in that ``cwd``, else in its program's directory. No other
+  word of the command decides what it sees (``python3 -c CODE ../runs/x.sqlite`` once exposed
+  the store): a command naming a file elsewhere is refused when the config is loaded;
+- a private, empty, writable ``/tmp`` of ``scratch_mb`` (a tmpfs: also its ``HOME``, ``TMPDIR``
+  and ``/dev/shm``), gone when it ends; the sandbox's ``/``, ``/dev`` and ``/proc/sys`` are
+  read-only (a bot once wrote 0.8 GB to ``/`` and 1.5 GB to an unbounded ``/tmp``);
 - a minimal ``/dev`` and its own ``/proc`` (its own PID namespace: it sees only its processes).
 
-No network (its own empty network namespace), no IPC with the host, no capabilities (``--cap-drop
-ALL`` when the harness runs as root), and a clean environment (``PATH``, ``LANG``, ``HOME``,
-``TMPDIR`` and the harness's kill token). Everything else — the other bots, the league store
-(which holds every seat's hands in its logs), the logs, home directories — does not exist inside.
+No network (its own empty network namespace), no IPC with the host, no privilege: where the
+harness runs as root, bwrap itself runs as the bot's unprivileged uid
+(:mod:`harness.play.privileges`) and puts the bot in a user namespace of its own, or, where that
+cannot work here (user namespaces off, or the runtime in a directory only root may enter, such
+as ``/root/.pyenv``), bwrap runs as root and ``setpriv`` drops the bot to its uid with no
+capability inside. A clean environment (``PATH``, ``LANG``, ``HOME``, ``TMPDIR`` and the
+harness's kill token). Everything else — the other bots, the league store (which holds every
+seat's hands in its logs), the logs, home directories — does not exist inside.
 
 ``auto`` (the default of leagues, ``play`` and ``check-bot``) uses bubblewrap when a probe run
 (``bwrap ... true``, once per process) works on this machine, and otherwise runs bots without a
