@@ -104,6 +104,8 @@ bots:
     for path in (one, two):
         run(path, "none")
         cfg = load_config(path)
+        for held in (Path(cfg.store), Path(cfg.store + "-logs")):  # the secret and every hand: owner only
+            assert held.stat().st_mode & 0o077 == 0, oct(held.stat().st_mode)
         with LeagueStore(cfg.store) as store:
             assert len(store.deal_secret() or "") == 64
             rows = store.db.execute("SELECT id, seed, round FROM games ORDER BY seq").fetchall()

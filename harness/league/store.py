@@ -29,6 +29,7 @@ runner was killed with ``kill -9``.
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import sqlite3
 import time
@@ -194,6 +195,10 @@ class LeagueStore:
                         self.db.execute(statement)
                 self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
                 self.set_meta("deal_secret", secrets.token_hex(32))
+            try:  # the store holds every seat's hands and the deal secret: its owner's eyes only
+                os.chmod(self.path, 0o600)  # (SQLite gives its -wal and -shm files the same mode)
+            except OSError:
+                pass
         elif version == 1:
             self._migrate_from_1()
         elif version > SCHEMA_VERSION:
