@@ -100,7 +100,7 @@ def unique_specs(commands: Sequence[tuple[str, ...]]) -> list[BotSpec]:
 
 
 def make_config(init_ms: int | None, move_ms: int | None, bank_ms: int | None, strikes: int | None,
-                sandbox: str | None, stderr_dir: str | None, record: bool) -> RefereeConfig:
+                sandbox: str | None, stderr_dir: str | None, record_messages: bool) -> RefereeConfig:
     """A referee config from command-line values (None: the default); checks the sandbox first."""
     time = time_controls(init_ms, move_ms, bank_ms)
     resolved, warning = resolve_sandbox(sandbox or "auto")
@@ -111,7 +111,7 @@ def make_config(init_ms: int | None, move_ms: int | None, bank_ms: int | None, s
         check_sandbox(limits)
     except SandboxUnavailable as exc:
         raise click.BadParameter(str(exc), param_hint="'--sandbox'") from None
-    return RefereeConfig(time=time, limits=limits, strikes=strikes or 0, log_dir=stderr_dir, record_messages=record)
+    return RefereeConfig(time=time, limits=limits, strikes=strikes or 0, log_dir=stderr_dir, record_messages=record_messages)
 
 
 def _one_line(text: str, width: int = 160) -> str:
@@ -208,7 +208,7 @@ def play(game: Game, bots: tuple[str, ...], seed: int, n_games: int, options: di
     commands = [parse_bot(b) for b in bots]
     _checked_players(game, len(commands))
     options = checked_options(game, options)
-    config = make_config(init_ms, move_ms, bank_ms, strikes, sandbox, stderr_dir, record=log_path is not None)
+    config = make_config(init_ms, move_ms, bank_ms, strikes, sandbox, stderr_dir, record_messages=log_path is not None)
     specs = unique_specs(commands)
     log = JsonLog(log_path)
     totals: dict[str, list[int]] = {s.name: [] for s in specs}
@@ -272,7 +272,7 @@ def check_bot(game: Game, command: str, players: int | None, seed: int, n_games:
     argv = parse_bot(command, param_hint="'CMD'")
     players = players_for(game, players)
     options = checked_options(game, options)
-    config = make_config(init_ms, move_ms, bank_ms, 0, sandbox, stderr_dir, record=True)
+    config = make_config(init_ms, move_ms, bank_ms, 0, sandbox, stderr_dir, record_messages=True)
     if opponent_commands:
         opponents = unique_specs([parse_bot(c, param_hint="'--opponent'") for c in opponent_commands])
     else:

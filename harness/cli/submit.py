@@ -88,7 +88,7 @@ def submit(config: str, name: str, command: str, cwd: str | None, n_games: int, 
     from harness.games import get_game
 
     game = get_game(cfg.game)
-    referee = make_config(init_ms, move_ms, bank_ms, 0, cfg.limits.get("sandbox", "auto"), None, record=True)
+    referee = make_config(init_ms, move_ms, bank_ms, 0, cfg.limits.get("sandbox", "auto"), None, record_messages=True)
     echo(f"conformance games for {name}: {shlex.join(entry.command)} (in {entry.cwd})")
     candidate = BotSpec(name=name, command=entry.command, cwd=entry.cwd, sandbox_dir=entry.sandbox_dir)
     opponents = reference_opponents(game)
