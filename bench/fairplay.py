@@ -11,6 +11,9 @@
    same league's games per second with it and with wall-clock deadlines and no freezing
    (``TABLEBOTS_BENCH_BASELINE=wall-clock``), i.e. the cost of a freeze, a thaw and two CPU
    readings per decision.
+   And per decision, in one process pinned to one core (less noisy than games per second on
+   a shared machine): the referee's CPU time and the wall time per request sent, with and
+   without (part 4).
 3. What it buys: timeouts charged to two bots computing 50 ms of CPU per move at
    ``move_ms: 100``, with twice as many workers as cores, eight busy processes beside the
    league and a bot spinning four threads at the table; before and after.
@@ -19,7 +22,7 @@ Runs alternate between the two behaviours (each in fresh worker processes, which
 switch when they start); every run is printed, and the best of each is compared. The machine is
 shared: say with which load the figures were taken (the load average is printed).
 
-    python bench/fairplay.py [--rounds N] [--repeat N] [--parts 1,2,3]
+    python bench/fairplay.py [--rounds N] [--repeat N] [--parts 1,2,3,4]
 """
 
 from __future__ import annotations
@@ -150,11 +153,50 @@ bots:
             b.join()
 
 
+def part4(games: int, repeat: int) -> None:
+    """Per decision: the referee's CPU and wall time per request, CPU clock on and off."""
+    import sys
+
+    import harness.play.botproc as botproc
+    from harness.games import get_game
+    from harness.play.limits import BotSpec, ResourceLimits, pin_to_cpu
+    from harness.play.referee import BotPool, RefereeConfig, play_game
+
+    pin_to_cpu(sorted(os.sched_getaffinity(0))[-1])
+    game = get_game("crisps")
+    spec = [BotSpec(name=f"r{i}", command=(sys.executable, str(BOTS / "random_bot.py"), "--seed", str(i)),
+                    cwd=str(REPO)) for i in range(2)]
+    config = RefereeConfig(limits=ResourceLimits(sandbox=None))
+    results: dict[str, list[tuple[float, float]]] = {"before": [], "after": []}
+    seed = 0
+    for _ in range(repeat):
+        for name, baseline in (("before", frozenset({"wall-clock"})), ("after", frozenset())):
+            botproc.BASELINE = baseline
+            with BotPool(config) as pool:
+                play_game(game, {}, 10**6 + seed, "warm", spec, pool, config)  # start the processes
+                requests = 0
+                cpu0, wall0 = time.process_time(), time.perf_counter()
+                for _ in range(games):
+                    seed += 1
+                    requests += play_game(game, {}, seed, f"g{seed}", spec, pool, config).requests
+                cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+            results[name].append((cpu / requests * 1e6, wall / requests * 1e6))
+    botproc.BASELINE = frozenset()
+    print(f"\n4. per request, one process pinned to one core, Crisps between two random bots ({games} games a run)")
+    for name in ("before", "after"):
+        runs = results[name]
+        print(f"   {name}: referee CPU {min(r[0] for r in runs):.0f} us, wall {min(r[1] for r in runs):.0f} us per "
+              f"request (best of {len(runs)}; runs " + ", ".join(f"{c:.0f}/{w:.0f}" for c, w in runs) + ")")
+    extra = min(r[0] for r in results["after"]) - min(r[0] for r in results["before"])
+    print(f"   the CPU clock costs the referee {extra:.0f} us of CPU per request (a thaw, a freeze, one reading)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=20, help="rounds of the Crisps league")
     parser.add_argument("--repeat", type=int, default=2)
-    parser.add_argument("--parts", default="1,2,3")
+    parser.add_argument("--parts", default="1,2,3,4")
+    parser.add_argument("--games", type=int, default=40, help="games a run in part 4")
     args = parser.parse_args()
     parts = {int(p) for p in args.parts.split(",")}
     print(f"cores {os.cpu_count()}, load average {os.getloadavg()[0]:.1f} at start (a shared machine)")
@@ -176,6 +218,8 @@ def main() -> None:
             side_by_side("Crisps, 2 seats", crisps, "wall-clock", "", args.repeat)
         if 3 in parts:
             part3(dir_, max(1, args.rounds // 10), args.repeat)
+        if 4 in parts:
+            part4(args.games, args.repeat + 1)
     print(f"load average {os.getloadavg()[0]:.1f} at the end")
 
 
