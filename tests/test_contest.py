@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import tarfile
 import time
@@ -459,8 +460,14 @@ def test_a_replay_keeps_only_the_seats_shown() -> None:
     assert "A-SECRET" not in mine and "A-HAND" not in mine
 
 
-def test_a_build_has_no_network_and_writes_only_its_own_directory(tmp_path: Path) -> None:
+# without a user namespace, bwrap runs as root and setpriv drops the build to a uid: root's path only
+@pytest.mark.parametrize("userns", [True] + ([False] if os.geteuid() == 0 else []))
+def test_a_build_has_no_network_and_writes_only_its_own_directory(tmp_path: Path, monkeypatch, userns: bool) -> None:  # type: ignore[no-untyped-def]
     import socket
+
+    import harness.contest.build as build_mod
+
+    monkeypatch.setattr(build_mod, "bwrap_userns", lambda: userns)
 
     from harness.contest.build import build_upload
     from harness.contest.config import Runtime, load_contest

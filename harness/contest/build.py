@@ -36,19 +36,29 @@ from typing import Any
 from harness.contest.config import ContestConfig, Runtime
 from harness.contest.db import ContestDB
 from harness.play.limits import BotSpec, ResourceLimits, TimeControls, limit_setter, resolve_command
-from harness.play.sandbox import bwrap_command, resolve_sandbox, sandbox_env
+from harness.play.privileges import bot_uid, drop_privileges
+from harness.play.sandbox import bwrap_command, bwrap_userns, resolve_sandbox, sandbox_env
 
 __all__ = ["BuildWorker", "build_upload", "check_upload", "sandboxed_build_command"]
 
 LOG_CAP = 64 * 1024
+#: the build's private /tmp (a compiler's temporary files), in MB
+BUILD_SCRATCH_MB = 512
 
 
-def sandboxed_build_command(argv: list[str], workdir: Path, sandbox: str | None) -> list[str]:
-    """``argv`` run in ``workdir`` inside the sandbox, the one directory it may write being ``workdir``."""
+def sandboxed_build_command(argv: list[str], workdir: Path, sandbox: str | None, *, userns: bool | None = None,
+                            uid: int | None = None) -> list[str]:
+    """``argv`` run in ``workdir`` inside the sandbox, the one directory it may write being ``workdir``.
+
+    ``userns`` (default: whether bwrap runs unprivileged here): the build runs in a user namespace
+    of its own; else, run by root, bwrap drops it to ``uid`` with ``setpriv``, and ``workdir``
+    must belong to ``uid`` (:func:`build_upload` gives it) for the build to write there."""
     if sandbox != "bwrap":
         return argv
     wd = str(workdir)
-    cmd = bwrap_command(argv, wd, [wd])
+    if userns is None:
+        userns = bwrap_userns()
+    cmd = bwrap_command(argv, wd, [wd], BUILD_SCRATCH_MB, userns, uid)
     # bots see their own files read-only; a build must write its output beside its sources
     for i in range(len(cmd) - 3, -1, -1):
         if cmd[i:i + 3] == ["--ro-bind", wd, wd]:
@@ -69,15 +79,27 @@ def build_upload(cfg: ContestConfig, runtime: Runtime, workdir: Path) -> tuple[b
         return True, "nothing to build for this runtime\n"
     sandbox, warning = resolve_sandbox(cfg.limits.get("sandbox", "auto"))
     argv = resolve_command(runtime.build)
-    cmd = sandboxed_build_command(argv, workdir, sandbox)
+    userns = bwrap_userns() if sandbox == "bwrap" else False
+    uid = None if userns else bot_uid(workdir.name)  # as root, a build never holds root's powers
+    if uid is not None:
+        for path in [workdir, *workdir.rglob("*")]:
+            os.chown(path, uid, uid, follow_symlinks=False)
+    cmd = sandboxed_build_command(argv, workdir, sandbox, userns=userns, uid=uid)
     limits = ResourceLimits(memory_mb=cfg.build_memory_mb, cpu_seconds=cfg.build_seconds, processes=None,
                             open_files=1024)
     header = f"$ {' '.join(runtime.build)}\n" + (f"{warning}\n" if warning else "")
     start = time.monotonic()
     try:
+        setter = limit_setter(limits)
+
+        def before_exec() -> None:  # rlimits, as bots get them; unsandboxed, as the unprivileged uid
+            setter()
+            if uid is not None and sandbox != "bwrap":
+                drop_privileges(uid)
+
         proc = subprocess.Popen(cmd, cwd=workdir, env=sandbox_env(dict(os.environ)), stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-                                preexec_fn=limit_setter(limits))  # noqa: PLW1509 - rlimits, as bots get them
+                                preexec_fn=before_exec)
     except OSError as exc:
         return False, header + f"cannot start the build: {exc}\n"
     try:
