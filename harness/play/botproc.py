@@ -86,6 +86,7 @@ class BotProcess:
         self.started_at = 0.0
         self.pipes: tuple[str, ...] = ()
         self._tail = b""
+        self._stderr_total = 0  # bytes read from stderr so far (a mark for stderr_since)
         self._wrapped = False
         self._cgroup: BotCgroup | None = None
         self._cgroup_base: tuple[str, bool] | None = None
@@ -500,10 +501,20 @@ class BotProcess:
                 return
             self.stderr.write(chunk)
             self._tail = (self._tail + chunk)[-STDERR_TAIL_BYTES:]
+            self._stderr_total += len(chunk)
 
     def stderr_tail(self) -> str:
         """The last bytes this process wrote to stderr (up to 2 KiB), as text."""
         return self._tail.decode("utf-8", "replace")
+
+    def stderr_mark(self) -> int:
+        """A mark for :meth:`stderr_since`: the bytes read from stderr so far."""
+        return self._stderr_total
+
+    def stderr_since(self, mark: int) -> str:
+        """What the bot wrote to stderr after ``mark`` (drained so far; at most the 2 KiB tail)."""
+        new = self._stderr_total - mark
+        return self._tail[-new:].decode("utf-8", "replace") if new > 0 else ""
 
     def drain_stderr(self) -> None:
         """Move whatever the bot wrote to stderr so far into its log (non-blocking)."""

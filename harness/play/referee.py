@@ -272,6 +272,16 @@ class _Table:
             entry["raw"] = _text(data)
         self.note(entry)
 
+    def stderr_of(self, seat: int, request_id: int, mark: int) -> None:
+        """Log what the bot wrote to stderr while it decided (the replay shows it beside its move)."""
+        proc = self.procs[seat]
+        if proc is None:
+            return
+        proc.drain_stderr()
+        text = proc.stderr_since(mark)
+        if text:
+            self.note({"type": "stderr", "seat": seat, "id": request_id, "text": text})
+
     # ---- violations ----------------------------------------------------------------------
     def violation(self, seat: int, kind: str, detail: str, request: bytes | str, received: bytes) -> None:
         """Record a violation; kill the process if needed; forfeit the seat past its strikes."""
@@ -498,6 +508,7 @@ def play_game(game: Game, options: dict, seed: int, game_id: str, seats: Sequenc
             line = dumps(msg, option=APPEND_NEWLINE)
             if record:
                 table.sent(seat, msg)
+            stderr_mark = proc.stderr_mark()
             sent_at = monotonic()
             deadline = sent_at + budget_ms / 1000
             code, data = proc.exchange(line, deadline)
@@ -517,6 +528,8 @@ def play_game(game: Game, options: dict, seed: int, game_id: str, seats: Sequenc
                         bank[seat] = max(0, bank[seat] - int(took_ms - move_ms + 0.999))
                     state.apply(legal[index])
                     table.decision += 1
+                    if record:  # after the move: a rejected answer's stderr is in its violation
+                        table.stderr_of(seat, request_id, stderr_mark)
                     continue
             else:
                 detail = proc.detail

@@ -5,7 +5,13 @@ and the actions of the referee's log (:func:`harness.report.tables.replay_moves`
 spectator's position after every move (the state's snapshot, without its RNG); the log gives,
 for every decision a bot was asked, the exact observation and offered actions it was sent, the
 answer's time, and the referee's own moves (forced, fallback, forfeited); the store gives the
-violations. A seat's view of a frame is the last observation that seat was actually sent.
+violations, and the log the seats that forfeited (from which move) and what each bot wrote to
+stderr while it decided (logged beside its answer). A seat's observation of a frame is the last
+one it was actually sent; the viewer draws a seat's picture from the spectator's position with
+the other hands hidden, so it is never older than the move shown.
+
+The data is plain JSON (the ``replay_viewer.html`` template draws it), so another page, the
+contest site's spectator replays, embeds the same viewer with its own data.
 """
 
 from __future__ import annotations
@@ -46,22 +52,34 @@ def game_replay(game: Any, options: dict[str, Any], game_row: Any, seats: Sequen
         return data
     requests: dict[int, dict[str, Any]] = {}
     times: dict[int, float] = {}
+    stderr: dict[int, str] = {}
     pending: dict[int, int] = {}
+    forfeits: list[dict[str, Any]] = []
+    last_decision = 0
     for entry in log:
         msg = entry.get("msg")
-        if entry.get("type") == "send" and isinstance(msg, dict) and msg.get("type") == "request":
+        kind = entry.get("type")
+        if kind == "send" and isinstance(msg, dict) and msg.get("type") == "request":
             requests[msg["id"]] = msg
             pending[entry["seat"]] = msg["id"]
-        elif entry.get("type") == "recv" and isinstance(msg, dict) and msg.get("type") == "action":
+        elif kind == "recv" and isinstance(msg, dict) and msg.get("type") == "action":
             if pending.get(entry.get("seat", -1)) is not None:
                 times[pending.pop(entry["seat"])] = entry.get("ms", 0.0)
+        elif kind == "stderr" and isinstance(entry.get("id"), int):
+            stderr[entry["id"]] = str(entry.get("text", ""))
+        elif kind == "violation" and isinstance(entry.get("decision"), int):
+            last_decision = entry["decision"]
+        elif kind == "forfeit":
+            # the seat forfeits on the decision of its last violation: that move is the referee's
+            forfeits.append({"seat": entry.get("seat"), "move": last_decision + 1, "kind": entry.get("kind", "")})
+    data["forfeits"] = forfeits
     by_move: dict[int, list[dict[str, Any]]] = {}
     for v in violations:
         move = (v["decision"] + 1) if isinstance(v["decision"], int) else 0
         by_move.setdefault(move, []).append({"seat": v["seat"], "kind": v["kind"], "detail": v["detail"], "id": v["id"]})
     state = game.new_state(len(seats), game_row["seed"], options)
     seen: list[int | None] = [None] * len(seats)
-    data["frames"].append({"move": 0, "snapshot": _snapshot(state), "views": list(seen), "events": [],
+    data["frames"].append({"move": 0, "snapshot": _snapshot(state), "views": list(seen), "events": list(state.events),
                            "violations": by_move.get(0, [])})
     observations: dict[str, Any] = {}
     for n, (seat, action, how, request_id) in enumerate(replay_moves(log), 1):
@@ -81,7 +99,8 @@ def game_replay(game: Any, options: dict[str, Any], game_row: Any, seats: Sequen
             "move": n, "seat": seat, "action": _text(game, action), "how": how, "request_id": request_id,
             "ms": times.get(request_id) if request_id is not None else None, "offered": offered, "chosen": chosen,
             "snapshot": _snapshot(state), "views": list(seen), "violations": by_move.get(n, []),
-            "events": [json.dumps(e, separators=(",", ":")) for e in state.events[before:]]})
+            "stderr": stderr.get(request_id, "") if request_id is not None else "",
+            "events": list(state.events[before:])})
     data["observations"] = observations
     data["complete"] = state.is_terminal()
     if data["complete"]:
