@@ -101,7 +101,7 @@ def test_every_replay_steps_to_the_stored_final_scores(browser, league, tmp_path
         assert label.text == f"move {total} / {total}"
         shown = [float(td.text) for td in browser.find_elements(By.CSS_SELECTOR, "#seats-table td.score")]
         assert shown == [float(x) for x in games[page.stem]], page.stem
-        assert "game over" in browser.find_element(By.ID, "move-panel").text
+        assert "Game over" in browser.find_element(By.ID, "move-panel").text
         checked += 1
         if checked == 1:
             shoot(browser, tmp_path, "replay-end")

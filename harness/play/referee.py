@@ -37,6 +37,8 @@ VIOLATION_KINDS = ("timeout", "illegal", "malformed", "oversize", "crash", "prot
 _KILLING_KINDS = frozenset({"timeout", "oversize", "crash"})
 _CODE_KIND = {TIMEOUT: "timeout", CRASH: "crash", OVERSIZE: "oversize"}
 _RECEIVED_BYTES = 500
+#: characters of what a bot wrote to stderr while deciding that the log keeps with its move
+STDERR_PER_MOVE = 1024
 _dumps = orjson.dumps
 APPEND_NEWLINE = orjson.OPT_APPEND_NEWLINE
 
@@ -279,8 +281,8 @@ class _Table:
             return
         proc.drain_stderr()
         text = proc.stderr_since(mark)
-        if text:
-            self.note({"type": "stderr", "seat": seat, "id": request_id, "text": text})
+        if text:  # the last KiB: the store keeps every game's log (the full output is in the bot's stderr log)
+            self.note({"type": "stderr", "seat": seat, "id": request_id, "text": text[-STDERR_PER_MOVE:]})
 
     # ---- violations ----------------------------------------------------------------------
     def violation(self, seat: int, kind: str, detail: str, request: bytes | str, received: bytes) -> None:

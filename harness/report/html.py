@@ -7,9 +7,10 @@ with ``<``, ``>`` and ``&`` escaped, parsed with ``JSON.parse`` and drawn with `
 - ``index.html``: the table with its intervals, the head-to-head heat map, ratings over time
   (inline SVG, no chart library: a few KB), seat bias, the violations and the latest games;
 - ``bots/<id>.html``: a bot version's games and violations (the table links to it);
-- ``games/<id>.html``: the replay viewer, drawing each game as its picture (the dial, the line
-  of dominoes, the trick and offer), step by step with buttons, a slider and the arrow keys,
-  as the spectator or as one seat (exactly the observations it was sent);
+- ``games/<id>.html``: the replay viewer (``replay_viewer.html``, which other pages embed),
+  drawing each game as it lies (the dial, the dominoes snake with its count, the trick and
+  offer), with a move list in words, play/pause, ``#move=`` in the address, as the spectator or
+  as one seat;
 - ``violations/<id>.html``: a violation in full (request, answer, stderr) above the viewer opened
   at its move; the violation and its move link both ways.
 
