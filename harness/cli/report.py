@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -45,7 +43,7 @@ def report(config: str, out_dir: str | None, max_replays: int) -> None:
 
 
 class _Handler(BaseHTTPRequestHandler):
-    config: Any = None
+    live: Any = None  # the LiveLeague served
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
         return  # quiet: the terminal shows the league, not every request
@@ -62,42 +60,16 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
-        from harness.league.store import LeagueStore
-        from harness.report.html import MAX_LISTED, Site
-
         path = self.path.split("?", 1)[0].split("#", 1)[0]
-        cfg = self.config
-        if not Path(cfg.store).exists():
-            self._send(200, "<p>No results yet: the league has not started. This page does not refresh itself; "
-                            "reload it once `harness run` has begun.</p>")
-            return
-        with LeagueStore(cfg.store, create=False) as store:
-            site = Site(cfg, store, live=True)
-            if path in ("/", "/index.html"):
-                self._send(200, site.index())
-            elif path == "/api/status":
-                counts = store.counts()
-                latest = [{"id": g["id"], "round": g["round"], "seats": g["seats"], "ended_by": g["ended_by"]}
-                          for g in site.latest_games(MAX_LISTED)]
-                self._send(200, json.dumps({"done": counts["done"], "pending": counts["pending"], "latest": latest}),
-                           "application/json")
-            elif m := re.fullmatch(r"/games/(g-[0-9a-f]+)\.html", path):
-                page = site.game(m.group(1))
-                self._send(200 if page else 404, page or "no such game")
-            elif m := re.fullmatch(r"/bots/(\d+)\.html", path):
-                vid = int(m.group(1))
-                self._send(200, site.bot(vid)) if vid in site.versions else self._send(404, "no such bot")
-            elif m := re.fullmatch(r"/violations/(\d+)\.html", path):
-                found = store.violation(int(m.group(1)))
-                page = site.game(found[0]["game_id"], violation_id=int(m.group(1))) if found else None
-                self._send(200 if page else 404, page or "no such violation")
-            else:
-                self._send(404, "not found")
+        self._send(*self.live.respond(path))
 
 
 def make_server(config: Any, host: str, port: int) -> ThreadingHTTPServer:
-    """An HTTP server for ``config``'s league pages (``port`` 0: any free port)."""
-    handler = type("Handler", (_Handler,), {"config": config})
+    """An HTTP server for ``config``'s league pages (``port`` 0: any free port), kept current
+    as the store and the config change (:mod:`harness.report.live`)."""
+    from harness.report.live import LiveLeague
+
+    handler = type("Handler", (_Handler,), {"live": LiveLeague(config)})
     return ThreadingHTTPServer((host, port), handler)
 
 
@@ -111,8 +83,10 @@ def make_server(config: Any, host: str, port: int) -> ThreadingHTTPServer:
 def serve(config: str, port: int, host: str) -> None:
     """Serve CONFIG's league pages live from its store, while `harness run` plays it.
 
-    The same pages as `harness report`, made on each request from the store, with any game's
-    replay; the index refreshes its counts and latest games every 2 seconds. Ctrl-C stops it.
+    The same pages as `harness report`, made from the store, with any game's replay. The index
+    keeps itself current: its counts every 2 seconds, the whole page (table, matrix, charts,
+    violations, games) when games were played; the config is read again when it or a bot's
+    file changes. Started before the league, it waits for the store. Ctrl-C stops it.
     Example:
 
     \b

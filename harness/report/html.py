@@ -104,6 +104,10 @@ class Site:
 
         self.engine = get_game(config.game)
         self.versions = {r["id"]: r for r in store.versions()}
+        #: live pages: the state of the league the page shows (harness.report.live), and why the
+        #: config on disk does not load (the last good one is shown)
+        self.generation = ""
+        self.config_problem: str | None = None
 
     def label(self, version_id: int) -> str:
         v = self.versions.get(version_id)
@@ -114,7 +118,8 @@ class Site:
         n_violations = self.store.db.execute("SELECT count(*) FROM violations").fetchone()[0]
         return {"name": self.config.name, "game": self.config.game, "path": self.config.path, "done": counts["done"],
                 "pending": counts["pending"], "violations": n_violations,
-                "made": dt.datetime.now().strftime("%Y-%m-%d %H:%M")}
+                "made": dt.datetime.now().strftime("%Y-%m-%d %H:%M:%S" if self.live else "%Y-%m-%d %H:%M"),
+                "generation": self.generation, "config_problem": self.config_problem}
 
     def _render(self, template: str, root: str, **context: Any) -> str:
         return self.env.get_template(template).render(league=self._league(), root=root, live=self.live,
