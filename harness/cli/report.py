@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -42,37 +40,6 @@ def report(config: str, out_dir: str | None, max_replays: int) -> None:
          f"{written['violations']} violation pages, {written['bytes'] / 1e6:.1f} MB)")
 
 
-class _Handler(BaseHTTPRequestHandler):
-    live: Any = None  # the LiveLeague served
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
-        return  # quiet: the terminal shows the league, not every request
-
-    def _send(self, status: int, body: str, kind: str = "text/html; charset=utf-8") -> None:
-        data = body.encode("utf-8")
-        self.send_response(status)
-        self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(data)))
-        self.send_header("Cache-Control", "no-store")
-        self.send_header("Content-Security-Policy", "default-src 'self'; script-src 'self' 'unsafe-inline'; "
-                                                    "style-src 'unsafe-inline'; img-src 'self' data:")
-        self.end_headers()
-        self.wfile.write(data)
-
-    def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
-        path = self.path.split("?", 1)[0].split("#", 1)[0]
-        self._send(*self.live.respond(path))
-
-
-def make_server(config: Any, host: str, port: int) -> ThreadingHTTPServer:
-    """An HTTP server for ``config``'s league pages (``port`` 0: any free port), kept current
-    as the store and the config change (:mod:`harness.report.live`)."""
-    from harness.report.live import LiveLeague
-
-    handler = type("Handler", (_Handler,), {"live": LiveLeague(config)})
-    return ThreadingHTTPServer((host, port), handler)
-
-
 @click.command()
 @config_argument
 @click.option("--port", type=click.IntRange(min=0, max=65535), default=8000, show_default=True,
@@ -92,6 +59,8 @@ def serve(config: str, port: int, host: str) -> None:
     \b
         harness run leagues/demo.yaml & harness serve leagues/demo.yaml
     """
+    from harness.report.serve import make_server
+
     cfg = _load_to_read(config)
     try:
         server = make_server(cfg, host, port)
