@@ -327,3 +327,28 @@ def test_crisps_and_epizodiak_are_drawn_as_their_tables(browser, tmp_path_factor
         assert browser.find_element(By.ID, "move-list").find_elements(By.TAG_NAME, "li")
         shoot(browser, tmp_path_factory.getbasetemp(), f"{game}-{where}")
     assert not [x for x in browser.get_log("browser") if x["level"] == "SEVERE"]
+
+
+def test_another_page_embeds_the_viewer(browser, dominoes_site, tmp_path):
+    """The contest site's way: the viewer alone (replay_viewer_html) inside a page of its own."""
+    from harness.league.config import load_config
+    from harness.league.store import LeagueStore
+    from harness.report.html import Site, replay_viewer_html
+    from harness.report.replay_data import game_replay
+
+    cfg = load_config(dominoes_site.parent / "dom.yaml", strict=False)
+    with LeagueStore(cfg.store, create=False) as store:
+        row = store.db.execute("SELECT id, seq FROM games WHERE status = 'done' ORDER BY seq LIMIT 1").fetchone()
+        game = store.game(row["id"])
+        site = Site(cfg, store)
+        replay = game_replay(site.engine, cfg.options, game, store.game_seats(row["seq"]), store.game_log(row["seq"]),
+                             store.violations(game_seq=row["seq"]))
+    page = tmp_path / "embedded.html"
+    page.write_text("<!doctype html><html><head><meta charset='utf-8'><title>contest</title></head><body>"
+                    "<h1>A contest's page</h1>" + replay_viewer_html(replay, start_move=3) + "</body></html>")
+    browser.get(page.as_uri())
+    assert _label(browser) == f"move 3 / {len(replay['frames']) - 1}"
+    assert browser.find_elements(By.CSS_SELECTOR, "#picture g.domino")
+    browser.find_element(By.ID, "next").click()
+    assert _label(browser).startswith("move 4 /") and browser.current_url.endswith("#move=4")
+    assert not [x for x in browser.get_log("browser") if x["level"] == "SEVERE"]

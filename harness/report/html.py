@@ -36,7 +36,7 @@ from harness.report import statistics
 from harness.report.replay_data import game_replay, script_json
 from harness.report.tables import league_table, move_number, request_id_of
 
-__all__ = ["MAX_LISTED", "Site", "write_report"]
+__all__ = ["MAX_LISTED", "Site", "replay_viewer_html", "write_report"]
 
 MAX_LISTED = 200
 COLORS = ("#3a6fd8", "#d8563a", "#2f9e5b", "#9a55c9", "#c99a1f", "#1f9fb0", "#b0386d", "#5b6b7f")
@@ -98,8 +98,7 @@ class Site:
         self.config = config
         self.store = store
         self.live = live
-        self.env = Environment(loader=PackageLoader("harness.report", "templates"),
-                               autoescape=select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True)
+        self.env = _environment()
         from harness.games import get_game
 
         self.engine = get_game(config.game)
@@ -212,6 +211,19 @@ class Site:
                              "received": record.get("received", ""), "stderr_tail": record.get("stderr_tail", "")}
         return self._render("game.html", "../", replay=replay, replay_json=script_json(replay), violation=violation,
                             start_move=start, bot_pages=[f"{s['version_id']}.html" for s in seats])
+
+
+def _environment() -> Environment:
+    return Environment(loader=PackageLoader("harness.report", "templates"),
+                       autoescape=select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True)
+
+
+def replay_viewer_html(replay: dict[str, Any], start_move: int = 0) -> str:
+    """The replay viewer alone (style, controls, picture, move list, script and the data), for
+    another page to embed: ``replay`` is :func:`harness.report.replay_data.game_replay`'s data.
+    The data holds every hand: embed only games a viewer may see whole (finished ones)."""
+    return _environment().get_template("replay_viewer.html").render(
+        replay=replay, replay_json=script_json(replay), start_move=start_move)
 
 
 def write_report(config: LeagueConfig, out_dir: str | Path, *, max_replays: int = 500) -> dict[str, Any]:
