@@ -171,6 +171,14 @@ def test_the_count_and_each_moves_points_are_shown_as_scored(browser, dominoes_s
     assert scored >= 2
 
 
+def _check_rebuilt_end(browser, frames: list[dict[str, Any]], fields: tuple[str, ...]) -> None:
+    last = len(frames) - 1
+    rebuilt = browser.execute_script(f"return document.getElementById('replay-viewer').viewer.snapshotOf({last})")
+    assert rebuilt.get("_ended"), "the last move must end a deal, hand or round"
+    for field in fields:
+        assert rebuilt[field] == frames[last]["snapshot"][field], field
+
+
 def test_a_finished_hand_is_drawn_as_it_ended_with_every_hand_shown(browser, dominoes_site):
     for page in sorted((dominoes_site / "games").glob("*.html")):
         browser.get(page.as_uri())
@@ -191,6 +199,14 @@ def test_a_finished_hand_is_drawn_as_it_ended_with_every_hand_shown(browser, dom
         cell = browser.find_element(By.CSS_SELECTOR, f"#seats-table tr[data-seat='{seat}'] td.hand")
         assert len(cell.find_elements(By.CSS_SELECTOR, "g.domino")) == len(hand)
     assert f"Hand {end['hand']} over" in browser.find_element(By.ID, "move-panel").text
+    for page in sorted((dominoes_site / "games").glob("*.html")):  # a game that ended at a hand's end
+        browser.get(page.as_uri())
+        frames = _data(browser)["frames"]
+        if any(e["type"] == "hand_end" for e in frames[-1]["events"]):
+            _check_rebuilt_end(browser, frames, ("line", "hands"))
+            break
+    else:
+        pytest.fail("no game ended at a hand's end")
 
 
 def test_move_in_the_url_follows_back_and_forward_and_loads_there(browser, dominoes_site):
@@ -326,6 +342,17 @@ def test_crisps_and_epizodiak_are_drawn_as_their_tables(browser, tmp_path_factor
                     :len(table["cards"])] == table["cards"]
         assert browser.find_element(By.ID, "move-list").find_elements(By.TAG_NAME, "li")
         shoot(browser, tmp_path_factory.getbasetemp(), f"{game}-{where}")
+    if game == "crisps":  # a move that ends a deal shows its trick, not the next deal's empty table
+        i = next(i for i, f in enumerate(frames) if [e["type"] for e in f["events"]][-2:] == ["deal_end", "deal"])
+        _goto(browser, i)
+        play = next(e for e in frames[i]["events"] if e["type"] == "play")
+        drawn = [c.get_attribute("data-card") for c in browser.find_elements(By.CSS_SELECTOR, "#picture g.card:not(.back)")]
+        offer = 1 if browser.execute_script(f"return document.getElementById('replay-viewer').viewer.snapshotOf({i}).offer") else 0
+        assert drawn[len(drawn) - offer - len(play["cards"]):len(drawn) - offer] == play["cards"]
+        assert "the deal is over" in browser.find_element(By.ID, "picture").text
+    # the last move ends the last deal (or round) with no new deal: the engine's own position
+    # there checks the table the viewer rebuilds for every move that ends a deal
+    _check_rebuilt_end(browser, frames, {"crisps": ("hands", "played"), "epizodiak": ("dial", "hands", "sets")}[game])
     assert not [x for x in browser.get_log("browser") if x["level"] == "SEVERE"]
 
 
