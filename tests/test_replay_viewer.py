@@ -379,3 +379,25 @@ def test_another_page_embeds_the_viewer(browser, dominoes_site, tmp_path):
     browser.find_element(By.ID, "next").click()
     assert _label(browser).startswith("move 4 /") and browser.current_url.endswith("#move=4")
     assert not [x for x in browser.get_log("browser") if x["level"] == "SEVERE"]
+
+
+def test_a_seat_view_hides_what_other_seats_were_offered_and_wrote(browser, dominoes_site):
+    for page in sorted((dominoes_site / "games").glob("*.html")):
+        browser.get(page.as_uri())
+        frames = _data(browser)["frames"]
+        chatty = [i for i, f in enumerate(frames) if f.get("stderr") and len(f["offered"]) > 1]
+        if chatty:
+            break
+    else:
+        pytest.fail("the chatty bot must write stderr at a move with a choice")
+    i = chatty[0]
+    mover = frames[i]["seat"]
+    other = next(s for s in range(len(_data(browser)["seats"])) if s != mover)
+    _goto(browser, i)
+    assert browser.find_elements(By.CSS_SELECTOR, "#move-panel pre.rv-stderr")  # the spectator sees all
+    assert browser.find_elements(By.CSS_SELECTOR, "#move-panel ul.offered")
+    browser.find_element(By.CSS_SELECTOR, f"#view option[value='{other}']").click()
+    assert not browser.find_elements(By.CSS_SELECTOR, "#move-panel pre.rv-stderr")
+    assert not browser.find_elements(By.CSS_SELECTOR, "#move-panel ul.offered")  # they would show the mover's tiles
+    browser.find_element(By.CSS_SELECTOR, f"#view option[value='{mover}']").click()
+    assert browser.find_elements(By.CSS_SELECTOR, "#move-panel pre.rv-stderr")
