@@ -401,3 +401,34 @@ def test_a_seat_view_hides_what_other_seats_were_offered_and_wrote(browser, domi
     assert not browser.find_elements(By.CSS_SELECTOR, "#move-panel ul.offered")  # they would show the mover's tiles
     browser.find_element(By.CSS_SELECTOR, f"#view option[value='{mover}']").click()
     assert browser.find_elements(By.CSS_SELECTOR, "#move-panel pre.rv-stderr")
+
+
+def test_a_game_without_a_picture_is_shown_as_readable_text(browser, dominoes_site, tmp_path):
+    """A plug-in game: its engine's text picture when the data has one (else the position written
+    out), a seat's observation written out, its events as words, no script error."""
+    from harness.league.config import load_config
+    from harness.league.store import LeagueStore
+    from harness.report.html import Site, replay_viewer_html
+    from harness.report.replay_data import game_replay
+
+    cfg = load_config(dominoes_site.parent / "dom.yaml", strict=False)
+    with LeagueStore(cfg.store, create=False) as store:
+        row = store.db.execute("SELECT id, seq FROM games WHERE status = 'done' ORDER BY seq LIMIT 1").fetchone()
+        replay = game_replay(Site(cfg, store).engine, cfg.options, store.game(row["id"]), store.game_seats(row["seq"]),
+                             store.game_log(row["seq"]), store.violations(game_seq=row["seq"]))
+    replay["game"] = "plugin"
+    for n, frame in enumerate(replay["frames"]):
+        frame["snapshot"].pop("hands")
+        if n % 2:
+            frame["text"] = f"the plug-in's own picture of move {n}"
+    page = tmp_path / "plugin.html"
+    page.write_text("<!doctype html><meta charset='utf-8'><body>" + replay_viewer_html(replay) + "</body>")
+    browser.get(page.as_uri() + "#move=1")
+    assert browser.find_element(By.CSS_SELECTOR, "#picture pre.position").text == "the plug-in's own picture of move 1"
+    _goto(browser, 2)
+    assert "line:" in browser.find_element(By.CSS_SELECTOR, "#picture pre.position").text  # the position written out
+    assert "play: seat" in browser.find_element(By.ID, "move-panel").text  # an event in words, not JSON
+    browser.find_element(By.CSS_SELECTOR, "#view option[value='0']").click()
+    shown = browser.find_element(By.CSS_SELECTOR, "#picture pre.position").text
+    assert "hand:" in shown or "has not been asked" in shown
+    assert not [x for x in browser.get_log("browser") if x["level"] == "SEVERE"]
