@@ -22,8 +22,10 @@ def report(config: str, out_dir: str | None, max_replays: int) -> None:
     """Write CONFIG's league as a self-contained HTML site (works offline, from file://).
 
     The table with its intervals, the head-to-head heat map, ratings over time, seat bias,
-    every violation on its own page, and a replay viewer for the games: step through a game
-    drawn as its picture (buttons, slider, arrow keys), as the spectator or as one seat.
+    every violation on its own page, and a replay viewer for the games: each game drawn as it
+    lies on the table (the dominoes with their count and points, the cards, the dial), a move
+    list in words, play/pause or step (buttons, slider, arrow keys, #move=N in the address), as
+    the spectator or as one seat, with each move's stderr.
     Open <out>/index.html in a browser. Example:
 
     \b
