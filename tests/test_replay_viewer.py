@@ -157,6 +157,9 @@ def test_the_count_and_each_moves_points_are_shown_as_scored(browser, dominoes_s
         count = browser.find_element(By.ID, "count")
         assert count.get_attribute("data-count") == str(play["count"])
         assert count.text.startswith(f"count {play['count']}")
+        laid = [g.get_attribute("data-laid-by") for g in browser.find_elements(By.CSS_SELECTOR, "#picture g.domino")
+                if sorted(map(int, g.get_attribute("data-tile").split("-"))) == sorted(play["tile"])]
+        assert laid == [str(play["seat"])]  # the tile is marked with the seat that laid it
         shown = browser.find_element(By.ID, "move-points")
         assert shown.get_attribute("data-points") == str(play["points"])
         panel = browser.find_element(By.ID, "move-panel").text
