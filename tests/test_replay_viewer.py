@@ -435,3 +435,11 @@ def test_a_game_without_a_picture_is_shown_as_readable_text(browser, dominoes_si
     shown = browser.find_element(By.CSS_SELECTOR, "#picture pre.position").text
     assert "hand:" in shown or "has not been asked" in shown
     assert not [x for x in browser.get_log("browser") if x["level"] == "SEVERE"]
+
+
+def test_a_game_without_a_log_is_one_line_without_the_viewers_script():
+    from harness.report.html import replay_viewer_html
+
+    html = replay_viewer_html({"game": "dominoes", "seats": ["a@1", "b@1"], "frames": [], "result": {}})
+    assert "No log is stored for this game" in html
+    assert "<script" not in html and len(html) < 1000  # a big league lists thousands of such games
