@@ -73,7 +73,7 @@ const dominoes = {
             _ended: end, _public: true};
   },
   draw(svg, s, f, i) {
-    const line = s.line, u = 26, gap = 3, margin = 14, rowH = 2 * u + 18;
+    const line = s.line, u = 26, gap = 3, margin = 14, rowH = 2 * u + 28;  // room for the end labels
     const t = {play: f.events.find(e => e.type === "play"), hand: s.hand_number, graveyard: s.graveyard.length, handEnd: s._ended};
     const {count, parts} = lineCount(line);
     const top = 50;
@@ -130,7 +130,7 @@ const dominoes = {
     if (line.length) {
       const ends = svg.querySelectorAll("g.domino");
       const first = ends[0], last = ends[ends.length - 1];
-      const mark = (g, label) => { const b = g.getBBox(); svg.appendChild(el("text", {x: b.x + b.width / 2, y: b.y + b.height + 17,
+      const mark = (g, label) => { const b = g.getBBox(); svg.appendChild(el("text", {x: Math.max(44, Math.min(WIDTH - 44, b.x + b.width / 2)), y: b.y + b.height + 17,
         "font-size": 11, "text-anchor": "middle", fill: "#2855c5"}, label)); };
       if (first === last) mark(first, "ends " + line[0][0] + " and " + line[0][1]);
       else { mark(first, "left end " + line[0][0]); mark(last, "right end " + line[line.length - 1][1]); }
