@@ -37,7 +37,7 @@ HTML = "text/html; charset=utf-8"
 
 _WAITING = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{name} · tablebots</title></head>
 <body style="font: 15px system-ui, sans-serif; margin: 40px"><h1>{name}</h1>
-<p id="waiting">No results yet: {why}. This page refreshes itself once <code>harness run</code> has begun.</p>
+<p id="waiting">No results yet: {why}. This page refreshes itself once <code>harness run {path}</code> has begun.</p>
 <script>
 setInterval(async () => {{
   try {{ const s = await (await fetch("api/status", {{cache: "no-store"}})).json(); if (s.store) location.reload(); }}
@@ -118,7 +118,7 @@ class LiveLeague:
                 return 200, json.dumps({"store": False, "done": 0, "pending": 0, "config_problem": self.problem}), \
                     "application/json"
             why = f"the league has not started ({escape(config.store)} does not exist yet)"
-            return 200, _WAITING.format(name=escape(config.name), why=why), HTML
+            return 200, _WAITING.format(name=escape(config.name), why=why, path=escape(config.path)), HTML
         try:
             store = LeagueStore(config.store, create=False)
         except StoreError as exc:
