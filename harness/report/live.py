@@ -28,7 +28,10 @@ from typing import Any
 
 from markupsafe import escape
 
+from harness.league import queries
 from harness.league.config import ConfigError, LeagueConfig, load_config
+from harness.league.store import LeagueStore, StoreError
+from harness.report.html import Site
 
 __all__ = ["LiveLeague"]
 
@@ -98,10 +101,10 @@ class LiveLeague:
         except sqlite3.Error:
             return False
 
-    def _generation(self, store: Any, config: LeagueConfig) -> tuple[str, dict[str, Any]]:
+    def _generation(self, store: LeagueStore, config: LeagueConfig) -> tuple[str, dict[str, Any]]:
         counts = store.counts()
-        violations = store.db.execute("SELECT count(*) FROM violations").fetchone()[0]
-        versions = store.db.execute("SELECT count(*) FROM versions").fetchone()[0]
+        violations = queries.violation_count(store)
+        versions = len(store.versions())
         stamp = abs(hash(self._stamp)) % 10**9
         status = {"store": True, "done": counts["done"], "pending": counts["pending"], "violations": violations,
                   "versions": versions, "config_problem": self.problem}
@@ -109,9 +112,6 @@ class LiveLeague:
 
     def respond(self, path: str) -> Response:
         """The response (status, body, content type) to a GET of ``path``."""
-        from harness.league.store import LeagueStore, StoreError
-        from harness.report.html import Site
-
         config = self.config()
         if not self.store_ready(config):
             if path == "/api/status":
@@ -146,9 +146,7 @@ class LiveLeague:
                 return (200, page, HTML) if page else (404, "no such violation", HTML)
             return 404, "not found", HTML
 
-    def _cached_index(self, store: Any, config: LeagueConfig, generation: str) -> str:
-        from harness.report.html import Site
-
+    def _cached_index(self, store: LeagueStore, config: LeagueConfig, generation: str) -> str:
         with self._lock:  # one render at a time: every open page waits for it and shares it
             cached = self._index
             if cached is not None and cached[0] == generation:
