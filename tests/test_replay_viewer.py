@@ -31,12 +31,19 @@ TEST_BOTS = REPO / "tests" / "bots"
 
 
 @pytest.fixture(scope="module")
-def browser():
+def downloads(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("downloads")
+
+
+@pytest.fixture(scope="module")
+def browser(downloads):
     chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
     assert chromium and driver, "Debian's chromium and chromium-driver are needed (.ci/run installs them)"
     opts = Options()
     for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,1100"):
         opts.add_argument(arg)
+    opts.add_experimental_option("prefs", {"download.default_directory": str(downloads),
+                                           "download.prompt_for_download": False})
     opts.binary_location = chromium
     d = webdriver.Chrome(service=Service(driver), options=opts)
     yield d
@@ -443,3 +450,14 @@ def test_a_game_without_a_log_is_one_line_without_the_viewers_script():
     html = replay_viewer_html({"game": "dominoes", "seats": ["a@1", "b@1"], "frames": [], "result": {}})
     assert "No log is stored for this game" in html
     assert "<script" not in html and len(html) < 1000  # a big league lists thousands of such games
+
+
+def test_the_replay_data_downloads_as_json(browser, dominoes_site, downloads):
+    page = sorted((dominoes_site / "games").glob("*.html"))[0]
+    browser.get(page.as_uri())
+    browser.find_element(By.ID, "download").click()
+    target = downloads / f"{page.stem}.json"
+    wait = time.monotonic() + 10
+    while not target.exists() and time.monotonic() < wait:
+        time.sleep(0.1)
+    assert json.loads(target.read_text()) == _data(browser)
