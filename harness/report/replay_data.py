@@ -24,7 +24,8 @@ from harness.report.tables import replay_moves
 
 __all__ = ["DRAWN", "game_replay", "script_json"]
 
-#: Games templates/game.html draws as pictures; any other game is shown as text.
+#: Games the viewer draws as pictures (a renderer each in templates/replay_games.js); any other
+#: game is shown as text, its engine's render() kept with every frame.
 DRAWN = frozenset({"epizodiak", "dominoes", "crisps"})
 
 _DROP = ("rng", "events", "options", "version", "game")
