@@ -277,6 +277,9 @@ def test_a_forfeited_seat_is_marked_and_its_view_says_so(browser, dominoes_site,
     _goto(browser, len(data["frames"]) - 1)
     banner = browser.find_element(By.ID, "banner").text
     assert f"forfeited at move {move}" in banner and "sent nothing more" in banner
+    # its observation is the last request it was sent: the one whose answer made it forfeit
+    observation = browser.find_element(By.ID, "observation").text
+    assert observation.startswith(f"request id {data['frames'][move]['asked']} (for move {move})"), observation
     shoot(browser, tmp_path, "dominoes-forfeit-seat-view")
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from harness.report.tables import replay_moves
@@ -42,6 +43,45 @@ def _snapshot(state: Any) -> dict[str, Any]:
     return {k: v for k, v in state.to_json().items() if k not in _DROP}
 
 
+@dataclass
+class _LogScan:
+    requests: dict[int, dict[str, Any]] = field(default_factory=dict)  # request id -> the request sent
+    times: dict[int, float] = field(default_factory=dict)  # request id -> ms to the answer
+    stderr: dict[int, str] = field(default_factory=dict)  # request id -> stderr while deciding
+    rejected: dict[int, int] = field(default_factory=dict)  # move -> the request whose answer was rejected
+    forfeits: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _scan_log(log: list[dict[str, Any]]) -> _LogScan:
+    """What the log says besides the moves: requests, answer times, stderr, rejected answers, forfeits."""
+    scan = _LogScan()
+    pending: dict[int, int] = {}
+    last_decision = 0
+    for entry in log:
+        msg = entry.get("msg")
+        kind = entry.get("type")
+        if kind == "send" and isinstance(msg, dict) and msg.get("type") == "request":
+            scan.requests[msg["id"]] = msg
+            pending[entry["seat"]] = msg["id"]
+        elif kind == "recv" and isinstance(msg, dict) and msg.get("type") == "action":
+            if pending.get(entry.get("seat", -1)) is not None:
+                scan.times[pending.pop(entry["seat"])] = entry.get("ms", 0.0)
+        elif kind == "stderr" and isinstance(entry.get("id"), int):
+            scan.stderr[entry["id"]] = str(entry.get("text", ""))
+        elif kind == "violation" and isinstance(entry.get("decision"), int):
+            last_decision = entry["decision"]
+            try:  # the request it answered (none for a violation before any request)
+                request_id = json.loads(entry.get("request") or "null")["id"]
+            except (ValueError, TypeError, KeyError):
+                continue
+            if isinstance(request_id, int):
+                scan.rejected[last_decision + 1] = request_id
+        elif kind == "forfeit":
+            # the seat forfeits on the decision of its last violation: that move is the referee's
+            scan.forfeits.append({"seat": entry.get("seat"), "move": last_decision + 1, "kind": entry.get("kind", "")})
+    return scan
+
+
 def game_replay(game: Any, options: dict[str, Any], game_row: Any, seats: Sequence[Any],
                 log: list[dict[str, Any]] | None, violations: Sequence[Any] = ()) -> dict[str, Any]:
     """The replay of one stored game as plain data (see the module docstring)."""
@@ -54,29 +94,9 @@ def game_replay(game: Any, options: dict[str, Any], game_row: Any, seats: Sequen
         "frames": [], "observations": {}, "complete": False, "drawn": game.name in DRAWN}
     if log is None or game_row["status"] != "done":
         return data
-    requests: dict[int, dict[str, Any]] = {}
-    times: dict[int, float] = {}
-    stderr: dict[int, str] = {}
-    pending: dict[int, int] = {}
-    forfeits: list[dict[str, Any]] = []
-    last_decision = 0
-    for entry in log:
-        msg = entry.get("msg")
-        kind = entry.get("type")
-        if kind == "send" and isinstance(msg, dict) and msg.get("type") == "request":
-            requests[msg["id"]] = msg
-            pending[entry["seat"]] = msg["id"]
-        elif kind == "recv" and isinstance(msg, dict) and msg.get("type") == "action":
-            if pending.get(entry.get("seat", -1)) is not None:
-                times[pending.pop(entry["seat"])] = entry.get("ms", 0.0)
-        elif kind == "stderr" and isinstance(entry.get("id"), int):
-            stderr[entry["id"]] = str(entry.get("text", ""))
-        elif kind == "violation" and isinstance(entry.get("decision"), int):
-            last_decision = entry["decision"]
-        elif kind == "forfeit":
-            # the seat forfeits on the decision of its last violation: that move is the referee's
-            forfeits.append({"seat": entry.get("seat"), "move": last_decision + 1, "kind": entry.get("kind", "")})
-    data["forfeits"] = forfeits
+    scan = _scan_log(log)
+    requests = scan.requests
+    data["forfeits"] = scan.forfeits
     by_move: dict[int, list[dict[str, Any]]] = {}
     for v in violations:
         move = (v["decision"] + 1) if isinstance(v["decision"], int) else 0
@@ -91,9 +111,10 @@ def game_replay(game: Any, options: dict[str, Any], game_row: Any, seats: Sequen
         legal = state.legal_actions()
         offered = [_text(game, a) for a in legal]
         chosen = next((i for i, a in enumerate(legal) if a == action), None)
-        if request_id is not None and request_id in requests:
-            seen[seat] = request_id
-            observations[str(request_id)] = requests[request_id].get("observation")
+        asked = request_id if request_id is not None else scan.rejected.get(n)  # a rejected answer's request
+        if asked is not None and asked in requests:
+            seen[seat] = asked
+            observations[str(asked)] = requests[asked].get("observation")
         before = len(state.events)
         try:
             state.apply(action)
@@ -102,9 +123,10 @@ def game_replay(game: Any, options: dict[str, Any], game_row: Any, seats: Sequen
             break
         data["frames"].append({
             "move": n, "seat": seat, "action": _text(game, action), "how": how, "request_id": request_id,
-            "ms": times.get(request_id) if request_id is not None else None, "offered": offered, "chosen": chosen,
+            "asked": asked, "ms": scan.times.get(request_id) if request_id is not None else None,
+            "offered": offered, "chosen": chosen,
             "snapshot": _snapshot(state), "views": list(seen), "violations": by_move.get(n, []),
-            "stderr": stderr.get(request_id, "") if request_id is not None else "",
+            "stderr": scan.stderr.get(request_id, "") if request_id is not None else "",
             "events": list(state.events[before:]), "text": text()})
     data["observations"] = observations
     data["complete"] = state.is_terminal()
