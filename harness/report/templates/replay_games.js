@@ -303,7 +303,7 @@ const epizodiak = {
       const on = dial.includes(v), end = on && (v === dial[0] || v === dial[dial.length - 1]);
       numberTile(svg, x - 17, y - 17, v, {size: 34, fill: !on ? "#fff" : placed.has(v) ? "#ffe9a8" : end ? "#2855c5" : "#6f8fe0",
         stroke: on ? "#1d2330" : "#b8bfcc", dash: on ? "" : "3 3", color: !on ? "#b8bfcc" : placed.has(v) ? "#1d2330" : "#fff"});
-      if (end) svg.appendChild(el("text", {x: cx + (R + 32) * Math.cos(a), y: cy + (R + 32) * Math.sin(a) + 4, "text-anchor": "middle",
+      if (end) svg.appendChild(el("text", {x: cx + (R - 42) * Math.cos(a), y: cy + (R - 42) * Math.sin(a) + 4, "text-anchor": "middle",
         "font-size": 11, fill: "#2855c5"}, v === dial[0] && v === dial[dial.length - 1] ? "both ends" : v === dial[0] ? "ccw end" : "cw end"));
     }
     svg.appendChild(el("text", {x: cx, y: cy - 6, "text-anchor": "middle", "font-size": 15, "font-weight": 700}, "pile " + (s.pile || []).length));
