@@ -103,10 +103,14 @@ def test_serve_follows_a_league_that_starts_after_it_and_a_bot_that_changes(brow
         a_games = before[next(k for k in before if k[0] == "a")]["games"]
         # the table itself follows the games (the old page refreshed only the counts)
         wait_for(lambda: table(browser)[next(k for k in table(browser) if k[0] == "a")]["games"] > a_games + 5)
-        done = int(browser.find_element(By.ID, "games-done").text)
-        assert sum(r["games"] for r in table(browser).values()) >= done  # the table agrees with the count
         stop(runs[-1])
-        old_version = next(k for k in table(browser) if k[0] == "b")[1]
+
+        def settled() -> tuple[int, dict[tuple[str, str], dict[str, Any]]] | None:
+            done, rows = int(browser.find_element(By.ID, "games-done").text), table(browser)
+            return (done, rows) if sum(r["games"] for r in rows.values()) == 2 * done else None
+
+        _, rows = wait_for(settled)  # the run stopped: the table comes to agree with the count (two seats a game)
+        old_version = next(k for k in rows if k[0] == "b")[1]
 
         # a bot edited between runs: its new version is the current one, the old one is marked old
         with bot.open("a") as fh:
