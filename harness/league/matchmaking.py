@@ -159,7 +159,7 @@ class Matchmaker:
         self.wins = np.zeros((cap, cap))  # wins[i, j]: i placed directly ahead of j
         self.rounds = 0  # rounds planned
         self.results = 0
-        self._results_by_round: dict[int, list[tuple[tuple[int, ...], tuple[int, ...]]]] = {}
+        self._pending: dict[int, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}  # not in self.wins yet
         self._seen_upto = -1  # rounds whose results are in self.wins
         self._fit: SkillFit | None = None
         self._fit_key: tuple[int, int] | None = None
@@ -216,24 +216,37 @@ class Matchmaker:
         self.by_size[idx, self.sizes.index(len(versions))] -= games
 
     def record(self, round_: int, versions: Sequence[int], ranks: Sequence[int]) -> None:
-        """A finished game of ``round_``: its versions by seat and their ranks (0 = first)."""
-        self._results_by_round.setdefault(round_, []).append((tuple(versions), tuple(ranks)))
+        """A finished game of ``round_``: its versions by seat and their ranks (0 = first).
+
+        Taken as its comparisons between adjacent places, as the fit reads games."""
+        order = sorted(range(len(versions)), key=lambda s: ranks[s])
+        winners, losers, weights = [], [], []
+        for s, t in zip(order, order[1:]):
+            a, b = self.index[versions[s]], self.index[versions[t]]
+            if ranks[s] == ranks[t]:
+                winners += [a, b]
+                losers += [b, a]
+                weights += [0.5, 0.5]
+            else:
+                winners.append(a)
+                losers.append(b)
+                weights.append(1.0)
+        self.record_comparisons(round_, np.array(winners, dtype=np.int64), np.array(losers, dtype=np.int64),
+                                np.array(weights))
         self.results += 1
+
+    def record_comparisons(self, round_: int, winners: np.ndarray, losers: np.ndarray, weights: np.ndarray) -> None:
+        """Results of ``round_`` in bulk, as comparisons between bot *indices* (winner placed directly
+        ahead of loser, with weight 1, or 1/2 each way for a shared place)."""
+        self._pending.setdefault(round_, []).append((winners, losers, weights))
 
     # -- choosing ------------------------------------------------------------------------
 
     def _absorb(self, upto: int) -> None:
-        """Add the results of rounds up to ``upto`` to the counts (rounds in order, games in order)."""
-        for r in sorted(k for k in self._results_by_round if k <= upto):
-            for versions, ranks in self._results_by_round.pop(r):
-                order = sorted(range(len(versions)), key=lambda s: ranks[s])
-                for s, t in zip(order, order[1:]):
-                    a, b = self.index[versions[s]], self.index[versions[t]]
-                    if ranks[s] == ranks[t]:
-                        self.wins[a, b] += 0.5
-                        self.wins[b, a] += 0.5
-                    else:
-                        self.wins[a, b] += 1.0
+        """Add the results of rounds up to ``upto`` to the counts (a sum of halves: exact in any order)."""
+        for r in sorted(k for k in self._pending if k <= upto):
+            for winners, losers, weights in self._pending.pop(r):
+                np.add.at(self.wins, (winners, losers), weights)
         self._seen_upto = max(self._seen_upto, upto)
 
     def _fit_point(self, round_: int) -> int:
@@ -287,12 +300,18 @@ class Matchmaker:
         for i, (r, _, wide, _) in enumerate(plans):
             if not wide:
                 by_fit.setdefault(self._fit_point(r), []).append(i)
-        for point, members in sorted(by_fit.items()):
+        for _point, members in sorted(by_fit.items()):
             fit = self.fit(plans[members[0]][0])
             z = np.stack([plans[i][3] for i in members], axis=1)  # type: ignore[misc]
             keys = (fit.mu[:, None] + solve_triangular(fit.chol, z, lower=False)).T
             for row, i in zip(keys, members):
                 draws[i] = row
+        games = self.games[active]
+        # no bot behind in any of these rounds (as _sets judges it: by one set of the round's size)
+        smallest = min(math.factorial(self.sizes[r % len(self.sizes)]) for r, *_ in plans)
+        even = not (games + smallest < np.median(games)).any() if active.size else True
+        if even and all(active.size % self.sizes[r % len(self.sizes)] == 0 for r, *_ in plans):
+            return self._plan_even(active, plans, draws)
         out = []
         for i, (r, rng, wide, _) in enumerate(plans):
             size = self.sizes[r % len(self.sizes)]
@@ -300,12 +319,38 @@ class Matchmaker:
             if active.size >= size:
                 keys = rng.random(len(self.ids)) if wide else draws[i]
                 sets = self._sets(active, size, keys, rng)
-            if sets.size:
-                g = math.factorial(size)
-                np.add.at(self.games, sets.ravel(), g)
-                np.add.at(self.by_size[:, self.sizes.index(size)], sets.ravel(), g)
+            self._count(sets)
             self.rounds = r + 1
             out.append(sets)
+        return out
+
+    def _count(self, sets: np.ndarray) -> None:
+        if sets.size:
+            g = math.factorial(sets.shape[1])
+            np.add.at(self.games, sets.ravel(), g)
+            np.add.at(self.by_size[:, self.sizes.index(sets.shape[1])], sets.ravel(), g)
+
+    def _plan_even(self, active: np.ndarray, plans: list[tuple[int, np.random.Generator, bool, np.ndarray | None]],
+                   draws: dict[int, np.ndarray]) -> list[np.ndarray]:
+        """:meth:`plan_rounds` when no bot is behind and every bot has a table in every round: the
+        same sets (the same draws in the same order), sorted for all rounds at once."""
+        keys = np.empty((len(plans), active.size))
+        offsets = np.empty(len(plans), dtype=np.int64)
+        for i, (r, rng, wide, _) in enumerate(plans):
+            keys[i] = rng.random(len(self.ids))[active] if wide else draws[i][active]
+            offsets[i] = rng.integers(self.sizes[r % len(self.sizes)])
+        ordered = active[np.argsort(-keys, axis=1, kind="stable")]
+        rolled = np.take_along_axis(ordered, (np.arange(active.size)[None, :] + offsets[:, None]) % active.size, axis=1)
+        out = []
+        for i, (r, *_) in enumerate(plans):
+            size = self.sizes[r % len(self.sizes)]
+            out.append(rolled[i].reshape(-1, size) if active.size >= size else np.zeros((0, size), dtype=np.int64))
+            self.rounds = r + 1
+        for size in self.sizes:
+            rounds = sum(1 for r, *_ in plans if self.sizes[r % len(self.sizes)] == size)
+            if rounds and active.size >= size:
+                self.games[active] += rounds * math.factorial(size)
+                self.by_size[active, self.sizes.index(size)] += rounds * math.factorial(size)
         return out
 
     def _sets(self, active: np.ndarray, k: int, keys: np.ndarray, rng: np.random.Generator) -> np.ndarray:
