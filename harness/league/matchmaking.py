@@ -17,7 +17,7 @@ most-played sit out. Who sits with whom:
 - *The whole table.* A share of the rounds (``wide_share``) is drawn uniformly at random, so the
   top meets the rest and the fit's scale is tied across the table.
 - *A new version plays first.* A bot behind the league (games below the active median by more
-  than one set) plays several sets in each round, up to half of the round's other bots, each
+  than two sets of the largest table) plays several sets in each round, up to half of the round's other bots, each
   against opponents taken at evenly spread places of the sorted table (not only its
   neighbours), until it has caught up. Its opponents play that set instead of a regular one, so
   they stay balanced. Measured (bench/matchmaking.py): a newcomer's first 200 games within the
@@ -307,9 +307,7 @@ class Matchmaker:
             for row, i in zip(keys, members):
                 draws[i] = row
         games = self.games[active]
-        # no bot behind in any of these rounds (as _sets judges it: by one set of the round's size)
-        smallest = min(math.factorial(self.sizes[r % len(self.sizes)]) for r, *_ in plans)
-        even = not (games + smallest < np.median(games)).any() if active.size else True
+        even = not (games + self._slack() < np.median(games)).any() if active.size else True
         if even and all(active.size % self.sizes[r % len(self.sizes)] == 0 for r, *_ in plans):
             return self._plan_even(active, plans, draws)
         out = []
@@ -354,10 +352,9 @@ class Matchmaker:
         return out
 
     def _sets(self, active: np.ndarray, k: int, keys: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        per_set = math.factorial(k)
         games = self.games[active]
         median = float(np.median(games))
-        behind_mask = games + per_set < median
+        behind_mask = games + self._slack() < median
         behind = active[behind_mask]
         ordered = active[~behind_mask]
         ordered = ordered[np.argsort(-keys[ordered], kind="stable")]
@@ -368,13 +365,19 @@ class Matchmaker:
         extra = ordered.size % k
         if extra:
             tiebreak = rng.random(ordered.size)
-            out = np.lexsort((tiebreak, -self.games[ordered]))[:extra]
+            at_size = self.by_size[ordered, self.sizes.index(k)]
+            out = np.lexsort((tiebreak, -at_size, -self.games[ordered]))[:extra]
             keep = np.ones(ordered.size, dtype=bool)
             keep[out] = False
             ordered = ordered[keep]
         if ordered.size:
             ordered = np.roll(ordered, -int(rng.integers(k)))  # the offset: neighbours change tables
         return np.concatenate([catch_up, ordered.reshape(-1, k)])
+
+    def _slack(self) -> int:
+        """How far below the median a bot may be before it is *behind*: two sets of the largest
+        table (sitting out a round must not make a bot a newcomer)."""
+        return 2 * math.factorial(max(self.sizes))
 
     def _catch_up(self, behind: np.ndarray, ordered: np.ndarray, k: int, median: float,
                   rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
