@@ -108,7 +108,7 @@ def test_games_stay_balanced_and_every_seat_order_is_played(tmp_path: Path) -> N
     per_bot = {r[0]: r[1] for r in store.db.execute("SELECT version_id, count(*) FROM seats GROUP BY version_id")}
     assert max(per_bot.values()) <= 1.25 * min(per_bot.values())
     sets: dict[tuple[int, str], list[tuple[int, ...]]] = {}
-    for seq, round_, status, versions, ranks in store.schedule_log(0):
+    for seq, round_, _status, versions, _ranks in store.schedule_log(0):
         seed = store.db.execute("SELECT seed FROM games WHERE seq = ?", (seq,)).fetchone()[0]
         sets.setdefault((round_, str(seed)), []).append(tuple(versions))
     for orders in sets.values():  # one deal = one set, played in every seat order
