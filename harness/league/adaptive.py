@@ -26,17 +26,18 @@ import hashlib
 import itertools
 import json
 import math
-from collections import Counter
-from collections.abc import Sequence
+import os
+from collections import Counter, deque
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from harness.league.config import LeagueConfig
+from harness.league.config import BotEntry, ConfigError, LeagueConfig
 from harness.league.matchmaking import Matchmaker, MatchParams, SkillFit, adjacent_confidence
 from harness.league.pending import PendingGame
 from harness.league.schedule import SEED_LIMIT, StoreRow
-from harness.league.store import LeagueStore
+from harness.league.store import GameOutcome, LeagueStore
 
-__all__ = ["AdaptiveSchedule", "LAG", "table_confidence", "Answer"]
+__all__ = ["AdaptiveSchedule", "AdaptiveSource", "LAG", "table_confidence", "Answer", "config_roster"]
 
 #: Rounds in flight while the next is chosen (results of the last LAG - 1 rounds are not read).
 LAG = 3
@@ -260,3 +261,101 @@ class AdaptiveSchedule:
             self._track(seq, r, seats)
             games.append(PendingGame(seq, row[0], row[3], r, seats))
         return games
+
+
+class AdaptiveSource:
+    """The adaptive schedule as the runner's game source: rounds handed out as they are chosen,
+    the games a killed run left pending first, and the roster polled before each round.
+
+    ``roster()`` returns the league's bots now (a :class:`~harness.league.config.BotEntry` each),
+    or None when they did not change; ``harness run`` re-reads its config file when the file
+    changed, a contest server reads its own list. ``notify(line)`` hears each change (a bot
+    joined or left, a config that could not be read). A roster with a version the workers do
+    not know sets :attr:`new_bots`: the runner gives its executor the new bots before it plays
+    their games.
+    """
+
+    def __init__(self, schedule: AdaptiveSchedule, roster: Callable[[], Sequence[BotEntry] | None] | None = None,
+                 notify: Callable[[str], None] | None = None) -> None:
+        self.schedule = schedule
+        self.roster = roster
+        self.notify = notify or (lambda line: None)
+        tracked = set(schedule.round_of)
+        self.queue: deque[PendingGame] = deque(g for g in schedule.store.pending_games() if g.seq in tracked)
+        self.bots: dict[int, BotEntry] = {}
+        self.new_bots: dict[int, BotEntry] = {}
+
+    def total(self) -> int | None:
+        """The games this run will play at most: the budget's rest and the games left pending."""
+        spec = self.schedule.config.schedule
+        if spec.games is None or self.schedule.forever:
+            return None
+        return max(0, spec.games - self.schedule.scheduled) + self.schedule.in_flight()
+
+    def remaining(self) -> int | None:
+        return None
+
+    def next_games(self, n: int) -> list[PendingGame]:
+        while len(self.queue) < n:
+            if self.roster is not None and self.schedule.ready():
+                self._poll_roster()
+            got = self.schedule.next_games()
+            if not got:
+                break
+            self.queue.extend(got)
+        return [self.queue.popleft() for _ in range(min(n, len(self.queue)))]
+
+    def recorded(self, game: PendingGame, outcome: GameOutcome) -> None:
+        self.schedule.recorded(game.seq, game.version_ids, outcome.ranking)
+
+    def _poll_roster(self) -> None:
+        assert self.roster is not None
+        try:
+            bots = self.roster()
+        except ConfigError as exc:
+            self.notify(f"roster unchanged: {exc}")
+            return
+        if bots is None:
+            return
+        store = self.schedule.store
+        ids = store.register_versions(bots)
+        for b in bots:
+            if ids[b.label] not in self.bots:
+                self.new_bots[ids[b.label]] = b
+            self.bots[ids[b.label]] = b
+        for line in self.schedule.set_roster(ids):
+            self.notify(line)
+        dropped = {seq for seq in (g.seq for g in self.queue) if seq not in self.schedule.round_of}
+        if dropped:  # games of a version that left
+            self.queue = deque(g for g in self.queue if g.seq not in dropped)
+
+
+def config_roster(path: str, config: LeagueConfig) -> Callable[[], Sequence[BotEntry] | None]:
+    """``roster()`` for :class:`AdaptiveSource` from a config file: its bots when the file changed
+    since the last call (a :class:`~harness.league.config.ConfigError` when it cannot be read now;
+    its game, seed and schedule must stay those of the running league)."""
+    from harness.league.config import load_config
+
+    seen = [_stamp(path)]
+
+    def roster() -> Sequence[BotEntry] | None:
+        stamp = _stamp(path)
+        if stamp == seen[0]:
+            return None
+        seen[0] = stamp
+        fresh = load_config(path, workers=config.workers)
+        for key in ("name", "game", "options", "seed", "players", "store"):
+            if getattr(fresh, key) != getattr(config, key):
+                raise ConfigError(f"{path}: {key} changed while the league plays; only bots may change now "
+                                  f"(stop the run to change it)")
+        return fresh.bots
+
+    return roster
+
+
+def _stamp(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
