@@ -86,7 +86,7 @@ class AdaptiveSchedule:
         self.config = config
         self.store = store
         self.forever = forever
-        self.mm = Matchmaker(config.seed, config.players, mu=config.rating.mu, sigma=config.rating.sigma,
+        self.mm = Matchmaker(config.seed, config.table_sizes, mu=config.rating.mu, sigma=config.rating.sigma,
                              beta=config.rating.beta, params=MatchParams(lag=LAG))
         self.labels: dict[int, str] = {}
         self.names: dict[int, str] = {}
@@ -209,7 +209,7 @@ class AdaptiveSchedule:
         spec = self.config.schedule
         if self.forever:
             return None
-        if spec.games is not None and self.scheduled + math.factorial(min(self.config.players)) > spec.games:
+        if spec.games is not None and self.scheduled + math.factorial(min(self.config.table_sizes)) > spec.games:
             return f"the budget of {spec.games:,} games is played (schedule.games)"
         if spec.top is not None and spec.confidence is not None and len(self.active) > spec.top:
             got = self.answer()
@@ -231,9 +231,9 @@ class AdaptiveSchedule:
             self.stop_reason = reason
             return None
         active = self.active
-        if len(active) < min(self.config.players):
+        if len(active) < min(self.config.table_sizes):
             if not self.forever:
-                self.stop_reason = (f"{len(active)} active bot(s): a table needs {min(self.config.players)} "
+                self.stop_reason = (f"{len(active)} active bot(s): a table needs {min(self.config.table_sizes)} "
                                     f"(add bots to the config)")
             return None
         spec = self.config.schedule
@@ -344,7 +344,7 @@ def config_roster(path: str, config: LeagueConfig) -> Callable[[], Sequence[BotE
             return None
         seen[0] = stamp
         fresh = load_config(path, workers=config.workers)
-        for key in ("name", "game", "options", "seed", "players", "store"):
+        for key in ("name", "game", "options", "seed", "table_sizes", "store"):
             if getattr(fresh, key) != getattr(config, key):
                 raise ConfigError(f"{path}: {key} changed while the league plays; only bots may change now "
                                   f"(stop the run to change it)")

@@ -255,8 +255,9 @@ class Matchmaker:
         growth = self.params.refit_growth
         if growth <= 0 or visible < 8:
             return visible
+        # the grid 8 (1 + growth)^i, never below 8: the points never go back as rounds go on
         step = math.log1p(growth)
-        return int(math.exp(math.floor(math.log(visible) / step) * step))
+        return max(8, min(visible, int(8 * math.exp(math.floor(math.log(visible / 8) / step + 1e-9) * step))))
 
     def fit(self, round_: int | None = None) -> SkillFit:
         """The order-free fit over every bot so far, from the results visible to ``round_`` (default: all recorded)."""

@@ -79,6 +79,7 @@ def league_table(store: LeagueStore, config: LeagueConfig, *, recompute: bool = 
     if not stats:
         played = None
     elif rows:
+        # here: numpy and scipy cost ~0.4 s to import; `harness table --incremental` stays instant without them
         from harness.league.ratings_fit import fit_ratings
         from harness.report import statistics
 
