@@ -166,12 +166,12 @@ class AdaptiveSchedule:
     def set_roster(self, version_ids: dict[str, int]) -> list[str]:
         """The active versions are now ``version_ids`` (label -> id, registered in the store); return
         what changed, one line each. A version that left has its pending games dropped."""
+        before = set(self.active)
         for row in self.store.versions():
             if row["id"] not in self.labels:
                 self.labels[row["id"]] = f"{row['name']}@{row['version']}"
                 self.names[row["id"]] = row["name"]
                 self.mm.add_bot(row["id"])
-        before = {v for v, on in zip(self.mm.ids, self.mm.active) if on}
         now = set(version_ids.values())
         self.mm.set_roster(sorted(now))
         gone = before - now
@@ -282,7 +282,10 @@ class AdaptiveSource:
         self.notify = notify or (lambda line: None)
         tracked = set(schedule.round_of)
         self.queue: deque[PendingGame] = deque(g for g in schedule.store.pending_games() if g.seq in tracked)
-        self.bots: dict[int, BotEntry] = {}
+        ids = {label: v for v, label in schedule.labels.items()}
+        self.bots: dict[int, BotEntry] = {ids[b.label]: b for b in schedule.config.bots}  # what the workers know
+        #: versions that joined and that the executor does not know yet: no game is handed out
+        #: until the runner has given them to it (and cleared this)
         self.new_bots: dict[int, BotEntry] = {}
 
     def total(self) -> int | None:
@@ -299,11 +302,17 @@ class AdaptiveSource:
         while len(self.queue) < n:
             if self.roster is not None and self.schedule.ready():
                 self._poll_roster()
+            if self.new_bots:
+                return []
             got = self.schedule.next_games()
             if not got:
                 break
             self.queue.extend(got)
         return [self.queue.popleft() for _ in range(min(n, len(self.queue)))]
+
+    def more_later(self) -> bool:
+        """A standing ladder (``forever``) waits for games even when it has none now."""
+        return self.schedule.forever
 
     def recorded(self, game: PendingGame, outcome: GameOutcome) -> None:
         self.schedule.recorded(game.seq, game.version_ids, outcome.ranking)
