@@ -198,3 +198,27 @@ def test_rounds_belong_to_the_round_robin(tmp_path: Path) -> None:
         load_config(path)
     assert load_config(write_config(tmp_path, ["s1", "s2"], "adaptive")).schedule.adaptive
     assert not load_config(write_config(tmp_path, ["s1", "s2"], "round_robin")).schedule.adaptive
+
+
+def test_the_local_and_the_dask_executors_play_the_same_adaptive_league(tmp_path: Path) -> None:
+    from test_league_runner import FAKE
+
+    from harness.league.runner import run_league
+
+    names = [f"s{i}" for i in range(6)]
+    summaries, stores = [], []
+    for where, dask in (("local", None), ("dask", "local:2")):
+        (tmp_path / where).mkdir()
+        cfg = load_config(write_config(tmp_path / where, names, "{kind: adaptive, games: 150}", players="[2, 3]"))
+        summaries.append(run_league(cfg, player=FAKE, progress=False, dask=dask))
+        stores.append(cfg.store)
+    local, on_dask = summaries
+    assert 140 <= local.played == on_dask.played <= 150 and not on_dask.errors
+    assert local.finished == on_dask.finished == "the budget of 150 games is played (schedule.games)"
+    rows = []
+    for store_path in stores:
+        with LeagueStore(store_path) as store:
+            rows.append([tuple(r) for r in store.db.execute(
+                "SELECT g.id, s.seat, s.version_id, s.rank FROM games g JOIN seats s ON s.game_seq = g.seq "
+                "ORDER BY g.id, s.seat")])
+    assert rows[0] == rows[1]
