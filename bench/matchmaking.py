@@ -251,48 +251,59 @@ def part1(n_bots: int, leagues: int, max_games: dict[int, float], sizes: list[in
             ratios.append(balance["games_ratio"])
             results["uniform"].append(run_uniform(skills, k, rungs, rng))  # type: ignore[arg-type]
             results["round robin"].append(run_round_robin(skills, k, rungs, rng))
-        print(f"\ntables of {k} ({time.perf_counter() - t0:.0f} s)")
-        print(f"{'games':>12}  " + "  ".join(f"{name:>17}" for name in results))
-        shares: dict[str, list[tuple[float, float] | None]] = {}
-        for name, per_league in results.items():
-            shares[name] = []
-            for i in range(len(rungs)):
-                got = [league[i] for league in per_league]
-                shares[name].append(None if any(g is None for g in got) else
-                                    (sum(g[0] for g in got) / len(got), sum(g[1] for g in got) / len(got)))  # type: ignore[index]
-        for i, rung in enumerate(rungs):
-            cells = [f"{'-':>17}" if shares[name][i] is None else
-                     f"{100 * shares[name][i][0]:7.0f}% / {100 * shares[name][i][1]:3.0f}%" for name in results]  # type: ignore[index]
-            print(f"{rung:>12,}  " + "  ".join(cells))
-        needed: dict[str, list[int | None]] = {}
-        for name in results:
-            # the first rung from which the share stays at 95% or more to the end of the ladder
-            needed[name] = []
-            for j in range(2):
-                at = None
-                for i in range(len(rungs) - 1, -1, -1):
-                    share = shares[name][i]
-                    if share is None or share[j] < 0.95:
-                        break
-                    at = rungs[i]
-                needed[name].append(at)
-            shown = ["> max" if g is None else f"{g:,}" for g in needed[name]]
-            print(f"  {name}: right set in >= 95% of leagues from {shown[0]} games on, right order from {shown[1]}")
-        worse = [(rung, what) for i, rung in enumerate(rungs) for j, what in enumerate(("set", "order"))
-                 if shares["adaptive"][i][j] < shares["uniform"][i][j]]  # type: ignore[index]
-        print(f"  rungs where adaptive has fewer leagues right than uniform: "
-              f"{', '.join(f'{r:,} ({w})' for r, w in worse) if worse else 'none'}")
-        done = [s for s in stops if s is not None]
-        if done:
-            print(f"  until {{top: {TOP}, confidence: 0.95}}: {len(done)} of {leagues} adaptive leagues stopped "
-                  f"(median {np.median([s[0] for s in done]):,.0f} games); of those {sum(s[2] for s in done)} with the "
-                  f"right top-{TOP} order, {sum(s[1] for s in done)} with the right set")
-        else:
-            print(f"  until {{top: {TOP}, confidence: 0.95}}: no adaptive league stopped by {rungs[-1]:,} games")
-        print(f"  adaptive balance at {rungs[-1]:,} games: most/least-played games {max(ratios):.3f} (worst league)")
-        a, u = needed["adaptive"][0], needed["uniform"][0]
-        headline[k] = (a, u)
+            if (league + 1) % 10 == 0 or league + 1 == leagues:  # a partial table now and then: a long run says something
+                headline[k] = report(k, rungs, results, stops, ratios, time.perf_counter() - t0)
+                sys.stdout.flush()
     return headline
+
+
+def report(k: int, rungs: list[int], results: dict[str, list[list[tuple[bool, bool] | None]]],
+           stops: list[tuple[int, bool, bool] | None], ratios: list[float], seconds: float) -> tuple[int | None, int | None]:
+    leagues = len(stops)
+    print(f"\ntables of {k}: {leagues} leagues ({seconds:.0f} s)")
+    print(f"{'games':>12}  " + "  ".join(f"{name:>17}" for name in results))
+    shares: dict[str, list[tuple[float, float] | None]] = {}
+    for name, per_league in results.items():
+        shares[name] = []
+        for i in range(len(rungs)):
+            got = [league[i] for league in per_league]
+            shares[name].append(None if any(g is None for g in got) else
+                                (sum(g[0] for g in got) / len(got), sum(g[1] for g in got) / len(got)))  # type: ignore[index]
+    for i, rung in enumerate(rungs):
+        cells = [f"{'-':>17}" if shares[name][i] is None else
+                 f"{100 * shares[name][i][0]:7.0f}% / {100 * shares[name][i][1]:3.0f}%" for name in results]  # type: ignore[index]
+        print(f"{rung:>12,}  " + "  ".join(cells))
+    needed: dict[str, list[int | None]] = {}
+    for name in results:
+        # the first rung from which the share stays at 95% or more to the end of the ladder, and
+        # the first rung at 95% or more
+        needed[name] = []
+        first: list[int | None] = []
+        for j in range(2):
+            at = None
+            for i in range(len(rungs) - 1, -1, -1):
+                share = shares[name][i]
+                if share is None or share[j] < 0.95:
+                    break
+                at = rungs[i]
+            needed[name].append(at)
+            first.append(next((r for r, sh in zip(rungs, shares[name]) if sh is not None and sh[j] >= 0.95), None))
+        shown = ["> max" if g is None else f"{g:,}" for g in needed[name] + first]
+        print(f"  {name}: right set in >= 95% of leagues from {shown[0]} games on (first at {shown[2]}), right "
+              f"order from {shown[1]} (first at {shown[3]})")
+    worse = [(rung, what) for i, rung in enumerate(rungs) for j, what in enumerate(("set", "order"))
+             if shares["adaptive"][i][j] < shares["uniform"][i][j]]  # type: ignore[index]
+    print(f"  rungs where adaptive has fewer leagues right than uniform: "
+          f"{', '.join(f'{r:,} ({w})' for r, w in worse) if worse else 'none'}")
+    done = [s for s in stops if s is not None]
+    if done:
+        print(f"  until {{top: {TOP}, confidence: 0.95}}: {len(done)} of {leagues} adaptive leagues stopped "
+              f"(median {np.median([s[0] for s in done]):,.0f} games); of those {sum(s[2] for s in done)} with the "
+              f"right top-{TOP} order, {sum(s[1] for s in done)} with the right set")
+    else:
+        print(f"  until {{top: {TOP}, confidence: 0.95}}: no adaptive league stopped by {rungs[-1]:,} games")
+    print(f"  adaptive balance at {rungs[-1]:,} games: most/least-played games {max(ratios):.3f} (worst league)")
+    return needed["adaptive"][0], needed["uniform"][0]
 
 
 # ---------------------------------------------------------------------------------------------
