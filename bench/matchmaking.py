@@ -20,7 +20,7 @@ harness.league.ratings_fit on the same games). Side by side in one run, tables o
    with tables of 2 and 3.
 3. A newcomer (a skill from the same prior) arriving in a league whose bots have ~1,000 games:
    its rank error after its first 100 and 200 games, and how many league games and sets those
-   took, adaptive against uniform random sets.
+   took, adaptive (the settings of part 1) against uniform random sets.
 4. Speed: choosing a round among 1,000 active bots (tables of 2 and of 3), and the fit it draws from.
 
 The last line is the headline: games adaptive / games uniform for the top-10 set, per table size.
@@ -373,7 +373,7 @@ def newcomer_league(k: int, schedule: str, league: int, n_bots: int, warm_games:
                 if new_games >= 200:
                     break
         return out
-    mm = Matchmaker(league, (k,), params=MatchParams(lag=1))
+    mm = Matchmaker(league, (k,), params=BENCH_PARAMS)
     for v in range(n_bots):
         mm.add_bot(v)
     played = 0
