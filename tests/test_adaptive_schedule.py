@@ -108,7 +108,7 @@ def test_games_stay_balanced_and_every_seat_order_is_played(tmp_path: Path) -> N
     per_bot = {r[0]: r[1] for r in store.db.execute("SELECT version_id, count(*) FROM seats GROUP BY version_id")}
     assert max(per_bot.values()) <= 1.25 * min(per_bot.values())
     sets: dict[tuple[int, str], list[tuple[int, ...]]] = {}
-    for seq, round_, _status, versions, _ranks in store.schedule_log(0):
+    for seq, _gid, round_, _status, versions, _ranks in store.schedule_log(0):
         seed = store.db.execute("SELECT seed FROM games WHERE seq = ?", (seq,)).fetchone()[0]
         sets.setdefault((round_, str(seed)), []).append(tuple(versions))
     for orders in sets.values():  # one deal = one set, played in every seat order
@@ -222,3 +222,25 @@ def test_the_local_and_the_dask_executors_play_the_same_adaptive_league(tmp_path
                 "SELECT g.id, s.seat, s.version_id, s.rank FROM games g JOIN seats s ON s.game_seq = g.seq "
                 "ORDER BY g.id, s.seat")])
     assert rows[0] == rows[1]
+
+
+def test_a_round_robin_turned_adaptive_keeps_its_results_and_drops_its_pending_games(tmp_path: Path) -> None:
+    from test_league_runner import FAKE
+
+    from harness.league.runner import run_league
+
+    names = [f"s{i}" for i in range(4)]
+    path = write_config(tmp_path, names, "round_robin", extra="rounds: 3\n")
+    run_league(load_config(path), player=FAKE, progress=False, max_games=20)
+    path.write_text(path.read_text().replace("schedule: round_robin", "schedule: {kind: adaptive, games: 40}")
+                    .replace("rounds: 3\n", ""))
+    summary = run_league(load_config(path), player=FAKE, progress=False)
+    assert summary.played == 40 and summary.finished is not None
+    with LeagueStore(load_config(path).store) as store:
+        assert store.counts() == {"pending": 0, "done": 60, "dropped": 12 * 3 - 20}
+    # and back: the round robin plans its games again; the adaptive ones stay as results
+    path.write_text(path.read_text().replace("schedule: {kind: adaptive, games: 40}", "schedule: round_robin"))
+    run_league(load_config(path), player=FAKE, progress=False)
+    path.write_text(path.read_text().replace("schedule: round_robin", "schedule: {kind: adaptive, games: 20}"))
+    again = run_league(load_config(path), player=FAKE, progress=False)
+    assert again.played == 0 and again.finished is not None and "budget" in again.finished

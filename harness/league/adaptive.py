@@ -67,8 +67,12 @@ def table_confidence(fit: SkillFit, index: dict[int, int], active: Sequence[int]
     return Answer(probs[worst], (order[worst], order[worst + 1]), order[:top])
 
 
+#: How an adaptive game's id starts (a round robin's: ``g-``).
+ID_PREFIX = "a-"
+
+
 def _game_id(league: str, seed: int, round_: int, labels: Sequence[str]) -> str:
-    return "a-" + hashlib.sha256(json.dumps(["adaptive", league, seed, round_, list(labels)],
+    return ID_PREFIX + hashlib.sha256(json.dumps(["adaptive", league, seed, round_, list(labels)],
                                             separators=(",", ":")).encode()).hexdigest()[:12]
 
 
@@ -103,19 +107,20 @@ class AdaptiveSchedule:
         store = self.store
         with store.transaction():
             start = store.get_meta(FROM_KEY)
-            if start is None:  # the league turns adaptive: another schedule's pending games give way
+            if start is None:
                 start = str(store.last_seq())
                 store.set_meta(FROM_KEY, start)
-                store.db.execute("UPDATE games SET status = 'dropped' WHERE status = 'pending'")
-                store.set_meta("plan_fingerprint", "")
+            # the league is (or turns) adaptive: another schedule's pending games give way
+            store.db.execute(f"UPDATE games SET status = 'dropped' WHERE status = 'pending' AND id NOT LIKE '{ID_PREFIX}%'")
+            store.set_meta("plan_fingerprint", "")
         self.start = int(start)
         for row in store.versions():
             self.labels[row["id"]] = f"{row['name']}@{row['version']}"
             self.names[row["id"]] = row["name"]
             self.mm.add_bot(row["id"])
         self.mm.set_roster(sorted(version_ids.values()))
-        for seq, round_, status, versions, ranks in store.schedule_log(0):
-            if seq <= self.start:
+        for seq, game_id, round_, status, versions, ranks in store.schedule_log(0):
+            if seq <= self.start or not game_id.startswith(ID_PREFIX):  # another schedule's games: results
                 if status == "done" and ranks is not None:
                     self.mm.record(-1, versions, ranks)
                 continue

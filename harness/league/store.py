@@ -404,17 +404,17 @@ class LeagueStore:
                 seqs.append(int(cursor.lastrowid or 0))
         return seqs
 
-    def schedule_log(self, after_seq: int = 0) -> Iterator[tuple[int, int, str, list[int], list[int] | None]]:
-        """Every game after ``after_seq`` in order: (seq, round, status, version ids by seat, ranks by
-        seat or None until it is done)."""
+    def schedule_log(self, after_seq: int = 0) -> Iterator[tuple[int, str, int, str, list[int], list[int] | None]]:
+        """Every game after ``after_seq`` in order: (seq, id, round, status, version ids by seat, ranks
+        by seat or None until it is done)."""
         ranks: dict[int, list[int]] = {}
         for seq, rank in self.db.execute("SELECT s.game_seq, s.rank FROM seats s JOIN games g ON g.seq = s.game_seq "
                                          "WHERE s.game_seq > ? AND g.status = 'done' ORDER BY s.game_seq, s.seat",
                                          (after_seq,)):
             ranks.setdefault(seq, []).append(rank)
-        for seq, round_, status, versions in self.db.execute(
-                "SELECT seq, round, status, versions FROM games WHERE seq > ? ORDER BY seq", (after_seq,)):
-            yield seq, round_, status, json.loads(versions or "[]"), ranks.get(seq)
+        for seq, game_id, round_, status, versions in self.db.execute(
+                "SELECT seq, id, round, status, versions FROM games WHERE seq > ? ORDER BY seq", (after_seq,)):
+            yield seq, game_id, round_, status, json.loads(versions or "[]"), ranks.get(seq)
 
     def drop_pending(self, seqs: Sequence[int]) -> None:
         """Drop these games if they are still pending (a retired version's games)."""
