@@ -4,8 +4,8 @@ In process, bots of known strength: 200 skills drawn from TrueSkill's prior N(25
 a game each bot performs its skill plus the seat's deal luck (shared by every seat order of a
 duplicate set) plus its own noise, N(0, beta^2 / 2) each (beta = 25/6, TrueSkill's), and the
 ranking orders the performances. Each league is rated as the league rates: the order-free fit
-of TrueSkill's model (harness.league.matchmaking.fit_skills, the same fit as
-harness.league.ratings_fit on the same games). Side by side in one run, tables of 2 and of 3:
+of TrueSkill's model on every pair of seats of every game (the table's pairwise composite
+likelihood; harness.league.matchmaking.fit_skills, mu only). Side by side in one run, tables of 2 and of 3:
 
 1. The share of leagues whose fit has the right top-10 set, and the right top-10 order, at each
    rung of a geometric ladder of games played, for the adaptive schedule (the matchmaker with
@@ -62,7 +62,7 @@ BENCH_PARAMS = MatchParams(lag=1, refit_growth=0.1)
 
 def play_sets(sets: np.ndarray, skills: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """Every seat order of each set (rows of bot indices) on one deal: (winners, losers) of the
-    comparisons between adjacent places of every game."""
+    comparisons of every pair of places of every game (as the table's fit reads a game)."""
     n_sets, k = sets.shape
     perms = np.array(list(itertools.permutations(range(k))))  # (k!, k): seat -> member
     members = sets[:, perms]  # (S, k!, k): the bot at each seat of each game
@@ -70,7 +70,8 @@ def play_sets(sets: np.ndarray, skills: np.ndarray, rng: np.random.Generator) ->
     perf = skills[members] + luck + rng.normal(0.0, NOISE, members.shape)
     order = np.argsort(-perf, axis=2)
     placed = np.take_along_axis(members, order, axis=2)  # bots from first place to last
-    return placed[:, :, :-1].ravel(), placed[:, :, 1:].ravel()
+    ahead, behind = zip(*itertools.combinations(range(k), 2))
+    return placed[:, :, list(ahead)].ravel(), placed[:, :, list(behind)].ravel()
 
 
 def add_wins(wins: np.ndarray, winners: np.ndarray, losers: np.ndarray) -> None:
@@ -130,7 +131,7 @@ def play_block(mm: Matchmaker, block: list[np.ndarray], skills: np.ndarray, wins
         rounds = [i for i, sets in enumerate(block) if sets.size and sets.shape[1] == k]
         winners, losers = play_sets(np.concatenate([block[i] for i in rounds]), skills, rng)
         add_wins(wins, winners, losers)
-        per_set = math.factorial(k) * (k - 1)
+        per_set = math.factorial(k) * math.comb(k, 2)
         bounds = np.cumsum([len(block[i]) * per_set for i in rounds])[:-1]
         for i, w, lo in zip(rounds, np.split(winners, bounds), np.split(losers, bounds)):
             mm.record_comparisons(first + i, w, lo, np.ones(w.size))

@@ -158,6 +158,8 @@ def test_a_retired_version_is_never_chosen_and_keeps_its_rating() -> None:
 
 
 def test_count_fit_is_the_order_free_fit_of_the_games() -> None:
+    """On the comparisons of adjacent places the count fit is exactly ratings_fit's fit of those
+    games (mu and sigma); the matchmaker itself feeds it every pair of seats (the next test)."""
     rng = np.random.default_rng(1)
     games = []
     for _ in range(400):
@@ -170,7 +172,11 @@ def test_count_fit_is_the_order_free_fit_of_the_games() -> None:
     for v in range(9):
         mm.add_bot(v)
     for versions, ranks in games:
-        mm.record(0, versions, ranks)
+        order = sorted(range(len(versions)), key=lambda s: ranks[s])
+        winners, losers, weights = [], [], []
+        for s, t in zip(order, order[1:]):
+            mm._compare(versions, ranks, s, t, winners, losers, weights)
+        mm.record_comparisons(0, np.array(winners), np.array(losers), np.array(weights))
     fit = mm.fit()
     cov = fit.covariance()
     centre = np.eye(9) - 1 / 9
@@ -186,3 +192,16 @@ def test_adjacent_confidence_grows_with_games() -> None:
     many = adjacent_confidence(fit_skills(wins * 100, mu=25, sigma=25 / 3, beta=25 / 6), [0, 1])[0]
     assert 0.5 < few < many < 1.0
     assert adjacent_confidence(fit_skills(wins.T * 100, mu=25, sigma=25 / 3, beta=25 / 6), [0, 1])[0] < 0.5
+
+
+def test_a_game_counts_every_pair_of_seats() -> None:
+    mm = Matchmaker(0, (4,))
+    for v in range(4):
+        mm.add_bot(v)
+    mm.record(0, [3, 1, 0, 2], [1, 0, 3, 1])  # 1 first, 3 and 2 share second, 0 last
+    mm.fit()
+    expected = np.zeros((4, 4))
+    for a, b in [(1, 3), (1, 2), (1, 0), (3, 0), (2, 0)]:
+        expected[a, b] = 1
+    expected[3, 2] = expected[2, 3] = 0.5
+    assert (mm.wins[:4, :4] == expected).all()

@@ -81,11 +81,14 @@ class SkillFit:
 
 
 def fit_skills(wins: np.ndarray, *, mu: float, sigma: float, beta: float, iterations: int = 50) -> SkillFit:
-    """TrueSkill's model fitted to all games at once (as :func:`harness.league.ratings_fit.fit_ratings`),
-    from counts: ``wins[i, j]`` is how often bot i was placed directly ahead of bot j (a shared
-    place counts 1/2 each way). The likelihood depends on the games only through these counts, so
-    this is the same fit, at a cost that does not grow with the games: one Newton step is a few
-    passes over the (bots x bots) counts and a Cholesky solve.
+    """TrueSkill's model fitted to all games at once, from counts: ``wins[i, j]`` is how often bot
+    i finished ahead of bot j at a table (every pair of seats of every game; a shared place counts
+    1/2 each way), the table's pairwise composite likelihood (the order-free fit of
+    :mod:`harness.league.ratings_fit`; fed the comparisons of adjacent places instead, this is
+    exactly that module's earlier fit, which tests/test_matchmaking.py checks). The likelihood
+    depends on the games only through these counts, so the cost does not grow with the games:
+    one Newton step is a few passes over the (bots x bots) counts and a Cholesky solve. The
+    posterior's spread is the Laplace one (the inverse Hessian), enough to draw pairings from.
 
     This is the one place the matchmaker reads skills from: a better whole-table model plugs in here.
     """
@@ -218,26 +221,36 @@ class Matchmaker:
     def record(self, round_: int, versions: Sequence[int], ranks: Sequence[int]) -> None:
         """A finished game of ``round_``: its versions by seat and their ranks (0 = first).
 
-        Taken as its comparisons between adjacent places, as the fit reads games."""
+        Taken as the comparison of every pair of its seats, as the table's fit reads a game (the
+        pairwise composite likelihood: each pair's probability is a true marginal of TrueSkill's
+        model, which the comparisons of adjacent places are not)."""
         order = sorted(range(len(versions)), key=lambda s: ranks[s])
-        winners, losers, weights = [], [], []
-        for s, t in zip(order, order[1:]):
-            a, b = self.index[versions[s]], self.index[versions[t]]
-            if ranks[s] == ranks[t]:
-                winners += [a, b]
-                losers += [b, a]
-                weights += [0.5, 0.5]
-            else:
-                winners.append(a)
-                losers.append(b)
-                weights.append(1.0)
+        winners: list[int] = []
+        losers: list[int] = []
+        weights: list[float] = []
+        for i, s in enumerate(order):
+            for t in order[i + 1:]:
+                self._compare(versions, ranks, s, t, winners, losers, weights)
         self.record_comparisons(round_, np.array(winners, dtype=np.int64), np.array(losers, dtype=np.int64),
                                 np.array(weights))
         self.results += 1
 
+    def _compare(self, versions: Sequence[int], ranks: Sequence[int], s: int, t: int, winners: list[int],
+                 losers: list[int], weights: list[float]) -> None:
+        """Seat ``s`` (placed ahead of or level with seat ``t``) against ``t``."""
+        a, b = self.index[versions[s]], self.index[versions[t]]
+        if ranks[s] == ranks[t]:
+            winners += [a, b]
+            losers += [b, a]
+            weights += [0.5, 0.5]
+        else:
+            winners.append(a)
+            losers.append(b)
+            weights.append(1.0)
+
     def record_comparisons(self, round_: int, winners: np.ndarray, losers: np.ndarray, weights: np.ndarray) -> None:
-        """Results of ``round_`` in bulk, as comparisons between bot *indices* (winner placed directly
-        ahead of loser, with weight 1, or 1/2 each way for a shared place)."""
+        """Results of ``round_`` in bulk, as comparisons between bot *indices* (winner placed ahead of
+        loser at one table, with weight 1, or 1/2 each way for a shared place)."""
         self._pending.setdefault(round_, []).append((winners, losers, weights))
 
     # -- choosing ------------------------------------------------------------------------
