@@ -61,9 +61,11 @@ MAX_GAMES = 100_000_000
 TIME_KEYS: dict[str, int] = dataclasses.asdict(TimeControls())
 #: Resource limit keys passed through to harness.play.botproc.ResourceLimits (its defaults apply when unset).
 LIMIT_KEYS = ("memory_mb", "cpu_seconds", "processes", "open_files", "stderr_bytes", "max_line_bytes",
-              "max_json_depth", "sandbox")
+              "max_json_depth", "sandbox", "scratch_mb")
 #: Limits that ``null`` switches off (the others always apply).
 NULLABLE_LIMITS = ("memory_mb", "cpu_seconds", "processes", "open_files")
+#: The longest file name (one path component) Linux file systems accept, in bytes.
+NAME_MAX = 255
 RATING_DEFAULTS = {"mu": 25.0, "sigma": 25.0 / 3, "beta": 25.0 / 6, "tau": 0.0, "draw_probability": 0.10}
 POLICIES = ("forfeit", "strikes")
 SCHEDULE_KINDS = ("round_robin", "adaptive")
@@ -128,7 +130,7 @@ class BotEntry:
     #: Absolute paths of the files named by the command whose content makes the version.
     files: tuple[str, ...] = ()
     #: The directory a sandboxed bot sees as its own (its ``cwd`` when the config sets one;
-    #: None: the directory of the program its command names).
+    #: None: only the directory of its program, :func:`harness.play.sandbox.program_dir`).
     sandbox_dir: str | None = None
 
     @property
@@ -344,6 +346,8 @@ def parse_config(data: Any, shown: str, *, base_dir: Path, rounds: int | None = 
     time = {k: c.integer(time_cfg.get(k, d), f"time.{k}", 0 if k == "bank_ms" else 1) for k, d in TIME_KEYS.items()}
 
     limits = _check_limits(c, data.get("limits"))
+    if limits.get("sandbox") is not None and c.strict:
+        _check_own_dirs(c, bots)
 
     policy = data.get("policy", "forfeit")
     if policy not in POLICIES:
@@ -514,7 +518,7 @@ def _check_bots(c: _Checker, value: Any, base_dir: Path) -> tuple[BotEntry, ...]
                 raise c.fail(f"{key}.cwd", f"{item['cwd']} is not a directory (relative to {_rel(base_dir)})")
         command = _check_command(c, item.get("command"), f"{key}.command", cwd)
         files = _command_files(command, cwd)
-        runnable = all((cwd / w).exists() for w in command if looks_like_path(w))
+        runnable = all(_exists(cwd / w) for w in command if looks_like_path(w))
         version = item.get("version", "auto")
         if not isinstance(version, (str, int)) or isinstance(version, bool) or not str(version).strip():
             raise c.fail(f"{key}.version", f"{_show(version)} is not allowed (allowed: auto, or a fixed label)")
@@ -528,12 +532,45 @@ def _check_bots(c: _Checker, value: Any, base_dir: Path) -> tuple[BotEntry, ...]
     return tuple(entries)
 
 
+def _check_own_dirs(c: _Checker, bots: tuple[BotEntry, ...]) -> None:
+    """Refuse a bot whose command names a file outside its own directory: sandboxed, it sees only
+    that directory (its ``cwd``, else its program's), never what a word of its command names."""
+    from harness.play.limits import resolve_command
+    from harness.play.sandbox import outside_word, own_dirs
+
+    for i, bot in enumerate(bots):
+        argv = resolve_command(bot.command)
+        own = own_dirs(argv, bot.cwd, bot.sandbox_dir)
+        word = outside_word(argv, bot.cwd, own)
+        if word is not None:
+            where = (f"is outside its directory {' and '.join(_rel(Path(d)) for d in own)}" if own else
+                     "names a file, and the bot has no directory of its own (its command names no program file)")
+            raise c.fail(f"bots[{i}].command", f"{word} {where}: a sandboxed bot sees only its own directory "
+                                               f"(set cwd to one that holds every file it names, or move the "
+                                               f"file there)")
+
+
 def _rel(path: Path) -> str:
     try:
         rel = os.path.relpath(path)
     except ValueError:
         return str(path)
     return rel if not rel.startswith("../../..") else str(path)
+
+
+def _exists(path: Path) -> bool:
+    """Whether ``path`` exists; False for what cannot be a path (too long, a NUL byte...)."""
+    try:
+        return path.exists()
+    except (OSError, ValueError):
+        return False
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def looks_like_path(word: str) -> bool:
@@ -561,8 +598,13 @@ def _check_command(c: _Checker, value: Any, key: str, cwd: Path) -> tuple[str, .
     for i, word in enumerate(words):
         if not looks_like_path(word):
             continue
+        longest = max(len(part.encode()) for part in word.split("/"))
+        if longest > NAME_MAX:
+            shown = word if len(word) <= 60 else word[:57] + "..."
+            raise c.fail(key, f"{shown!r} names a file of {longest} bytes, longer than a file name may be "
+                              f"({NAME_MAX} bytes)")
         target = cwd / word
-        if not target.exists():
+        if not _exists(target):
             hint = ""
             if Path(word).exists():  # relative to the current directory instead: say how to write it
                 hint = f"; did you mean {os.path.relpath(Path(word).resolve(), cwd)}?"
@@ -579,7 +621,7 @@ def _command_files(command: tuple[str, ...], cwd: Path) -> tuple[str, ...]:
         if word.startswith("-"):
             continue
         target = cwd / word
-        if ("/" in word or word.endswith(SCRIPT_SUFFIXES) or word != command[0]) and target.is_file():
+        if ("/" in word or word.endswith(SCRIPT_SUFFIXES) or word != command[0]) and _is_file(target):
             files.append(str(target.resolve()))
     return tuple(files)
 

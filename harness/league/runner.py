@@ -41,7 +41,7 @@ from harness.league.executors.base import Executor, ExecutorLost, GamePlayer, Me
 from harness.league.executors.local import LocalExecutor
 from harness.league.pending import PendingGame
 from harness.league.progress import progress_bar as _progress_bar
-from harness.league.schedule import planned_chunks, schedule_fingerprint
+from harness.league.schedule import deal_seed, planned_chunks, schedule_fingerprint
 from harness.league.sources import GameSource, StoreSource
 from harness.league.store import GameOutcome, LeagueStore, PlanSummary, StoreError
 from harness.play.limits import BotSpec, ResourceLimits, TimeControls
@@ -120,10 +120,11 @@ def plan_league(config: LeagueConfig, store: LeagueStore) -> tuple[PlanSummary, 
     """Bind the store to the league, register the bot versions, and bring the schedule up to date."""
     store.bind(config)
     version_ids = store.register_versions(config.bots)
+    store.adopt_deal_secret(lambda secret, round_, names: deal_seed(config.name, config.seed, round_, names, secret))
     fingerprint = schedule_fingerprint(config)
     if store.planned_fingerprint() == fingerprint:  # planned before with this very schedule
         return store.unchanged_plan(), version_ids
-    summary = store.plan_rows(planned_chunks(config, version_ids), fingerprint)
+    summary = store.plan_rows(planned_chunks(config, version_ids, store.deal_secret()), fingerprint)
     return summary, version_ids
 
 

@@ -2,8 +2,10 @@
 
 Tables (schema version in ``PRAGMA user_version``):
 
-- ``meta``: what the league is (name, game, options, seed) and derived-data markers
-  (``rated_upto``, the rating parameters the stored ratings were computed with).
+- ``meta``: what the league is (name, game, options, seed), its ``deal_secret`` (32 random bytes
+  made with the store, hashed into every deal's seed: see :mod:`harness.league.schedule`; the
+  store is never visible to a sandboxed bot) and derived-data markers (``rated_upto``, the
+  rating parameters the stored ratings were computed with).
 - ``bots`` and ``versions``: every bot name, and every version of it (command, cwd, files).
 - ``games``: the schedule and its results, one row per scheduled game: ``seq`` (canonical
   order), id, seed, round, players, the version at each seat (``versions``, a JSON list), status
@@ -28,10 +30,11 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import sqlite3
 import time
 import zlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -191,6 +194,11 @@ class LeagueStore:
                     if statement.strip():
                         self.db.execute(statement)
                 self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+                self.set_meta("deal_secret", secrets.token_hex(32))
+            try:  # the store holds every seat's hands and the deal secret: its owner's eyes only
+                os.chmod(self.path, 0o600)  # (SQLite gives its -wal and -shm files the same mode)
+            except OSError:
+                pass
         elif version == 1:
             self._migrate_from_1()
         elif version > SCHEMA_VERSION:
@@ -252,6 +260,33 @@ class LeagueStore:
                         "excluded.value", (key, value))
 
     # -- the league ------------------------------------------------------------------------
+
+    def deal_secret(self) -> str | None:
+        """The league's deal secret (None only in a store made before secrets existed)."""
+        return self.get_meta("deal_secret")
+
+    def adopt_deal_secret(self, seed_of: Callable[[str, int, list[str]], int]) -> int:
+        """Give a store made before deal secrets one, and re-seed what can still be re-seeded.
+
+        Every game not finished whose deal no finished game used gets the seed
+        ``seed_of(secret, round, bot names)``; games of a deal already (partly) played keep their
+        public seed, so the seat orders of a duplicate deal stay one deal. Returns how many
+        games were re-seeded (0 when the store already has a secret).
+        """
+        with self.transaction():
+            if self.deal_secret():
+                return 0
+            secret = secrets.token_hex(32)
+            self.set_meta("deal_secret", secret)
+            names = dict(self.db.execute("SELECT v.id, b.name FROM versions v JOIN bots b ON b.id = v.bot_id"))
+            played = {row[0] for row in self.db.execute("SELECT DISTINCT seed FROM games WHERE status = 'done'")}
+            updates = []
+            for seq, round_, versions, seed in self.db.execute(
+                    "SELECT seq, round, versions, seed FROM games WHERE status != 'done'").fetchall():
+                if seed not in played and versions:
+                    updates.append((seed_of(secret, round_, [names[v] for v in json.loads(versions)]), seq))
+            self.db.executemany("UPDATE games SET seed = ? WHERE seq = ?", updates)
+        return len(updates)
 
     def _config_file(self, config: LeagueConfig) -> tuple[Path, str] | None:
         """``config``'s file (absolute, resolved) and its path relative to the store's directory

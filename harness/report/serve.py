@@ -4,10 +4,17 @@ Each request opens the store and renders with :class:`harness.report.html.Site`,
 `harness report` writes, so a page is never stale; ``/api/status`` gives the index's counts and
 latest games as JSON for its refresh. The stdlib server is enough: one organiser's browser
 polling every 2 seconds, on 127.0.0.1 by default.
+
+Only requests whose ``Host`` names the address the server is bound to, or this machine
+(``localhost``, ``127.0.0.1``, ``[::1]``), are answered: a web page the user visits could
+otherwise point a DNS name of its own at 127.0.0.1 (DNS rebinding) and read the league's pages
+from the user's browser. Bound to every address (``0.0.0.0``), any IP address is accepted too:
+only names can be rebound.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import re
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -18,9 +25,12 @@ from harness.league.config import LeagueConfig
 from harness.league.store import LeagueStore
 from harness.report.html import MAX_LISTED, Site
 
+_LOCAL_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+
 
 class _Handler(BaseHTTPRequestHandler):
     config: LeagueConfig
+    bound_host: str = "127.0.0.1"
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
         return  # quiet: the terminal shows the league, not every request
@@ -36,7 +46,26 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def _host_allowed(self) -> bool:
+        """Whether the request's Host names this server (see the module docstring)."""
+        host = (self.headers.get("Host") or "").strip().lower()
+        if not host:
+            return False
+        name = host[1:host.index("]")] if host.startswith("[") and "]" in host else host.rsplit(":", 1)[0]
+        if name in _LOCAL_NAMES or name == self.bound_host.lower().strip("[]"):
+            return True
+        if self.bound_host in ("", "0.0.0.0", "::"):
+            try:
+                ipaddress.ip_address(name)
+            except ValueError:
+                return False
+            return True
+        return False
+
     def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+        if not self._host_allowed():
+            self._send(421, "this server answers only requests addressed to it (its address or localhost)")
+            return
         path = self.path.split("?", 1)[0].split("#", 1)[0]
         cfg = self.config
         if not Path(cfg.store).exists():
@@ -56,10 +85,10 @@ class _Handler(BaseHTTPRequestHandler):
             elif m := re.fullmatch(r"/games/(g-[0-9a-f]+)\.html", path):
                 page = site.game(m.group(1))
                 self._send(200 if page else 404, page or "no such game")
-            elif m := re.fullmatch(r"/bots/(\d+)\.html", path):
+            elif m := re.fullmatch(r"/bots/(\d{1,18})\.html", path):
                 vid = int(m.group(1))
                 self._send(200, site.bot(vid)) if vid in site.versions else self._send(404, "no such bot")
-            elif m := re.fullmatch(r"/violations/(\d+)\.html", path):
+            elif m := re.fullmatch(r"/violations/(\d{1,18})\.html", path):  # (a longer id is no SQLite integer)
                 found = store.violation(int(m.group(1)))
                 page = site.game(found[0]["game_id"], violation_id=int(m.group(1))) if found else None
                 self._send(200 if page else 404, page or "no such violation")
@@ -69,5 +98,5 @@ class _Handler(BaseHTTPRequestHandler):
 
 def make_server(config: LeagueConfig, host: str, port: int) -> ThreadingHTTPServer:
     """An HTTP server for ``config``'s league pages (``port`` 0: any free port)."""
-    handler = type("Handler", (_Handler,), {"config": config})
+    handler = type("Handler", (_Handler,), {"config": config, "bound_host": host})
     return ThreadingHTTPServer((host, port), handler)
