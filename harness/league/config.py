@@ -32,8 +32,9 @@ import yaml
 from harness.games import GAMES, GameLoadError, InvalidOptions
 from harness.play.limits import MAX_IDLE_BOTS, TimeControls
 
-__all__ = ["LeagueError", "ConfigError", "LeagueConfig", "BotEntry", "RatingParams", "load_config", "parse_config",
-           "TOP_KEYS", "TIME_KEYS", "LIMIT_KEYS", "RATING_DEFAULTS", "default_workers", "games_per_round"]
+__all__ = ["LeagueError", "ConfigError", "LeagueConfig", "BotEntry", "RatingParams", "ScheduleSpec", "load_config",
+           "parse_config", "TOP_KEYS", "TIME_KEYS", "LIMIT_KEYS", "RATING_DEFAULTS", "SCHEDULE_KINDS", "default_workers",
+           "games_per_round"]
 
 
 class LeagueError(ValueError):
@@ -51,7 +52,7 @@ SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".sh", ".l
 PYTHON_RE = re.compile(r"^python(3(\.\d+)?)?$")
 
 TOP_KEYS = ("name", "game", "options", "players", "bots", "rounds", "time", "limits", "policy", "strikes",
-            "rating", "seed", "workers", "store", "executor", "idle_bots")
+            "rating", "seed", "workers", "store", "executor", "idle_bots", "schedule")
 BOT_KEYS = ("name", "command", "cwd", "version")
 #: The largest schedule a league may have (games over all rounds): 100 million games take ~10 GB
 #: of store before any log, and hours to plan and to rate.
@@ -67,6 +68,9 @@ NULLABLE_LIMITS = ("memory_mb", "cpu_seconds", "processes", "open_files")
 NAME_MAX = 255
 RATING_DEFAULTS = {"mu": 25.0, "sigma": 25.0 / 3, "beta": 25.0 / 6, "tau": 0.0, "draw_probability": 0.10}
 POLICIES = ("forfeit", "strikes")
+SCHEDULE_KINDS = ("round_robin", "adaptive")
+SCHEDULE_KEYS = ("kind", "games", "until")
+UNTIL_KEYS = ("top", "confidence")
 DEFAULT_STRIKES = 3
 
 
@@ -96,6 +100,23 @@ class RatingParams:
     def as_dict(self) -> dict[str, float]:
         return {"mu": self.mu, "sigma": self.sigma, "beta": self.beta, "tau": self.tau,
                 "draw_probability": self.draw_probability}
+
+
+@dataclass(frozen=True)
+class ScheduleSpec:
+    """The ``schedule`` key: the whole round robin (default), or adaptive rounds chosen as results come in."""
+
+    kind: str = "round_robin"
+    #: adaptive: stop once this many games are scheduled and played (None: no budget)
+    games: int | None = None
+    #: adaptive: stop once each adjacent pair of the top ``top`` (and the next bot) is ordered
+    #: with ``confidence`` by the table's P(>next) (None: no question)
+    top: int | None = None
+    confidence: float | None = None
+
+    @property
+    def adaptive(self) -> bool:
+        return self.kind == "adaptive"
 
 
 @dataclass(frozen=True)
@@ -143,6 +164,8 @@ class LeagueConfig:
     executor: str | None = None
     #: most bot processes kept idle per worker between games (least recently used stopped first)
     idle_bots: int = MAX_IDLE_BOTS
+    #: ``schedule``: round robin, or adaptive (docs/leagues.md)
+    schedule: ScheduleSpec = ScheduleSpec()
 
     def bot(self, name: str) -> BotEntry:
         for b in self.bots:
@@ -302,11 +325,18 @@ def parse_config(data: Any, shown: str, *, base_dir: Path, rounds: int | None = 
     bots = _check_bots(c, data.get("bots"), base_dir)
     table_sizes = _check_table_sizes(c, game, data.get("players", game.min_players), len(bots))
 
+    schedule = _check_schedule(c, data.get("schedule"), len(bots))
+    if schedule.adaptive and "rounds" in data:
+        raise c.fail("rounds", "only used with the round-robin schedule (this league's schedule is adaptive: "
+                               "its budget is schedule.games)")
     n_rounds = c.integer(data.get("rounds", 1), "rounds", 1)
+    if rounds is not None and schedule.adaptive:
+        raise c.fail("--rounds", "only used with the round-robin schedule (this league's schedule is adaptive: "
+                                 "its budget is schedule.games)")
     if rounds is not None:
         n_rounds = c.integer(rounds, "--rounds", 1)
     per_round = games_per_round(len(bots), table_sizes)
-    if per_round * n_rounds > MAX_GAMES:
+    if not schedule.adaptive and per_round * n_rounds > MAX_GAMES:
         raise c.fail("rounds" if rounds is None else "--rounds",
                      f"{n_rounds} rounds of {per_round:,} games make {per_round * n_rounds:,} games, more than "
                      f"the {MAX_GAMES:,} a league may hold (allowed: at most {max(1, MAX_GAMES // per_round):,} "
@@ -359,7 +389,39 @@ def parse_config(data: Any, shown: str, *, base_dir: Path, rounds: int | None = 
                         rounds=n_rounds, time=time, limits=limits, policy=policy, strikes=strikes,
                         rating=rating, seed=seed, workers=n_workers, store=store,
                         executor=_check_executor(c, data.get("executor")),
-                        idle_bots=c.integer(data.get("idle_bots", MAX_IDLE_BOTS), "idle_bots", 0))
+                        idle_bots=c.integer(data.get("idle_bots", MAX_IDLE_BOTS), "idle_bots", 0), schedule=schedule)
+
+
+def _check_schedule(c: _Checker, value: Any, n_bots: int) -> ScheduleSpec:
+    """``schedule``: ``round_robin`` (default), ``adaptive``, or ``{kind, games, until: {top, confidence}}``."""
+    if value is None or isinstance(value, str):
+        value = {"kind": value or "round_robin"}
+    cfg = c.mapping(value, "schedule", SCHEDULE_KEYS)
+    kind = cfg.get("kind", "round_robin")
+    if kind not in SCHEDULE_KINDS:
+        close = difflib.get_close_matches(str(kind), SCHEDULE_KINDS, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise c.fail("schedule.kind", f"{_show(kind)} is not allowed{hint} (allowed: {', '.join(SCHEDULE_KINDS)})")
+    if kind == "round_robin":
+        for key in ("games", "until"):
+            if key in cfg:
+                raise c.fail(f"schedule.{key}", "only used with 'kind: adaptive' (a round robin plays its "
+                                                "rounds: the 'rounds' key)")
+        return ScheduleSpec()
+    games = c.integer(cfg["games"], "schedule.games", 1) if cfg.get("games") is not None else None
+    top = confidence = None
+    if cfg.get("until") is not None:
+        until = c.mapping(cfg["until"], "schedule.until", UNTIL_KEYS)
+        for key in UNTIL_KEYS:
+            if key not in until:
+                raise c.fail(f"schedule.until.{key}", "missing (e.g. until: {top: 10, confidence: 0.95})")
+        top = c.integer(until["top"], "schedule.until.top", 1)
+        if top >= n_bots:
+            raise c.fail("schedule.until.top", f"{top} needs at least {top + 1} bots (the league has {n_bots}: "
+                                               f"the top {top} is ordered against the next one)")
+        confidence = c.number(until["confidence"], "schedule.until.confidence", lambda v: 0.5 < v < 1,
+                              "a number between 0.5 and 1, exclusive, e.g. 0.95")
+    return ScheduleSpec(kind="adaptive", games=games, top=top, confidence=confidence)
 
 
 def _check_executor(c: _Checker, value: Any) -> str | None:

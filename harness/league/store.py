@@ -476,6 +476,37 @@ class LeagueStore:
             "SELECT seq, id, seed, round, versions FROM games WHERE status = 'pending' AND seq > ? ORDER BY seq LIMIT ?",
             (seq, limit))]
 
+    def add_games(self, rows: Sequence[StoreRow]) -> list[int]:
+        """Append scheduled games (the adaptive schedule's rounds, as they are chosen); their seqs, in order."""
+        seqs = []
+        with self.transaction():
+            for row in rows:
+                cursor = self.db.execute("INSERT INTO games (id, round, players, seed, versions) VALUES (?, ?, ?, ?, ?)",
+                                         row)
+                seqs.append(int(cursor.lastrowid or 0))
+        return seqs
+
+    def schedule_log(self, after_seq: int = 0) -> Iterator[tuple[int, str, int, str, list[int], list[int] | None]]:
+        """Every game after ``after_seq`` in order: (seq, id, round, status, version ids by seat, ranks
+        by seat or None until it is done)."""
+        ranks: dict[int, list[int]] = {}
+        for seq, rank in self.db.execute("SELECT s.game_seq, s.rank FROM seats s JOIN games g ON g.seq = s.game_seq "
+                                         "WHERE s.game_seq > ? AND g.status = 'done' ORDER BY s.game_seq, s.seat",
+                                         (after_seq,)):
+            ranks.setdefault(seq, []).append(rank)
+        for seq, game_id, round_, status, versions in self.db.execute(
+                "SELECT seq, id, round, status, versions FROM games WHERE seq > ? ORDER BY seq", (after_seq,)):
+            yield seq, game_id, round_, status, json.loads(versions or "[]"), ranks.get(seq)
+
+    def drop_pending(self, seqs: Sequence[int]) -> None:
+        """Drop these games if they are still pending (a retired version's games)."""
+        with self.transaction():
+            self.db.executemany("UPDATE games SET status = 'dropped' WHERE seq = ? AND status = 'pending'",
+                                [(s,) for s in seqs])
+
+    def last_seq(self) -> int:
+        return int(self.db.execute("SELECT coalesce(max(seq), 0) FROM games").fetchone()[0])
+
     def counts(self) -> dict[str, int]:
         """Number of games per status."""
         counts = dict(self.db.execute("SELECT status, count(*) FROM games GROUP BY status").fetchall())

@@ -103,6 +103,7 @@ class BotProcess:
         #: the host uid the bot runs as when the harness is root (None: the harness's own user)
         self.uid: int | None = None
         self._tail = b""
+        self._stderr_total = 0  # bytes read from stderr so far (a mark for stderr_since)
         self._wrapped = False
         self._cgroup: BotCgroup | None = None
         self._cgroup_base: CgroupBase | None = None
@@ -625,10 +626,20 @@ class BotProcess:
                 return
             self.stderr.write(chunk)
             self._tail = (self._tail + chunk)[-STDERR_TAIL_BYTES:]
+            self._stderr_total += len(chunk)
 
     def stderr_tail(self) -> str:
         """The last bytes this process wrote to stderr (up to 2 KiB), as text."""
         return self._tail.decode("utf-8", "replace")
+
+    def stderr_mark(self) -> int:
+        """A mark for :meth:`stderr_since`: the bytes read from stderr so far."""
+        return self._stderr_total
+
+    def stderr_since(self, mark: int) -> str:
+        """What the bot wrote to stderr after ``mark`` (drained so far; at most the 2 KiB tail)."""
+        new = self._stderr_total - mark
+        return self._tail[-new:].decode("utf-8", "replace") if new > 0 else ""
 
     def drain_stderr(self) -> None:
         """Move whatever the bot wrote to stderr so far into its log (non-blocking)."""

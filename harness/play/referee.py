@@ -38,6 +38,8 @@ VIOLATION_KINDS = ("timeout", "illegal", "malformed", "oversize", "crash", "prot
 _KILLING_KINDS = frozenset({"timeout", "oversize", "crash"})
 _CODE_KIND = {TIMEOUT: "timeout", CRASH: "crash", OVERSIZE: "oversize"}
 _RECEIVED_BYTES = 500
+#: characters of what a bot wrote to stderr while deciding that the log keeps with its move
+STDERR_PER_MOVE = 1024
 _dumps = orjson.dumps
 APPEND_NEWLINE = orjson.OPT_APPEND_NEWLINE
 
@@ -315,6 +317,16 @@ class _Table:
             entry["raw"] = _text(data)
         self.note(entry)
 
+    def stderr_of(self, seat: int, request_id: int, mark: int) -> None:
+        """Log what the bot wrote to stderr while it decided (the replay shows it beside its move)."""
+        proc = self.procs[seat]
+        if proc is None:
+            return
+        proc.drain_stderr()
+        text = proc.stderr_since(mark)
+        if text:  # the last KiB: the store keeps every game's log (the full output is in the bot's stderr log)
+            self.note({"type": "stderr", "seat": seat, "id": request_id, "text": text[-STDERR_PER_MOVE:]})
+
     # ---- violations ----------------------------------------------------------------------
     def violation(self, seat: int, kind: str, detail: str, request: bytes | str, received: bytes,
                   clock: dict[str, Any] | None = None) -> None:
@@ -520,6 +532,7 @@ class _Table:
         if self.record_messages:
             self.sent(seat, msg)
         max_depth = self.config.limits.max_json_depth
+        stderr_mark = proc.stderr_mark()
         code, data, took_ms, index = request_action(proc, line, self.request_id, legal, budget_ms, max_depth)
         clock = proc.last_clock
         if code != OK:
@@ -539,6 +552,8 @@ class _Table:
             return None
         if took_ms > move_ms:
             self.bank[seat] = max(0, self.bank[seat] - int(took_ms - move_ms + 0.999))
+        if self.record_messages:  # the answer is accepted (a rejected answer's stderr is in its violation)
+            self.stderr_of(seat, self.request_id, stderr_mark)
         return legal[index]
 
     def finish(self) -> GameRecord:
