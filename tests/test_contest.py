@@ -414,12 +414,15 @@ def test_ladder_standings_and_finals_with_real_bots(contest) -> None:  # type: i
     from harness.contest.ladder import LADDER_STORE, Standings, play_ladder
 
     root, tokens = contest
+    (root / "contest.yaml").write_text((root / "contest.yaml").read_text().replace("ladder: adaptive",
+                                                                                   "ladder: round_robin"))
     with _client(root, worker=True) as client:
         for team in ("alpha", "beta"):
             r = client.post("/api/submissions", headers=_bearer(tokens[team]), data={"runtime": "python"},
                             files={"file": ("bot.py", GOOD_BOT)})
             assert _wait(client, r.json()["id"], tokens[team])["status"] == "active"
         cfg = load_contest(root)
+        assert cfg.ladder == "round_robin"
         db = ContestDB(cfg.db_path)
         standings = Standings(db, root / LADDER_STORE)
         played = play_ladder(cfg, db, should_stop=lambda: False, on_game=standings.on_game, max_games=6,
@@ -509,3 +512,47 @@ def test_a_node_bot_is_checked_and_a_broken_one_fails_its_build(contest) -> None
         failed = _wait(client, r.json()["id"], tokens["alpha"])
         assert failed["status"] == "failed" and "SyntaxError" in failed["build_log"]
         assert "/submissions/" not in failed["build_log"]  # no server paths in a team's log
+
+
+def test_the_adaptive_ladder_takes_a_team_that_joins_while_it_plays(tmp_path: Path) -> None:
+    import threading
+
+    from harness.contest.config import load_contest
+    from harness.contest.ladder import LADDER_STORE, Standings, play_ladder
+
+    root = _contest(tmp_path)
+    assert "ladder: adaptive" in (root / "contest.yaml").read_text()  # init's choice for a game of one table size
+    db = ContestDB(root / "contest.sqlite")
+    tokens = {name: add_team(db, name) for name in ("alpha", "beta", "gamma")}
+    with _client(root, worker=True) as client:
+        def upload(team: str) -> None:
+            r = client.post("/api/submissions", headers=_bearer(tokens[team]), data={"runtime": "python"},
+                            files={"file": ("bot.py", GOOD_BOT)})
+            assert _wait(client, r.json()["id"], tokens[team])["status"] == "active"
+
+        upload("alpha")
+        upload("beta")
+        cfg = load_contest(root)
+        assert cfg.ladder == "adaptive"
+        standings = Standings(db, root / LADDER_STORE)
+        games: list[int] = []
+        joined = threading.Event()
+
+        def on_game(seq: int, outcome: object) -> None:
+            standings.on_game(seq, outcome)
+            games.append(seq)
+            if len(games) == 4 and not joined.is_set():
+                joined.set()
+                threading.Thread(target=upload, args=("gamma",)).start()
+
+        def enough() -> bool:
+            standings.flush()
+            rows = {r["team"]: r["games"] or 0 for r in db.leaderboard()}
+            return rows.get("gamma", 0) >= 2 or len(games) > 400
+
+        play_ladder(cfg, db, should_stop=enough, on_game=on_game, echo=lambda line: None)
+        standings.stop()
+        rows = {r["team"]: r["games"] or 0 for r in db.leaderboard()}
+        assert rows["gamma"] >= 2 and rows["alpha"] > 0 and rows["beta"] > 0, rows
+        assert "schedule: adaptive" in (root / "ladder.yaml").read_text()
+    db.close()

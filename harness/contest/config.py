@@ -41,7 +41,8 @@ QUOTA_DEFAULTS = {
 }
 BUILD_DEFAULTS = {"seconds": 120, "memory_mb": 2048}
 TOP_KEYS = ("name", "game", "options", "players", "time", "limits", "runtimes", "quotas", "build",
-            "conformance_games", "workers", "executor", "secure_cookies")
+            "conformance_games", "workers", "executor", "secure_cookies", "ladder")
+LADDER_KINDS = ("round_robin", "adaptive")
 
 
 class ContestConfigError(ValueError):
@@ -90,6 +91,8 @@ class ContestConfig:
     executor: dict[str, Any] | None = None
     #: mark the session cookie Secure (serve behind https)
     secure_cookies: bool = False
+    #: the ladder's schedule: round robins re-planned when the roster changes, or the adaptive schedule
+    ladder: str = "round_robin"
 
     @property
     def db_path(self) -> Path:
@@ -130,7 +133,11 @@ runtimes:
         text += f"  {rname}:\n    entry: {rt['entry']}\n    build: {flow[0]}\n    run: {flow[1]}\n"
     text += "build: " + yaml.safe_dump(BUILD_DEFAULTS, default_flow_style=True)
     text += "quotas:\n" + "".join(f"  {k}: {v}\n" for k, v in QUOTA_DEFAULTS.items())
-    text += "workers: 1\n"
+    # the adaptive schedule plays every table size from the start (as many teams as the largest
+    # table first); the round robin plays the sizes the teams can fill, re-planned as they arrive
+    ladder = "adaptive" if len(sizes) == 1 else "round_robin"
+    text += (f"# ladder: adaptive (rounds chosen as results come in, teams joining while it plays) or round_robin\n"
+             f"ladder: {ladder}\nworkers: 1\n")
     root.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     load_contest(root)  # what init writes must load
@@ -224,6 +231,9 @@ def load_contest(root: str | Path) -> ContestConfig:
     if executor not in (None, "local") and not (isinstance(executor, dict) and set(executor) == {"dask"}):
         raise _fail(path, "executor", "expected local, or {dask: ADDRESS}")
     games = data.get("conformance_games")
+    ladder = data.get("ladder", "round_robin")
+    if ladder not in LADDER_KINDS:
+        raise _fail(path, "ladder", f"{ladder!r} is not allowed (allowed: {', '.join(LADDER_KINDS)})")
     return ContestConfig(
         root=root, name=name, game=str(game), players=tuple(sorted(set(sizes))), time=time, runtimes=runtimes,
         quotas=quotas, options=options, limits=limits,
@@ -232,4 +242,4 @@ def load_contest(root: str | Path) -> ContestConfig:
         conformance_games=None if games is None else _int(path, games, "conformance_games"),
         workers=_int(path, data.get("workers", 1), "workers"),
         executor=executor if isinstance(executor, dict) else None,
-        secure_cookies=bool(data.get("secure_cookies", False)))
+        secure_cookies=bool(data.get("secure_cookies", False)), ladder=str(ladder))

@@ -60,8 +60,10 @@ def table_sizes(cfg: ContestConfig, teams: int) -> list[int]:
     return [n for n in cfg.players if n <= teams]
 
 
-def league_data(cfg: ContestConfig, roster: list[Any], *, name: str, rounds: int, store: str) -> dict[str, Any]:
-    """A league config (as YAML data) playing ``roster`` (rows of team, submission_id, runtime)."""
+def league_data(cfg: ContestConfig, roster: list[Any], *, name: str, rounds: int, store: str,
+                adaptive: bool = False) -> dict[str, Any]:
+    """A league config (as YAML data) playing ``roster`` (rows of team, submission_id, runtime):
+    ``rounds`` of the round robin, or the adaptive schedule (every table size of the contest)."""
     bots = []
     for r in roster:
         runtime = cfg.runtimes.get(r["runtime"])
@@ -72,6 +74,10 @@ def league_data(cfg: ContestConfig, roster: list[Any], *, name: str, rounds: int
     data: dict[str, Any] = {"name": name, "game": cfg.game, "players": table_sizes(cfg, len(bots)), "bots": bots,
                             "rounds": rounds, "time": dict(cfg.time), "limits": dict(cfg.limits),
                             "workers": cfg.workers, "store": store}
+    if adaptive:
+        del data["rounds"]
+        data["players"] = list(cfg.players)  # fixed for the life of an adaptive run
+        data["schedule"] = "adaptive"
     if cfg.options:
         data["options"] = dict(cfg.options)
     if cfg.executor:
@@ -210,6 +216,20 @@ def play_ladder(cfg: ContestConfig, db: ContestDB, *, should_stop: Callable[[], 
     """
     from harness.league.runner import LeagueInterrupted, run_league
 
+    if cfg.ladder == "adaptive":
+        if max_games is not None:  # the adaptive run plays on: stopped once it has recorded that many
+            counted: list[int] = []
+            outer_stop, outer_on_game = should_stop, on_game
+
+            def should_stop() -> bool:
+                return outer_stop() or len(counted) >= max_games
+
+            def on_game(seq: int, outcome: Any) -> None:
+                counted.append(seq)
+                if outer_on_game is not None:
+                    outer_on_game(seq, outcome)
+        return _play_adaptive(cfg, db, should_stop=should_stop, on_game=on_game, progress=progress, echo=echo,
+                              dask=dask)
     played = 0
     rounds = int(db.get_meta("ladder_rounds", "1") or 1)
     while not should_stop():
@@ -244,6 +264,56 @@ def play_ladder(cfg: ContestConfig, db: ContestDB, *, should_stop: Callable[[], 
             echo(f"the runner reported {len(summary.errors)} error(s): {summary.errors[-1].strip().splitlines()[-1]}")
             _sleep_until(should_stop, 5.0)
     return played
+
+
+def _play_adaptive(cfg: ContestConfig, db: ContestDB, *, should_stop: Callable[[], bool],
+                   on_game: Callable[[int, Any], None] | None, progress: bool, echo: Callable[[str], None],
+                   dask: str | None) -> int:
+    """The ladder on the league's adaptive schedule: one run that plays on, the roster polled
+    between its rounds (:class:`_AdaptiveRoster` rewrites ``ladder.yaml`` when it changed)."""
+    from harness.league.runner import LeagueInterrupted, run_league
+
+    played = 0
+    need = max(2, max(cfg.players))
+    while not should_stop():
+        key = roster_key(db)
+        if len(key) < need:
+            echo(f"waiting for teams: {len(key)} with a checked version, the adaptive ladder needs {need}")
+            _sleep_until(_RosterWatch(db, key, should_stop, poll=0.5), 5.0)
+            continue
+        path = cfg.root / LADDER_CONFIG
+        league = write_config(path, league_data(cfg, db.roster(), name=f"{cfg.name}-ladder", rounds=1,
+                                                store=LADDER_STORE, adaptive=True))
+        try:
+            summary = run_league(league, progress=progress, on_game=on_game, should_stop=should_stop, dask=dask,
+                                 forever=True, roster=_AdaptiveRoster(cfg, db, key), notify=echo)
+        except LeagueInterrupted as exc:
+            played += exc.summary.played
+            echo("interrupted: the games in flight were recorded")
+            break
+        played += summary.played
+        if summary.errors:
+            echo(f"the runner reported {len(summary.errors)} error(s): {summary.errors[-1].strip().splitlines()[-1]}")
+            _sleep_until(should_stop, 5.0)
+    return played
+
+
+class _AdaptiveRoster:
+    """``roster()`` for the adaptive schedule: the ladder's bots when a team's current version
+    changed since the last call (``ladder.yaml`` rewritten), else None."""
+
+    def __init__(self, cfg: ContestConfig, db: ContestDB, key: tuple[tuple[str, int], ...]) -> None:
+        self.cfg, self.db, self.key = cfg, db, key
+
+    def __call__(self) -> Any:
+        key = roster_key(self.db)
+        if key == self.key or len(key) < max(2, max(self.cfg.players)):
+            return None
+        self.key = key
+        path = self.cfg.root / LADDER_CONFIG
+        data = league_data(self.cfg, self.db.roster(), name=f"{self.cfg.name}-ladder", rounds=1, store=LADDER_STORE,
+                           adaptive=True)
+        return write_config(path, data).bots
 
 
 class _RosterWatch:
