@@ -354,7 +354,10 @@ def _run_workers(config: LeagueConfig, store: LeagueStore, setup: WorkerSetup, p
         if len(summary.errors) >= MAX_ERRORS:
             return  # something is broken in the harness: let the games in flight end, then stop
         if should_stop is not None and should_stop():
-            return  # the caller has what it needs (a match's test decided): the games in flight end
+            # the caller has what it needs (a match's test decided): the games being played end,
+            # the workers skip those queued ahead (they stay pending)
+            stop.set()
+            return
         alive = [w for w in workers if w.alive]
         while alive and next_task < len(pending):
             # the least busy worker first; queues shrink towards the end so that no worker is left

@@ -394,6 +394,12 @@ class LeagueStore:
             "SELECT seq, id, seed, round, versions FROM games WHERE status = 'pending' AND seq > ? ORDER BY seq LIMIT ?",
             (seq, limit))]
 
+    def drop_pending(self) -> int:
+        """Mark every pending game dropped (a decided match: its remaining plan is not wanted);
+        returns how many. A later plan that wants them again makes them pending again."""
+        with self.transaction():
+            return self.db.execute("UPDATE games SET status = 'dropped' WHERE status = 'pending'").rowcount
+
     def counts(self) -> dict[str, int]:
         """Number of games per status."""
         counts = dict(self.db.execute("SELECT status, count(*) FROM games GROUP BY status").fetchall())
