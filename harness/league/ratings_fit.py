@@ -55,7 +55,7 @@ from scipy.linalg import cho_factor, cho_solve
 from scipy.special import log_ndtr, ndtr
 from scipy.stats import t as t_dist
 
-__all__ = ["TableBatch", "TableFit", "batches_from_games", "fit_arrays", "fit_ratings", "fit_table"]
+__all__ = ["TableBatch", "TableFit", "batches_from_games", "fit_arrays", "fit_batches", "fit_ratings", "fit_table"]
 
 #: Past this many duplicate sets the intervals use the normal quantile; below, Student's t with
 #: sets - 1 degrees of freedom (the usual small-sample rule for a cluster-robust variance).
@@ -64,8 +64,9 @@ SETS_FOR_NORMAL = 200
 
 @dataclass
 class TableBatch:
-    """Games of one table size as arrays: bot indices by seat (G x n), ranks by seat (G x n, 0 =
-    first), and each game's duplicate set (G,), any integers."""
+    """Games of one table size as arrays: bot version ids by seat (G x n), ranks by seat (G x n,
+    0 = first), and each game's duplicate set (G,), any integers (the same set in two batches is
+    the same cluster)."""
 
     versions: np.ndarray
     ranks: np.ndarray
@@ -110,10 +111,9 @@ def small_sample_factor(sets: int) -> float:
     return float(t_dist.ppf(0.975, sets - 1) / 1.959963984540054)
 
 
-def batches_from_games(games: Iterable[tuple[Sequence[int], Sequence[int], Hashable]]) -> tuple[list[TableBatch],
-                                                                                                  np.ndarray]:
-    """(version ids by seat, ranks by seat, duplicate set key) -> one batch per table size, with
-    bot indices into the returned array of version ids."""
+def batches_from_games(games: Iterable[tuple[Sequence[int], Sequence[int], Hashable]]) -> list[TableBatch]:
+    """(version ids by seat, ranks by seat, duplicate set key) -> one batch per table size (one
+    pass in Python: callers that read arrays from the store can build the batches directly)."""
     by_size: dict[int, tuple[list[Sequence[int]], list[Sequence[int]], list[int]]] = {}
     keys: dict[Hashable, int] = {}
     for versions, ranks, key in games:
@@ -121,12 +121,8 @@ def batches_from_games(games: Iterable[tuple[Sequence[int], Sequence[int], Hasha
         batch[0].append(versions)
         batch[1].append(ranks)
         batch[2].append(keys.setdefault(key, len(keys)))
-    if not by_size:
-        return [], np.empty(0, dtype=np.int64)
-    raw = {n: np.asarray(b[0], dtype=np.int64) for n, b in by_size.items()}
-    ids = np.unique(np.concatenate([v.ravel() for v in raw.values()]))
-    return [TableBatch(np.searchsorted(ids, raw[n]), np.asarray(b[1], dtype=np.int64), np.asarray(b[2], dtype=np.int64))
-            for n, b in sorted(by_size.items())], ids
+    return [TableBatch(np.asarray(b[0], dtype=np.int64), np.asarray(b[1], dtype=np.int64),
+                       np.asarray(b[2], dtype=np.int64)) for _, b in sorted(by_size.items())]
 
 
 @dataclass
@@ -332,16 +328,23 @@ def fit_table(games: Iterable[tuple[Sequence[int], Sequence[int], Hashable]], *,
     """The table's fit over ``games`` given as (version ids by seat, ranks by seat with 0 =
     first, the game's duplicate set: any hashable key shared by the games of one deal).
     Every version that played gets a rating; the same games in any order give the same fit."""
-    batches, ids = batches_from_games(games)
-    if not ids.size:
+    return fit_batches(batches_from_games(games), mu=mu, sigma=sigma, beta=beta)
+
+
+def fit_batches(batches: Sequence[TableBatch], *, mu: float = 25.0, sigma: float = 25 / 3,
+                beta: float = 25 / 6) -> TableFit:
+    """:func:`fit_table` on games already in arrays (no Python loop over games)."""
+    batches = [b for b in batches if len(b.versions)]
+    if not batches:
         return TableFit({}, {}, [], [], 0, 0, np.zeros((0, 0)), {})
-    skills, covariance, n_sets = fit_arrays(batches, int(ids.size), mu=mu, sigma=sigma, beta=beta)
+    ids = np.unique(np.concatenate([b.versions.ravel() for b in batches]))
+    indexed = [TableBatch(np.searchsorted(ids, b.versions), b.ranks, b.sets) for b in batches]
+    skills, covariance, n_sets = fit_arrays(indexed, int(ids.size), mu=mu, sigma=sigma, beta=beta)
     sigmas = np.sqrt(np.clip(np.diag(covariance), 1e-18, None))
     versions = [int(v) for v in ids]
-    order_idx = sorted(range(len(versions)), key=lambda i: (-skills[i], versions[i]))
+    order_idx = np.lexsort((ids, -skills))  # by mu, then by version id
     index = {v: i for i, v in enumerate(versions)}
-    fit = TableFit(mu={v: float(skills[i]) for v, i in index.items()},
-                   sigma={v: float(sigmas[i]) for v, i in index.items()},
+    fit = TableFit(mu=dict(zip(versions, skills.tolist())), sigma=dict(zip(versions, sigmas.tolist())),
                    order=[versions[i] for i in order_idx], p_next=[], games=sum(len(b.sets) for b in batches),
                    sets=n_sets, covariance=covariance, index=index)
     fit.p_next = [fit.p_better(a, b) for a, b in zip(fit.order, fit.order[1:])]
