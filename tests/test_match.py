@@ -137,3 +137,26 @@ def test_a_decided_match_reports_the_deciding_set_and_leaves_nothing_to_play(tmp
     assert "violations (all games played): A 0, B 0" in text
     table = CliRunner().invoke(cli, ["table", result["match"]["config"]]).output
     assert "still to play" not in table  # the decided match's league does not invite `harness run`
+
+
+def test_the_llr_agrees_with_fishtest_s_exact_formula():
+    """fishtest's LLR_logistic (the exact multinomial GSPRT on pentanomial counts, implemented
+    in bench/ratings.py from its published formula) against the normal approximation used here."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_ratings", REPO / "bench" / "ratings.py")
+    assert spec and spec.loader
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    params = SprtParams(elo0=0, elo1=10)
+    # pentanomial counts (0, 1/4, 1/2, 3/4, 1) of 100-400 sets, from an even match to a clear one
+    for counts in ((5, 20, 50, 20, 5), (4, 18, 50, 22, 6), (3, 15, 48, 26, 8), (10, 22, 36, 22, 10),
+                   (8, 40, 104, 44, 12)):
+        scores = [i / 4 for i, c in enumerate(counts) for _ in range(c)]
+        ours, theirs = llr(scores, params), bench.fishtest_llr(scores, params)
+        assert abs(ours - theirs) <= 0.03 * max(abs(theirs), 1.0), (counts, ours, theirs)
+    # far from both hypotheses (about +115 Elo) the approximation departs, where both have decided
+    scores = [i / 4 for i, c in enumerate((2, 10, 30, 40, 18)) for _ in range(c)]
+    upper = llr_bounds(params)[1]
+    assert llr(scores, params) >= upper and bench.fishtest_llr(scores, params) < 0.75 * llr(scores, params)
+    assert bench.fishtest_llr(scores, params) < upper  # fishtest needs a few more sets there
