@@ -12,7 +12,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from harness.cli import cli
-from harness.report.statistics import GameRow, adjacent_better, bot_intervals, head_to_head, seat_bias
+from harness.report.statistics import GameRow, bot_intervals, head_to_head, seat_bias
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -52,12 +52,16 @@ def test_intervals_over_duplicate_sets_cover_the_true_mean_at_their_nominal_rate
 
 def test_a_clearly_better_bot_is_better_with_high_probability_and_equals_are_not():
     rng = random.Random(3)
+    from harness.league.ratings_fit import fit_table
+
+    def fit(games: list[GameRow]):
+        return fit_table((g.versions, g.ranks, g.round) for g in games)
+
     games = duplicate_league(rng, 150, 1.0)
-    assert adjacent_better(games, [1, 2], resamples=400)[0] > 0.99
-    assert adjacent_better(games, [2, 1], resamples=400)[0] < 0.01
-    equal = duplicate_league(rng, 150, 0.0)
-    p = adjacent_better(equal, [1, 2], resamples=400)[0]
-    assert 0.02 < p < 0.98
+    clear = fit(games)
+    assert clear.order == [1, 2] and clear.p_next[0] > 0.99 and clear.p_better(2, 1) < 0.01
+    equal = fit(duplicate_league(rng, 150, 0.0))
+    assert 0.5 <= equal.p_next[0] < 0.98
     pairs = head_to_head(games, resamples=200)
     assert len(pairs) == 1 and pairs[0]["games"] == 300 and pairs[0]["a_won_share"] > 0.6
     low, high = pairs[0]["score_diff_ci"]
