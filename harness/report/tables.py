@@ -89,7 +89,10 @@ def league_table(store: LeagueStore, config: LeagueConfig, *, recompute: bool = 
         # once, with intervals robust to the duplicate sets (harness.league.ratings_fit)
         if played is None:
             played = statistics.load_games(store)
-        fit = fit_table(((g.versions, g.ranks, (g.round, g.seed, frozenset(g.versions))) for g in played),
+        # a duplicate set is one deal of one round; the deal's seed already names its bots (a
+        # set merged with an older version's on the same deal is a coarser cluster: still valid,
+        # and it saves the frozenset per game that cost 5x the rest of this pass at 1,000,000 games)
+        fit = fit_table(((g.versions, g.ranks, (g.round, g.seed)) for g in played),
                         mu=config.rating.mu, sigma=config.rating.sigma, beta=config.rating.beta)
         for r in rows:
             vid = ids[(r.bot, r.version)]
