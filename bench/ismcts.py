@@ -18,7 +18,7 @@ import sys
 import time
 
 from harness.games import get_game
-from harness.ismcts import search
+from harness.sdk.ismcts import search
 
 PLAYERS = {"crisps": 2, "dominoes": 2, "epizodiak": 3}
 

@@ -38,7 +38,7 @@ from pathlib import Path
 from harness.games import get_game, ranking_from_keys
 from harness.league import ratings as rating_mod
 from harness.league.config import BotEntry, LeagueConfig, default_workers, load_config
-from harness.league.runner import plan_league, referee_players, run_league
+from harness.league.runner import plan_league, referee_player, run_league
 from harness.league.store import GameOutcome, LeagueStore
 from harness.report.tables import format_table, league_table
 
@@ -67,7 +67,7 @@ def games_per_second(config: LeagueConfig, *, fresh: bool = False, workers: int 
     for suffix in ("", "-wal", "-shm"):
         Path(cfg.store + suffix).unlink(missing_ok=True)
     stamps: list[float] = []
-    run_league(cfg, players=referee_players(fresh=fresh), progress=False,
+    run_league(cfg, player=referee_player(fresh=fresh), progress=False,
                on_game=lambda seq, outcome: stamps.append(time.perf_counter()))
     if len(stamps) < 2:
         return 0.0, len(stamps)
@@ -95,7 +95,7 @@ def synthesize(store_path: Path, n_games: int, n_bots: int = 20) -> LeagueConfig
     bots = tuple(BotEntry(name=f"bot{i:02d}", command=("true",), cwd="/", version=f"v{i}") for i in range(n_bots))
     per_round = n_bots * (n_bots - 1)
     options = get_game("crisps").validate_options({})
-    cfg = LeagueConfig(path="synthetic.yaml", name="synthetic", game="crisps", options=options, players=(2,), bots=bots,
+    cfg = LeagueConfig(path="synthetic.yaml", name="synthetic", game="crisps", options=options, table_sizes=(2,), bots=bots,
                        rounds=-(-n_games // per_round), store=str(store_path))
     strength = {b.name: i for i, b in enumerate(bots)}
     rng = random.Random(1)
@@ -199,7 +199,7 @@ def part3(dir_: Path, table_games: int) -> None:
 def _planning_config(dir_: Path, name: str, n_games: int) -> LeagueConfig:
     bots = tuple(BotEntry(name=f"bot{i}", command=("true",), cwd="/", version=f"v{i}") for i in range(10))
     options = get_game("crisps").validate_options({})
-    return LeagueConfig(path=f"{name}.yaml", name=name, game="crisps", options=options, players=(2,), bots=bots,
+    return LeagueConfig(path=f"{name}.yaml", name=name, game="crisps", options=options, table_sizes=(2,), bots=bots,
                         rounds=-(-n_games // 90), store=str(dir_ / f"{name}.sqlite"))
 
 

@@ -37,7 +37,7 @@ def fresh_store(path: Path, n_games: int, n_bots: int = 20) -> tuple[LeagueConfi
     bots = tuple(BotEntry(name=f"bot{i:02d}", command=("true",), cwd="/", version=f"v{i}") for i in range(n_bots))
     per_round = n_bots * (n_bots - 1)
     options = get_game("crisps").validate_options({})
-    cfg = LeagueConfig(path="synthetic.yaml", name="synthetic", game="crisps", options=options, players=(2,),
+    cfg = LeagueConfig(path="synthetic.yaml", name="synthetic", game="crisps", options=options, table_sizes=(2,),
                        bots=bots, rounds=-(-n_games // per_round), store=str(path))
     with LeagueStore(path) as store:
         plan_league(cfg, store)

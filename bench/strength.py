@@ -20,9 +20,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness import ismcts
-from harness.ismcts import IsmctsPolicy
-from harness.sdk import Decision, Policy, play_in_process
+from harness.games.epizodiak import evaluator as epizodiak_evaluator
+from harness.sdk import Decision, Policy, ismcts, play_in_process
+from harness.sdk.ismcts import IsmctsPolicy
 
 BOTS = Path(__file__).resolve().parent.parent / "bots"
 PLAYERS = {"crisps": 2, "dominoes": 2, "epizodiak": 3}
@@ -59,21 +59,21 @@ def main() -> int:
     parser.add_argument("--iterations", type=int, default=50)
     parser.add_argument("--seed", type=int, default=1000, help="seed of the first game")
     parser.add_argument("--epsilon", type=float, default=None,
-                        help="share of random moves in the Epizodiak playouts (default: harness.ismcts.EPSILON)")
+                        help="share of random moves in the Epizodiak playouts (default: harness.games.epizodiak.evaluator.EPSILON)")
     parser.add_argument("--bias", type=float, default=None,
-                        help="progressive bias weight in Epizodiak (default: harness.ismcts.BIAS)")
+                        help="progressive bias weight in Epizodiak (default: harness.sdk.ismcts.BIAS)")
     parser.add_argument("--cutoff", type=int, default=None,
-                        help="Epizodiak playouts stop after this many moves, 0 for none (default: harness.ismcts.CUTOFF_MOVES)")
-    parser.add_argument("--hand-weight", type=float, default=None, help="harness.ismcts.HAND_WEIGHT")
+                        help="Epizodiak playouts stop after this many moves, 0 for none (default: harness.sdk.ismcts.CUTOFF_MOVES)")
+    parser.add_argument("--hand-weight", type=float, default=None, help="harness.games.epizodiak.evaluator.HAND_WEIGHT")
     args = parser.parse_args()
     if args.cutoff is not None:
         ismcts.CUTOFF_MOVES = args.cutoff
     if args.hand_weight is not None:
-        ismcts.HAND_WEIGHT = args.hand_weight
+        epizodiak_evaluator.HAND_WEIGHT = args.hand_weight
     if args.bias is not None:
         ismcts.BIAS = args.bias
     if args.epsilon is not None:
-        ismcts.EPSILON = args.epsilon
+        epizodiak_evaluator.EPSILON = args.epsilon
     n = PLAYERS[args.game]
     score = 0.0
     start = time.perf_counter()

@@ -3,12 +3,12 @@
 
     python3 bots/epizodiak_ismcts.py [--iterations N] [--budget-ms MS] [--seed N] [--name NAME]
 
-Needs the harness installed (`pip install -e .`); the search is in harness/ismcts.py.
+Needs the harness installed (`pip install -e .`); the search is in harness/sdk/ismcts.py.
 """
 
 import sys
 
-from harness.ismcts import bot_main
+from harness.sdk.ismcts import bot_main
 
 if __name__ == "__main__":
     sys.exit(bot_main("epizodiak"))

@@ -13,7 +13,7 @@ import random
 from collections import Counter
 
 from harness.games import get_game
-from harness.games.crisps_plays import LABELS, RANK_OF, RANKS, classify, key_ranks, lead_plays, may_follow
+from harness.games.crisps.plays import LABELS, RANK_OF, RANKS, classify, key_ranks, lead_plays, may_follow
 
 GAME = get_game("crisps")
 GAMES = 1000

@@ -12,7 +12,7 @@ from collections import Counter
 import pytest
 
 from harness.games import IllegalAction, InvalidAction, InvalidOptions, InvalidSnapshot, get_game
-from harness.games.crisps_plays import TRIPLE, may_follow
+from harness.games.crisps.plays import TRIPLE, may_follow
 
 GAME = get_game("crisps")
 ALL_RANKS = ["2", "3", "4", "5", "6", "7", "8", "9", "10"]

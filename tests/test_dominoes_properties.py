@@ -16,7 +16,7 @@ import random
 import pytest
 
 from harness.games import get_game
-from harness.games.dominoes import ALL_TILES
+from harness.games.dominoes.state import ALL_TILES
 
 GAME = get_game("dominoes")
 GAMES_PER_SIZE = 1000

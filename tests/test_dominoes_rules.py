@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from harness.games import IllegalAction, InvalidAction, InvalidOptions, InvalidSnapshot, get_game
-from harness.games.dominoes import ALL_TILES, blocked_points, first_leader, round5
+from harness.games.dominoes.state import ALL_TILES, blocked_points, first_leader, round5
 
 GAME = get_game("dominoes")
 

@@ -45,7 +45,7 @@ def run_cli(path: Path, *args: str):
 def test_a_good_config_loads_with_defaults_filled(league_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(league_dir.parent)
     cfg = load_config(write(league_dir, GOOD))
-    assert cfg.name == "t" and cfg.game == "crisps" and cfg.players == (2,)
+    assert cfg.name == "t" and cfg.game == "crisps" and cfg.table_sizes == (2,)
     assert cfg.bots[0].command == ("python3", "bot.py")
     assert cfg.bots[1].command == ("python3", "bot.py", "--seed", "2")
     assert cfg.bots[0].cwd == str(league_dir)  # commands run in the config file's directory

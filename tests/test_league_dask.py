@@ -14,7 +14,7 @@ from test_league_runner import FAKE, write_config
 from harness.cli import cli
 from harness.league.config import load_config
 from harness.league.executors.dask import batches, check_bot_files, file_hashes
-from harness.league.runner import Players, referee_players, run_league
+from harness.league.runner import GamePlayer, referee_player, run_league
 from harness.league.schedule import build_schedule
 from harness.league.store import LeagueStore, PendingGame
 from harness.report.tables import format_table, league_table
@@ -35,14 +35,14 @@ def test_dask_local_2_gives_the_same_table_as_the_local_runner(tmp_path: Path) -
     local = load_config(write_config(tmp_path / "a", n_bots=5, rounds=3, players="[2, 3]"))
     on_dask = load_config(write_config(tmp_path / "b", n_bots=5, rounds=3, players="[2, 3]"))
     total = len(build_schedule(local))
-    assert run_league(local, players=FAKE, progress=False).played == total
-    summary = run_league(on_dask, players=FAKE, progress=False, dask="local:2")
+    assert run_league(local, player=FAKE, progress=False).played == total
+    summary = run_league(on_dask, player=FAKE, progress=False, dask="local:2")
     assert summary.played == total and summary.workers == 2 and not summary.errors
     assert results(local.store) == results(on_dask.store)
     with LeagueStore(local.store) as a, LeagueStore(on_dask.store) as b:
         assert format_table(league_table(a, local)) == format_table(league_table(b, on_dask))
     # nothing left to do: a second run plays nothing
-    assert run_league(on_dask, players=FAKE, progress=False, dask="local:1").played == 0
+    assert run_league(on_dask, player=FAKE, progress=False, dask="local:1").played == 0
 
 
 def test_batches_are_bounded_grouped_by_bots_and_shrink_at_the_tail() -> None:
@@ -83,8 +83,8 @@ def test_sigkill_of_a_dask_worker_mid_batch_records_every_game_once(tmp_path: Pa
     monkeypatch.setenv("TABLEBOTS_TEST_KILL_MARKER", str(tmp_path / "killed"))
     cfg = load_config(path)
     total = len(build_schedule(cfg))
-    players = Players(play=_killing_play, make_pool=referee_players().make_pool)
-    summary = run_league(cfg, players=players, progress=False, dask="local:1")
+    player = GamePlayer(play=_killing_play, make_pool=referee_player().make_pool)
+    summary = run_league(cfg, player=player, progress=False, dask="local:1")
     assert (tmp_path / "killed").exists(), "no worker was killed"
     assert summary.played == total and not summary.errors
     with LeagueStore(cfg.store) as st:
@@ -120,7 +120,7 @@ def test_the_executor_key_is_checked(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["run", str(path), "--no-progress"])
     assert result.exit_code != 0 and "executor.dask" in result.output and "local:N" in result.output
     path.write_text(path.read_text().replace("executor: {dask: ''}", "executor: {dask: 'local:1'}"))
-    assert load_config(path).dask == "local:1"
+    assert load_config(path).executor == "local:1"
 
 
 def test_a_worker_with_other_bot_files_refuses_naming_itself_and_the_file(tmp_path: Path) -> None:

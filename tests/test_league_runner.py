@@ -22,7 +22,8 @@ from harness.cli import cli
 from harness.games import ranking_from_keys
 from harness.league import ratings as rating_mod
 from harness.league.config import load_config
-from harness.league.runner import AHEAD_PER_WORKER, Players, plan_league, run_league
+from harness.league.executors.local import AHEAD_PER_WORKER
+from harness.league.runner import GamePlayer, plan_league, run_league
 from harness.league.schedule import build_schedule
 from harness.league.store import SCHEMA_VERSION, GameOutcome, LeagueStore
 from harness.report.tables import format_table, league_table
@@ -59,7 +60,7 @@ def fake_play(game, options, seed, game_id, seats, pool, config):
                            log=[{"type": "event", "event": {"type": "fake"}}], decisions=5, seconds=0.001)
 
 
-FAKE = Players(play=fake_play, make_pool=fake_pool)
+FAKE = GamePlayer(play=fake_play, make_pool=fake_pool)
 
 
 def write_config(dir_: Path, n_bots: int = 4, rounds: int = 2, extra: str = "", bots: list[str] | None = None,
@@ -75,10 +76,10 @@ def write_config(dir_: Path, n_bots: int = 4, rounds: int = 2, extra: str = "", 
 
 def test_a_league_plays_its_schedule_once_and_ranks_by_strength(tmp_path: Path) -> None:
     cfg = load_config(write_config(tmp_path, players="[2, 3]"))
-    summary = run_league(cfg, players=FAKE, progress=False)
+    summary = run_league(cfg, player=FAKE, progress=False)
     expected = len(build_schedule(cfg))
     assert summary.played == expected == 2 * (6 * 2 + 4 * 6)
-    again = run_league(cfg, players=FAKE, progress=False)
+    again = run_league(cfg, player=FAKE, progress=False)
     assert again.played == 0 and again.plan.done == expected
     with LeagueStore(cfg.store) as store:
         assert store.counts() == {"pending": 0, "done": expected, "dropped": 0}
@@ -91,11 +92,11 @@ def test_a_league_plays_its_schedule_once_and_ranks_by_strength(tmp_path: Path) 
 
 def test_adding_a_bot_plays_only_its_games(tmp_path: Path) -> None:
     cfg = load_config(write_config(tmp_path, bots=["s0", "s1", "s2"]))
-    first = run_league(cfg, players=FAKE, progress=False)
+    first = run_league(cfg, player=FAKE, progress=False)
     with LeagueStore(cfg.store) as store:
         before = {r[0]: r[1] for r in store.db.execute("SELECT id, finished_at FROM games")}
     more = load_config(write_config(tmp_path, bots=["s0", "s1", "s2", "s3"]))
-    second = run_league(more, players=FAKE, progress=False)
+    second = run_league(more, player=FAKE, progress=False)
     assert first.played == 2 * 3 * 2
     assert second.played == 2 * 3 * 2  # s3 against each of 3 bots, both seat orders, 2 rounds
     with LeagueStore(cfg.store) as store:
@@ -111,12 +112,12 @@ def test_adding_a_bot_plays_only_its_games(tmp_path: Path) -> None:
 def test_a_changed_bot_is_a_new_version_rated_separately(tmp_path: Path) -> None:
     path = write_config(tmp_path, bots=["s0", "s1", "s2"])
     cfg = load_config(path)
-    run_league(cfg, players=FAKE, progress=False)
+    run_league(cfg, player=FAKE, progress=False)
     text = path.read_text().replace("python3 bot.py s1}", "python3 bot.py s1 --depth 2}")
     path.write_text(text)
     changed = load_config(path)
     assert changed.bot("s1").version != cfg.bot("s1").version
-    summary = run_league(changed, players=FAKE, progress=False)
+    summary = run_league(changed, player=FAKE, progress=False)
     assert summary.played == 2 * 2 * 2  # the new s1 against s0 and s2
     with LeagueStore(changed.store) as store:
         rows = league_table(store, changed)
@@ -126,9 +127,56 @@ def test_a_changed_bot_is_a_new_version_rated_separately(tmp_path: Path) -> None
     assert "(old)" in text
 
 
+class OneAfterAnother:
+    """A game source that decides its next game from the last result, as an adaptive schedule
+    does: it hands out one game, then nothing until that game is recorded, and stops after
+    ``wanted`` games; how many games it will give is not known in advance."""
+
+    def __init__(self, store: LeagueStore, wanted: int) -> None:
+        self.pending = store.pending_games()
+        self.wanted = wanted
+        self.handed: list[int] = []
+        self.recorded_seqs: list[int] = []
+
+    def total(self) -> None:
+        return None
+
+    def remaining(self) -> None:
+        return None
+
+    def next_games(self, n: int):
+        if len(self.handed) > len(self.recorded_seqs):
+            return []  # waiting for the result
+        if len(self.handed) == self.wanted:
+            return []
+        game = self.pending[len(self.handed)]
+        self.handed.append(game.seq)
+        return [game]
+
+    def recorded(self, game, outcome: GameOutcome) -> None:
+        assert game.game_id == outcome.game_id and game.seq == self.handed[-1]
+        self.recorded_seqs.append(game.seq)
+
+
+def test_the_writer_loop_asks_its_game_source_and_tells_it_every_result(tmp_path: Path) -> None:
+    cfg = load_config(write_config(tmp_path))
+    sources: list[OneAfterAnother] = []
+
+    def source(store: LeagueStore, limit: int | None) -> OneAfterAnother:
+        sources.append(OneAfterAnother(store, 5))
+        return sources[0]
+
+    summary = run_league(cfg, player=FAKE, progress="lines", source=source)
+    [src] = sources
+    assert summary.played == 5 and src.recorded_seqs == src.handed and len(src.handed) == 5
+    with LeagueStore(cfg.store) as store:
+        assert store.counts()["done"] == 5
+        assert [g.seq for g in store.pending_games()][:1] == [src.pending[5].seq]
+
+
 def test_ratings_are_kept_incrementally_and_equal_a_recomputation(tmp_path: Path) -> None:
     cfg = load_config(write_config(tmp_path, players="[2, 3]"))
-    run_league(cfg, players=FAKE, progress=False)
+    run_league(cfg, player=FAKE, progress=False)
     with LeagueStore(cfg.store) as store:
         kept = store.load_ratings()
         assert int(store.get_meta("rated_upto")) == store.counts()["done"]
@@ -175,7 +223,7 @@ def test_ratings_do_not_depend_on_the_order_games_finish(tmp_path: Path) -> None
 def test_changed_rating_parameters_rebuild_the_ratings(tmp_path: Path) -> None:
     path = write_config(tmp_path)
     cfg = load_config(path)
-    run_league(cfg, players=FAKE, progress=False)
+    run_league(cfg, player=FAKE, progress=False)
     path.write_text(path.read_text() + "rating: {beta: 2.0}\n")
     cfg2 = load_config(path)
     with LeagueStore(cfg.store) as store:
@@ -187,7 +235,7 @@ def test_changed_rating_parameters_rebuild_the_ratings(tmp_path: Path) -> None:
 
 def test_a_store_of_another_league_is_refused(tmp_path: Path) -> None:
     path = write_config(tmp_path)
-    run_league(load_config(path), players=FAKE, progress=False)
+    run_league(load_config(path), player=FAKE, progress=False)
     path.write_text(path.read_text().replace("game: dominoes", "game: dominoes\nseed: 5"))
     result = CliRunner().invoke(cli, ["run", str(path), "--no-progress"])
     assert result.exit_code == 2
@@ -196,7 +244,7 @@ def test_a_store_of_another_league_is_refused(tmp_path: Path) -> None:
 
 def test_table_formats(tmp_path: Path) -> None:
     path = write_config(tmp_path)
-    run_league(load_config(path), players=FAKE, progress=False)
+    run_league(load_config(path), player=FAKE, progress=False)
     runner = CliRunner()
     text = runner.invoke(cli, ["table", str(path)])
     assert text.exit_code == 0, text.output
@@ -216,7 +264,7 @@ def test_table_formats(tmp_path: Path) -> None:
 
 def test_violations_are_listed_filtered_and_shown(tmp_path: Path) -> None:
     path = write_config(tmp_path)
-    run_league(load_config(path), players=FAKE, progress=False)
+    run_league(load_config(path), player=FAKE, progress=False)
     runner = CliRunner()
     listing = runner.invoke(cli, ["violations", str(path)])
     assert listing.exit_code == 0
@@ -256,14 +304,14 @@ def broken_play(game, options, seed, game_id, seats, pool, config):
 
 def test_a_harness_bug_stops_the_run_with_the_games_left_pending(tmp_path: Path) -> None:
     cfg = load_config(write_config(tmp_path, rounds=10))
-    summary = run_league(cfg, players=Players(play=broken_play, make_pool=fake_pool), progress=False)
+    summary = run_league(cfg, player=GamePlayer(play=broken_play, make_pool=fake_pool), progress=False)
     assert summary.played == 0
     assert summary.gave_up and "RuntimeError: engine bug" in summary.errors[0]
     # no game is handed out after the 5th error; those already queued may still have failed
     assert 5 <= len(summary.errors) <= 5 + 2 * AHEAD_PER_WORKER < len(build_schedule(cfg))
     with LeagueStore(cfg.store) as store:
         assert store.counts()["pending"] == len(build_schedule(cfg))
-    follow = run_league(cfg, players=FAKE, progress=False)
+    follow = run_league(cfg, player=FAKE, progress=False)
     assert follow.played == len(build_schedule(cfg))
 
 
@@ -271,7 +319,7 @@ def test_a_fixed_version_label_survives_edits_and_auto_does_not(tmp_path: Path) 
     path = write_config(tmp_path, bots=["s0", "s1"])
     path.write_text(path.read_text().replace("python3 bot.py s0}", "python3 bot.py s0, version: v1}"))
     cfg = load_config(path)
-    run_league(cfg, players=FAKE, progress=False)
+    run_league(cfg, player=FAKE, progress=False)
     (tmp_path / "bot.py").write_text("print('edited')\n")  # both bots run this file
     edited = load_config(path)
     assert edited.bot("s0").version == "v1" and edited.bot("s1").version != cfg.bot("s1").version
@@ -283,20 +331,20 @@ def test_a_fixed_version_label_survives_edits_and_auto_does_not(tmp_path: Path) 
 def test_removed_bots_drop_their_pending_games_and_come_back(tmp_path: Path) -> None:
     path = write_config(tmp_path, bots=["s0", "s1", "s2"])
     cfg = load_config(path)
-    first = run_league(cfg, players=FAKE, progress=False, max_games=5)
+    first = run_league(cfg, player=FAKE, progress=False, max_games=5)
     assert first.played == 5
     fewer = load_config(write_config(tmp_path, bots=["s0", "s1"]))
     with LeagueStore(cfg.store) as store:
         plan, _ = plan_league(fewer, store)
         assert plan.dropped > 0 and plan.added == 0
         dropped = store.counts()["dropped"]
-    summary = run_league(fewer, players=FAKE, progress=False)
+    summary = run_league(fewer, player=FAKE, progress=False)
     with LeagueStore(cfg.store) as store:
         counts = store.counts()
         assert counts["pending"] == 0 and counts["dropped"] == dropped
         table = {r.bot: r for r in league_table(store, fewer)}
         assert table["s2"].games > 0 and not table["s2"].current  # its finished games still count
-    again = run_league(cfg, players=FAKE, progress=False)  # s2 is back: its dropped games return
+    again = run_league(cfg, player=FAKE, progress=False)  # s2 is back: its dropped games return
     assert again.plan.reactivated == dropped and again.played == dropped
     with LeagueStore(cfg.store) as store:
         assert store.counts() == {"pending": 0, "done": len(build_schedule(cfg)), "dropped": 0}
@@ -309,7 +357,7 @@ def test_removed_bots_drop_their_pending_games_and_come_back(tmp_path: Path) -> 
 def test_results_can_be_read_where_the_bots_cannot_run(tmp_path: Path) -> None:
     path = write_config(tmp_path, bots=["s0", "s1"])
     cfg = load_config(path)
-    run_league(cfg, players=FAKE, progress=False)
+    run_league(cfg, player=FAKE, progress=False)
     path.write_text(path.read_text().replace("python3 bot.py s1}", "no-such-interpreter gone.py s1}"))
     runner = CliRunner()
     refused = runner.invoke(cli, ["run", str(path), "--no-progress"])
@@ -334,7 +382,7 @@ def test_a_second_runner_of_the_same_league_is_refused(tmp_path: Path) -> None:
         result = CliRunner().invoke(cli, ["run", str(path), "--no-progress"])
         assert result.exit_code == 2
         assert "another `harness run` (pid 4242) is playing this league" in result.output
-    assert run_league(cfg, players=FAKE, progress=False).played == 24  # free again
+    assert run_league(cfg, player=FAKE, progress=False).played == 24  # free again
 
 
 def as_schema_1(store_path: str) -> None:
@@ -355,7 +403,7 @@ def test_a_schema_1_store_is_migrated_and_its_league_finishes_as_a_new_one_would
     old_dir.mkdir()
     new_dir.mkdir()
     old = load_config(write_config(old_dir, rounds=3))
-    first = run_league(old, players=FAKE, progress=False, max_games=20)
+    first = run_league(old, player=FAKE, progress=False, max_games=20)
     assert first.played == 20
     as_schema_1(old.store)
     with LeagueStore(old.store) as store:  # migrated on open
@@ -364,9 +412,9 @@ def test_a_schema_1_store_is_migrated_and_its_league_finishes_as_a_new_one_would
         pending = store.pending_games()
         assert len(pending) == len(build_schedule(old)) - 20 and all(len(g.version_ids) == 2 for g in pending)
         assert [s["name"] for s in store.game_seats(pending[0].seq)] == [b.name for b in build_schedule(old)[20].seats]
-    run_league(old, players=FAKE, progress=False)
+    run_league(old, player=FAKE, progress=False)
     fresh = load_config(write_config(new_dir, rounds=3))
-    run_league(fresh, players=FAKE, progress=False)
+    run_league(fresh, player=FAKE, progress=False)
     with LeagueStore(old.store) as a, LeagueStore(fresh.store) as b:
         query = ("SELECT g.id, s.seat, s.version_id, s.rank, s.score FROM games g JOIN seats s ON s.game_seq = g.seq "
                  "ORDER BY g.seq, s.seat")

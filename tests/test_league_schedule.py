@@ -13,7 +13,7 @@ from harness.league.schedule import build_schedule, games_per_round
 def make_config(n_bots: int = 4, players: tuple[int, ...] = (2, 3, 4), rounds: int = 3, seed: int = 0,
                 name: str = "s") -> LeagueConfig:
     bots = tuple(BotEntry(name=f"b{i}", command=("true",), cwd="/", version=f"v{i}") for i in range(n_bots))
-    return LeagueConfig(path="x.yaml", name=name, game="dominoes", options={}, players=players, bots=bots,
+    return LeagueConfig(path="x.yaml", name=name, game="dominoes", options={}, table_sizes=players, bots=bots,
                         rounds=rounds, seed=seed, store="unused")
 
 

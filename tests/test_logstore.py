@@ -12,7 +12,7 @@ from harness.league.store import GameOutcome, LeagueStore, compress_log
 
 def config(tmp_path: Path) -> LeagueConfig:
     bots = tuple(BotEntry(name=f"b{i}", command=("true",), cwd="/", version="v1") for i in range(3))
-    return LeagueConfig(path="x.yaml", name="logs", game="crisps", options={}, players=(2,), bots=bots, rounds=2,
+    return LeagueConfig(path="x.yaml", name="logs", game="crisps", options={}, table_sizes=(2,), bots=bots, rounds=2,
                         store=str(tmp_path / "league.sqlite"))
 
 

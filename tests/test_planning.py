@@ -4,6 +4,7 @@ pending games, and a schedule past the bound refused with one line naming the ke
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import sys
 from pathlib import Path
@@ -15,7 +16,7 @@ from harness.cli import cli
 from harness.league import runner as runner_mod
 from harness.league.config import MAX_GAMES, BotEntry, LeagueConfig
 from harness.league.runner import plan_league
-from harness.league.schedule import build_schedule, schedule_rows
+from harness.league.schedule import build_schedule, deal_seed, game_id, schedule_rows
 from harness.league.store import LeagueStore, PendingView
 
 REPO = Path(__file__).resolve().parent.parent
@@ -23,16 +24,27 @@ REPO = Path(__file__).resolve().parent.parent
 
 def make_config(tmp_path: Path, n_bots: int = 5, players: tuple[int, ...] = (2, 3), rounds: int = 4) -> LeagueConfig:
     bots = tuple(BotEntry(name=f"b{i}", command=("true",), cwd="/", version=f"v{i}") for i in range(n_bots))
-    return LeagueConfig(path="x.yaml", name="plan", game="dominoes", options={}, players=players, bots=bots,
+    return LeagueConfig(path="x.yaml", name="plan", game="dominoes", options={}, table_sizes=players, bots=bots,
                         rounds=rounds, seed=3, store=str(tmp_path / "plan.sqlite"))
 
 
 def test_bulk_rows_are_exactly_the_schedule(tmp_path):
+    """The bulk rows against the schedule's definition, written out game by game: every round,
+    table size, combination (config order) and seat order, each deal's seed and game's id hashed
+    by deal_seed and game_id."""
     cfg = make_config(tmp_path)
     ids = {b.label: 10 + i for i, b in enumerate(cfg.bots)}
-    expected = [(g.game_id, g.seed, g.round, g.players, tuple(ids[b.label] for b in g.seats))
-                for g in build_schedule(cfg)]
+    expected = []
+    for r in range(cfg.rounds):
+        for size in cfg.table_sizes:
+            for combo in itertools.combinations(cfg.bots, size):
+                seed = deal_seed(cfg.name, cfg.seed, r, [b.name for b in combo])
+                for seats in itertools.permutations(combo):
+                    gid = game_id(cfg.name, cfg.seed, r, [b.label for b in seats])
+                    expected.append((gid, seed, r, size, tuple(ids[b.label] for b in seats)))
     assert list(schedule_rows(cfg, ids)) == expected
+    assert [(g.game_id, g.seed, g.round, g.players, tuple(ids[b.label] for b in g.seats))
+            for g in build_schedule(cfg)] == expected
 
 
 def test_a_fresh_bulk_plan_stores_what_the_object_plan_stores(tmp_path):

@@ -129,7 +129,7 @@ def test_a_hostile_bots_markup_is_shown_as_text_and_runs_nothing(browser, league
 
 
 def test_serve_shows_the_count_of_games_growing_while_a_league_plays(browser, tmp_path):
-    from harness.cli.report import make_server
+    from harness.report.serve import make_server
 
     config = tmp_path / "live.yaml"
     config.write_text(f"name: live\ngame: crisps\nrounds: 400\nworkers: 1\nbots:\n"

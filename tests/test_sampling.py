@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from harness.games import get_game
-from harness.games.crisps_sample import known_other_cards
-from harness.games.dominoes_sample import hand_slots
-from harness.games.epizodiak_sample import known_other_tiles
+from harness.games.crisps.sampling import known_other_cards
+from harness.games.dominoes.sampling import hand_slots
+from harness.games.epizodiak.sampling import known_other_tiles
 
 SAMPLED = [("crisps", 2), ("dominoes", 2), ("dominoes", 3), ("dominoes", 4), ("epizodiak", 3)]
 

@@ -18,7 +18,7 @@ from harness.league.store import GameOutcome, LeagueStore
 def make_config(names: list[str], players: tuple[int, ...] = (2, 3), rounds: int = 2, store: str = "unused"
                 ) -> LeagueConfig:
     bots = tuple(BotEntry(name=n, command=("true",), cwd="/", version="v1") for n in names)
-    return LeagueConfig(path="x.yaml", name="pins", game="dominoes", options={}, players=players, bots=bots,
+    return LeagueConfig(path="x.yaml", name="pins", game="dominoes", options={}, table_sizes=players, bots=bots,
                         rounds=rounds, seed=7, store=store)
 
 

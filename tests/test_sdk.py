@@ -12,8 +12,8 @@ from click.testing import CliRunner
 
 from harness.cli import cli
 from harness.games import get_game
-from harness.ismcts import IsmctsPolicy, search
 from harness.sdk import Decision, play_in_process, run
+from harness.sdk.ismcts import IsmctsPolicy, search
 
 ROOT = Path(__file__).resolve().parent.parent
 RANDOM = f"python3 {ROOT / 'bots' / 'random_bot.py'} --seed 3"
@@ -164,7 +164,7 @@ def test_ismcts_bot_plays_real_games_under_the_referee(game_name, tmp_path):
 
 
 def test_ismcts_bot_help_and_bad_arguments(capsys):
-    from harness.ismcts import bot_main
+    from harness.sdk.ismcts import bot_main
     with pytest.raises(SystemExit) as exc:
         bot_main("crisps", ["--help"])
     assert exc.value.code == 0 and "--iterations" in capsys.readouterr().out

@@ -8,6 +8,7 @@ import click
 
 from harness.games import GAMES, Game, InvalidOptions, get_game
 from harness.league.config import parse_scalar
+from harness.play.limits import TimeControls
 
 
 class GameType(click.ParamType):
@@ -52,11 +53,11 @@ games_option = click.option("--games", "n_games", type=click.IntRange(min=1), de
 def time_options(func: Any) -> Any:
     """--init-ms, --move-ms, --bank-ms: the referee's deadlines (see protocol.md, "Timing")."""
     func = click.option("--bank-ms", type=click.IntRange(min=0), default=None,
-                        help="Per-game time bank a bot may dip into past --move-ms [default: 0].")(func)
+                        help=f"Per-game time bank a bot may dip into past --move-ms [default: {TimeControls.bank_ms}].")(func)
     func = click.option("--move-ms", type=click.IntRange(min=1), default=None,
-                        help="Deadline per decision, in ms [default: 1000].")(func)
+                        help=f"Deadline per decision, in ms [default: {TimeControls.move_ms}].")(func)
     func = click.option("--init-ms", type=click.IntRange(min=1), default=None,
-                        help="Deadline from start to the bot's ready, in ms [default: 5000].")(func)
+                        help=f"Deadline from start to the bot's ready, in ms [default: {TimeControls.init_ms}].")(func)
     return func
 
 

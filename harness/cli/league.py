@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from harness.cli.common import dask_option, echo
-from harness.league.config import ConfigError, LeagueConfig, load_config
+from harness.league.config import ConfigError, LeagueConfig, LeagueError, load_config
 from harness.league.store import LeagueStore
 
 __all__ = ["run", "table", "violations", "replay"]
@@ -59,7 +59,7 @@ def _open_store(config: LeagueConfig) -> LeagueStore:
                             f"play the league first: harness run {config.path}")
     try:
         return LeagueStore(config.store, create=False)
-    except ConfigError as exc:
+    except LeagueError as exc:
         raise ConfigProblem(str(exc)) from None
 
 
@@ -108,7 +108,7 @@ def run(config: str, workers: int | None, rounds: int | None, progress: bool | N
         echo(f"stopped: {summary.played} games recorded this run{dropped}, {pending} still to play; "
                    f"run the same command again to resume", err=True)
         raise SystemExit(130) from None
-    except ConfigError as exc:
+    except LeagueError as exc:  # a store in use or of another league, an unreachable cluster...
         raise ConfigProblem(str(exc)) from None
     plan = summary.plan
     notes = []
@@ -127,7 +127,7 @@ def run(config: str, workers: int | None, rounds: int | None, progress: bool | N
         return
     left = plan.pending - summary.played
     echo(f"{cfg.name}: played {summary.played} games in {summary.seconds:.1f} s "
-               f"({summary.games_per_second:.1f} games/s, {summary.workers} {'Dask ' if dask or cfg.dask else ''}"
+               f"({summary.games_per_second:.1f} games/s, {summary.workers} {'Dask ' if dask or cfg.executor else ''}"
                f"worker{'' if summary.workers == 1 else 's'}), "
                f"{summary.violations} violations; {plan.done + summary.played} done, {left} left. "
                f"See: harness table {cfg.path}")

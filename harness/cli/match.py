@@ -112,7 +112,7 @@ def match(game: Game, bots: tuple[str, ...], opponents: tuple[str, ...], n_games
         harness match crisps --bot "python3 mybot_v2.py" --bot "python3 mybot_v1.py" --move-ms 100
     """
     from harness.cli.league import ConfigProblem
-    from harness.league.config import ConfigError
+    from harness.league.config import TIME_KEYS, LeagueError
     from harness.league.match import MatchSpec, MatchState, match_config
     from harness.league.runner import LeagueInterrupted, run_league
     from harness.league.store import LeagueStore
@@ -129,7 +129,8 @@ def match(game: Game, bots: tuple[str, ...], opponents: tuple[str, ...], n_games
         raise click.BadParameter(f"{game.name} is played by {game.min_players}-{game.max_players}; A and B make 2, so "
                                  f"give {need}{'-' + str(game.max_players - 2) if game.max_players > game.min_players else ''}"
                                  f" --opponent", param_hint="'--opponent'")
-    time = {"init_ms": init_ms or 5000, "move_ms": move_ms or 1000, "bank_ms": bank_ms or 0}
+    given = {"init_ms": init_ms, "move_ms": move_ms, "bank_ms": bank_ms}
+    time = {k: given[k] or default for k, default in TIME_KEYS.items()}
     cfg = match_config(spec, games=n_games, directory=Path(directory), workers=workers, time=time, sandbox=sandbox)
     state = MatchState(cfg, spec.set_size, lambda scores: match_summary(scores, 0, sprt, spec.set_size)["verdict"])
     with LeagueStore(cfg.store) as store:
@@ -145,7 +146,7 @@ def match(game: Game, bots: tuple[str, ...], opponents: tuple[str, ...], n_games
                     echo(f"stopped: {ran.stop_reason}; run the same command again to resume", err=True)
             except LeagueInterrupted:
                 echo("interrupted: run the same command again to resume", err=True)
-            except ConfigError as exc:  # an unreachable cluster, a worker with other bot files...
+            except LeagueError as exc:  # an unreachable cluster, a worker with other bot files...
                 raise ConfigProblem(str(exc)) from None
     summary = match_summary(state.scores, state.games, sprt, spec.set_size)
     with LeagueStore(cfg.store) as store:

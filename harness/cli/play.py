@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import shlex
 import shutil
 from collections.abc import Sequence
@@ -26,6 +25,7 @@ from harness.cli.common import (
 )
 from harness.games import Game, InvalidOptions
 from harness.league.config import SCRIPT_SUFFIXES
+from harness.play.conformance import conformance_games, group_violations, percentile
 from harness.play.limits import (
     BotSpec,
     ResourceLimits,
@@ -229,12 +229,6 @@ def play(game: Game, bots: tuple[str, ...], seed: int, n_games: int, options: di
                        f"{sum(ranks) / len(ranks) + 1:.2f}")
 
 
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    k = max(0, min(len(ordered) - 1, int(-(-q * len(ordered) // 1)) - 1))
-    return ordered[k]
-
-
 def describe_check_game(i: int, n_games: int, seats: Sequence[BotSpec], mine: int, record: GameRecord) -> str:
     """One check-bot game: who sat where, your rank (1 = first) and the scores as you vs them."""
     who = ", ".join(f"{s}: {'YOU' if s == mine else spec.name}" for s, spec in enumerate(seats))
@@ -299,54 +293,39 @@ def check_bot(game: Game, command: str, players: int | None, seed: int, n_games:
         opponents = reference_opponents(game)
     if not opponents:
         raise click.UsageError(f"no reference bots found in {BOTS_DIR}; give --opponent CMD")
-    violations = conformance_games(game, BotSpec(name="you", command=argv), players, seed, n_games, options,
+    violations = run_conformance(game, BotSpec(name="you", command=argv), players, seed, n_games, options,
                                    config, opponents, log_path)
     if violations:
         raise SystemExit(1)
 
 
-def conformance_games(game: Game, candidate: BotSpec, players: int, seed: int, n_games: int, options: dict,
-                      config: RefereeConfig, opponents: Sequence[BotSpec], log_path: str | None) -> list[dict[str, Any]]:
-    """check-bot's games: ``candidate`` in every seat in turn against ``opponents``; prints each game,
+def run_conformance(game: Game, candidate: BotSpec, players: int, seed: int, n_games: int, options: dict,
+                    config: RefereeConfig, opponents: Sequence[BotSpec], log_path: str | None) -> list[dict[str, Any]]:
+    """check-bot's games (:func:`harness.play.conformance.conformance_games`), printed: each game,
     the start-up time, the latency and every violation (grouped); returns the violations."""
-    startups: list[float] = []
-    latencies: list[float] = []
-    violations: list[dict[str, Any]] = []
-    other_violations = 0
     log = JsonLog(log_path)
+
+    def on_game(i: int, seats: Sequence[BotSpec], mine: int, record: GameRecord) -> None:
+        log.write_game(record)
+        echo(describe_check_game(i, n_games, seats, mine, record))
+
     try:
-        with BotPool(config) as pool:
-            for i in range(n_games):
-                mine = i % players
-                others = iter(opponents[(i + k) % len(opponents)] for k in range(players))
-                seats = [candidate if s == mine else next(others) for s in range(players)]
-                record = play_game(game, options, seed + i, f"check-{seed + i:06d}", seats, pool, config)
-                log.write_game(record)
-                for entry in record.log:
-                    if entry.get("seat") != mine or entry.get("type") != "recv":
-                        continue
-                    msg_type = (entry.get("msg") or {}).get("type") if isinstance(entry.get("msg"), dict) else None
-                    (startups if msg_type == "ready" else latencies).append(entry["ms"])
-                violations += [v for v in record.violations if v["seat"] == mine]
-                other_violations += sum(1 for v in record.violations if v["seat"] != mine)
-                echo(describe_check_game(i, n_games, seats, mine, record))
+        result = conformance_games(game, candidate, players, seed, n_games, options, config, opponents, on_game)
     finally:
         log.close()
+    startups, latencies, violations = result.startups_ms, result.latencies_ms, result.violations
     if startups:
         echo(f"start-up (hello to ready): {', '.join(f'{ms:.0f}' for ms in startups)} ms")
     if latencies:
-        echo(f"decisions: {len(latencies)}, latency median {_percentile(latencies, 0.5):.2f} ms, "
-                   f"p99 {_percentile(latencies, 0.99):.2f} ms, max {max(latencies):.2f} ms "
+        echo(f"decisions: {len(latencies)}, latency median {percentile(latencies, 0.5):.2f} ms, "
+                   f"p99 {percentile(latencies, 0.99):.2f} ms, max {max(latencies):.2f} ms "
                    f"(move_ms {config.time.move_ms})")
-    if other_violations:
-        echo(f"note: the reference bots committed {other_violations} violation(s)")
+    if result.opponent_violations:
+        echo(f"note: the reference bots committed {result.opponent_violations} violation(s)")
     if not violations:
         echo("no violations: ok")
         return violations
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for v in violations:  # the same mistake in every game is one finding, with a count
-        same_mistake = re.sub(r" \((?:nearest offered|offered|legal): [^)]*\)$", "", v["detail"])
-        groups.setdefault((v["kind"], same_mistake), []).append(v)
+    groups = group_violations(violations)
     echo(f"{len(violations)} violation(s)" + (f", {len(groups)} different:" if len(groups) < len(violations) else ":"))
     for (kind, detail), same in groups.items():
         v = same[0]

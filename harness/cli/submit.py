@@ -19,7 +19,7 @@ import click
 
 from harness.cli.common import echo, time_options
 from harness.cli.league import config_argument
-from harness.cli.play import conformance_games, make_config, reference_opponents
+from harness.cli.play import make_config, reference_opponents, run_conformance
 from harness.league.config import ConfigError, StrictBoolLoader, load_config, parse_config
 from harness.play.limits import BotSpec
 
@@ -90,7 +90,7 @@ def submit(config: str, name: str, command: str, cwd: str | None, n_games: int, 
     referee = make_config(init_ms, move_ms, bank_ms, 0, cfg.limits.get("sandbox", "auto"), None, record=True)
     echo(f"conformance games for {name}: {shlex.join(entry.command)} (in {entry.cwd})")
     candidate = BotSpec(name=name, command=entry.command, cwd=entry.cwd, sandbox_dir=entry.sandbox_dir)
-    violations = conformance_games(game, candidate, cfg.players[0], 1, n_games, cfg.options, referee,
+    violations = run_conformance(game, candidate, cfg.table_sizes[0], 1, n_games, cfg.options, referee,
                                    reference_opponents(game), None)
     if violations:
         echo(f"not submitted: {name} committed {len(violations)} violation(s); {config} is unchanged")

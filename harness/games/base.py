@@ -12,7 +12,6 @@ those values. Each game also gives every action a short text form
 
 from __future__ import annotations
 
-import importlib
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
@@ -20,6 +19,10 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 Action = dict[str, Any]
+
+#: A game's sampler: ``(validated options, observation, events, rng)`` -> a full state consistent
+#: with what the observing seat knows (see :meth:`Game.resample_from_infostate`).
+Sampler = Callable[[dict[str, Any], Mapping[str, Any], Sequence[Mapping[str, Any]], random.Random], "State"]
 
 
 class IllegalAction(ValueError):
@@ -138,6 +141,29 @@ class State(ABC):
         return f"<{type(self).__name__} {self.render()!s}>"
 
 
+@dataclass(frozen=True)
+class Evaluator:
+    """What a tree search may know of a game beyond its rules: where playouts stop and how a
+    position is judged there. Every field is optional; a game without an evaluator is searched
+    with uniformly random playouts to the end of the game, scored by rank.
+
+    The callables take the game's own state class (they may read its internals, being part of
+    the game's package).
+    """
+
+    #: Playouts stop when this key of the state changes (the end of the hand, deal or round in
+    #: progress) and score each seat by its points gained (``state.scores``) since the start.
+    horizon: Callable[[Any], int] | None = None
+    #: The score difference worth one logistic unit at the horizon.
+    scale: float = 1.0
+    #: Playout policy: ``(state, legal actions, rng)`` -> index of the action to play.
+    playout: Callable[[Any, list[Action], random.Random], int] | None = None
+    #: The action a heuristic prefers, ``(state, legal actions)`` -> index, for a progressive bias.
+    prior: Callable[[Any, list[Action]], int] | None = None
+    #: Estimated gain of each seat, for playouts cut off before the horizon.
+    estimate: Callable[[Any], list[float]] | None = None
+
+
 class Game(ABC):
     """Rules and options of one game. Stateless: every method is a pure function."""
 
@@ -185,6 +211,18 @@ class Game(ABC):
     def parse_action(self, text: str) -> Action:
         """Inverse of :meth:`format_action`; :class:`InvalidAction` if unparseable."""
 
+    def sampler(self) -> Sampler | None:
+        """The game's sampler (see :meth:`resample_from_infostate`), or ``None`` if it has none.
+
+        Games import it on first use (from their package's ``sampling`` module), so playing a
+        game never loads it.
+        """
+        return None
+
+    def evaluator(self) -> Evaluator | None:
+        """What a search needs to know of this game (see :class:`Evaluator`), or ``None``."""
+        return None
+
     def resample_from_infostate(self, observation: Mapping[str, Any], events: Sequence[Mapping[str, Any]],
                                 rng: random.Random, options: Mapping[str, Any] | None = None) -> State:
         """A full state drawn at random among those consistent with what one seat knows.
@@ -192,15 +230,12 @@ class Game(ABC):
         ``observation`` is the seat's observation, ``events`` every public event of the game so
         far, ``options`` the game's options. The state's observation for that seat equals
         ``observation``; hidden cards and tiles are dealt at random over the places they can be
-        (OpenSpiel's ``resample_from_infostate``). Implemented per game in
-        ``harness/games/<game>_sample.py`` (a function ``resample``), imported on first use.
+        (OpenSpiel's ``resample_from_infostate``). Implemented by the game's :meth:`sampler`.
         """
-        try:
-            module = importlib.import_module(f"harness.games.{self.name}_sample")
-        except ModuleNotFoundError:
-            raise NotImplementedError(f"{self.name} has no sampler (harness/games/{self.name}_sample.py)") from None
-        state: State = module.resample(self.validate_options(options), observation, events, rng)
-        return state
+        resample = self.sampler()
+        if resample is None:
+            raise NotImplementedError(f"{self.name} has no sampler")
+        return resample(self.validate_options(options), observation, events, rng)
 
     def __repr__(self) -> str:
         return f"<Game {self.name}>"

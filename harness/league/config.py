@@ -13,6 +13,7 @@ The ``store`` path is relative to the config file's directory (default ``runs/<n
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import hashlib
 import json
@@ -21,18 +22,26 @@ import os
 import re
 import shlex
 import shutil
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-__all__ = ["ConfigError", "LeagueConfig", "BotEntry", "RatingParams", "load_config", "parse_config",
-           "TOP_KEYS", "TIME_KEYS", "LIMIT_KEYS", "RATING_DEFAULTS", "default_workers"]
+from harness.games import GAMES, InvalidOptions
+from harness.play.limits import MAX_IDLE_BOTS, TimeControls
+
+__all__ = ["LeagueError", "ConfigError", "LeagueConfig", "BotEntry", "RatingParams", "load_config", "parse_config",
+           "TOP_KEYS", "TIME_KEYS", "LIMIT_KEYS", "RATING_DEFAULTS", "default_workers", "games_per_round"]
 
 
-class ConfigError(ValueError):
+class LeagueError(ValueError):
+    """A league that cannot be played or read as asked (its config, its store, its cluster); the
+    message is one line saying what and how to fix it."""
+
+
+class ConfigError(LeagueError):
     """A league config that cannot be used; the message is one line naming the file and the key."""
 
 
@@ -47,7 +56,8 @@ BOT_KEYS = ("name", "command", "cwd", "version")
 #: The largest schedule a league may have (games over all rounds): 100 million games take ~10 GB
 #: of store before any log, and hours to plan and to rate.
 MAX_GAMES = 100_000_000
-TIME_KEYS = {"init_ms": 5000, "move_ms": 1000, "bank_ms": 0}
+#: The time control keys and their defaults (the referee's).
+TIME_KEYS: dict[str, int] = dataclasses.asdict(TimeControls())
 #: Resource limit keys passed through to harness.play.botproc.ResourceLimits (its defaults apply when unset).
 LIMIT_KEYS = ("memory_mb", "cpu_seconds", "processes", "open_files", "stderr_bytes", "max_line_bytes",
               "max_json_depth", "sandbox")
@@ -56,6 +66,11 @@ NULLABLE_LIMITS = ("memory_mb", "cpu_seconds", "processes", "open_files")
 RATING_DEFAULTS = {"mu": 25.0, "sigma": 25.0 / 3, "beta": 25.0 / 6, "tau": 0.0, "draw_probability": 0.10}
 POLICIES = ("forfeit", "strikes")
 DEFAULT_STRIKES = 3
+
+
+def games_per_round(n_bots: int, sizes: Sequence[int]) -> int:
+    """How many games one round has: every seat order of every table, sum over table sizes k of n! / (n - k)!."""
+    return sum(math.perm(n_bots, k) for k in sizes)
 
 
 def default_workers() -> int:
@@ -109,7 +124,8 @@ class LeagueConfig:
     name: str
     game: str
     options: dict[str, Any]
-    players: tuple[int, ...]
+    #: the YAML ``players``: the table sizes played (one number, or a list), sorted
+    table_sizes: tuple[int, ...]
     bots: tuple[BotEntry, ...]
     rounds: int = 1
     time: dict[str, int] = field(default_factory=lambda: dict(TIME_KEYS))
@@ -120,10 +136,11 @@ class LeagueConfig:
     seed: int = 0
     workers: int = 1
     store: str = ""
-    #: ``executor: {dask: ADDRESS}``: play on the Dask cluster at ADDRESS (or ``local:N``); None: local workers
-    dask: str | None = None
+    #: the YAML ``executor``: None for ``local`` (worker processes here), else the Dask scheduler
+    #: address of ``{dask: ADDRESS}`` (``tcp://host:8786`` or ``local:N``)
+    executor: str | None = None
     #: most bot processes kept idle per worker between games (least recently used stopped first)
-    idle_bots: int = 32
+    idle_bots: int = MAX_IDLE_BOTS
 
     def bot(self, name: str) -> BotEntry:
         for b in self.bots:
@@ -255,8 +272,6 @@ def load_config(path: str | os.PathLike[str], *, rounds: int | None = None, work
 def parse_config(data: Any, shown: str, *, base_dir: Path, rounds: int | None = None,
                  workers: int | None = None, strict: bool = True) -> LeagueConfig:
     """Check an already-parsed config mapping (``shown`` is the file name used in messages)."""
-    from harness.games import GAMES  # imported here: engines load lazily
-
     c = _Checker(shown, strict)
     if not isinstance(data, dict):
         raise c.fail("", f"expected a mapping of keys ({', '.join(TOP_KEYS)}), got {_show(data)}")
@@ -274,12 +289,12 @@ def parse_config(data: Any, shown: str, *, base_dir: Path, rounds: int | None = 
 
     options = _check_options(c, game, data.get("options"))
     bots = _check_bots(c, data.get("bots"), base_dir)
-    players = _check_players(c, game, data.get("players", game.min_players), len(bots))
+    table_sizes = _check_table_sizes(c, game, data.get("players", game.min_players), len(bots))
 
     n_rounds = c.integer(data.get("rounds", 1), "rounds", 1)
     if rounds is not None:
         n_rounds = c.integer(rounds, "--rounds", 1)
-    per_round = sum(math.perm(len(bots), k) for k in players)  # every seat order of every table
+    per_round = games_per_round(len(bots), table_sizes)
     if per_round * n_rounds > MAX_GAMES:
         raise c.fail("rounds" if rounds is None else "--rounds",
                      f"{n_rounds} rounds of {per_round:,} games make {per_round * n_rounds:,} games, more than "
@@ -327,11 +342,11 @@ def parse_config(data: Any, shown: str, *, base_dir: Path, rounds: int | None = 
     # any current directory (it used to be the current directory, and `cd leagues && harness
     # violations x.yaml` found nothing and advised a run that started a second, empty store).
     store = str((base_dir / store).resolve())
-    return LeagueConfig(path=shown, name=name, game=game_name, options=options, players=players, bots=bots,
+    return LeagueConfig(path=shown, name=name, game=game_name, options=options, table_sizes=table_sizes, bots=bots,
                         rounds=n_rounds, time=time, limits=limits, policy=policy, strikes=strikes,
                         rating=rating, seed=seed, workers=n_workers, store=store,
-                        dask=_check_executor(c, data.get("executor")),
-                        idle_bots=c.integer(data.get("idle_bots", 32), "idle_bots", 0))
+                        executor=_check_executor(c, data.get("executor")),
+                        idle_bots=c.integer(data.get("idle_bots", MAX_IDLE_BOTS), "idle_bots", 0))
 
 
 def _check_executor(c: _Checker, value: Any) -> str | None:
@@ -349,8 +364,6 @@ def _check_executor(c: _Checker, value: Any) -> str | None:
 
 
 def _check_options(c: _Checker, game: Any, value: Any) -> dict[str, Any]:
-    from harness.games import InvalidOptions
-
     known = {o.name: o for o in game.option_list}
     options = c.mapping(value, "options", known)
     for key, val in options.items():
@@ -365,7 +378,7 @@ def _check_options(c: _Checker, game: Any, value: Any) -> dict[str, Any]:
         raise c.fail("options", str(exc)) from None
 
 
-def _check_players(c: _Checker, game: Any, value: Any, n_bots: int) -> tuple[int, ...]:
+def _check_table_sizes(c: _Checker, game: Any, value: Any, n_bots: int) -> tuple[int, ...]:
     sizes = value if isinstance(value, list) else [value]
     allowed = ", ".join(str(n) for n in range(game.min_players, game.max_players + 1))
     if not sizes:

@@ -30,6 +30,7 @@ from typing import Any
 
 import yaml
 
+from harness.league import queries
 from harness.league.config import LeagueConfig, load_config
 from harness.league.store import GameOutcome, LeagueStore
 
@@ -134,15 +135,15 @@ class MatchState:
 
     def load(self, store: LeagueStore) -> None:
         """The sets already played (a resumed match), in schedule order."""
-        for seq, round_ in store.db.execute("SELECT seq, round FROM games WHERE status = 'done' ORDER BY seq"):
+        for seq, round_ in queries.finished_rounds(store):
             seats = store.game_seats(seq)
             self._add(store, round_, [s["version_id"] for s in seats], [s["rank"] for s in seats])
 
     def on_game(self, store: LeagueStore, seq: int, outcome: GameOutcome) -> None:
         # the seating from the games row (planned, so visible to this reader while the runner's
         # transaction recording the game is still open; its seat rows are not)
-        round_, versions = store.db.execute("SELECT round, versions FROM games WHERE seq = ?", (seq,)).fetchone()
-        self._add(store, round_, json.loads(versions), list(outcome.ranking))
+        round_, versions = queries.scheduled_seating(store, seq)
+        self._add(store, round_, versions, list(outcome.ranking))
 
     def _add(self, store: LeagueStore, round_: int, versions: list[int], ranks: list[int]) -> None:
         a, b = self.ids(store)

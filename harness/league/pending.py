@@ -1,13 +1,14 @@
-"""The pending games of a league store, read lazily in schedule order (what the runner dispatches)."""
+"""The pending games of a league store, read lazily in schedule order (what the runner dispatches).
+
+Knows nothing of the store: :meth:`harness.league.store.LeagueStore.pending_view` hands it the
+count and the function that reads the next chunk.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from harness.league.store import LeagueStore
+from typing import Any
 
 __all__ = ["PendingGame", "PendingView"]
 
@@ -31,9 +32,10 @@ class PendingView(Sequence["PendingGame"]):
 
     CHUNK = 5_000
 
-    def __init__(self, store: LeagueStore, limit: int | None = None) -> None:
-        self._store = store
-        total = store.counts()["pending"]
+    def __init__(self, read_after: Callable[[int, int], list[PendingGame]], total: int,
+                 limit: int | None = None) -> None:
+        """``read_after(seq, n)``: the next ``n`` pending games after ``seq``; ``total``: how many are pending."""
+        self._read_after = read_after
         self._len = total if limit is None else min(total, limit)
         self._chunk: list[PendingGame] = []
         self._first = 0  # index of self._chunk[0]
@@ -53,7 +55,7 @@ class PendingView(Sequence["PendingGame"]):
             self._chunk, self._first, self._after_seq = [], 0, 0  # backwards: read again from the start
         while index >= self._first + len(self._chunk):
             self._first += len(self._chunk)
-            self._chunk = self._store._pending_after(self._after_seq, self.CHUNK)
+            self._chunk = self._read_after(self._after_seq, self.CHUNK)
             if not self._chunk:
                 raise IndexError(index)
             self._after_seq = self._chunk[-1].seq

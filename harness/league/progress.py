@@ -15,7 +15,7 @@ class _ProgressLines:
     """Progress for a log rather than a terminal (nohup, CI, a pipe): one line on stderr every
     ``every`` seconds with games done, rate and time left, and the same end of run as the bar."""
 
-    def __init__(self, total: int, name: str, every: float = 10.0) -> None:
+    def __init__(self, total: int | None, name: str, every: float = 10.0) -> None:
         self.total, self.name, self.every = total, name, every
         self.done = 0
         self.violations = 0
@@ -30,10 +30,10 @@ class _ProgressLines:
 
     def _line(self, now: float) -> None:
         rate = self.done / max(now - self.start, 1e-9)
-        left = (self.total - self.done) / rate if rate > 0 else float("inf")
+        left = (self.total - self.done) / rate if rate > 0 and self.total is not None else float("inf")
         eta = "?" if left == float("inf") else time.strftime("%H:%M:%S", time.gmtime(left))
         extra = f", {self.violations} violations" if self.violations else ""
-        print(f"{self.name}: {self.done}/{self.total} games, {rate:.1f} games/s, {eta} left{extra}",
+        print(f"{self.name}: {self.done}/{'?' if self.total is None else self.total} games, {rate:.1f} games/s, {eta} left{extra}",
               file=sys.stderr, flush=True)
 
     def set_postfix(self, violations: int = 0, refresh: bool = False) -> None:
@@ -47,14 +47,14 @@ class _ProgressLines:
             self._line(time.monotonic())
 
 
-def progress_bar(total: int, enabled: bool | str, name: str) -> Any:
-    """A tqdm bar (True or "bar"), progress lines every 10 s ("lines"), or nothing (False, "none")."""
+def progress_bar(total: int | None, enabled: bool | str, name: str) -> Any:
+    """Progress over ``total`` games (None: not known in advance): a tqdm bar (True or "bar"), progress lines every 10 s ("lines"), or nothing (False, "none")."""
     if enabled == "lines":
         # the interval can be shortened for tests and demos (seconds, default 10)
         return _ProgressLines(total, name, float(os.environ.get("TABLEBOTS_PROGRESS_SECONDS", "10")))
     if not enabled or enabled == "none":
         return None
-    from tqdm import tqdm
+    from tqdm import tqdm  # here: ~40 ms to import, paid only when a bar is shown
     # the terminal's size, or 80x24 where it reports 0x0 (tqdm would then hide the bar)
     size = shutil.get_terminal_size()
     return tqdm(total=total, desc=name, unit="game", smoothing=0.1, ncols=size.columns, nrows=size.lines)

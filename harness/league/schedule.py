@@ -31,7 +31,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
-from harness.league.config import MAX_GAMES, BotEntry, LeagueConfig
+from harness.league.config import MAX_GAMES, BotEntry, LeagueConfig, games_per_round
 
 __all__ = ["MAX_GAMES", "ScheduledGame", "build_schedule", "deal_seed", "game_id", "games_per_round",
            "planned_chunks", "schedule_chunks", "schedule_fingerprint", "schedule_rows", "StoreRow"]
@@ -71,27 +71,15 @@ def game_id(league: str, league_seed: int, round_: int, labels: Sequence[str]) -
     return "g-" + _digest("game", league, league_seed, round_, list(labels)).hex()[:12]
 
 
-def games_per_round(n_bots: int, sizes: Sequence[int]) -> int:
-    """How many games one round has: sum over table sizes k of C(n, k) * k!."""
-    total = 0
-    for k in sizes:
-        perms = 1
-        for i in range(k):
-            perms *= n_bots - i
-        total += perms
-    return total
-
-
 def iter_schedule(config: LeagueConfig, rounds: int | None = None) -> Iterator[ScheduledGame]:
-    """The games of ``config`` in canonical order (lazily)."""
-    n_rounds = config.rounds if rounds is None else rounds
-    for r in range(n_rounds):
-        for size in config.players:
-            for combo in itertools.combinations(config.bots, size):
-                seed = deal_seed(config.name, config.seed, r, [b.name for b in combo])
-                for seats in itertools.permutations(combo):
-                    gid = game_id(config.name, config.seed, r, [b.label for b in seats])
-                    yield ScheduledGame(game_id=gid, seed=seed, round=r, seats=seats)
+    """The games of ``config`` in canonical order (lazily), as objects: :func:`schedule_chunks`'s rows
+    with each seat's bot (the one schedule builder; tests pin it against :func:`deal_seed` and
+    :func:`game_id`)."""
+    index = {b.label: i for i, b in enumerate(config.bots)}
+    for chunk in schedule_chunks(config, index, rounds=None if rounds is None else range(rounds)):
+        for gid, round_, _players, seed, versions in chunk:
+            yield ScheduledGame(game_id=gid, seed=seed, round=round_,
+                                seats=tuple(config.bots[i] for i in json.loads(versions)))
 
 
 #: One stored game as :meth:`harness.league.store.LeagueStore.plan_rows` takes it, in the games
@@ -111,7 +99,7 @@ def schedule_chunks(config: LeagueConfig, version_ids: dict[str, int], size: int
     sha = hashlib.sha256
     deals = []  # per combination: its deal's JSON suffix
     orders = []  # per seat order: (index of its deal, id suffix, players, versions as JSON)
-    for players in config.players:
+    for players in config.table_sizes:
         for combo in itertools.combinations(config.bots, players):
             deals.append((dumps(sorted(b.name for b in combo), separators=(",", ":")) + "]").encode())
             for seats in itertools.permutations(combo):
@@ -151,7 +139,7 @@ def planned_chunks(config: LeagueConfig, version_ids: dict[str, int]) -> Iterato
     memory stays bounded whichever side is faster; the first chunk is hashed here while the
     helper starts. A league under :data:`PARALLEL_FROM` games is hashed in this process.
     """
-    per_round = games_per_round(len(config.bots), config.players)
+    per_round = games_per_round(len(config.bots), config.table_sizes)
     if per_round * config.rounds < PARALLEL_FROM or len(os.sched_getaffinity(0)) < 2:
         yield from schedule_chunks(config, version_ids)
         return
@@ -183,7 +171,7 @@ def schedule_rows(config: LeagueConfig, version_ids: dict[str, int]) -> Iterator
 def schedule_fingerprint(config: LeagueConfig) -> str:
     """A hash of everything that decides the schedule and its order: when the store holds a plan
     with this fingerprint, planning again would change nothing."""
-    return _digest("plan", config.name, config.seed, config.rounds, list(config.players),
+    return _digest("plan", config.name, config.seed, config.rounds, list(config.table_sizes),
                    [b.label for b in config.bots]).hex()
 
 

@@ -39,7 +39,7 @@ from typing import Any
 
 import orjson
 
-from harness.league.config import BotEntry, ConfigError, LeagueConfig
+from harness.league.config import BotEntry, LeagueConfig, LeagueError
 from harness.league.logstore import LogStore
 from harness.league.pending import PendingGame, PendingView
 from harness.league.schedule import ScheduledGame, StoreRow
@@ -108,7 +108,7 @@ CREATE TABLE ratings (
 """
 
 
-class StoreError(ConfigError):
+class StoreError(LeagueError):
     """A store that cannot be used with this config (another league, a newer schema...)."""
 
 
@@ -387,7 +387,7 @@ class LeagueStore:
     def pending_view(self, limit: int | None = None) -> PendingView:
         """The pending games in canonical order, read from the store in chunks as they are used:
         a league of millions of pending games starts playing at once (see :class:`PendingView`)."""
-        return PendingView(self, limit)
+        return PendingView(self._pending_after, self.counts()["pending"], limit)
 
     def _pending_after(self, seq: int, limit: int) -> list[PendingGame]:
         return [PendingGame(g[0], g[1], g[2], g[3], tuple(json.loads(g[4]))) for g in self.db.execute(

@@ -23,10 +23,12 @@ from typing import Any
 from harness.play.cgroups import BotCgroup
 from harness.play.sandbox import bwrap_problem
 
-__all__ = ["BotSpec", "TimeControls", "ResourceLimits", "SandboxUnavailable", "SANDBOXES", "TOKEN_VAR",
+__all__ = ["BotSpec", "MAX_IDLE_BOTS", "TimeControls", "ResourceLimits", "SandboxUnavailable", "SANDBOXES", "TOKEN_VAR",
            "pin_to_cpu", "resolve_command", "check_sandbox", "unshare_pid_prefix", "limit_setter"]
 
 MIB = 1 << 20
+#: default bound on the idle bot processes a pool keeps (BotPool.max_idle; league key ``idle_bots``)
+MAX_IDLE_BOTS = 32
 WRAPPERS = frozenset({"bwrap", "unshare"})
 TOKEN_VAR = "TABLEBOTS_BOT_TOKEN"
 

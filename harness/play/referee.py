@@ -27,7 +27,7 @@ from harness.games.base import Game
 from harness.play import protocol
 from harness.play.botproc import CRASH, OK, OVERSIZE, TIMEOUT, BotProcess, StderrLog
 from harness.play.explain import explain_illegal
-from harness.play.limits import BotSpec, ResourceLimits, TimeControls, check_sandbox
+from harness.play.limits import MAX_IDLE_BOTS, BotSpec, ResourceLimits, TimeControls, check_sandbox
 
 __all__ = ["RefereeConfig", "BotPool", "GameRecord", "play_game", "VIOLATION_KINDS", "BotSpec", "TimeControls",
            "ResourceLimits"]
@@ -113,8 +113,7 @@ class BotPool:
     Python bot) per worker; games batched by their bots keep the hit rate high under the bound.
     """
 
-    #: default bound on idle processes per pool (league key ``idle_bots``)
-    MAX_IDLE = 32
+    MAX_IDLE = MAX_IDLE_BOTS
 
     def __init__(self, config: RefereeConfig | None = None, max_idle: int = MAX_IDLE) -> None:
         #: informational only: each process is started with the config of the game that needs it

@@ -23,6 +23,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from harness.league.queries import done_games
 from harness.league.store import LeagueStore
 
 __all__ = ["TABLES", "export_rows", "to_csv_lines", "to_jsonl_lines"]
@@ -30,24 +31,18 @@ __all__ = ["TABLES", "export_rows", "to_csv_lines", "to_jsonl_lines"]
 TABLES = ("games", "seats", "violations", "logs")
 
 
-def _done_games(store: LeagueStore) -> list[Any]:
-    # the game rows themselves are small (~100 bytes); their seats and logs are read one game at a time
-    return store.db.execute("SELECT seq, id, round, seed, players, ended_by, decisions, seconds FROM games "
-                            "WHERE status = 'done' ORDER BY seq").fetchall()
-
-
 def export_rows(store: LeagueStore, table: str, game: str = "", options: dict[str, Any] | None = None
                 ) -> Iterator[dict[str, Any]]:
     """The rows of ``table`` (one of :data:`TABLES`) as dicts, in schedule order."""
     if table == "games":
-        for g in _done_games(store):
+        for g in done_games(store):
             seats = store.game_seats(g["seq"])
             yield {"game_id": g["id"], "round": g["round"], "seed": g["seed"], "players": g["players"],
                    "bots": [f"{s['name']}@{s['version']}" for s in seats], "ranking": [s["rank"] for s in seats],
                    "scores": [s["score"] for s in seats], "ended_by": g["ended_by"], "decisions": g["decisions"],
                    "seconds": g["seconds"]}
     elif table == "seats":
-        for g in _done_games(store):
+        for g in done_games(store):
             for s in store.game_seats(g["seq"]):
                 yield {"game_id": g["id"], "round": g["round"], "seed": g["seed"], "seat": s["seat"],
                        "bot": s["name"], "version": s["version"], "rank": s["rank"], "score": s["score"],
@@ -62,7 +57,7 @@ def export_rows(store: LeagueStore, table: str, game: str = "", options: dict[st
                    **{k: v for k, v in record.items() if k not in ("type", "kind", "detail", "seat", "bot",
                                                                    "game_id", "decision")}}
     elif table == "logs":
-        for g in _done_games(store):
+        for g in done_games(store):
             seats = store.game_seats(g["seq"])
             yield {"type": "game", "game_id": g["id"], "game": game, "options": options or {}, "seed": g["seed"],
                    "bots": [s["name"] for s in seats]}

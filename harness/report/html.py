@@ -28,7 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import escape
 
+from harness.games import get_game
+from harness.league import queries
 from harness.league.config import LeagueConfig
 from harness.league.store import LeagueStore
 from harness.report import statistics
@@ -61,8 +64,6 @@ def _share_color(share: float) -> str:
 
 def _history_svg(points: dict[int, list[tuple[int, float]]], labels: dict[int, str]) -> str:
     """Lines of mu against games played, one per bot, as inline SVG (escaped by hand: labels are config names)."""
-    from markupsafe import escape
-
     if not points:
         return '<p class="muted">no games yet</p>'
     width, height, left, bottom = 860, 260, 48, 28
@@ -99,8 +100,6 @@ class Site:
         self.live = live
         self.env = Environment(loader=PackageLoader("harness.report", "templates"),
                                autoescape=select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True)
-        from harness.games import get_game
-
         self.engine = get_game(config.game)
         self.versions = {r["id"]: r for r in store.versions()}
 
@@ -110,7 +109,7 @@ class Site:
 
     def _league(self) -> dict[str, Any]:
         counts = self.store.counts()
-        n_violations = self.store.db.execute("SELECT count(*) FROM violations").fetchone()[0]
+        n_violations = queries.violation_count(self.store)
         return {"name": self.config.name, "game": self.config.game, "path": self.config.path, "done": counts["done"],
                 "pending": counts["pending"], "violations": n_violations,
                 "made": dt.datetime.now().strftime("%Y-%m-%d %H:%M")}
@@ -146,15 +145,8 @@ class Site:
                             games=latest)
 
     def latest_games(self, limit: int, version_id: int | None = None) -> list[dict[str, Any]]:
-        if version_id is None:
-            rows = self.store.db.execute("SELECT seq, id, round, ended_by FROM games WHERE status = 'done' "
-                                         "ORDER BY seq DESC LIMIT ?", (limit,)).fetchall()
-        else:
-            rows = self.store.db.execute(
-                "SELECT g.seq, g.id, g.round, g.ended_by FROM games g JOIN seats s ON s.game_seq = g.seq "
-                "WHERE g.status = 'done' AND s.version_id = ? ORDER BY g.seq DESC LIMIT ?", (version_id, limit)).fetchall()
         out = []
-        for row in rows:
+        for row in queries.latest_games(self.store, limit, version_id):
             seats = self.store.game_seats(row["seq"])
             out.append({"seq": row["seq"], "id": row["id"], "round": row["round"], "ended_by": row["ended_by"],
                         "seats_rows": seats, "page": f"{row['id']}.html",
@@ -179,8 +171,7 @@ class Site:
                           "score": mine["score"],
                           "page": g["page"] if replay_pages is None or g["id"] in replay_pages else None,
                           "others": ", ".join(s["name"] for s in g["seats_rows"] if s["version_id"] != version_id)})
-        total = self.store.db.execute("SELECT count(*) FROM seats s JOIN games g ON g.seq = s.game_seq "
-                                      "WHERE g.status = 'done' AND s.version_id = ?", (version_id,)).fetchone()[0]
+        total = queries.games_of_version(self.store, version_id)
         return self._render("bot.html", "../", bot={"label": self.label(version_id),
                                                    "command": " ".join(json.loads(v["command"]))},
                             games=games, more=max(0, total - len(games)), violations=self.latest_violations(version_id))

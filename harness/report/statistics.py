@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from harness.league import queries
 from harness.league.store import LeagueStore
 
 __all__ = ["GameRow", "bot_intervals", "duplicate_sets", "head_to_head", "load_games",
@@ -53,9 +54,7 @@ def load_games(store: LeagueStore) -> list[GameRow]:
     """Every finished game in schedule order (one query)."""
     games: list[GameRow] = []
     current: list[Any] = []
-    for seq, round_, seed, version, rank, score in store.db.execute(
-            "SELECT g.seq, g.round, g.seed, s.version_id, s.rank, s.score FROM games g JOIN seats s "
-            "ON s.game_seq = g.seq WHERE g.status = 'done' ORDER BY g.seq, s.seat"):
+    for seq, round_, seed, version, rank, score in queries.done_seats(store):
         if current and current[0] != seq:
             games.append(_row(current))
             current = []
@@ -202,7 +201,7 @@ def rating_history(games: Sequence[GameRow], *, mu: float, sigma: float, beta: f
     """Every bot's mu after each of ``points`` shares of the league's games, in schedule order:
     version -> [(games of the league so far, mu)], the table's order-free fit of each prefix
     (derived from the results; nothing is stored)."""
-    from harness.league.ratings_fit import fit_ratings
+    from harness.league.ratings_fit import fit_ratings  # here: scipy costs ~0.3 s to import, only the history needs it
 
     out: dict[int, list[tuple[int, float]]] = {}
     if not games:

@@ -82,6 +82,7 @@ def league_table(store: LeagueStore, config: LeagueConfig, *, recompute: bool = 
         played = None
     fit = None
     if stats and rows:
+        # here: numpy and scipy cost ~0.4 s to import; `harness table --incremental` stays instant without them
         from harness.league.ratings_fit import fit_table
         from harness.report import statistics
 

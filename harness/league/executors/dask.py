@@ -22,14 +22,14 @@ Delivery is at least once: a worker killed mid-batch is restarted by its nanny a
 re-runs the whole batch. The writer records a game only while its row is pending
 (:meth:`harness.league.store.LeagueStore.record`), so a game delivered twice is recorded once.
 
-:func:`play_games` is the reusable entry point (``harness run`` and ``harness match`` both):
-give it a client, a worker setup and a list of games, and it yields outcomes as batches finish.
+:class:`DaskExecutor` is the executor interface of :mod:`harness.league.executors.base` on a
+cluster: ``harness run`` and ``harness match`` both reach it through the runner's writer loop.
+The games it is given are submitted at once (as batches); it wants more whenever it is asked.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import hashlib
 import logging
 import math
@@ -37,15 +37,30 @@ import os
 import pickle
 import re
 import sys
-import traceback
-from collections.abc import Generator, Iterator, Sequence
+import time
+from collections.abc import Iterator, Sequence
 from typing import Any
 
+import dask
+from distributed import Client, Future, LocalCluster, as_completed, get_worker
 from distributed.diagnostics.plugin import WorkerPlugin
 
-from harness.league.config import ConfigError
+from harness.games import Game, get_game
+from harness.league.config import LeagueError
+from harness.league.executors.base import (
+    ExecutorLost,
+    Message,
+    Pool,
+    Task,
+    WorkerSetup,
+    open_bot_pool,
+    play_task,
+    task_of,
+)
+from harness.league.pending import PendingGame
+from harness.play.referee import RefereeConfig
 
-__all__ = ["BATCH_GAMES", "LeaguePlugin", "file_hashes", "dask_client", "play_games", "batches",
+__all__ = ["BATCH_GAMES", "DaskExecutor", "LeaguePlugin", "file_hashes", "dask_client", "batches",
            "check_bot_files", "BotFilesDiffer", "ClusterUnreachable", "SchedulerLost"]
 
 #: Games per task: ~64 makes the per-task cost (1.2 ms pipelined, 12 ms round trip) negligible
@@ -82,51 +97,42 @@ def _check_here(expected: dict[str, str], dask_worker: Any = None) -> str | None
     return check_bot_files(expected, where)
 
 
-class BotFilesDiffer(ConfigError):
+class BotFilesDiffer(LeagueError):
     """A worker's bot files are not the client's: playing there would rate another bot."""
 
 
-class ClusterUnreachable(ConfigError):
+class ClusterUnreachable(LeagueError):
     """No Dask scheduler at the address given."""
 
 
-class SchedulerLost(Exception):
+class SchedulerLost(ExecutorLost):
     """The client lost its scheduler mid-run: the games not yet gathered stay pending."""
 
 
 class LeaguePlugin(WorkerPlugin):
-    """A Dask WorkerPlugin holding one bot pool per worker process across tasks.
+    """A Dask WorkerPlugin holding one bot pool per worker process across tasks."""
 
-    ``work`` is the runner's worker setup (game, options, referee config, bot specs, players).
-    """
-
-    def __init__(self, work: Any, expected_files: dict[str, str]) -> None:
+    def __init__(self, work: WorkerSetup, expected_files: dict[str, str]) -> None:
         self.work = work
         self.expected_files = expected_files
-        self.pool: Any = None
+        self.pool: Pool | None = None
         self.refusal: str | None = None
         self.cpu: int | None = None
         self.pinned = False
-        self.game: Any = None
-        self.referee_config: Any = None
+        self.game: Game | None = None
+        self.referee_config: RefereeConfig = work.referee_config
 
     def setup(self, worker: Any) -> None:
         """Check the bot files here, then open the pool (stderr logs in a directory of this worker's)."""
-        from harness.games import get_game
-
         self.refusal = check_bot_files(self.expected_files, f"{worker.address} ({os.uname().nodename})")
         self.cpu = _cpu_for(worker.name)
         if self.refusal is not None:
             return
         self.game = get_game(self.work.game)
-        config = self.work.referee_config
-        if getattr(config, "log_dir", None):
-            safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", str(worker.name))
-            config = dataclasses.replace(config, log_dir=os.path.join(config.log_dir, f"dask-{safe}"))
-        self.referee_config = config
-        if not self.work.players.fresh:
-            from harness.league.runner import open_pool
-            self.pool = open_pool(self.work, config)
+        safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", str(worker.name))
+        self.referee_config = self.work.for_worker(f"dask-{safe}")
+        if not self.work.player.fresh:
+            self.pool = open_bot_pool(self.work, self.referee_config)
 
     def _pin(self) -> None:
         """Pin the task thread (Linux affinity is per thread) to this worker's core, in the first task:
@@ -145,30 +151,16 @@ class LeaguePlugin(WorkerPlugin):
             self.pool.close()
             self.pool = None
 
-    def play(self, tasks: Sequence[tuple[int, str, int, tuple[int, ...]]]) -> bytes:
+    def play(self, tasks: Sequence[Task]) -> bytes:
         """Play ``(seq, game_id, seed, version_ids)`` tasks; return the pickled list of messages."""
-        from harness.league.runner import outcome_from_record
-
-        out: list[tuple[str, int, Any]] = []
-        players = self.work.players
+        out: list[Message] = []
         if not self.pinned:
             self._pin()
-        for seq, gid, seed, version_ids in tasks:
-            if self.refusal is not None:
-                out.append(("refused", seq, self.refusal))
+        for task in tasks:
+            if self.refusal is not None or self.game is None:
+                out.append(("refused", task[0], self.refusal))
                 continue
-            seats = [self.work.specs[v] for v in version_ids]
-            try:
-                if self.pool is None:
-                    with players.make_pool(self.referee_config) as pool:
-                        record = players.play(self.game, self.work.options, seed, gid, seats, pool,
-                                              self.referee_config)
-                else:
-                    record = players.play(self.game, self.work.options, seed, gid, seats, self.pool,
-                                          self.referee_config)
-                out.append(("done", seq, outcome_from_record(record)))
-            except Exception:  # a harness bug (play_game never raises because of a bot): report it
-                out.append(("error", seq, f"{gid}: {traceback.format_exc(limit=8)}"))
+            out.append(play_task(self.work, self.game, self.referee_config, self.pool, task))
         return pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)
 
 
@@ -182,23 +174,21 @@ def _cpu_for(name: Any) -> int | None:
     return cpus[int(m.group(1)) % len(cpus)] if m and cpus else None
 
 
-def _play_batch(plugin_name: str, tasks: list[tuple[int, str, int, tuple[int, ...]]]) -> bytes:
+def _play_batch(plugin_name: str, tasks: list[Task]) -> bytes:
     """The task run on a worker: play ``tasks`` with the worker's plugin (its bot pool)."""
-    from distributed import get_worker
-
     plugin: Any = get_worker().plugins[plugin_name]
     data: bytes = plugin.play(tasks)
     return data
 
 
-def batches(games: Sequence[Any], n_workers: int, size: int = BATCH_GAMES) -> list[list[Any]]:
+def batches(games: Sequence[PendingGame], n_workers: int, size: int = BATCH_GAMES) -> list[list[PendingGame]]:
     """Split ``games`` into batches of up to ``size``, grouped by their bots, smaller near the tail.
 
     A batch holds games of the same bots where it can (fewer bot processes per worker); the
     batch size falls to remaining / (2 * workers) near the end so the last batches spread out.
     """
     ordered = sorted(games, key=lambda g: (sorted(g.version_ids), g.seq))
-    out: list[list[Any]] = []
+    out: list[list[PendingGame]] = []
     i = 0
     while i < len(ordered):
         left = len(ordered) - i
@@ -212,9 +202,6 @@ def batches(games: Sequence[Any], n_workers: int, size: int = BATCH_GAMES) -> li
 def dask_client(address: str) -> Iterator[Any]:
     """A Dask client for ``address`` (``tcp://host:8786``), or ``local:N``: a LocalCluster of N
     single-threaded worker processes on 127.0.0.1, closed on exit."""
-    import dask
-    from distributed import Client, LocalCluster
-
     m = re.fullmatch(r"local:(\d+)", address)
     if m:
         n = int(m.group(1))
@@ -246,55 +233,97 @@ def dask_client(address: str) -> Iterator[Any]:
         client_log.setLevel(level)
 
 
-def play_games(client: Any, work: Any, games: Sequence[Any], *, key_prefix: str, bot_files: Sequence[str] = (),
-               batch_size: int = BATCH_GAMES) -> Generator[list[tuple[str, int, Any]], None, None]:
-    """Play ``games`` (objects with ``seq``, ``game_id``, ``seed``, ``version_ids``) on ``client``'s
-    cluster; yield, as batches finish, lists of ``("done", seq, GameOutcome)``, ``("error", seq,
-    text)`` or ``("refused", seq, line)`` messages in no particular order: one list for all the
-    batches that finished since the last one was taken, so a writer that falls behind records
-    bigger groups in one transaction (group commit: 64 games a transaction record at ~7,000
-    games/s, 1,024 at ~11,000, bench/scale.py part 1).
+class DaskExecutor:
+    """The executor interface (:mod:`harness.league.executors.base`) on the Dask cluster at ``address``.
 
-    ``work`` is the runner's worker setup (:class:`harness.league.runner.WorkerSetup`); every worker
-    checks ``bot_files`` against this machine's copies before playing. A game may be yielded
-    twice after a worker was lost (at-least-once): record by seq, once. A lost scheduler raises
-    :class:`SchedulerLost`. Closing the generator early cancels the remaining batches and closes
-    every worker's bot pool.
+    Every worker checks ``bot_files`` against this machine's copies before playing (a worker
+    with other files refuses, :class:`BotFilesDiffer` if one already differs at the start). A
+    game may be reported twice after a worker was lost (at-least-once). A lost scheduler raises
+    :class:`SchedulerLost` from :meth:`results`, after the results gathered before it were
+    returned. :meth:`stop` cancels every batch not gathered yet.
     """
-    from distributed import as_completed
 
-    expected = file_hashes(sorted(set(bot_files)))
-    refusals = [r for r in client.run(_check_here, expected).values() if r]
-    if refusals:
-        raise BotFilesDiffer(refusals[0])
-    plugin_name = f"tablebots-{key_prefix}"
-    client.register_plugin(LeaguePlugin(work, expected), name=plugin_name)
-    n_workers = max(1, len(client.scheduler_info(n_workers=-1).get("workers", {})))
-    futures = {}
-    for batch in batches(games, n_workers, batch_size):
-        tasks = [(g.seq, g.game_id, g.seed, tuple(g.version_ids)) for g in batch]
-        key = f"{plugin_name}-{batch[0].seq}-{batch[-1].seq}-{len(batch)}"
-        fut = client.submit(_play_batch, plugin_name, tasks, key=key, pure=False)
-        futures[fut] = tasks
-    try:
-        for finished in as_completed(list(futures)).batches():
-            messages: list[tuple[str, int, Any]] = []
-            for fut in finished:
-                tasks = futures.pop(fut)
-                try:
-                    messages += pickle.loads(client.gather(fut, direct=True))
-                except Exception as exc:  # KilledWorker after repeated losses, a lost scheduler...
-                    if client.status != "running":  # no scheduler: every other batch fails the same way
-                        if messages:
-                            yield messages  # what was gathered before is recorded
-                        why = " ".join(str(exc).split())  # one line
-                        raise SchedulerLost(f"lost the Dask scheduler ({type(exc).__name__}: {why[:160]})") from None
-                    text = f"batch {fut.key}: {type(exc).__name__}: {exc}; its games stay pending: run again"
-                    messages += [("error", t[0], text) for t in tasks]
-                fut.release()
-            yield messages
-    finally:
-        for fut in futures:
+    def __init__(self, address: str, setup: WorkerSetup, *, key_prefix: str, bot_files: Sequence[str] = (),
+                 batch_size: int = BATCH_GAMES) -> None:
+        self.address = address
+        self.batch_size = batch_size
+        self._exit = contextlib.ExitStack()
+        self.client: Any = self._exit.enter_context(dask_client(address))
+        self._futures: dict[Future, list[Task]] = {}
+        self._lost: SchedulerLost | None = None
+        self._stopped = False
+        self.plugin_name = f"tablebots-{key_prefix}"
+        try:
+            self.workers = len(self.client.scheduler_info(n_workers=-1).get("workers", {}))
+            expected = file_hashes(sorted(set(bot_files)))
+            refusals = [r for r in self.client.run(_check_here, expected).values() if r]
+            if refusals:
+                raise BotFilesDiffer(refusals[0])
+            self.client.register_plugin(LeaguePlugin(setup, expected), name=self.plugin_name)
+        except BaseException:
+            self._exit.close()
+            raise
+        self._done = as_completed()
+
+    def room(self, remaining: int | None = None) -> int:
+        """All the games there are: the cluster balances the batches itself."""
+        return 0 if self._stopped or self._lost is not None else sys.maxsize
+
+    def submit(self, games: Sequence[PendingGame]) -> None:
+        """Submit ``games`` as batches (:func:`batches`) with deterministic keys."""
+        n_workers = max(1, len(self.client.scheduler_info(n_workers=-1).get("workers", {})))
+        for batch in batches(games, n_workers, self.batch_size):
+            tasks = [task_of(g) for g in batch]
+            key = f"{self.plugin_name}-{batch[0].seq}-{batch[-1].seq}-{len(batch)}"
+            fut = self.client.submit(_play_batch, self.plugin_name, tasks, key=key, pure=False)
+            self._futures[fut] = tasks
+            self._done.add(fut)
+
+    def in_flight(self) -> int:
+        return sum(len(tasks) for tasks in self._futures.values())
+
+    def results(self, timeout: float) -> list[Message]:
+        """The messages of every batch that finished since the last call (waiting up to ``timeout`` for one):
+        a writer that falls behind records bigger groups in one transaction (group commit: 64 games a
+        transaction record at ~7,000 games/s, 1,024 at ~11,000, bench/scale.py part 1)."""
+        if self._lost is not None:
+            raise self._lost
+        deadline = time.monotonic() + timeout
+        while self._futures and not self._done.has_ready() and time.monotonic() < deadline:
+            time.sleep(0.005)
+        messages: list[Message] = []
+        for fut in self._done.next_batch(block=False):
+            tasks = self._futures.pop(fut, None)
+            if tasks is None:
+                continue  # cancelled by stop()
+            try:
+                messages += pickle.loads(self.client.gather(fut, direct=True))
+            except Exception as exc:  # KilledWorker after repeated losses, a lost scheduler...
+                if self.client.status != "running":  # no scheduler: every other batch fails the same way
+                    why = " ".join(str(exc).split())  # one line
+                    self._lost = SchedulerLost(f"lost the Dask scheduler ({type(exc).__name__}: {why[:160]}) "
+                                               f"(--dask {self.address})")
+                    self._futures.clear()
+                    if messages:
+                        return messages  # what was gathered before is recorded
+                    raise self._lost from None
+                text = f"batch {fut.key}: {type(exc).__name__}: {exc}; its games stay pending: run again"
+                messages += [("error", t[0], text) for t in tasks]
+            fut.release()
+        return messages
+
+    def stop(self) -> None:
+        """Cancel every batch not gathered yet (its games stay pending)."""
+        self._stopped = True
+        for fut in self._futures:
             fut.cancel()
-        with contextlib.suppress(Exception):
-            client.unregister_worker_plugin(plugin_name)
+        self._futures.clear()
+
+    def close(self) -> None:
+        """Cancel what is left, close every worker's bot pool (the plugin's teardown), close the client."""
+        try:
+            self.stop()
+            with contextlib.suppress(Exception):
+                self.client.unregister_worker_plugin(self.plugin_name)
+        finally:
+            self._exit.close()

@@ -3,9 +3,8 @@
 The rules as implemented, the options and every data format are in docs/rules/epizodiak.md;
 the E-numbers in comments refer to the rulings in that page. This module is the game: its
 options, new states, snapshots and the text form of actions. The state and its turn flow are
-in :mod:`harness.games.epizodiak_state`, the dial's vocabulary in
-:mod:`harness.games.epizodiak_dial`, the reasons for a rejection in
-:mod:`harness.games.epizodiak_reasons`.
+in :mod:`.state`, the dial's vocabulary in :mod:`.dial`, the reasons for a rejection in
+:mod:`.reasons`.
 """
 
 from __future__ import annotations
@@ -13,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .base import Action, Game, InvalidAction, InvalidSnapshot, Option, bool_option, int_option
-from .epizodiak_dial import *  # noqa: F403  (re-exported: the game's vocabulary)
-from .epizodiak_dial import CCW, CW, OVER, PHASES, PICKED, PLAYERS, SNAPSHOT_VERSION, TILES, VALUES, hand_counts, nxt
-from .epizodiak_reasons import format_action_text, well_formed
-from .epizodiak_state import EpizodiakState
+from ..base import Action, Evaluator, Game, InvalidAction, InvalidSnapshot, Option, Sampler, bool_option, int_option
+from .dial import *  # noqa: F403  (re-exported: the game's vocabulary)
+from .dial import CCW, CW, OVER, PHASES, PICKED, PLAYERS, SNAPSHOT_VERSION, TILES, VALUES, hand_counts, nxt
+from .reasons import format_action_text, well_formed
+from .state import EpizodiakState
 
 __all__ = ["Epizodiak", "EpizodiakState"]
 
@@ -145,6 +144,16 @@ class Epizodiak(Game):
     well_formed = staticmethod(well_formed)
 
     format_action_text = staticmethod(format_action_text)
+
+    def sampler(self) -> Sampler:
+        from .sampling import resample
+
+        return resample
+
+    def evaluator(self) -> Evaluator:
+        from .evaluator import EVALUATOR
+
+        return EVALUATOR
 
     def format_action(self, action: Action) -> str:
         """``cw 5 6 7``, ``ccw 4 3``, ``discard 4``, ``contest 9``, ``draw``, ``pickup``, ``pass``."""

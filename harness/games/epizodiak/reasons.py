@@ -1,6 +1,6 @@
 """Why an Epizodiak action is refused: the slow path that explains a rejection.
 
-Kept apart from the turn flow in :mod:`harness.games.epizodiak_state`: it runs only when an
+Kept apart from the turn flow in :mod:`harness.games.epizodiak.state`: it runs only when an
 action is not among the legal ones, and says why in the words of the rules (E-numbers).
 """
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import IllegalAction, InvalidAction
-from .epizodiak_dial import (
+from ..base import IllegalAction, InvalidAction
+from .dial import (
     ACTION_TYPES,
     CCW,
     CONTESTED,
@@ -64,7 +64,7 @@ def format_action_text(action: Any) -> str:
 
 
 class EpizodiakReasons:
-    """Mixin of :class:`~harness.games.epizodiak_state.EpizodiakState`: the reasons for a rejection."""
+    """Mixin of :class:`~harness.games.epizodiak.state.EpizodiakState`: the reasons for a rejection."""
 
     __slots__ = ()
     # Provided by the state (declared here for the type checker).

@@ -6,8 +6,8 @@ import random
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .base import InvalidOptions, InvalidSnapshot
-from .crisps_plays import RANK_OF, RANKS, TOP, classify, key_ranks
+from ..base import InvalidOptions, InvalidSnapshot
+from .plays import RANK_OF, RANKS, TOP, classify, key_ranks
 
 # The snapshot module knows nothing of the Crisps classes (no import circle): the game passes in
 # its option check and a factory of blank states, and gets back the state the factory made.

@@ -12,8 +12,8 @@ import random
 from bisect import insort
 from typing import Any
 
-from .base import Action, State, ranking_from_keys
-from .epizodiak_dial import (
+from ..base import Action, State, ranking_from_keys
+from .dial import (
     ARCS,
     CCW,
     CONTESTED,
@@ -33,7 +33,7 @@ from .epizodiak_dial import (
     nxt,
     prv,
 )
-from .epizodiak_reasons import EpizodiakReasons
+from .reasons import EpizodiakReasons
 
 
 class EpizodiakState(EpizodiakReasons, State):

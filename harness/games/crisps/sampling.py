@@ -18,9 +18,9 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .base import InvalidSnapshot
-from .crisps import PLAYERS, CrispsState
-from .crisps_plays import KEY_OF, RANK_OF, RANKS, TOP
+from ..base import InvalidSnapshot
+from .plays import KEY_OF, RANK_OF, RANKS, TOP
+from .state import PLAYERS, CrispsState
 
 
 def known_other_cards(events: Sequence[Mapping[str, Any]], other: int, jacks: bool) -> list[int]:

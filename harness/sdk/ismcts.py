@@ -1,27 +1,19 @@
 """Single-observer information-set Monte Carlo tree search (SO-ISMCTS, Cowling et al. 2012).
 
 One tree for the deciding seat's information set; each iteration draws a determinization with
-the game's ``resample_from_infostate``, walks the tree choosing among the children legal in
-that determinization by UCB1 with availability counts, adds one node, plays uniformly random
-moves and backs up each node's reward for the seat that moved into it. Decisions with a single
-legal action are applied without a node, as the referee does.
+the game's sampler (``resample_from_infostate``), walks the tree choosing among the children
+legal in that determinization by UCB1 with availability counts, adds one node, plays out and
+backs up each node's reward for the seat that moved into it. Decisions with a single legal
+action are applied without a node, as the referee does.
 
-Playouts stop at the end of the current deal, hand or round (``HORIZONS``) and score each seat
-by the logistic of its points gained there less the best other seat's gain; a playout that
-ends the game scores by rank (``(players - 1 - rank) / (players - 1)``). Measured
-(bench/strength.py, 50 iterations against the greedy bots): with playouts to the end of the
-game ISMCTS lost at Crisps (11 of 36 games) and drew at Dominoes (a 200-point game is ten
-hands of noise after the move being judged); stopping at the horizon gave 0.60 and 0.56, and
-200 iterations 0.85 and 0.73 (docs/bots.md).
-
-Epizodiak's rounds are long (~270 random moves), so its playouts differ: epsilon-greedy moves
-(``EPSILON`` random, else the greedy bot's heuristic; ~180 moves a round), a cutoff after
-``CUTOFF_MOVES`` moves scored by an estimate (sets less ``HAND_WEIGHT`` a tile in hand), and a
-progressive bias towards the heuristic's move in the tree. Measured (bench/strength.py, 1
-ISMCTS against 2 greedy, equal strength 0.33): round-long playouts scored 0.37 (random moves)
-and 0.39 (epsilon-greedy) at 50 iterations, ~70 ms on a quiet core; the cutoff at 30 moves
-makes an iteration ~5 times cheaper (~380 per 100 ms against ~70), and 250 such iterations,
-about the same time, scored 0.56 in 60 games (interval [0.43, 0.68]).
+What the search knows of a particular game comes from the game's
+:class:`~harness.games.base.Evaluator` (``Game.evaluator()``): playouts stop at its horizon (the
+end of the current deal, hand or round) and score each seat by the logistic of its points
+gained there less the best other seat's gain; a playout that ends the game scores by rank
+(``(players - 1 - rank) / (players - 1)``). An evaluator may also give a playout policy, a
+prior (progressive bias in the tree) and an estimate for playouts cut off after
+``CUTOFF_MOVES`` moves. Without one, playouts are uniformly random to the end of the game.
+Why these choices, with the strength measured for each: docs/bots.md.
 
 Design choice: the search works on engine states directly (a fresh determinization per
 iteration, so no state copies and no JSON inside the loop); actions are keyed by a small
@@ -30,7 +22,6 @@ hashable form. Speed per game: bench/ismcts.py, figures in docs/bots.md.
 
 from __future__ import annotations
 
-import importlib
 import math
 import random
 import time
@@ -39,13 +30,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.games import Game, State
+from harness.games.base import Evaluator
 
 Action = dict[str, Any]
 Key = tuple[Any, ...]
-
-#: Share of random moves in the epsilon-greedy Epizodiak playouts (measured: see the module docstring).
-EPSILON = 0.2
-
 
 def action_key(action: Action) -> Key:
     """A hashable form of an action (lists become tuples), equal for equal actions."""
@@ -80,102 +68,17 @@ def rewards(state: State, players: int) -> list[float]:
     return [(players - 1 - r) / (players - 1) for r in ranking]
 
 
-def _hand_number(state: Any) -> int:
-    return int(state.hand_number)
+#: Playouts of a game whose evaluator gives an ``estimate`` stop after this many moves (counted
+#: from the root) and score each seat by that estimate instead of playing to the horizon.
+CUTOFF_MOVES = 30
 
-
-def _deal(state: Any) -> int:
-    return int(state.deal)
-
-
-def _round(state: Any) -> int:
-    return int(state.round)
-
-
-#: Games whose playouts stop at the end of the current hand: the seat's key of the hand, and the
-#: score difference worth one logistic unit. Measured: with full playouts to the 200-point target
-#: the Dominoes bot lost to greedy (2 of 11 games at 50 iterations): the few points a move
-#: decides drown in the noise of the ten hands after it.
-HORIZONS: dict[str, tuple[Callable[[Any], int], float]] = {
-    "dominoes": (_hand_number, 15.0),
-    "crisps": (_deal, 0.5),
-    "epizodiak": (_round, 2.0),
-}
+#: Progressive bias (Chaslot et al. 2008): in the tree, the action a game's prior prefers gets
+#: ``BIAS / (visits + 1)`` added to its UCB value, so few iterations follow the heuristic and
+#: more iterations may overrule it.
+BIAS = 1.0
 
 #: A playout policy: (state, its legal actions, rng) -> the index of the action to play.
 Playout = Callable[[Any, list[Action], random.Random], int]
-
-
-def epizodiak_greedy(state: Any, legal: list[Action]) -> int:
-    """The index of the action ``bots/epizodiak_greedy.py`` would play (same one-move heuristic,
-    same values), read from the engine state directly (hand counts, sizes, singles)."""
-    seat = state.current_player
-    h = state.hands[seat]
-    size = state.sizes[seat]
-    single = state.single
-    best, best_value = 0, -1e9
-    for i, action in enumerate(legal):
-        kind = action["type"]
-        if kind == "place":
-            tiles = action["tiles"]
-            if len(tiles) >= size:
-                return i  # empties the hand
-            value = 10.0 * len(tiles)
-            for t in tiles:
-                if single[t]:
-                    value += 5.0
-                elif h[t] >= 3:
-                    value -= 40.0
-                elif h[t] == 2:
-                    value -= 6.0
-        elif kind == "discard":
-            if size == 3:
-                return i
-            value = 60.0
-        elif kind == "contest":
-            value = 70.0
-        elif kind == "pickup":
-            value = 45.0 if h[state.last_laid[2]] >= 2 else 3.0
-        elif kind == "draw":
-            value = 5.0
-        elif kind == "pass":
-            value = 0.5 if state.phase == "drawn" else 0.0
-        else:
-            value = -1.0
-        if value > best_value:
-            best, best_value = i, value
-    return best
-
-
-def epizodiak_playout(state: Any, legal: list[Action], rng: random.Random) -> int:
-    """Epsilon-greedy playout move for Epizodiak: with probability ``EPSILON`` a uniformly random
-    action, else :func:`epizodiak_greedy`'s."""
-    if rng.random() < EPSILON:
-        return rng.randrange(len(legal))
-    return epizodiak_greedy(state, legal)
-
-
-def epizodiak_estimate(state: Any) -> list[float]:
-    """Estimated points of each seat for the round in progress: its sets (each a point under the
-    default scoring) less ``HAND_WEIGHT`` a tile still in hand (the +3 for emptying goes to the
-    emptiest hand)."""
-    return [len(state.sets[s]) - HAND_WEIGHT * state.sizes[s] for s in range(len(state.sizes))]
-
-
-#: Games whose playouts stop after ``CUTOFF_MOVES`` moves (counted from the root) and score each
-#: seat by an estimate of its gain instead of playing to the horizon.
-CUTOFFS: dict[str, Callable[[Any], list[float]]] = {"epizodiak": epizodiak_estimate}
-CUTOFF_MOVES = 30
-HAND_WEIGHT = 0.3
-
-#: Games whose playouts follow a policy rather than uniformly random moves.
-PLAYOUTS: dict[str, Playout] = {"epizodiak": epizodiak_playout}
-
-#: Progressive bias (Chaslot et al. 2008): in the tree, the action a game's greedy heuristic
-#: prefers gets ``BIAS / (visits + 1)`` added to its UCB value, so few iterations follow the
-#: heuristic and more iterations may overrule it.
-PRIORS: dict[str, Callable[[Any, list[Action]], int]] = {"epizodiak": epizodiak_greedy}
-BIAS = 1.0
 
 
 def score_rewards(state: Any, base: Sequence[int], players: int, scale: float) -> list[float]:
@@ -205,16 +108,15 @@ def search(game: Game, options: Mapping[str, Any], observation: Mapping[str, Any
     if iterations is None and deadline is None:
         raise ValueError("give iterations or a deadline")
     opts = game.validate_options(options)
-    try:  # the sampler directly, options checked once (Game.resample_from_infostate checks per call)
-        resample = importlib.import_module(f"harness.games.{game.name}_sample").resample
-    except ModuleNotFoundError:
-        raise NotImplementedError(f"{game.name} has no sampler (harness/games/{game.name}_sample.py)") from None
+    # the sampler directly, options checked once (Game.resample_from_infostate checks per call)
+    resample = game.sampler()
+    if resample is None:
+        raise NotImplementedError(f"{game.name} has no sampler (Game.sampler)")
     root = Node()
     offered = {action_key(a): a for a in actions}
-    horizon = HORIZONS.get(game.name)
-    playout = PLAYOUTS.get(game.name)
-    prior = PRIORS.get(game.name)
-    estimate = CUTOFFS.get(game.name)
+    hints = game.evaluator() or Evaluator()
+    horizon = (hints.horizon, hints.scale) if hints.horizon is not None else None
+    playout, prior, estimate = hints.playout, hints.prior, hints.estimate
     cutoff = (CUTOFF_MOVES, estimate) if estimate is not None and CUTOFF_MOVES > 0 else None
     done = 0
     while True:
@@ -353,6 +255,5 @@ def bot_main(game: str, argv: Sequence[str] | None = None) -> int:
     if args.budget_ms is not None and args.budget_ms < 1:
         parser.error("--budget-ms must be at least 1")
     # the engine and its sampler load now, within init_ms, not in the first move's time
-    get_game(game)
-    importlib.import_module(f"harness.games.{game}_sample")
+    get_game(game).sampler()
     return run(IsmctsPolicy(args.iterations, args.budget_ms, seed=args.seed), name=args.name)

@@ -19,9 +19,9 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .base import InvalidSnapshot
-from .epizodiak_dial import PLAYERS, VALUES, hand_counts
-from .epizodiak_state import EpizodiakState
+from ..base import InvalidSnapshot
+from .dial import PLAYERS, VALUES, hand_counts
+from .state import EpizodiakState
 
 
 def known_other_tiles(events: Sequence[Mapping[str, Any]], seat: int) -> list[list[int]]:

@@ -22,8 +22,8 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .base import InvalidSnapshot
-from .dominoes import ALL_TILES, DominoesState, Tile
+from ..base import InvalidSnapshot
+from .state import ALL_TILES, DominoesState, Tile
 
 _RESTARTS = 200
 

@@ -1,0 +1,76 @@
+"""Conformance games: a candidate bot in every seat in turn against reference opponents.
+
+What `harness check-bot` and `harness submit` play before a bot may join a league: the games,
+the candidate's start-up times and decision latencies read from the message log, and its
+violations (the opponents' are only counted: a bot is never charged for another's fault).
+Printing is the command line's; this module only plays and measures.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.games import Game
+from harness.play.limits import BotSpec
+from harness.play.referee import BotPool, GameRecord, RefereeConfig, play_game
+
+#: Called after each game: (game index from 0, the seats' specs, the candidate's seat, the record).
+GameDone = Callable[[int, Sequence[BotSpec], int, GameRecord], None]
+
+
+@dataclass
+class ConformanceResult:
+    """What the conformance games measured of the candidate."""
+
+    #: milliseconds from hello to ready, one per bot start
+    startups_ms: list[float] = field(default_factory=list)
+    #: milliseconds from each request to its answer
+    latencies_ms: list[float] = field(default_factory=list)
+    #: the candidate's violations, as the referee records them
+    violations: list[dict[str, Any]] = field(default_factory=list)
+    #: how many violations the opponents committed
+    opponent_violations: int = 0
+
+
+def conformance_games(game: Game, candidate: BotSpec, players: int, seed: int, n_games: int,
+                      options: dict[str, Any], config: RefereeConfig, opponents: Sequence[BotSpec],
+                      on_game: GameDone | None = None) -> ConformanceResult:
+    """Play ``n_games`` games of ``players`` seats, ``candidate`` in seat ``i % players`` of game
+    ``i`` and ``opponents`` in turn in the others (game ``i`` has seed ``seed + i``)."""
+    result = ConformanceResult()
+    with BotPool(config) as pool:
+        for i in range(n_games):
+            mine = i % players
+            others = iter(opponents[(i + k) % len(opponents)] for k in range(players))
+            seats = [candidate if s == mine else next(others) for s in range(players)]
+            record = play_game(game, options, seed + i, f"check-{seed + i:06d}", seats, pool, config)
+            for entry in record.log:
+                if entry.get("seat") != mine or entry.get("type") != "recv":
+                    continue
+                msg_type = (entry.get("msg") or {}).get("type") if isinstance(entry.get("msg"), dict) else None
+                (result.startups_ms if msg_type == "ready" else result.latencies_ms).append(entry["ms"])
+            result.violations += [v for v in record.violations if v["seat"] == mine]
+            result.opponent_violations += sum(1 for v in record.violations if v["seat"] != mine)
+            if on_game is not None:
+                on_game(i, seats, mine, record)
+    return result
+
+
+def group_violations(violations: Sequence[dict[str, Any]]) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """Violations grouped by kind and detail, the offered actions left out of the detail: the
+    same mistake in every game is one finding, with a count."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for v in violations:
+        same_mistake = re.sub(r" \((?:nearest offered|offered|legal): [^)]*\)$", "", v["detail"])
+        groups.setdefault((v["kind"], same_mistake), []).append(v)
+    return groups
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The nearest-rank ``q`` quantile (0 < q <= 1) of ``values`` (not empty)."""
+    ordered = sorted(values)
+    k = max(0, min(len(ordered) - 1, int(-(-q * len(ordered) // 1)) - 1))
+    return ordered[k]

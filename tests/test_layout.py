@@ -1,0 +1,183 @@
+"""The package's layout rules, checked on every module so that they stay true.
+
+- Stages: data flows games -> play -> league -> report -> cli, and imports point down that flow
+  (``contest`` sits on league and report, below the command line). A module may import its own
+  stage and the stages below it, never one above, not even inside a function.
+- No import cycles, counting every import (inside functions and under ``if TYPE_CHECKING`` too):
+  two modules that need each other are one module, or share a third below both.
+- Every module imports alone, in an interpreter where no other harness module was imported
+  first (one fresh subprocess imports each in turn, dropping every harness module between two).
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "harness"
+
+#: Rank of each stage: a module may import modules of its rank or lower. The bot authors' kit
+#: (harness.sdk) sits on the engines only; ``harness`` itself (version) is below everything.
+STAGES = {"": 0, "games": 1, "sdk": 2, "play": 3, "league": 4, "report": 5, "contest": 6, "cli": 7,
+          "__main__": 8}
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _stage(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _imports(module: str, path: Path) -> tuple[set[str], set[str]]:
+    """(every harness module ``module`` imports anywhere, those imported when it is imported)."""
+    tree = ast.parse(path.read_text(), str(path))
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    everywhere: set[str] = set()
+    at_import: set[str] = set()
+
+    def targets(node: ast.Import | ast.ImportFrom) -> set[str]:
+        found = set()
+        if isinstance(node, ast.Import):
+            return {a.name for a in node.names if a.name.split(".")[0] == "harness"}
+        base = node.module or ""
+        if node.level:
+            anchor = package.split(".")
+            anchor = anchor[:len(anchor) - node.level + 1]
+            base = ".".join(anchor + ([base] if base else []))
+        if base.split(".")[0] != "harness":
+            return found
+        for alias in node.names:
+            child = f"{base}.{alias.name}"
+            found.add(child if child in MODULES else base)
+        return found
+
+    def walk(node: ast.AST, top: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.Import, ast.ImportFrom)):
+                names = targets(child)
+                everywhere.update(names)
+                if top:
+                    at_import.update(names)
+            elif isinstance(child, ast.If) and _is_type_checking(child):
+                walk(child, False)
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                walk(child, False)
+            else:
+                walk(child, top)
+
+    walk(tree, True)
+    return everywhere, at_import
+
+
+IMPORTS = {m: _imports(m, p) for m, p in MODULES.items()}
+
+
+def test_every_module_has_a_stage() -> None:
+    unknown = sorted(m for m in MODULES if _stage(m) not in STAGES)
+    assert not unknown, f"modules outside every stage (add their package to STAGES in this test): {unknown}"
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_imports_point_down_the_flow(module: str) -> None:
+    rank = STAGES.get(_stage(module), 99)
+    upward = sorted(t for t in IMPORTS[module][0] if STAGES.get(_stage(t), 99) > rank)
+    assert not upward, f"{module} (stage {_stage(module) or 'harness'}) imports a later stage: {upward}"
+
+
+def test_the_stage_check_sees_an_upward_import(tmp_path: Path) -> None:
+    """The check itself: an import from play into league, hidden in a function, is found."""
+    path = tmp_path / "x.py"
+    path.write_text("def f():\n    from harness.league.store import LeagueStore\n    from . import referee\n")
+    found, at_import = _imports("harness.play.x", path)
+    assert found == {"harness.league.store", "harness.play.referee"} and not at_import
+    assert STAGES[_stage("harness.league.store")] > STAGES[_stage("harness.play.x")]
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """An import cycle of ``graph`` (module -> the modules it imports), or None."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(m: str) -> list[str] | None:
+        state[m] = 1
+        path.append(m)
+        for t in sorted(graph[m]):
+            if state.get(t) == 1:
+                return path[path.index(t):] + [t]
+            if t not in state:
+                found = visit(t)
+                if found:
+                    return found
+        path.pop()
+        state[m] = 2
+        return None
+
+    for m in sorted(graph):
+        if m not in state:
+            found = visit(m)
+            if found:
+                return found
+    return None
+
+
+def test_no_import_cycles() -> None:
+    cycle = _cycle({m: {t for t in IMPORTS[m][0] if t in MODULES and t != m} for m in MODULES})
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_the_cycle_check_sees_a_cycle_through_a_function_import(tmp_path: Path) -> None:
+    """The check itself, on the shape of a circle it once found: the runner imports the Dask
+    executor inside a function, which imports the runner back inside another."""
+    runner, dask = tmp_path / "runner.py", tmp_path / "dask.py"
+    runner.write_text("from harness.league.store import LeagueStore\n"
+                      "def run():\n    from harness.league.executors.dask import play\n")
+    dask.write_text("def play():\n    from harness.league.runner import open_pool\n")
+    graph = {"harness.league.runner": _imports("harness.league.runner", runner)[0],
+             "harness.league.executors.dask": _imports("harness.league.executors.dask", dask)[0],
+             "harness.league.store": set()}
+    assert _cycle(graph) == ["harness.league.executors.dask", "harness.league.runner", "harness.league.executors.dask"]
+
+
+IMPORT_ALONE = """
+import importlib, sys, traceback
+failed = []
+for name in sys.argv[1:]:
+    for loaded in [m for m in sys.modules if m == "harness" or m.startswith("harness.")]:
+        del sys.modules[loaded]
+    try:
+        importlib.import_module(name)
+    except BaseException:
+        failed.append(name + ": " + traceback.format_exc(limit=3))
+print("\\n".join(failed))
+sys.exit(1 if failed else 0)
+"""
+
+
+def test_every_module_imports_alone() -> None:
+    names = [m for m in MODULES if m != "harness.__main__"] + ["harness.__main__"]
+    done = subprocess.run([sys.executable, "-c", IMPORT_ALONE, *names], capture_output=True, text=True,
+                          cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
