@@ -58,9 +58,10 @@ def _format(summary: dict[str, Any]) -> list[str]:
                       "none": "verdict: none yet (the games ran out first)"}[summary["verdict"]])
     late = summary.get("after_decision")
     if late and late["games"]:
-        lines.append(f"after the decision: {late['games']} more games finished (they were in flight), "
-                     f"{late['sets']} complete set{'' if late['sets'] == 1 else 's'}, A's score there {late['score']:.3f}; "
-                     "not part of the verdict")
+        sets = late["sets"]
+        lines.append(f"after the decision: {late['games']} more games finished (they were in flight)"
+                     + (f", {sets} complete set{'' if sets == 1 else 's'}, A's score there {late['score']:.3f}"
+                        if sets else "") + "; not part of the verdict")
     if summary.get("waiting_games"):
         lines.append(f"not read by the test yet: {summary['waiting_games']} games of sets that are unfinished "
                      f"or behind an unfinished one (run the same command again to finish them)")
