@@ -201,3 +201,12 @@ def test_the_fit_handles_ties_a_bot_that_always_wins_and_no_games():
     assert abs(fit.mu[2] - fit.mu[3]) < 0.5 < 5 < fit.mu[1] - fit.mu[2]  # level every time: close together
     assert fit.mu[1] - fit.mu[2] < 40  # always winning: far ahead, but finite (the prior)
     assert fit_table([]).order == []
+
+
+def test_one_duplicate_set_keeps_the_model_s_interval():
+    from harness.league.ratings_fit import fit_table
+
+    one = [([0, 1], [0, 1], "deal"), ([1, 0], [1, 0], "deal")]  # bot 0 won both seat orders of one deal
+    fit = fit_table(one)
+    assert fit.sets == 1 and fit.order == [0, 1]
+    assert all(1.0 < fit.sigma[v] < 25 / 3 for v in (0, 1))  # wide: one deal is little evidence

@@ -315,8 +315,10 @@ def fit_arrays(batches: Sequence[TableBatch], k: int, *, mu: float = 25.0, sigma
     if n_sets > 1:
         meat *= n_sets / (n_sets - 1)
     meat[np.diag_indices(k)] += precision  # the prior, as a pseudo-observation
-    half = cho_solve(factor, meat)
-    covariance = cho_solve(factor, half.T)
+    if n_sets >= 2:
+        covariance = cho_solve(factor, cho_solve(factor, meat).T)
+    else:  # one set says nothing about the variance between sets: the model's own (Laplace) covariance
+        covariance = cho_solve(factor, np.eye(k))
     if k > 1:  # relative to the mean: C V C with C = I - 11'/k, in O(k^2)
         row = covariance.mean(axis=1, keepdims=True)
         covariance = covariance - row - row.T + covariance.mean()
