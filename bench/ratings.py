@@ -123,18 +123,22 @@ def right_order(ratings: dict[int, tuple[float, float]] | TableFit) -> bool:
     return order == [0, 1, 2, 3]
 
 
-def part1(name: str, reps: int, checkpoints: list[int]) -> None:
+def part1(name: str, reps: int, checkpoints: list[int], fit_only: bool = False) -> None:
+    """Parts 1-3 for one game; ``fit_only``: the table's fit alone (no plain schedule, no
+    incremental TrueSkill: a quarter of the time)."""
     game, choose, players = get_game(name), load_greedy(name), PLAYERS[name]
     configs: dict[str, tuple[bool, float | None]] = {
         "before, plain (tau 25/300)": (False, 25 / 300), "before, duplicate (tau 25/300)": (True, 25 / 300),
-        "incremental, duplicate (tau 0)": (True, 0.0), "after: order-free fit, duplicate": (True, None)}
+        "incremental, duplicate (tau 0)": (True, 0.0), "after: the table's fit, duplicate": (True, None)}
+    if fit_only:
+        configs = {"after: the table's fit, duplicate": (True, None)}
     right = {c: {n: 0 for n in checkpoints} for c in configs}
-    shifts: dict[float | None, list[float]] = {25 / 300: [], 0.0: [], None: []}
+    shifts: dict[float | None, list[float]] = {None: []} if fit_only else {25 / 300: [], 0.0: [], None: []}
     calibrated = [0, 0]
     start = time.perf_counter()
     for rep in range(reps):
         rng = random.Random(rep)
-        plain = league_games(game, choose, players, checkpoints[-1], False, rng)
+        plain = [] if fit_only else league_games(game, choose, players, checkpoints[-1], False, rng)
         dup = league_games(game, choose, players, checkpoints[-1], True, rng)
         for c, (duplicate, tau) in configs.items():
             games = dup if duplicate else plain
@@ -409,6 +413,7 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=40)
     parser.add_argument("--max", type=int, default=1536, help="the largest checkpoint (games per league)")
     parser.add_argument("--match-reps", type=int, default=20)
+    parser.add_argument("--fit-only", action="store_true", help="parts 1-3 for the table's fit alone (faster)")
     parser.add_argument("--model-leagues", type=int, default=200)
     parser.add_argument("--real-leagues", type=int, default=50)
     parser.add_argument("--sprt-runs", type=int, default=300)
@@ -418,7 +423,7 @@ def main() -> None:
     if "order" in parts:
         print("1-3. leagues of four graded bots (greedy mixed with random moves at eps 0, 0.25, 0.5, 1)")
         for name in args.games.split(","):
-            part1(name, args.reps, checkpoints)
+            part1(name, args.reps, checkpoints, args.fit_only)
     if "match" in parts and args.match_reps:
         part4(args.match_reps, 3000)
     if "model" in parts:
