@@ -137,3 +137,16 @@ def test_check_bot_fails_a_bad_bot_and_lists_its_violations(garbage_bot):
     result = run("check-bot", GAME, garbage_bot, "--games", "2")
     assert result.exit_code == 1
     assert "2 violation(s)" in result.output and "malformed" in result.output
+
+
+def test_check_bot_finds_the_reference_bots_where_TABLEBOTS_BOTS_says(monkeypatch, tmp_path):
+    # an installed harness has no source tree: the directory is looked up, and the variable wins
+    (tmp_path / "random_bot.py").write_bytes((ROOT / "bots" / "random_bot.py").read_bytes())
+    monkeypatch.setenv("TABLEBOTS_BOTS", str(tmp_path))
+    result = run("check-bot", GAME, RANDOM, "--games", "2")
+    assert result.exit_code == 0, result.output
+    assert "random-py" in result.output and "crisps-greedy" not in result.output  # only what is there
+    monkeypatch.setenv("TABLEBOTS_BOTS", str(tmp_path / "empty"))
+    result = run("check-bot", GAME, RANDOM, "--games", "2")
+    assert result.exit_code == 2
+    assert "no reference bots found (set TABLEBOTS_BOTS" in result.output and "--opponent" in result.output

@@ -1,4 +1,4 @@
-"""Crisps rule scenarios (seed 004, rulings K1-K7, C3), each from an explicit position.
+"""Crisps rule scenarios (rulings K1-K7 and C3 of docs/rules/crisps.md), each from an explicit position.
 
 Every scenario checks the legal actions offered, that illegal ones are rejected with a reason,
 and the state after the move. Positions are built by :func:`position` from a readable

@@ -1,4 +1,4 @@
-"""Scenario tests for All-Fives Dominoes: one explicit position per ruling (seed 002, D1-D8).
+"""Scenario tests for All-Fives Dominoes: one explicit position per ruling (D1-D8, docs/rules/dominoes.md).
 
 Positions are built with :func:`position` from a readable description and restored through
 ``state_from_json``; each test checks the actions offered, that illegal ones are refused with a

@@ -315,7 +315,7 @@ def test_e7_pickup_needs_a_continuation():
 
 
 def test_e7_no_put_back_a_run_from_the_other_end_stops_before_the_picked_slot():
-    # seeds 001 and 003: "it is not possible to pick up a token and put it back"
+    # the rules text: "it is not possible to pick up a token and put it back"
     state = position(["7 1", "7 2 1 12 11 10 9 8", ""], "3-6", turn=0)
     play(state, "cw 7")
     play(state, "pickup")
@@ -486,7 +486,7 @@ def test_e12_a_draw_resets_the_pass_count():
 
 
 def test_e12_draw_then_pass_is_a_move_not_a_pass():
-    # seed 003: "drawing is considered a move made". Two passes, then seat 0 draws the last tile
+    # the rules text: "drawing is considered a move made". Two passes, then seat 0 draws the last tile
     # and passes: the count is 0, so seat 1 may not contest (it would need two passes before him)
     state = position(["1", "1 2", ""], "6-8", pile="3", passes=2, rest=2)
     play(state, "draw")
@@ -759,7 +759,7 @@ def test_c3_the_round_in_progress_still_counts_when_the_cap_falls_mid_round():
 
 def test_e7_after_a_pickup_a_run_from_the_other_end_may_not_put_the_tile_back():
     # dial 1-10, free slots 11 and 12; seat 0 lays 11, seat 1 picks it up: the ccw end accepts 12,
-    # then 11 would land in the slot the picked tile came from (seeds 001, 003: no putting back)
+    # then 11 would land in the slot the picked tile came from (E7: no putting back)
     state = position(["11 5", "11 12 3", ""], "1-10", turn=0, rest=2)
     play(state, "cw 11")
     assert "pickup" in texts(state)

@@ -59,7 +59,7 @@ def hand_1v1(p: RatingParams, a: tuple[float, float], b: tuple[float, float], dr
 
 
 # trueskill's own default environment (its published examples use it); the project's defaults
-# are the same except perhaps tau (issue 12 may make it 0), so the published numbers are checked
+# may differ in tau, so the published numbers are checked
 # with this explicit environment and the project's defaults against the hand computation below.
 TRUESKILL_DEFAULT = RatingParams(mu=25.0, sigma=25 / 3, beta=25 / 6, tau=25 / 300, draw_probability=0.10)
 
@@ -95,7 +95,7 @@ def test_the_seat_listed_first_is_not_favoured_ranks_decide():
 
 PARAMS = [RatingParams(),  # the project's defaults, whatever they are
           TRUESKILL_DEFAULT,
-          RatingParams(tau=0.0),  # issue 12 may make this the default
+          RatingParams(tau=0.0),  # a league without drift
           RatingParams(mu=1500.0, sigma=500.0, beta=250.0, tau=5.0, draw_probability=0.0),
           RatingParams(beta=10.0, draw_probability=0.3)]
 

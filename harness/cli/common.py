@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from harness.games import GAMES, Game, InvalidOptions, get_game
+from harness.games import GAMES, Game, GameLoadError, InvalidOptions, get_game
 from harness.league.config import parse_scalar
 from harness.play.limits import TimeControls
 
@@ -18,7 +18,10 @@ class GameType(click.ParamType):
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Game:
         if isinstance(value, str) and value in GAMES:
-            return get_game(value)
+            try:
+                return get_game(value)
+            except GameLoadError as exc:
+                self.fail(str(exc), param, ctx)
         self.fail(f"{value!r} is not a game (choose from: {', '.join(GAMES)})", param, ctx)
 
     def shell_complete(self, ctx, param, incomplete):
@@ -50,15 +53,25 @@ games_option = click.option("--games", "n_games", type=click.IntRange(min=1), de
                             help="Number of games to play.")
 
 
+_TIME = TimeControls()  # the defaults, defined once in the play stage
+
+
 def time_options(func: Any) -> Any:
     """--init-ms, --move-ms, --bank-ms: the referee's deadlines (see protocol.md, "Timing")."""
     func = click.option("--bank-ms", type=click.IntRange(min=0), default=None,
-                        help=f"Per-game time bank a bot may dip into past --move-ms [default: {TimeControls.bank_ms}].")(func)
+                        help=f"Per-game time bank a bot may dip into past --move-ms [default: {_TIME.bank_ms}].")(func)
     func = click.option("--move-ms", type=click.IntRange(min=1), default=None,
-                        help=f"Deadline per decision, in ms [default: {TimeControls.move_ms}].")(func)
+                        help=f"Deadline per decision, in ms [default: {_TIME.move_ms}].")(func)
     func = click.option("--init-ms", type=click.IntRange(min=1), default=None,
-                        help=f"Deadline from start to the bot's ready, in ms [default: {TimeControls.init_ms}].")(func)
+                        help=f"Deadline from start to the bot's ready, in ms [default: {_TIME.init_ms}].")(func)
     return func
+
+
+def time_controls(init_ms: int | None, move_ms: int | None, bank_ms: int | None) -> TimeControls:
+    """The deadlines given by :func:`time_options` (``None``: the default)."""
+    return TimeControls(init_ms=_TIME.init_ms if init_ms is None else init_ms,
+                        move_ms=_TIME.move_ms if move_ms is None else move_ms,
+                        bank_ms=_TIME.bank_ms if bank_ms is None else bank_ms)
 
 
 strikes_option = click.option(
@@ -93,10 +106,10 @@ def players_for(game: Game, players: int | None) -> int:
     """The player count to use: the one asked for (checked) or the game's minimum."""
     if players is None:
         return game.min_players
-    if not game.min_players <= players <= game.max_players:
-        raise click.BadParameter(
-            f"{game.name} is played by {game.min_players} to {game.max_players} players", param_hint="'--players'")
-    return players
+    try:
+        return game.validate_players(players)
+    except InvalidOptions as exc:
+        raise click.BadParameter(str(exc), param_hint="'--players'") from None
 
 
 def echo(text: str, err: bool = False) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import collections
 import json
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -264,11 +265,19 @@ def violations(config: str, bot: str | None, kind: str | None, show_id: int | No
                 else:
                     echo(format_violation(row, record, cfg.path))
                 return
-            from harness.report.reproduce import reproduce_violation
+            from harness.games import get_game
+            from harness.play.limits import BotSpec, ResourceLimits, TimeControls
+            from harness.play.reproduce import reproduce_violation
 
             players = len(store.game_seats(row["game_seq"]))
-            outcome = reproduce_violation(cfg, row, record, store.game_log(row["game_seq"]), players,
-                                          bot_command, timeout_ms)
+            argv = tuple(shlex.split(bot_command)) if bot_command else tuple(json.loads(row["command"]))
+            cwd = None if bot_command else row["cwd"]
+            outcome = reproduce_violation(
+                get_game(cfg.game), cfg.options, TimeControls(**cfg.time), ResourceLimits(**cfg.limits),
+                BotSpec(name=str(row["name"]), command=argv, cwd=cwd),
+                {"id": row["id"], "kind": row["kind"], "detail": row["detail"], "game_id": row["game_id"],
+                 "seat": record.get("seat", 0), "request": record.get("request")},
+                store.game_log(row["game_seq"]), players, timeout_ms)
             echo(outcome.text)
             if outcome.still_violation:
                 sys.exit(1)  # a regression test for the bot's own CI: fails while the bug is there

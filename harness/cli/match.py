@@ -4,12 +4,22 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import click
 
-from harness.cli.common import GAME, checked_options, dask_option, echo, option_option, sandbox_option, time_options
+from harness.cli.common import (
+    GAME,
+    checked_options,
+    dask_option,
+    echo,
+    option_option,
+    sandbox_option,
+    time_controls,
+    time_options,
+)
 from harness.cli.play import parse_bot
 from harness.games import Game
 
@@ -113,7 +123,7 @@ def match(game: Game, bots: tuple[str, ...], opponents: tuple[str, ...], n_games
         harness match crisps --bot "python3 mybot_v2.py" --bot "python3 mybot_v1.py" --move-ms 100
     """
     from harness.cli.league import ConfigProblem
-    from harness.league.config import TIME_KEYS, LeagueError
+    from harness.league.config import LeagueError
     from harness.league.match import MatchSpec, MatchState, match_config
     from harness.league.runner import LeagueInterrupted, run_league
     from harness.league.store import LeagueStore
@@ -130,8 +140,7 @@ def match(game: Game, bots: tuple[str, ...], opponents: tuple[str, ...], n_games
         raise click.BadParameter(f"{game.name} is played by {game.min_players}-{game.max_players}; A and B make 2, so "
                                  f"give {need}{'-' + str(game.max_players - 2) if game.max_players > game.min_players else ''}"
                                  f" --opponent", param_hint="'--opponent'")
-    given = {"init_ms": init_ms, "move_ms": move_ms, "bank_ms": bank_ms}
-    time = {k: given[k] or default for k, default in TIME_KEYS.items()}
+    time = asdict(time_controls(init_ms, move_ms, bank_ms))
     cfg = match_config(spec, games=n_games, directory=Path(directory), workers=workers, time=time, sandbox=sandbox)
     state = MatchState(cfg, spec.set_size, lambda scores: match_summary(scores, 0, sprt, spec.set_size)["verdict"])
     with LeagueStore(cfg.store) as store:

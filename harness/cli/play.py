@@ -18,19 +18,26 @@ from harness.cli.common import (
     echo,
     games_option,
     option_option,
+    players_for,
     sandbox_option,
     seed_option,
     strikes_option,
+    time_controls,
     time_options,
 )
 from harness.games import Game, InvalidOptions
 from harness.league.config import SCRIPT_SUFFIXES
-from harness.play.conformance import conformance_games, group_violations, percentile
+from harness.play.conformance import (
+    BOTS_ENV,
+    conformance_games,
+    group_violations,
+    percentile,
+    reference_opponents,
+)
 from harness.play.limits import (
     BotSpec,
     ResourceLimits,
     SandboxUnavailable,
-    TimeControls,
     check_sandbox,
     resolve_command,
 )
@@ -38,8 +45,6 @@ from harness.play.referee import BotPool, GameRecord, RefereeConfig, play_game
 from harness.play.sandbox import resolve_sandbox
 from harness.report.tables import move_number
 
-#: The reference bots shipped with the repository (check-bot's opponents).
-BOTS_DIR = Path(__file__).resolve().parents[2] / "bots"
 _INTERPRETERS = {"python", "python3", "node", "nodejs", "ruby", "perl", "java", "bash", "sh"}
 
 
@@ -95,12 +100,9 @@ def unique_specs(commands: Sequence[tuple[str, ...]]) -> list[BotSpec]:
 
 
 def make_config(init_ms: int | None, move_ms: int | None, bank_ms: int | None, strikes: int | None,
-                sandbox: str | None, stderr_dir: str | None, record: bool) -> RefereeConfig:
+                sandbox: str | None, stderr_dir: str | None, record_messages: bool) -> RefereeConfig:
     """A referee config from command-line values (None: the default); checks the sandbox first."""
-    base = TimeControls()
-    time = TimeControls(init_ms=init_ms if init_ms is not None else base.init_ms,
-                        move_ms=move_ms if move_ms is not None else base.move_ms,
-                        bank_ms=bank_ms if bank_ms is not None else base.bank_ms)
+    time = time_controls(init_ms, move_ms, bank_ms)
     resolved, warning = resolve_sandbox(sandbox or "auto")
     if warning:
         echo(warning, err=True)
@@ -109,7 +111,7 @@ def make_config(init_ms: int | None, move_ms: int | None, bank_ms: int | None, s
         check_sandbox(limits)
     except SandboxUnavailable as exc:
         raise click.BadParameter(str(exc), param_hint="'--sandbox'") from None
-    return RefereeConfig(time=time, limits=limits, strikes=strikes or 0, log_dir=stderr_dir, record_messages=record)
+    return RefereeConfig(time=time, limits=limits, strikes=strikes or 0, log_dir=stderr_dir, record_messages=record_messages)
 
 
 def _one_line(text: str, width: int = 160) -> str:
@@ -206,7 +208,7 @@ def play(game: Game, bots: tuple[str, ...], seed: int, n_games: int, options: di
     commands = [parse_bot(b) for b in bots]
     _checked_players(game, len(commands))
     options = checked_options(game, options)
-    config = make_config(init_ms, move_ms, bank_ms, strikes, sandbox, stderr_dir, record=log_path is not None)
+    config = make_config(init_ms, move_ms, bank_ms, strikes, sandbox, stderr_dir, record_messages=log_path is not None)
     specs = unique_specs(commands)
     log = JsonLog(log_path)
     totals: dict[str, list[int]] = {s.name: [] for s in specs}
@@ -237,18 +239,6 @@ def describe_check_game(i: int, n_games: int, seats: Sequence[BotSpec], mine: in
             f"score {record.scores[mine]} vs {theirs}" + (", FORFEIT" if mine in record.forfeits else ""))
 
 
-def reference_opponents(game: Game) -> list[BotSpec]:
-    """The random bot and, if present, the game's greedy bot, from the repository's bots/."""
-    specs = []
-    random_bot = BOTS_DIR / "random_bot.py"
-    greedy = BOTS_DIR / f"{game.name}_greedy.py"
-    if random_bot.is_file():
-        specs.append(BotSpec(name="random-py", command=("python3", str(random_bot))))
-    if greedy.is_file():
-        specs.append(BotSpec(name=f"{game.name}-greedy", command=("python3", str(greedy))))
-    return specs
-
-
 @click.command("check-bot")
 @click.argument("game", type=GAME)
 @click.argument("command", metavar="CMD")
@@ -258,7 +248,8 @@ def reference_opponents(game: Game) -> list[BotSpec]:
               help="Number of games to play.")
 @click.option("--opponent", "opponent_commands", multiple=True, metavar="CMD",
               help="An opponent's command, repeatable; they take the other seats in turn  [default: the "
-                   "reference bots: random, and the game's greedy bot]")
+                   "reference bots: random, and the game's greedy bot, from bots/ (TABLEBOTS_BOTS names another "
+                   "directory)]")
 @click.option("--log", "log_path", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write every message of every game to FILE as JSON lines (as `harness play --log`).")
 @option_option
@@ -279,20 +270,16 @@ def check_bot(game: Game, command: str, players: int | None, seed: int, n_games:
         harness check-bot dominoes 'python3 mybot.py'
     """
     argv = parse_bot(command, param_hint="'CMD'")
-    if players is None:
-        players = game.min_players
-    try:
-        game.validate_players(players)
-    except InvalidOptions as exc:
-        raise click.BadParameter(str(exc), param_hint="'--players'") from None
+    players = players_for(game, players)
     options = checked_options(game, options)
-    config = make_config(init_ms, move_ms, bank_ms, 0, sandbox, stderr_dir, record=True)
+    config = make_config(init_ms, move_ms, bank_ms, 0, sandbox, stderr_dir, record_messages=True)
     if opponent_commands:
         opponents = unique_specs([parse_bot(c, param_hint="'--opponent'") for c in opponent_commands])
     else:
         opponents = reference_opponents(game)
     if not opponents:
-        raise click.UsageError(f"no reference bots found in {BOTS_DIR}; give --opponent CMD")
+        raise click.UsageError(f"no reference bots found (set {BOTS_ENV} to a directory with random_bot.py, "
+                               "e.g. a checkout's bots/), or give --opponent CMD")
     violations = run_conformance(game, BotSpec(name="you", command=argv), players, seed, n_games, options,
                                    config, opponents, log_path)
     if violations:

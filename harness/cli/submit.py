@@ -19,8 +19,9 @@ import click
 
 from harness.cli.common import echo, time_options
 from harness.cli.league import config_argument
-from harness.cli.play import make_config, reference_opponents, run_conformance
+from harness.cli.play import make_config, run_conformance
 from harness.league.config import ConfigError, StrictBoolLoader, load_config, parse_config
+from harness.play.conformance import BOTS_ENV, reference_opponents
 from harness.play.limits import BotSpec
 
 
@@ -87,11 +88,14 @@ def submit(config: str, name: str, command: str, cwd: str | None, n_games: int, 
     from harness.games import get_game
 
     game = get_game(cfg.game)
-    referee = make_config(init_ms, move_ms, bank_ms, 0, cfg.limits.get("sandbox", "auto"), None, record=True)
+    referee = make_config(init_ms, move_ms, bank_ms, 0, cfg.limits.get("sandbox", "auto"), None, record_messages=True)
     echo(f"conformance games for {name}: {shlex.join(entry.command)} (in {entry.cwd})")
     candidate = BotSpec(name=name, command=entry.command, cwd=entry.cwd, sandbox_dir=entry.sandbox_dir)
-    violations = run_conformance(game, candidate, cfg.table_sizes[0], 1, n_games, cfg.options, referee,
-                                   reference_opponents(game), None)
+    opponents = reference_opponents(game)
+    if not opponents:
+        raise click.ClickException(f"no reference bots to play the conformance games against (set {BOTS_ENV} to "
+                                   "a directory with random_bot.py, e.g. a checkout's bots/)")
+    violations = run_conformance(game, candidate, cfg.table_sizes[0], 1, n_games, cfg.options, referee, opponents, None)
     if violations:
         echo(f"not submitted: {name} committed {len(violations)} violation(s); {config} is unchanged")
         raise SystemExit(1)

@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from harness.games import GAMES, InvalidOptions
+from harness.games import GAMES, GameLoadError, InvalidOptions
 from harness.play.limits import MAX_IDLE_BOTS, TimeControls
 
 __all__ = ["LeagueError", "ConfigError", "LeagueConfig", "BotEntry", "RatingParams", "load_config", "parse_config",
@@ -285,7 +285,10 @@ def parse_config(data: Any, shown: str, *, base_dir: Path, rounds: int | None = 
         close = difflib.get_close_matches(str(game_name), list(GAMES), n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise c.fail("game", f"{_show(game_name)} is not a game{hint} (allowed: {', '.join(GAMES)})")
-    game = GAMES[game_name]
+    try:
+        game = GAMES[game_name]
+    except GameLoadError as exc:
+        raise c.fail("game", str(exc)) from None
 
     options = _check_options(c, game, data.get("options"))
     bots = _check_bots(c, data.get("bots"), base_dir)

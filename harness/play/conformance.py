@@ -8,14 +8,53 @@ Printing is the command line's; this module only plays and measures.
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from harness.games import Game
 from harness.play.limits import BotSpec
 from harness.play.referee import BotPool, GameRecord, RefereeConfig, play_game
+
+#: Environment variable naming the directory of the reference bots (overrides the lookup).
+BOTS_ENV = "TABLEBOTS_BOTS"
+#: Where an installed wheel puts the reference bots, under its prefix (pyproject.toml's data-files).
+_INSTALLED_BOTS = Path("share") / "tablebots" / "bots"
+
+
+def reference_bots_dir() -> Path | None:
+    """The directory of the reference bots (``random_bot.py``, ``<game>_greedy.py``), or ``None``.
+
+    Looked up in order: ``$TABLEBOTS_BOTS``; ``bots/`` of the source tree the harness runs from
+    (a checkout or an editable install); ``<prefix>/share/tablebots/bots`` where a wheel
+    installs them (the virtual environment's, then the user's).
+    """
+    if os.environ.get(BOTS_ENV):
+        return Path(os.environ[BOTS_ENV])
+    candidates = [Path(__file__).resolve().parents[2] / "bots", Path(sys.prefix) / _INSTALLED_BOTS,
+                  Path(sys.base_prefix) / _INSTALLED_BOTS]
+    return next((d for d in candidates if (d / "random_bot.py").is_file()), None)
+
+
+def reference_opponents(game: Game, bots_dir: Path | None = None) -> list[BotSpec]:
+    """The random bot and, if present, the game's greedy bot, from ``bots_dir`` (default:
+    :func:`reference_bots_dir`); empty if there are none."""
+    bots_dir = bots_dir or reference_bots_dir()
+    if bots_dir is None:
+        return []
+    specs = []
+    random_bot = bots_dir / "random_bot.py"
+    greedy = bots_dir / f"{game.name}_greedy.py"
+    if random_bot.is_file():
+        specs.append(BotSpec(name="random-py", command=("python3", str(random_bot))))
+    if greedy.is_file():
+        specs.append(BotSpec(name=f"{game.name}-greedy", command=("python3", str(greedy))))
+    return specs
+
 
 #: Called after each game: (game index from 0, the seats' specs, the candidate's seat, the record).
 GameDone = Callable[[int, Sequence[BotSpec], int, GameRecord], None]

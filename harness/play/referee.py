@@ -23,13 +23,13 @@ from typing import Any, cast
 
 import orjson
 
-from harness.games.base import Game
+from harness.games.base import Action, Game
 from harness.play import protocol
 from harness.play.botproc import CRASH, OK, OVERSIZE, TIMEOUT, BotProcess, StderrLog
 from harness.play.explain import explain_illegal
 from harness.play.limits import MAX_IDLE_BOTS, BotSpec, ResourceLimits, TimeControls, check_sandbox
 
-__all__ = ["RefereeConfig", "BotPool", "GameRecord", "play_game", "VIOLATION_KINDS", "BotSpec", "TimeControls",
+__all__ = ["RefereeConfig", "BotPool", "GameRecord", "play_game", "request_action", "VIOLATION_KINDS", "BotSpec", "TimeControls",
            "ResourceLimits"]
 
 VIOLATION_KINDS = ("timeout", "illegal", "malformed", "oversize", "crash", "protocol")
@@ -228,6 +228,25 @@ def _detached(snapshot: Any) -> Any:
     return orjson.loads(_dumps(snapshot))
 
 
+def request_action(proc: BotProcess, line: bytes, request_id: int, legal: list[Action], budget_ms: float,
+                   max_depth: int) -> tuple[int, bytes, float, int | protocol.BadMessage]:
+    """Send one request line and read the answer within ``budget_ms``.
+
+    Returns the outcome code (OK, TIMEOUT, CRASH, OVERSIZE), the answer line, the milliseconds it
+    took and, when the code is OK, the index of the chosen action or the :class:`protocol.BadMessage`
+    saying why the answer chooses none (then the index is -1).
+    """
+    sent_at = time.monotonic()
+    code, data = proc.exchange(line, sent_at + budget_ms / 1000)
+    took_ms = (time.monotonic() - sent_at) * 1000
+    if code != OK:
+        return code, data, took_ms, -1
+    try:
+        return code, data, took_ms, protocol.parse_action(data, request_id, legal, max_depth)
+    except protocol.BadMessage as exc:
+        return code, data, took_ms, exc
+
+
 class _Table:
     """The state of one refereed game (internal to :func:`play_game`)."""
 
@@ -247,10 +266,15 @@ class _Table:
         self.forfeited: list[int] = []
         self.violations: list[dict[str, Any]] = []
         self.log: list[dict[str, Any]] = []
-        self.record = config.record_messages
+        self.record_messages = config.record_messages
         self.t0 = time.monotonic()
         self.decision = 0
         self.state: Any = None
+        self.fallback = random.Random(f"tablebots-fallback:{seed}")
+        self.bank = [config.time.bank_ms] * self.players
+        self.events_sent = [0] * self.players
+        self.events_logged = 0
+        self.request_id = 0
 
     # ---- logging -------------------------------------------------------------------------
     def note(self, entry: dict[str, Any]) -> None:
@@ -293,7 +317,7 @@ class _Table:
             self.forfeited.append(seat)
             if self.procs[seat] is not None:
                 self.drop(seat, f"forfeited ({kind})")
-            if self.record:
+            if self.record_messages:
                 self.note({"type": "forfeit", "seat": seat, "bot": self.seats[seat].name, "kind": kind})
 
     def drop(self, seat: int, reason: str) -> None:
@@ -317,7 +341,7 @@ class _Table:
                            line, b"")
             return None
         self.procs[seat] = proc
-        if self.record:
+        if self.record_messages:
             self.sent(seat, hello)
         code = proc.write(line, proc.started_at + t.init_ms / 1000)
         if code != OK:
@@ -334,8 +358,8 @@ class _Table:
         """Wait for the readys of all freshly started bots together, each against its own
         ``init_ms`` deadline, in one poll over all their pipes.
 
-        Waiting one seat after another charged innocent bots: while a silent seat 0 was waited
-        for and then killed, seat 1's deadline passed with its ready unread in the pipe. Here a
+        Waiting for one seat after another would charge innocent bots: while a silent seat 0 is
+        waited for and then killed, seat 1's deadline passes with its ready unread in the pipe. A
         seat is declared late only after a last non-blocking read of its pipe finds no line, and
         only once its own deadline has passed, whatever time other seats' failures took.
         """
@@ -371,7 +395,7 @@ class _Table:
             self.violation(seat, _CODE_KIND[code], f"at start-up: {proc.detail}", hello_line, data)
             self.drop(seat, "failed its start-up")
             return False
-        if self.record:
+        if self.record_messages:
             self.received(seat, data, ms)
         try:
             protocol.parse_ready(data, limits.max_json_depth)
@@ -389,7 +413,7 @@ class _Table:
             return
         msg = protocol.start(self.game_id, seat, self.players)
         line = protocol.encode(msg)
-        if self.record:
+        if self.record_messages:
             self.sent(seat, msg)
         code = proc.write(line, time.monotonic() + self.config.time.move_ms / 1000)
         if code != OK:
@@ -407,6 +431,115 @@ class _Table:
         return self.procs[seat] is not None
 
 
+    # ---- one game --------------------------------------------------------------------------
+    def seat_bots(self) -> None:
+        """Give every seat a process (an idle one of the pool, else a new one, started in
+        parallel), wait for the readys and send each seat its start."""
+        fresh: list[tuple[int, BotProcess, bytes]] = []
+        for seat, spec in enumerate(self.seats):
+            proc = self.pool.take(spec, self.key)
+            if proc is not None:
+                self.procs[seat] = proc
+                continue
+            spawned = self.spawn(seat, seat)
+            if spawned is not None:
+                fresh.append((seat, *spawned))
+        self.await_readys([(seat, proc, line) for seat, proc, line in fresh if self.procs[seat] is proc])
+        for seat in range(self.players):
+            self.send_start(seat)
+
+    def log_events(self) -> None:
+        """Log the public events not logged yet (when messages are recorded)."""
+        events = self.state.events
+        if self.record_messages and self.events_logged < len(events):
+            for event in events[self.events_logged:]:
+                self.note({"type": "event", "event": event})
+            self.events_logged = len(events)
+
+    def play_for(self, seat: int, action: Action, why: str) -> None:
+        """Play ``action`` for ``seat`` without asking its bot, logging why."""
+        if self.record_messages:
+            self.note({"type": "auto", "seat": seat, "action": action, "why": why})
+        self.state.apply(action)
+        self.decision += 1
+
+    def fall_back(self, seat: int, legal: list[Action], why: str) -> None:
+        """The seeded uniform-random fallback plays the decision of a seat that forfeited or
+        just committed a violation."""
+        self.play_for(seat, legal[self.fallback.randrange(len(legal))], why)
+
+    def ask(self, seat: int, legal: list[Action]) -> Action | None:
+        """Send the seat's bot its request and read its answer under the deadline; the chosen
+        action, or ``None`` once a violation is recorded (the caller falls back)."""
+        proc = self.procs[seat]
+        if proc is None:
+            self.restart(seat)  # killed earlier, strikes left: a new process (a failure is a violation)
+            proc = self.procs[seat]
+            if proc is None:
+                return None
+        pending = proc.pending_output()
+        if pending:
+            self.violation(seat, "protocol", "sent output when not asked (before this request)", "", pending)
+            return None
+        state = self.state
+        events = state.events
+        seen = self.events_sent[seat]
+        new_events = events[seen:] if seen < len(events) else []
+        self.events_sent[seat] = len(events)
+        self.request_id += 1
+        move_ms = self.config.time.move_ms
+        budget_ms = move_ms + self.bank[seat]
+        msg = {"type": "request", "id": self.request_id, "seat": seat, "observation": state.observation(seat),
+               "actions": legal, "events": new_events, "time_left_ms": budget_ms}
+        line = _dumps(msg, option=APPEND_NEWLINE)
+        if self.record_messages:
+            self.sent(seat, msg)
+        max_depth = self.config.limits.max_json_depth
+        code, data, took_ms, index = request_action(proc, line, self.request_id, legal, budget_ms, max_depth)
+        if code != OK:
+            detail = proc.detail
+            if code == TIMEOUT:
+                detail = f"no answer within {budget_ms} ms (move_ms={move_ms}, bank left {self.bank[seat]} ms)"
+            self.violation(seat, _CODE_KIND[code], detail, line, data)
+            return None
+        if self.record_messages:
+            self.received(seat, data, took_ms)
+        if isinstance(index, protocol.BadMessage):
+            detail = index.detail
+            if index.kind == "illegal":  # say why, in the game's words (slow path, rare)
+                detail = explain_illegal(self.game, state, data, legal, max_depth, detail)
+            self.violation(seat, index.kind, detail, line, data)
+            return None
+        if took_ms > move_ms:
+            self.bank[seat] = max(0, self.bank[seat] - int(took_ms - move_ms + 0.999))
+        return legal[index]
+
+    def finish(self) -> GameRecord:
+        """Rank (forfeits last), send every live bot the result and return the game's record."""
+        self.log_events()
+        result = self.state.result()
+        ranking = forfeit_ranking(result["ranking"], self.forfeited)
+        scores = list(result["scores"])
+        ended_by = result["ended_by"]
+        res_msg = protocol.result(self.game_id, ranking, scores, ended_by)
+        res_line = protocol.encode(res_msg)
+        for seat, proc in enumerate(self.procs):
+            if proc is not None:
+                if self.record_messages:
+                    self.sent(seat, res_msg)
+                proc.write(res_line, time.monotonic() + self.config.time.move_ms / 1000)
+        return GameRecord(game_id=self.game_id, game=self.game.name, options=dict(self.options), seed=self.seed,
+                          bots=[s.name for s in self.seats], ranking=ranking, scores=scores, ended_by=ended_by,
+                          forfeits=sorted(self.forfeited), violations=self.violations, log=self.log,
+                          decisions=self.decision, seconds=time.monotonic() - self.t0, requests=self.request_id)
+
+    def release(self) -> None:
+        """Return the table's processes to the pool."""
+        for proc in self.procs:
+            if proc is not None:
+                self.pool.release(proc)
+
+
 def play_game(game: Game, options: dict, seed: int, game_id: str, seats: Sequence[BotSpec], pool: BotPool,
               config: RefereeConfig) -> GameRecord:
     """Play one game of ``game`` between the bots in ``seats`` (seat i is ``seats[i]``) and return its record.
@@ -420,133 +553,22 @@ def play_game(game: Game, options: dict, seed: int, game_id: str, seats: Sequenc
     players = game.validate_players(len(seats))
     check_sandbox(config.limits)
     table = _Table(game, options, seed, game_id, seats, pool, config)
-    record = table.record
-    time_cfg = config.time
-    limits = config.limits
-    max_depth = limits.max_json_depth
-    state = game.new_state(players, seed, options)
-    table.state = state
+    state = table.state = game.new_state(players, seed, options)
     try:
-        # ---- processes: reuse idle ones, start the rest in parallel, then wait for their readys ----
-        fresh: list[tuple[int, BotProcess, bytes]] = []
-        for seat, spec in enumerate(seats):
-            proc = pool.take(spec, table.key)
-            if proc is not None:
-                table.procs[seat] = proc
-                continue
-            spawned = table.spawn(seat, seat)
-            if spawned is not None:
-                fresh.append((seat, *spawned))
-        table.await_readys([(seat, proc, line) for seat, proc, line in fresh if table.procs[seat] is proc])
-        for starting in range(players):
-            table.send_start(starting)
-
-        # ---- the game ----
-        fallback = random.Random(f"tablebots-fallback:{seed}")
-        move_ms = time_cfg.move_ms
-        bank = [time_cfg.bank_ms] * players
-        events_sent = [0] * players
-        events_logged = 0
-        request_id = 0
-        requests = 0
-        procs = table.procs
-        forfeited = table.forfeited
-        monotonic = time.monotonic
-        dumps = _dumps
+        table.seat_bots()
         while not state.is_terminal():
-            if record and events_logged < len(state.events):
-                for event in state.events[events_logged:]:
-                    table.note({"type": "event", "event": event})
-                events_logged = len(state.events)
+            table.log_events()
             seat = cast(int, state.current_player)  # not None: the game is not over
             legal = state.legal_actions()
-            if len(legal) == 1 or seat in forfeited:
-                action = legal[0] if len(legal) == 1 else legal[fallback.randrange(len(legal))]
-                if record:
-                    table.note({"type": "auto", "seat": seat, "action": action,
-                                "why": "only legal action" if len(legal) == 1 else "forfeited seat"})
+            if len(legal) == 1:
+                table.play_for(seat, legal[0], "only legal action")
+            elif seat in table.forfeited:
+                table.fall_back(seat, legal, "forfeited seat")
+            elif (action := table.ask(seat, legal)) is not None:
                 state.apply(action)
                 table.decision += 1
-                continue
-            if procs[seat] is None:
-                table.restart(seat)  # killed earlier, strikes left: a new process (a failure is a violation)
-            proc = procs[seat]
-            if proc is not None:
-                pending = proc.pending_output()
-                if pending:
-                    table.violation(seat, "protocol", "sent output when not asked (before this request)",
-                                    "", pending)
-                    proc = None
-            if proc is None:
-                # a violation was just recorded for this decision: the fallback plays it
-                action = legal[fallback.randrange(len(legal))]
-                if record:
-                    table.note({"type": "auto", "seat": seat, "action": action, "why": "fallback after violation"})
-                state.apply(action)
-                table.decision += 1
-                continue
-            events = state.events
-            seen = events_sent[seat]
-            new_events = events[seen:] if seen < len(events) else []
-            events_sent[seat] = len(events)
-            request_id += 1
-            requests += 1
-            budget_ms = move_ms + bank[seat]
-            msg = {"type": "request", "id": request_id, "seat": seat, "observation": state.observation(seat),
-                   "actions": legal, "events": new_events, "time_left_ms": budget_ms}
-            line = dumps(msg, option=APPEND_NEWLINE)
-            if record:
-                table.sent(seat, msg)
-            sent_at = monotonic()
-            deadline = sent_at + budget_ms / 1000
-            code, data = proc.exchange(line, deadline)
-            took_ms = (monotonic() - sent_at) * 1000
-            if code == OK:
-                if record:
-                    table.received(seat, data, took_ms)
-                try:
-                    index = protocol.parse_action(data, request_id, legal, max_depth)
-                except protocol.BadMessage as exc:
-                    detail = exc.detail
-                    if exc.kind == "illegal":  # say why, in the game's words (slow path, rare)
-                        detail = explain_illegal(game, state, data, legal, max_depth, detail)
-                    table.violation(seat, exc.kind, detail, line, data)
-                else:
-                    if took_ms > move_ms:
-                        bank[seat] = max(0, bank[seat] - int(took_ms - move_ms + 0.999))
-                    state.apply(legal[index])
-                    table.decision += 1
-                    continue
             else:
-                detail = proc.detail
-                if code == TIMEOUT:
-                    detail = f"no answer within {budget_ms} ms (move_ms={move_ms}, bank left {bank[seat]} ms)"
-                table.violation(seat, _CODE_KIND[code], detail, line, data)
-            action = legal[fallback.randrange(len(legal))]
-            if record:
-                table.note({"type": "auto", "seat": seat, "action": action, "why": "fallback after violation"})
-            state.apply(action)
-            table.decision += 1
-
-        if record and events_logged < len(state.events):
-            for event in state.events[events_logged:]:
-                table.note({"type": "event", "event": event})
-        result = state.result()
-        ranking = forfeit_ranking(result["ranking"], table.forfeited)
-        scores = list(result["scores"])
-        ended_by = result["ended_by"]
-        res_msg = protocol.result(game_id, ranking, scores, ended_by)
-        res_line = protocol.encode(res_msg)
-        for seat, proc in enumerate(table.procs):
-            if proc is not None:
-                if record:
-                    table.sent(seat, res_msg)
-                proc.write(res_line, monotonic() + move_ms / 1000)
-        return GameRecord(game_id=game_id, game=game.name, options=dict(options), seed=seed,
-                          bots=[s.name for s in seats], ranking=ranking, scores=scores, ended_by=ended_by,
-                          forfeits=sorted(table.forfeited), violations=table.violations, log=table.log,
-                          decisions=table.decision, seconds=time.monotonic() - table.t0, requests=requests)
+                table.fall_back(seat, legal, "fallback after violation")
+        return table.finish()
     finally:
-        for proc in table.procs:
-            if proc is not None:
-                pool.release(proc)
+        table.release()

@@ -16,7 +16,10 @@ from typing import Any
 
 from harness.report.tables import replay_moves
 
-__all__ = ["game_replay", "script_json"]
+__all__ = ["DRAWN", "game_replay", "script_json"]
+
+#: Games templates/game.html draws as pictures; any other game is shown as text.
+DRAWN = frozenset({"epizodiak", "dominoes", "crisps"})
 
 _DROP = ("rng", "events", "options", "version", "game")
 
@@ -41,7 +44,7 @@ def game_replay(game: Any, options: dict[str, Any], game_row: Any, seats: Sequen
         "seats": names, "result": {"ranks": [s["rank"] for s in seats], "scores": [s["score"] for s in seats],
                                    "forfeited": [bool(s["forfeited"]) for s in seats],
                                    "ended_by": game_row["ended_by"]},
-        "frames": [], "observations": {}, "complete": False}
+        "frames": [], "observations": {}, "complete": False, "drawn": game.name in DRAWN}
     if log is None or game_row["status"] != "done":
         return data
     requests: dict[int, dict[str, Any]] = {}
@@ -61,8 +64,9 @@ def game_replay(game: Any, options: dict[str, Any], game_row: Any, seats: Sequen
         by_move.setdefault(move, []).append({"seat": v["seat"], "kind": v["kind"], "detail": v["detail"], "id": v["id"]})
     state = game.new_state(len(seats), game_row["seed"], options)
     seen: list[int | None] = [None] * len(seats)
+    text = (lambda: None) if data["drawn"] else state.render
     data["frames"].append({"move": 0, "snapshot": _snapshot(state), "views": list(seen), "events": [],
-                           "violations": by_move.get(0, [])})
+                           "violations": by_move.get(0, []), "text": text()})
     observations: dict[str, Any] = {}
     for n, (seat, action, how, request_id) in enumerate(replay_moves(log), 1):
         legal = state.legal_actions()
@@ -81,7 +85,7 @@ def game_replay(game: Any, options: dict[str, Any], game_row: Any, seats: Sequen
             "move": n, "seat": seat, "action": _text(game, action), "how": how, "request_id": request_id,
             "ms": times.get(request_id) if request_id is not None else None, "offered": offered, "chosen": chosen,
             "snapshot": _snapshot(state), "views": list(seen), "violations": by_move.get(n, []),
-            "events": [json.dumps(e, separators=(",", ":")) for e in state.events[before:]]})
+            "events": [json.dumps(e, separators=(",", ":")) for e in state.events[before:]], "text": text()})
     data["observations"] = observations
     data["complete"] = state.is_terminal()
     if data["complete"]:

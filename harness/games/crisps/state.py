@@ -1,5 +1,5 @@
-"""Crisps: a 2-player climbing card game (seed 004, rulings K1-K7). Rules as implemented:
-docs/rules/crisps.md.
+"""Crisps, the state and its turn flow: a 2-player climbing card game (rulings K1-K7 of
+docs/rules/crisps.md, the rules as implemented).
 
 Cards of equal rank are interchangeable, so hands, the deck and plays are handled as ranks
 (ints 2..11 inside, 11 being the Queen, or the Jack with the ``jacks`` option) and shown to

@@ -18,7 +18,7 @@ _TEXT_RE = re.compile(r"^\s*([0-6])\s*-\s*([0-6])(?:\s+(left|right|l|r))?\s*$", 
 
 
 class Dominoes(Game):
-    """All-Fives Dominoes for 2, 3 or 4 players (seed 002, rulings D1-D8)."""
+    """All-Fives Dominoes for 2, 3 or 4 players (rulings D1-D8 of docs/rules/dominoes.md)."""
 
     name = "dominoes"
     min_players = 2

@@ -1,4 +1,4 @@
-"""All-Fives Dominoes, 2-4 players (seed 002, rulings D1-D8); docs/rules/dominoes.md.
+"""All-Fives Dominoes, 2-4 players, the state and its turn flow (rulings D1-D8 of docs/rules/dominoes.md).
 
 Double-six set, free-for-all, one line of play with two open ends and no spinner.
 After every placement the open ends are counted (a double at an end counts both

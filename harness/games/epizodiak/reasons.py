@@ -167,7 +167,7 @@ class EpizodiakReasons:
                 return f"tiles must be consecutive going {end}: after {tiles[i - 1]} comes {expect}, not {v}"
             expect = step(expect)
         if self.phase == PICKED and len(tiles) == free:
-            # E7 (seeds 001, 003): the last free slot is the one the tile was just picked from
+            # E7: the last free slot is the one the tile was just picked from
             return (f"a picked-up tile cannot be put back: a run from the {end} end stops before "
                     f"slot {tiles[-1]}, where the tile was picked from")
         need = hand_counts(tiles)

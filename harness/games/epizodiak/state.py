@@ -195,8 +195,8 @@ class EpizodiakState(EpizodiakReasons, State):
         if phase == DRAWN:
             return self._placements(h, (CW, CCW)) + self._discards(h) + [{"type": "pass"}]
         if phase == PICKED:
-            # E7: the run from the other end stops before the slot the tile was picked from (seeds
-            # 001 and 003: a picked-up tile cannot be put back), so it uses one slot less than free.
+            # E7: the run from the other end stops before the slot the tile was picked from (a
+            # picked-up tile cannot be put back), so it uses one slot less than free.
             other = OTHER_END[self.picked_end]  # type: ignore[index]
             return self._placements(h, (other,), 11 - self.length) + self._discards(h)
         if phase == CONTESTED:

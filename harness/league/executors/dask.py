@@ -1,6 +1,6 @@
 """Play scheduled games on a Dask distributed cluster; the caller (the one writer) records them.
 
-Design, from the figures measured on Dask 2026.8 with one worker (issue 14): a task round trip
+Design, from the figures measured on Dask 2026.8 with one worker: a task round trip
 costs 11-13 ms and a pipelined task 1.1-1.3 ms, returning a nested 5 KB dict 9-10 ms of
 serialization but bytes 1.4 ms, while a Crisps game through the referee costs 13-15 ms. So:
 
