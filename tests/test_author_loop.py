@@ -176,3 +176,19 @@ def test_submit_adds_a_passing_bot_keeping_comments_and_refuses_a_failing_one(tm
     assert sorted((r["bot"], r["version"]) for r in current) == sorted(
         (r["bot"], r["version"]) for r in rows if r["current"])
     assert "random2" not in [r["bot"] for r in current]  # its only played version is old (v2 has not played)
+
+
+def test_submit_plays_every_table_size_the_league_plays(tmp_path):
+    two_only = REPO / "tests" / "bots" / "two_only.py"
+    config = tmp_path / "league.yaml"
+    original = (f"name: sizes\ngame: dominoes\nplayers: [2, 3]\nbots:\n  - {{name: r1, command: {sys.executable} {RANDOM}}}\n"
+                f"  - {{name: r2, command: {sys.executable} {RANDOM} --seed 2}}\n"
+                f"  - {{name: r3, command: {sys.executable} {RANDOM} --seed 3}}\nrounds: 1\n")
+    config.write_text(original)
+    bad = CliRunner().invoke(cli, ["submit", str(config), "two", f"{sys.executable} {two_only}", "--games", "2"])
+    assert bad.exit_code == 1, bad.output
+    assert "2-player tables:" in bad.output and "3-player tables:" in bad.output and "crash" in bad.output
+    assert "game 3/3 (seats 0: " in bad.output  # one game per seat at the 3-player table
+    assert config.read_text() == original
+    good = invoke("submit", config, "r4", f"{sys.executable} {RANDOM} --seed 4", "--games", "2")
+    assert "submitted: r4 added" in good and "3-player tables:" in good

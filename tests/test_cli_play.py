@@ -150,3 +150,49 @@ def test_check_bot_finds_the_reference_bots_where_TABLEBOTS_BOTS_says(monkeypatc
     result = run("check-bot", GAME, RANDOM, "--games", "2")
     assert result.exit_code == 2
     assert "no reference bots found (set TABLEBOTS_BOTS" in result.output and "--opponent" in result.output
+
+
+MISBEHAVE = f"python3 {ROOT / 'tests' / 'bots' / 'misbehave.py'}"
+
+
+def test_check_bot_latency_counts_timeouts_as_their_deadline():
+    out = CliRunner().invoke(cli, ["check-bot", GAME, f"{MISBEHAVE} hang --at 2", "--games", "2", "--move-ms", "300",
+                                   "--opponent", RANDOM])
+    assert out.exit_code == 1, out.output
+    line = next(x for x in out.output.splitlines() if x.startswith("decisions:"))
+    assert "2 timed out (counted as taking their deadline)" in line
+    assert "max >=300 ms" in line  # the timeouts, not the quick answers, are the worst latency
+
+
+def test_check_bot_hints_that_a_bot_without_ready_did_not_flush(tmp_path, monkeypatch):
+    monkeypatch.delenv("PYTHONUNBUFFERED", raising=False)  # as on a beginner's machine: stdout to a pipe is buffered
+    bot = tmp_path / "noflush.py"
+    bot.write_text("import json, sys\nfor line in sys.stdin:\n"
+                   "    msg = json.loads(line)\n"
+                   "    if msg['type'] == 'hello':\n        print(json.dumps({'type': 'ready'}))\n"
+                   "    elif msg['type'] == 'request':\n        print(json.dumps({'type': 'action', 'id': msg['id'], 'index': 0}))\n")
+    out = CliRunner().invoke(cli, ["check-bot", GAME, f"python3 {bot}", "--games", "1", "--init-ms", "500",
+                                   "--opponent", RANDOM])
+    assert out.exit_code == 1, out.output
+    assert "timeout" in out.output and "hint: did the bot flush its output?" in out.output
+
+
+def test_check_bot_hints_that_debug_text_belongs_on_stderr(tmp_path):
+    bot = tmp_path / "chatty.py"
+    bot.write_text("import json, sys\nfor line in sys.stdin:\n"
+                   "    msg = json.loads(line)\n"
+                   "    if msg['type'] == 'hello':\n        print(json.dumps({'type': 'ready'}), flush=True)\n"
+                   "    elif msg['type'] == 'request':\n"
+                   "        print('thinking about', len(msg['actions']), 'actions', flush=True)\n")
+    out = CliRunner().invoke(cli, ["check-bot", GAME, f"python3 {bot}", "--games", "1", "--opponent", RANDOM])
+    assert out.exit_code == 1, out.output
+    assert "malformed: not JSON: 'thinking about" in out.output
+    assert "hint: a line that is not JSON: write debug output to stderr" in out.output
+
+
+def test_check_bot_names_the_table_sizes_it_did_not_play():
+    out = CliRunner().invoke(cli, ["check-bot", "dominoes", RANDOM, "--games", "3", "--players", "3"])
+    assert out.exit_code == 0, out.output
+    assert "note: 3-player tables only; dominoes is also played at 2 or 4 seats" in out.output
+    out = CliRunner().invoke(cli, ["check-bot", GAME, RANDOM, "--games", "1"])
+    assert "tables only" not in out.output  # crisps is played by two only

@@ -76,3 +76,122 @@ def test_dominoes_doc_observation_and_request_are_real():
     assert request["actions"] == state.legal_actions()
     assert request["events"] == state.events
     assert state.legal_actions()[1] == {"type": "play", "tile": [4, 0], "end": "left"}
+
+
+# ---- the command examples of the help texts and the docs, run ----------------------------------
+
+def _help_texts() -> dict[str, str]:
+    """Every command's --help, by command name."""
+    import click
+    from click.testing import CliRunner
+
+    from harness.cli import cli
+
+    texts = {}
+    for name, command in cli.commands.items():
+        out = CliRunner().invoke(cli, [name, "--help"], terminal_width=200)
+        assert out.exit_code == 0, out.output
+        texts[name] = out.output
+        assert isinstance(command, click.Command)
+    return texts
+
+
+def _example_lines(text: str) -> list[str]:
+    """The `harness ...` command lines of a help text (continuation lines joined)."""
+    lines, joined = [], ""
+    for raw in text.splitlines():
+        line = raw.strip()
+        if joined:
+            joined += " " + line.rstrip("\\").strip()
+            if not line.endswith("\\"):
+                lines.append(joined)
+                joined = ""
+        elif line.startswith("harness "):
+            if line.endswith("\\"):
+                joined = line.rstrip("\\").strip()
+            else:
+                lines.append(line)
+    return lines
+
+
+def _doc_examples() -> list[str]:
+    """The `harness ...` lines of the shell blocks of README.md, protocol.md, docs/ and bots/."""
+    found = []
+    for path in [ROOT / "README.md", ROOT / "protocol.md", *sorted((ROOT / "docs").glob("*.md")),
+                 *sorted((ROOT / "bots").rglob("README.md"))]:
+        for block in re.findall(r"```(?:sh|bash|console)?\n(.*?)```", path.read_text(), re.S):
+            found += [line.split("  #")[0].strip() for line in _example_lines(block.replace("$ ", ""))]
+    return found
+
+
+def test_every_help_and_docs_example_parses_as_its_command_line():
+    """Each `harness ...` example in a --help text and in the docs' shell blocks names a real
+    command with options it takes (parsed by click itself, up to running it)."""
+    import shlex
+
+    import click
+
+    from harness.cli import cli
+
+    seen = 0
+    examples = [e for text in _help_texts().values() for e in _example_lines(text)] + _doc_examples()
+    for example in examples:
+        if "[" in example or "..." in example:  # a synopsis (`[--port 8000]`, `...`), not a command
+            continue
+        for part in re.split(r"\s(?:&&|&|;|\|)\s", example):  # `harness run X && harness table X`
+            if not part.strip().startswith("harness "):
+                continue
+            argv = shlex.split(re.split(r"\s[<>]\s?", part)[0])[1:]
+            command = cli.commands.get(argv[0])
+            assert command is not None, example
+            try:
+                command.make_context(argv[0], argv[1:])
+            except click.UsageError as exc:
+                raise AssertionError(f"{example}: {exc}") from None
+            seen += 1
+    assert seen >= 30
+
+
+def _small_league(tmp_path: Path) -> Path:
+    import sys
+
+    from click.testing import CliRunner
+
+    from harness.cli import cli
+
+    leagues = tmp_path / "leagues"
+    leagues.mkdir()
+    config = leagues / "demo.yaml"
+    random_bot = ROOT / "bots" / "random_bot.py"
+    config.write_text(f"name: demo\ngame: crisps\nrounds: 1\nworkers: 1\nbots:\n"
+                      f"  - {{name: a, command: {sys.executable} {random_bot}}}\n"
+                      f"  - {{name: b, command: {sys.executable} {random_bot} --seed 2}}\n")
+    out = CliRunner().invoke(cli, ["run", str(config), "--no-progress"])
+    assert out.exit_code == 0, out.output
+    return config
+
+
+def test_the_pandas_examples_of_export_help_and_the_docs_run(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    _small_league(tmp_path)
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    help_text = _help_texts()["export"]
+    after = help_text[help_text.index("For pandas:"):help_text.index("Options:")]
+    shell_lines = [line.strip() for line in after.splitlines()[1:] if line.strip()]
+    assert len(shell_lines) == 2 and "pandas" in shell_lines[1]
+    for line in shell_lines:  # as a user types them, in a shell, in the directory of leagues/
+        result = subprocess.run(line.replace("python3 ", f"{sys.executable} ", 1), shell=True, cwd=tmp_path, env=env,
+                                capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, f"{line}: {result.stderr}"
+    assert "rank" in result.stdout and "a " in result.stdout and "b " in result.stdout
+    block = re.search(r"For pandas:\n\n```python\n(.*?)```", (ROOT / "docs" / "leagues.md").read_text(), re.S)
+    assert block is not None
+    subprocess.run("harness export leagues/demo.yaml games --format csv > games.csv", shell=True, cwd=tmp_path,
+                   env=env, check=True)
+    result = subprocess.run([sys.executable, "-c", block.group(1)], cwd=tmp_path, env=env, capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "bot" in result.stdout

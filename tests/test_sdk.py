@@ -57,15 +57,80 @@ def test_run_answers_hello_and_requests_by_index_and_ignores_what_needs_no_answe
     assert seen[0].seat == 0 and seen[0].players == 2
 
 
+def test_by_default_a_raising_policy_ends_the_process_with_its_traceback():
+    def policy(d: Decision):
+        raise RuntimeError("boom in my policy")
+    out, err = io.StringIO(), io.StringIO()
+    with pytest.raises(RuntimeError, match="boom in my policy"):
+        run(policy, name="t", stdin=lines(HELLO, request(1)), stdout=out, stderr=err)
+    assert out.getvalue().splitlines() == [json.dumps({"type": "ready", "name": "t"})]  # no made-up answer
+
+
+@pytest.mark.parametrize("answer,sent", [(7, {"index": 7}), ({"type": "take"}, {"action": {"type": "take"}})])
+def test_by_default_an_answer_not_offered_is_sent_as_it_is(answer, sent):
+    out, err = talk(lambda d: answer, HELLO, request(1), {"type": "bye"})
+    assert out[1] == {"type": "action", "id": 1, **sent} and err == ""
+
+
 @pytest.mark.parametrize("answer", [RuntimeError("boom"), 7, {"type": "take"}])
-def test_a_failing_policy_costs_one_decision_not_the_process(answer):
+def test_the_explicit_fallback_sends_the_first_action_and_says_so(answer):
     def policy(d: Decision):
         if isinstance(answer, Exception):
             raise answer
         return answer
-    out, err = talk(policy, HELLO, request(1), request(2), {"type": "bye"})
-    assert out[1:] == [{"type": "action", "id": 1, "index": 0}, {"type": "action", "id": 2, "index": 0}]
-    assert "policy failed" in err and "Traceback" in err
+    out, err = io.StringIO(), io.StringIO()
+    run(policy, name="t", stdin=lines(HELLO, request(1), request(2), {"type": "bye"}), stdout=out, stderr=err,
+        on_error="first")
+    answers = [json.loads(x) for x in out.getvalue().splitlines()][1:]
+    assert [(a["id"], a["index"]) for a in answers] == [(1, 0), (2, 0)]
+    assert all(a["sdk_fallback"] for a in answers)
+    assert "policy failed" in err.getvalue() and "Traceback" in err.getvalue()
+    with pytest.raises(ValueError, match="on_error"):
+        run(policy, on_error="ignore")
+
+
+def test_play_in_process_raises_a_policy_bug_unless_the_fallback_is_chosen():
+    from harness.sdk import NotOffered
+
+    with pytest.raises(NotOffered):
+        play_in_process("crisps", [lambda d: {"type": "take"}, lambda d: 0], seed=1)
+    result = play_in_process("crisps", [lambda d: {"type": "take"}, lambda d: 0], seed=1, err=io.StringIO(),
+                             on_error="first")
+    assert len(result["ranking"]) == 2
+
+
+SDK_BOT = """import sys
+sys.path.insert(0, {root!r})
+from harness.sdk import run
+
+def policy(d):
+    if len(d.events) > 3:
+        {bug}
+    return 0
+
+run(policy, name="buggy"{extra})
+"""
+
+
+@pytest.mark.parametrize("bug,kind", [("raise KeyError('no such card')", "crash"),
+                                      ("return {'type': 'take'}", "illegal")])
+def test_check_bot_shows_a_buggy_sdk_bot_as_the_violation_it_is(tmp_path, bug, kind):
+    bot = tmp_path / "buggy.py"
+    bot.write_text(SDK_BOT.format(root=str(ROOT), bug=bug, extra=""))
+    out = CliRunner().invoke(cli, ["check-bot", "crisps", f"python3 {bot}", "--games", "2", "--opponent", RANDOM])
+    assert out.exit_code == 1, out.output
+    assert f"{kind}" in out.output and "no violations" not in out.output
+    if kind == "crash":
+        assert "KeyError: 'no such card'" in out.output  # the traceback's last line, from the stderr tail
+
+
+def test_check_bot_reports_the_sdk_fallback_the_author_chose(tmp_path):
+    bot = tmp_path / "fallback.py"
+    bot.write_text(SDK_BOT.format(root=str(ROOT), bug="raise KeyError('no such card')", extra=', on_error="first"'))
+    out = CliRunner().invoke(cli, ["check-bot", "crisps", f"python3 {bot}", "--games", "2", "--opponent", RANDOM])
+    assert out.exit_code == 0, out.output
+    assert "answer(s) were the Python SDK's fallback (on_error='first')" in out.output
+    assert "KeyError: 'no such card'" in out.output and "but see the fallback answers above" in out.output
 
 
 def test_unreadable_lines_go_to_stderr():

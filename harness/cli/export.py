@@ -15,7 +15,7 @@ from harness.report.export import TABLES, export_rows, to_csv_lines, to_jsonl_li
 @config_argument
 @click.argument("table", type=click.Choice(TABLES))
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "csv"]), default="jsonl", show_default=True,
-              help="JSON lines (one object a line, exact), or CSV with a header (lists as JSON text). "
+              help="JSON lines (one object a line, exact), or CSV with a header (lists and objects as JSON text). "
                    "logs are JSON lines only.")
 def export(config: str, table: str, fmt: str) -> None:
     """Write the finished games of CONFIG's league to stdout, one row a line.
@@ -23,7 +23,7 @@ def export(config: str, table: str, fmt: str) -> None:
     \b
     TABLE is one of:
       games       id, round, seed, players, bots by seat, ranking, scores, ended_by, decisions, seconds
-      seats       one row per seat: game_id, round, seed, seat, bot, version, rank, score, forfeited
+      seats       one row per seat: game_id, round, seed, players, seat, bot, version, rank, score, forfeited
       violations  the full record: game, move, seat, bot, kind, detail, request, received, stderr tail
       logs        every game's referee log, as the JSON lines `harness play --log` writes
 
@@ -31,7 +31,7 @@ def export(config: str, table: str, fmt: str) -> None:
 
     \b
         harness export leagues/demo.yaml seats > seats.jsonl
-        python3 -c "import pandas as pd; print(pd.read_json('seats.jsonl', lines=True).groupby('bot').rank.mean())"
+        python3 -c "import pandas as pd; print(pd.read_json('seats.jsonl', lines=True).groupby('bot')['rank'].mean())"
     """
     if table == "logs" and fmt == "csv":
         raise click.BadParameter("logs are JSON lines only (their entries differ in shape)", param_hint="'--format'")

@@ -7,6 +7,7 @@ runs/<name>.sqlite, relative to the current directory) holds the results.
 from __future__ import annotations
 
 import collections
+import difflib
 import json
 import shlex
 import sys
@@ -59,9 +60,14 @@ def _open_store(config: LeagueConfig) -> LeagueStore:
         raise ConfigProblem(f"{config.store}: no results yet (the store of {config.path}); "
                             f"play the league first: harness run {config.path}")
     try:
-        return LeagueStore(config.store, create=False)
+        store = LeagueStore(config.store, create=False)
     except LeagueError as exc:
         raise ConfigProblem(str(exc)) from None
+    problem = store.owner_problem(config)  # a copied config must not read the original's league as its own
+    if problem:
+        store.close()
+        raise ConfigProblem(problem)
+    return store
 
 
 @click.command()
@@ -75,9 +81,12 @@ def _open_store(config: LeagueConfig) -> LeagueStore:
               help="A progress bar, or --no-progress for none  [default: a bar when stderr is a terminal, "
                    "else a line every 10 s: done, rate, time left]")
 @click.option("--quiet", "-q", is_flag=True, help="No progress at all (the summary is still printed).")
+@click.option("--claim-store", is_flag=True,
+              help="Make CONFIG the owner of its store although another config file made it (CONFIG replaces "
+                   "that one: a renamed copy, a checkout elsewhere). Without it such a store is refused.")
 @dask_option
 def run(config: str, workers: int | None, rounds: int | None, progress: bool | None, quiet: bool,
-        dask: str | None) -> None:
+        claim_store: bool, dask: str | None) -> None:
     """Play the league in CONFIG: every scheduled game not played yet, then print a summary.
 
     Re-running resumes: finished games are never replayed, even after the runner was killed,
@@ -96,6 +105,9 @@ def run(config: str, workers: int | None, rounds: int | None, progress: bool | N
     _, warning = resolve_sandbox(cfg.limits.get("sandbox", "auto"))  # workers resolve auto the same way
     if warning:
         echo(warning, err=True)
+    if claim_store and Path(cfg.store).exists():
+        with LeagueStore(cfg.store) as store:
+            store.claim(cfg)
     shown: bool | str = progress if progress is not None else ("bar" if sys.stderr.isatty() else "lines")
     if quiet:
         shown = "none"
@@ -173,8 +185,9 @@ def table(config: str, fmt: str, recompute: bool, current_only: bool, show_seats
     not), mean score and mean rank (1 = always first) with 95% intervals (a bootstrap over
     duplicate sets), P(>next): the fit's probability that the bot is really better than the next
     one (never below 0.5: the order is the fit's), and violations. With --incremental, the
-    runner's TrueSkill sorted by mu - 3 sigma, without intervals. JSON and
-    CSV carry every interval as [low, high] under a key ending in _ci. Example:
+    runner's TrueSkill sorted by mu - 3 sigma, without intervals. JSON carries every interval
+    as [low, high] under a key ending in _ci, CSV as two columns <name>_low and <name>_high.
+    Example:
 
     \b
         harness table leagues/demo.yaml --format md
@@ -282,11 +295,29 @@ def violations(config: str, bot: str | None, kind: str | None, show_id: int | No
             if outcome.still_violation:
                 sys.exit(1)  # a regression test for the bot's own CI: fails while the bug is there
             return
+        if bot is not None:
+            _known_bot(store, bot)
         rows = store.violations(bot=bot, kind=kind)
         for r in rows:
             echo(format_violation_line(r))
         if not rows:
             echo("no violations" + (" matching the filters" if bot or kind else ""), err=True)
+
+
+def _known_bot(store: LeagueStore, bot: str) -> None:
+    """Refuse a --bot NAME[@VERSION] the league never had (a typo must not read as "no violations")."""
+    name, _, version = bot.partition("@")
+    versions = store.versions()
+    if any(v["name"] == name and (not version or v["version"] == version) for v in versions):
+        return
+    names = sorted({v["name"] for v in versions})
+    if any(v["name"] == name for v in versions):
+        known = ", ".join(v["version"] for v in versions if v["name"] == name)
+        raise click.BadParameter(f"{name} has no version {version!r} in this league (its versions: {known})",
+                                 param_hint="'--bot'")
+    close = difflib.get_close_matches(name, names, n=1)
+    raise click.BadParameter(f"no bot named {name!r} in this league" + (f" (did you mean {close[0]!r}?)" if close else "")
+                             + f"; its bots: {', '.join(names) or 'none yet'}", param_hint="'--bot'")
 
 
 @click.command()
@@ -327,8 +358,8 @@ def h2h(config: str, fmt: str) -> None:
     """Head to head: for each pair of bots in CONFIG's league, on the deals they shared.
 
     Each cell is the share of their common games the row bot finished ahead of the column bot
-    (level: half), with the number of games; JSON adds the mean score difference with its 95%
-    interval (a bootstrap over duplicate sets). Example:
+    (level: half), the number of games, and the row bot's mean score difference with its 95%
+    interval (a bootstrap over duplicate sets); JSON gives the same per pair. Example:
 
     \b
         harness h2h leagues/demo.yaml
@@ -346,10 +377,15 @@ def h2h(config: str, fmt: str) -> None:
     bots = sorted({p["a"] for p in pairs} | {p["b"] for p in pairs}, key=lambda v: names[v])
     cell: dict[tuple[int, int], str] = {}
     for p in pairs:
-        cell[(p["a"], p["b"])] = f"{p['a_won_share']:.2f} ({p['games']})"
-        cell[(p["b"], p["a"])] = f"{1 - p['a_won_share']:.2f} ({p['games']})"
-    width = max([len(names[v]) for v in bots] + [12])
-    echo("row bot's share of the common games finished ahead of the column bot (games):")
-    echo(" " * width + "  " + "  ".join(names[v][:12].rjust(12) for v in bots))
+        low, high = p["score_diff_ci"] if p.get("score_diff_ci") else (None, None)
+        interval = "" if low is None or high is None else f" [{low:+.1f}, {high:+.1f}]"
+        back = "" if low is None or high is None else f" [{-high:+.1f}, {-low:+.1f}]"
+        cell[(p["a"], p["b"])] = f"{p['a_won_share']:.2f} ({p['games']}) {p['score_diff']:+.1f}{interval}"
+        cell[(p["b"], p["a"])] = f"{1 - p['a_won_share']:.2f} ({p['games']}) {-p['score_diff']:+.1f}{back}"
+    width = max([len(names[v]) for v in bots] + [3])  # full names: two versions may share a prefix
+    widths = {b: max([len(names[b])] + [len(cell.get((a, b), "-")) for a in bots]) for b in bots}
+    echo("row bot vs column bot on the deals they shared: share of the games it finished ahead (games), "
+         "mean score difference [95% interval]:")
+    echo(" " * width + "  " + "  ".join(names[b].rjust(widths[b]) for b in bots))
     for a in bots:
-        echo(names[a].ljust(width) + "  " + "  ".join(cell.get((a, b), "-").rjust(12) for b in bots))
+        echo(names[a].ljust(width) + "  " + "  ".join(cell.get((a, b), "-").rjust(widths[b]) for b in bots))

@@ -31,7 +31,8 @@ from harness.play.conformance import (
     BOTS_ENV,
     conformance_games,
     group_violations,
-    percentile,
+    hint,
+    latency_line,
     reference_opponents,
 )
 from harness.play.limits import (
@@ -71,8 +72,12 @@ def parse_bot(text: str, param_hint: str = "'--bot'") -> tuple[str, ...]:
         raise click.BadParameter("empty bot command", param_hint=param_hint)
     exe = resolve_command(argv)[0]
     if os.sep in exe:
+        if not os.path.exists(exe):
+            raise click.BadParameter(f"{exe} (from {text!r}) not found (relative to the current directory "
+                                     f"{os.getcwd()})", param_hint=param_hint)
         if not (os.path.isfile(exe) and os.access(exe, os.X_OK)):
-            raise click.BadParameter(f"{exe!r} (from {text!r}) is not an executable file", param_hint=param_hint)
+            raise click.BadParameter(f"{exe!r} (from {text!r}) is not an executable file (chmod +x it, or start "
+                                     f"the command with its interpreter)", param_hint=param_hint)
     elif shutil.which(exe) is None:
         raise click.BadParameter(f"executable {exe!r} (from {text!r}) is not found on PATH", param_hint=param_hint)
     for word in argv[1:]:  # `python3 mybot.py` with no mybot.py: refused now, not four forfeits later
@@ -282,6 +287,11 @@ def check_bot(game: Game, command: str, players: int | None, seed: int, n_games:
                                "e.g. a checkout's bots/), or give --opponent CMD")
     violations = run_conformance(game, BotSpec(name="you", command=argv), players, seed, n_games, options,
                                    config, opponents, log_path)
+    if game.min_players != game.max_players:  # a bot may fail only at another table size
+        others = [str(n) for n in range(game.min_players, game.max_players + 1) if n != players]
+        sizes = " or ".join([", ".join(others[:-1]), others[-1]] if len(others) > 1 else others)
+        echo(f"note: {players}-player tables only; {game.name} is also played at {sizes} seats: "
+             f"check those your league plays with --players N")
     if violations:
         raise SystemExit(1)
 
@@ -303,14 +313,17 @@ def run_conformance(game: Game, candidate: BotSpec, players: int, seed: int, n_g
     startups, latencies, violations = result.startups_ms, result.latencies_ms, result.violations
     if startups:
         echo(f"start-up (hello to ready): {', '.join(f'{ms:.0f}' for ms in startups)} ms")
-    if latencies:
-        echo(f"decisions: {len(latencies)}, latency median {percentile(latencies, 0.5):.2f} ms, "
-                   f"p99 {percentile(latencies, 0.99):.2f} ms, max {max(latencies):.2f} ms "
-                   f"(move_ms {config.time.move_ms})")
+    latency = latency_line(latencies, result.timeouts_ms, config.time.move_ms)
+    if latency:
+        echo(latency)
     if result.opponent_violations:
         echo(f"note: the reference bots committed {result.opponent_violations} violation(s)")
+    if result.fallbacks:
+        errors = sorted({f["error"] for f in result.fallbacks})
+        echo(f"warning: {len(result.fallbacks)} answer(s) were the Python SDK's fallback (on_error='first'), "
+             f"not the policy's: {_one_line('; '.join(errors), 200)}")
     if not violations:
-        echo("no violations: ok")
+        echo("no violations: ok" + (" (but see the fallback answers above)" if result.fallbacks else ""))
         return violations
     groups = group_violations(violations)
     echo(f"{len(violations)} violation(s)" + (f", {len(groups)} different:" if len(groups) < len(violations) else ":"))
@@ -325,4 +338,7 @@ def run_conformance(game: Game, candidate: BotSpec, players: int, seed: int, n_g
         tail = [t for t in v["stderr_tail"].splitlines() if t.strip() and not t.startswith("# tablebots")]
         for t in tail[-5:]:
             echo(f"    stderr: {_one_line(t, 150)}")
+        advice = hint(v, bool(latencies))
+        if advice:
+            echo(f"    hint: {advice}")
     return violations

@@ -14,7 +14,8 @@ from harness.cli.league import _load_to_read, _open_store, _shown_path, config_a
 @click.command()
 @config_argument
 @click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False), default=None,
-              help="Where to write the site  [default: <store>.report/ beside the league's store]")
+              help="Where to write the site  [default: beside the league's store, runs/<name>.report/ for the "
+                   "store runs/<name>.sqlite]")
 @click.option("--replays", "max_replays", type=click.IntRange(min=0), default=500, show_default=True,
               help="Write at most this many game replays (the latest games, those with violations, each bot's "
                    "latest); the rest are listed without a link (harness serve shows any game).")

@@ -61,6 +61,7 @@ def submit(config: str, name: str, command: str, cwd: str | None, n_games: int, 
 
     CMD is written as in the config: paths relative to the config file's directory (or to
     --cwd). The bot plays the reference bots with the league's game and options in every seat;
+    at every table size the league plays (`players`), at least one game per seat;
     only if it commits no violation is it added, keeping the file's comments and order. The next
     `harness run` plays only its games. Exits 1 (the file untouched) otherwise. Example:
 
@@ -95,7 +96,12 @@ def submit(config: str, name: str, command: str, cwd: str | None, n_games: int, 
     if not opponents:
         raise click.ClickException(f"no reference bots to play the conformance games against (set {BOTS_ENV} to "
                                    "a directory with random_bot.py, e.g. a checkout's bots/)")
-    violations = run_conformance(game, candidate, cfg.table_sizes[0], 1, n_games, cfg.options, referee, opponents, None)
+    violations: list[dict] = []
+    for players in cfg.table_sizes:  # every table size the league plays: a bot may fail only at 3 seats
+        if len(cfg.table_sizes) > 1:
+            echo(f"{players}-player tables:")
+        violations += run_conformance(game, candidate, players, 1, max(n_games, players), cfg.options, referee,
+                                      opponents, None)
     if violations:
         echo(f"not submitted: {name} committed {len(violations)} violation(s); {config} is unchanged")
         raise SystemExit(1)

@@ -206,10 +206,16 @@ def _show(value: Any) -> str:
     return repr(value) if isinstance(value, str) else str(value)
 
 
+#: Names people write for a key, by meaning (spelling alone would take `cmd` for `cwd`).
+_SYNONYMS = {"cmd": "command", "exec": "command", "run": "command", "argv": "command", "dir": "cwd",
+             "workdir": "cwd", "directory": "cwd", "player": "players", "seats": "players", "round": "rounds"}
+
+
 def _unknown(key: str, allowed: tuple[str, ...] | Mapping[str, Any]) -> str:
     names = list(allowed)
-    close = difflib.get_close_matches(key, names, n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    close = [n for n in [_SYNONYMS.get(key.lower(), "")] + difflib.get_close_matches(key, names, n=1) if n in names]
+    close = list(dict.fromkeys(close))  # the meaning first, then the spelling, each once
+    hint = f" (did you mean {' or '.join(repr(n) for n in close)}?)" if close else ""
     return f"unknown key{hint}; allowed keys: {', '.join(names)}"
 
 

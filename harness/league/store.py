@@ -27,6 +27,7 @@ runner was killed with ``kill -9``.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import time
 import zlib
@@ -252,12 +253,58 @@ class LeagueStore:
 
     # -- the league ------------------------------------------------------------------------
 
+    def _config_file(self, config: LeagueConfig) -> tuple[Path, str] | None:
+        """``config``'s file (absolute, resolved) and its path relative to the store's directory
+        (what the store records: a checkout moved or cloned elsewhere moves both together, so
+        the relative path still matches); None for a config without a file (a match's)."""
+        try:
+            path = Path(config.path).resolve()
+        except OSError:
+            return None
+        if not path.is_file():
+            return None
+        return path, os.path.relpath(path, Path(self.path).resolve().parent)
+
+    def owner_problem(self, config: LeagueConfig) -> str | None:
+        """Why ``config`` may not use this store, as one line, or None.
+
+        A store belongs to the config file that made it: a copied config that kept the ``name``
+        (or the ``store``) would otherwise add its bots and games to the original's league. A
+        config that replaced its maker (the recorded file no longer exists: renamed or moved)
+        may use the store, and takes it over at its next bind.
+        """
+        mine = self._config_file(config)
+        recorded = self.get_meta("config")
+        if mine is None or recorded is None or recorded == mine[1]:
+            return None
+        maker = (Path(self.path).resolve().parent / recorded).resolve()
+        if not maker.is_file() or maker == mine[0]:
+            return None
+        return (f"{self.path} holds the league of {maker}, not of {mine[0]}: give {config.path} another "
+                f"`name:` (or a `store:` path) for a league of its own, or, if it replaces that config, "
+                f"`harness run {config.path} --claim-store`")
+
+    def claim(self, config: LeagueConfig) -> None:
+        """Record ``config``'s file as the store's maker (``harness run --claim-store``)."""
+        mine = self._config_file(config)
+        if mine is not None:
+            with self.transaction():
+                self.set_meta("config", mine[1])
+
     def bind(self, config: LeagueConfig) -> None:
         """Tie the store to ``config``'s league, or refuse if it holds another league's games.
 
         The game, its options and the league seed define the games; changing them would mix
-        incomparable results, so a store keeps them for life.
+        incomparable results, so a store keeps them for life. The config file that made the
+        store is recorded too (:meth:`owner_problem`).
         """
+        problem = self.owner_problem(config)
+        if problem:
+            raise StoreError(problem)
+        mine = self._config_file(config)
+        if mine is not None and self.get_meta("config") != mine[1]:
+            with self.transaction():
+                self.set_meta("config", mine[1])
         identity = {"league": config.name, "game": config.game,
                     "options": json.dumps(config.options, sort_keys=True), "seed": str(config.seed)}
         with self.transaction():

@@ -8,6 +8,7 @@ Printing is the command line's; this module only plays and measures.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -72,6 +73,12 @@ class ConformanceResult:
     violations: list[dict[str, Any]] = field(default_factory=list)
     #: how many violations the opponents committed
     opponent_violations: int = 0
+    #: the deadline (``time_left_ms``) of each request the candidate let time out: a timeout is
+    #: a decision that took at least that long, so latencies are counted with these
+    timeouts_ms: list[float] = field(default_factory=list)
+    #: answers the Python SDK's explicit fallback made (``"sdk_fallback"`` in the answer):
+    #: ``{"game_id", "error"}`` each
+    fallbacks: list[dict[str, Any]] = field(default_factory=list)
 
 
 def conformance_games(game: Game, candidate: BotSpec, players: int, seed: int, n_games: int,
@@ -89,9 +96,13 @@ def conformance_games(game: Game, candidate: BotSpec, players: int, seed: int, n
             for entry in record.log:
                 if entry.get("seat") != mine or entry.get("type") != "recv":
                     continue
-                msg_type = (entry.get("msg") or {}).get("type") if isinstance(entry.get("msg"), dict) else None
-                (result.startups_ms if msg_type == "ready" else result.latencies_ms).append(entry["ms"])
-            result.violations += [v for v in record.violations if v["seat"] == mine]
+                msg: dict[str, Any] = entry["msg"] if isinstance(entry.get("msg"), dict) else {}
+                (result.startups_ms if msg.get("type") == "ready" else result.latencies_ms).append(entry["ms"])
+                if "sdk_fallback" in msg:
+                    result.fallbacks.append({"game_id": record.game_id, "error": str(msg["sdk_fallback"])})
+            mine_violations = [v for v in record.violations if v["seat"] == mine]
+            result.timeouts_ms += [ms for ms in map(_request_deadline, mine_violations) if ms is not None]
+            result.violations += mine_violations
             result.opponent_violations += sum(1 for v in record.violations if v["seat"] != mine)
             if on_game is not None:
                 on_game(i, seats, mine, record)
@@ -113,3 +124,55 @@ def percentile(values: Sequence[float], q: float) -> float:
     ordered = sorted(values)
     k = max(0, min(len(ordered) - 1, int(-(-q * len(ordered) // 1)) - 1))
     return ordered[k]
+
+
+def _sent(violation: dict[str, Any]) -> dict[str, Any]:
+    """The message the referee had sent when ``violation`` happened ({} if none or unreadable)."""
+    try:
+        msg = json.loads(violation.get("request") or "{}")
+    except ValueError:
+        return {}
+    return msg if isinstance(msg, dict) else {}
+
+
+def _request_deadline(violation: dict[str, Any]) -> float | None:
+    """The ``time_left_ms`` of the request a timeout violation let pass; None for other violations."""
+    if violation["kind"] != "timeout":
+        return None
+    msg = _sent(violation)
+    if msg.get("type") != "request" or not isinstance(msg.get("time_left_ms"), (int, float)):
+        return None
+    return float(msg["time_left_ms"])
+
+
+_FLUSH_HINT = ("did the bot flush its output? Flush after every line: print(..., flush=True), "
+               "fflush(stdout), std::cout << std::endl, System.out.flush()")
+_STDERR_HINT = "a line that is not JSON: write debug output to stderr, never to stdout"
+
+
+def hint(violation: dict[str, Any], answered_any: bool) -> str | None:
+    """A beginner's likely mistake behind ``violation``, or None. ``answered_any``: whether the
+    bot ever answered a request (a bot that never did and times out most likely never flushed)."""
+    kind, detail = violation["kind"], violation["detail"]
+    if kind == "timeout" and (_sent(violation).get("type") == "hello" or not answered_any):
+        return _FLUSH_HINT
+    if kind == "malformed" and detail.startswith(("not JSON", "not UTF-8")):
+        return _STDERR_HINT
+    if kind == "protocol" and "not asked" in detail:
+        return "output nobody asked for: " + _STDERR_HINT.split(": ", 1)[1]
+    return None
+
+
+def latency_line(latencies_ms: Sequence[float], timeouts_ms: Sequence[float], move_ms: int) -> str | None:
+    """The candidate's decision latency, each timeout counted as a decision that took its deadline."""
+    every = list(latencies_ms) + list(timeouts_ms)
+    if not every:
+        return None
+    def show(ms: float) -> str:
+        return f">={ms:.0f}" if ms in timeouts_ms and ms not in latencies_ms else f"{ms:.2f}"
+    median, p99, worst = percentile(every, 0.5), percentile(every, 0.99), max(every)
+    line = (f"decisions: {len(every)}, latency median {show(median)} ms, p99 {show(p99)} ms, max {show(worst)} ms "
+            f"(move_ms {move_ms})")
+    if timeouts_ms:
+        line += f"; {len(timeouts_ms)} timed out (counted as taking their deadline)"
+    return line

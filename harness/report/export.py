@@ -4,7 +4,7 @@ Four tables, each a stream of flat dicts in schedule order, finished games only:
 
 - ``games``: one row per game: id, round, seed, players, bots (``name@version`` by seat),
   ranking (0 = first, by seat), scores, ended_by, decisions, seconds.
-- ``seats``: one row per seat of a game: game_id, round, seed, seat, bot, version, rank
+- ``seats``: one row per seat of a game: game_id, round, seed, players (the table size), seat, bot, version, rank
   (0 = first), score, forfeited.
 - ``violations``: the full record of each violation (its game, move, seat, bot, kind, detail,
   the exact request, what the bot sent, its stderr tail, the state snapshot).
@@ -44,7 +44,7 @@ def export_rows(store: LeagueStore, table: str, game: str = "", options: dict[st
     elif table == "seats":
         for g in done_games(store):
             for s in store.game_seats(g["seq"]):
-                yield {"game_id": g["id"], "round": g["round"], "seed": g["seed"], "seat": s["seat"],
+                yield {"game_id": g["id"], "round": g["round"], "seed": g["seed"], "players": g["players"], "seat": s["seat"],
                        "bot": s["name"], "version": s["version"], "rank": s["rank"], "score": s["score"],
                        "forfeited": bool(s["forfeited"])}
     elif table == "violations":

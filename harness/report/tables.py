@@ -146,17 +146,20 @@ def format_table(rows: Sequence[TableRow], fmt: str = "table", *, info: dict[str
     if fmt == "csv":
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(list(COLUMNS) + ["current"])
+        # an interval is two numeric columns (<name>_low, <name>_high): a spreadsheet or
+        # pandas reads them as numbers, not as JSON text
+        writer.writerow([part for c in COLUMNS for part in ((c[:-3] + "_low", c[:-3] + "_high")
+                                                            if c.endswith("_ci") else (c,))] + ["current"])
 
         def num(x: float | None) -> str:
             return "" if x is None else f"{x:.4f}"
 
-        def ci(x: Sequence[float | None] | None) -> str:
-            return "" if not x else json.dumps([None if v is None else round(v, 4) for v in x])
+        def ci(x: Sequence[float | None] | None) -> tuple[str, str]:
+            return ("", "") if not x else (num(x[0]), num(x[1]))
 
         for r in rows:
-            writer.writerow([r.rank, r.bot, r.version, num(r.mu), num(r.sigma), ci(r.mu_ci), num(r.rating), r.games,
-                             r.wins, num(r.mean_score), ci(r.mean_score_ci), num(r.mean_rank), ci(r.mean_rank_ci),
+            writer.writerow([r.rank, r.bot, r.version, num(r.mu), num(r.sigma), *ci(r.mu_ci), num(r.rating), r.games,
+                             r.wins, num(r.mean_score), *ci(r.mean_score_ci), num(r.mean_rank), *ci(r.mean_rank_ci),
                              num(r.p_better), r.violations, str(r.current).lower()])
         return out.getvalue().rstrip("\n")
     body = [_cells(r) for r in rows]

@@ -9,8 +9,13 @@ experiments (the referee's one-legal-action rule, ruling C2, is applied the same
 
 Design choice: the SDK imports only the stdlib at start-up (``harness.games`` is imported
 lazily, by the in-process runner only), so a bot on the SDK starts as fast as the standalone
-stdlib bots; a policy that crashes or answers with something not offered costs only that
-decision (the first offered action is sent and the error goes to stderr), never the process.
+stdlib bots. A bot's bug must reach its author, so by default nothing is hidden: a policy
+that raises ends the process with its traceback on stderr (the referee records a ``crash`` with
+that stderr tail), and an answer that is not offered is sent as it is (the referee records an
+``illegal`` action, saying why in the game's words). ``on_error="first"`` is the author's
+explicit choice of a fallback: the first offered action is sent, the traceback goes to stderr,
+and the answer carries a ``"sdk_fallback"`` field (ignored by the referee) that ``harness
+check-bot`` counts and reports.
 """
 
 from __future__ import annotations
@@ -51,28 +56,70 @@ class Decision:
 Policy = Callable[[Decision], "Action | int"]
 
 
+#: What the SDK does when the policy raises or answers with something not offered.
+ON_ERROR = ("raise", "first")
+
+
+class NotOffered(ValueError):
+    """A policy's answer that is not among the offered actions."""
+
+
 def _index(decision: Decision, answer: Any) -> int:
-    """The index of a policy's answer among the offered actions; ValueError if not offered."""
+    """The index of a policy's answer among the offered actions; NotOffered if not offered."""
     if isinstance(answer, int) and not isinstance(answer, bool):
         if 0 <= answer < len(decision.actions):
             return answer
-        raise ValueError(f"index {answer} out of range (0 to {len(decision.actions) - 1})")
-    return decision.actions.index(answer)
-
-
-def _choose(policy: Policy, decision: Decision, err: IO[str]) -> int:
+        raise NotOffered(f"index {answer} out of range (0 to {len(decision.actions) - 1})")
     try:
-        return _index(decision, policy(decision))
-    except Exception:  # a policy bug costs one decision, never the process
-        err.write(f"policy failed on request (seat {decision.seat}); sending the first action\n")
-        traceback.print_exc(file=err)
-        err.flush()
-        return 0
+        return decision.actions.index(answer)
+    except ValueError:
+        raise NotOffered(f"{answer!r} is not among the {len(decision.actions)} offered actions") from None
+
+
+def _fallback(decision: Decision, err: IO[str]) -> dict[str, Any]:
+    """on_error="first": the first offered action, the traceback to stderr, and the notice."""
+    err.write(f"policy failed on request (seat {decision.seat}); sending the first action (on_error='first')\n")
+    traceback.print_exc(file=err)
+    err.flush()
+    exc = sys.exc_info()[1]
+    return {"index": 0, "sdk_fallback": f"{type(exc).__name__}: {exc}"[:300]}
+
+
+def _answer(policy: Policy, decision: Decision, err: IO[str], on_error: str) -> dict[str, Any]:
+    """The fields of the action message answering ``decision``.
+
+    ``on_error="raise"``: an exception propagates (the process ends with its traceback: a
+    ``crash``), an answer not offered is sent as it is (an ``illegal`` action).
+    """
+    if on_error == "raise":
+        answer = policy(decision)
+        try:
+            return {"index": _index(decision, answer)}
+        except NotOffered:
+            if isinstance(answer, int) and not isinstance(answer, bool):
+                return {"index": answer}
+            return {"action": answer}
+    try:
+        return {"index": _index(decision, policy(decision))}
+    except Exception:  # the author chose a fallback: this decision only, reported by the notice
+        return _fallback(decision, err)
+
+
+def _check_on_error(on_error: str) -> None:
+    if on_error not in ON_ERROR:
+        raise ValueError(f"on_error must be one of {', '.join(ON_ERROR)}, not {on_error!r}")
 
 
 def run(policy: Policy, name: str = "sdk-bot", stdin: IO[str] | None = None,
-        stdout: IO[str] | None = None, stderr: IO[str] | None = None) -> int:
-    """Play protocol v1 on stdin/stdout with ``policy`` until ``bye`` or end of input; returns 0."""
+        stdout: IO[str] | None = None, stderr: IO[str] | None = None, on_error: str = "raise") -> int:
+    """Play protocol v1 on stdin/stdout with ``policy`` until ``bye`` or end of input; returns 0.
+
+    ``on_error``: ``"raise"`` (default) lets a policy's exception end the process and sends an
+    answer not offered as it is, so the referee records the violation it is; ``"first"`` sends
+    the first offered action instead and marks the answer with ``"sdk_fallback"`` (reported by
+    ``harness check-bot``).
+    """
+    _check_on_error(on_error)
     inp = stdin or sys.stdin
     out = stdout or sys.stdout
     err = stderr or sys.stderr
@@ -102,8 +149,8 @@ def run(policy: Policy, name: str = "sdk-bot", stdin: IO[str] | None = None,
             events.extend(msg.get("events") or [])
             decision = Decision(game, options, msg.get("seat", seat), players, msg.get("observation") or {},
                                 msg["actions"], list(events), int(msg.get("time_left_ms", 1000)), received)
-            index = _choose(policy, decision, err)
-            out.write(json.dumps({"type": "action", "id": msg["id"], "index": index}) + "\n")
+            answer = _answer(policy, decision, err, on_error)
+            out.write(json.dumps({"type": "action", "id": msg["id"], **answer}) + "\n")
             out.flush()
         elif kind == "bye":
             break
@@ -113,12 +160,15 @@ def run(policy: Policy, name: str = "sdk-bot", stdin: IO[str] | None = None,
 
 def play_in_process(game_name: str, policies: Sequence[Policy], seed: int,
                     options: dict[str, Any] | None = None, time_left_ms: int = 1000,
-                    err: IO[str] | None = None) -> dict[str, Any]:
+                    err: IO[str] | None = None, on_error: str = "raise") -> dict[str, Any]:
     """Play one game between ``policies`` (seat i is ``policies[i]``) without pipes; its result.
 
     A decision with one legal action is applied without asking (ruling C2); each policy sees
     the same :class:`Decision` it would get over the protocol, with ``time_left_ms`` fixed.
+    ``on_error="raise"`` (default): a policy's exception propagates, and an answer not offered
+    raises :class:`NotOffered`; ``"first"`` plays the first offered action instead.
     """
+    _check_on_error(on_error)
     from harness.games import get_game  # lazy: bots on run() never pay for the engines
 
     game = get_game(game_name)
@@ -134,5 +184,9 @@ def play_in_process(game_name: str, policies: Sequence[Policy], seed: int,
         assert seat is not None
         decision = Decision(game_name, dict(opts), seat, players, state.observation(seat), actions,
                             [dict(e) for e in state.events], time_left_ms)
-        state.apply(actions[_choose(policies[seat], decision, err or sys.stderr)])
+        if on_error == "raise":
+            index = _index(decision, policies[seat](decision))
+        else:
+            index = int(_answer(policies[seat], decision, err or sys.stderr, on_error)["index"])
+        state.apply(actions[index])
     return state.result()

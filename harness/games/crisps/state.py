@@ -405,7 +405,7 @@ class CrispsState(State):
             head += f", seat {self.current_player} to {'lead' if self.table is None else 'follow or pass'}"
         lines = [head]
         for s in range(PLAYERS):
-            lines.append(f"  seat {s}: {show(self._cards(self.hands[s]))} ({self.sizes[s]} cards)")
+            lines.append(f"  seat {s}: {show(self._cards(self.hands[s]))} ({self.sizes[s]} card{'' if self.sizes[s] == 1 else 's'})")
         if self.table is not None:
             lines.append(f"  table: {show(list(self._key_labels[self.table]))} "
                          f"({KIND_NAMES[self.table[0]]} by seat {self.table_seat})")

@@ -377,7 +377,7 @@ class DominoesState(State):
         else:
             if self.can_play(seat):
                 return IllegalAction(f"seat {seat} can play, and a player who can play may not pass")
-            return IllegalAction(f"the graveyard still has {len(self.graveyard)} tiles: draw until a tile fits")
+            return IllegalAction(f"the graveyard still has {_tiles(len(self.graveyard))}: draw until a tile fits")
         return IllegalAction(f"{action!r} is not a legal action here")
 
     # ------------------------------------------------------------------ views
@@ -441,12 +441,12 @@ class DominoesState(State):
             lead = f" with {tile_text(self.lead_tile)}" if self.lead_tile else ""
             lines.append(f"line: empty, seat {self.leader} leads{lead}")
         if self.players < 4:
-            lines.append(f"graveyard: {len(self.graveyard)} tiles")
+            lines.append(f"graveyard: {_tiles(len(self.graveyard))}")
         pips = self.pips()
         for i, hand in enumerate(self.hands):
             mark = ">" if i == self.current_player else " "
             tiles = " ".join(tile_text(t) for t in hand) or "-"
-            lines.append(f"{mark} seat {i}: {self.scores[i]:>3} pts  {tiles}  ({len(hand)} tiles, {pips[i]} pips)")
+            lines.append(f"{mark} seat {i}: {self.scores[i]:>3} pts  {tiles}  ({_tiles(len(hand))}, {pips[i]} pips)")
         return "\n".join(lines)
 
 
@@ -540,3 +540,8 @@ def restore(game: Game, data: Mapping[str, Any]) -> DominoesState:
     if current is not None and not any(state.hands):
         raise InvalidSnapshot("every hand is empty")
     return state
+
+
+def _tiles(n: int) -> str:
+    """``1 tile``, ``3 tiles``."""
+    return f"{n} tile" if n == 1 else f"{n} tiles"

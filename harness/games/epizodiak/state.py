@@ -484,7 +484,7 @@ class EpizodiakState(EpizodiakReasons, State):
             + ("game over (" + str(self.ended_by) + ")" if self.ended_by else
                f"seat {self.current_player} to play ({self.phase}{', forced' if self.passes >= 3 and self.phase == START else ''})"),
             f"dial  {dial_row}   arc {self.ccw}..{self.cw} (ccw..cw), {12 - self.length} free",
-            f"pile  {len(self.pile)} tiles, passes in a row {self.passes}"
+            f"pile  {len(self.pile)} tile{'' if len(self.pile) == 1 else 's'}, passes in a row {self.passes}"
             + (f", pick-up candidate {self.last_laid[2]} ({self.last_laid[1]} end)" if self.last_laid else ""),
         ]
         for s in range(PLAYERS):

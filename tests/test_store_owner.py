@@ -1,0 +1,91 @@
+"""A store belongs to the config file that made it: a copied config that kept the name is
+refused (its bots never join the original's league), a moved checkout or a renamed config goes
+on, and `harness run --claim-store` lets a config take a store over. End to end, real bots."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from harness.cli import cli
+
+RANDOM = Path(__file__).resolve().parent.parent / "bots" / "random_bot.py"
+
+
+def invoke(*args: object, code: int = 0) -> str:
+    result = CliRunner().invoke(cli, [str(a) for a in args])
+    assert result.exit_code == code, result.output
+    return result.output
+
+
+def league(tmp_path: Path, name: str = "dom", extra: str = "") -> Path:
+    leagues = tmp_path / "checkout" / "leagues"
+    leagues.mkdir(parents=True, exist_ok=True)
+    config = leagues / f"{name}.yaml"
+    config.write_text(f"name: dom\ngame: crisps\nrounds: 1\nworkers: 1\nbots:\n"
+                      f"  - {{name: a, command: {sys.executable} {RANDOM}}}\n"
+                      f"  - {{name: b, command: {sys.executable} {RANDOM} --seed 2}}\n{extra}")
+    return config
+
+
+def games(config: Path) -> int:
+    return sum(r["games"] for r in json.loads(invoke("table", config, "--format", "json"))["table"])
+
+
+def test_a_copied_config_that_kept_the_name_is_refused_and_the_original_is_untouched(tmp_path):
+    original = league(tmp_path)
+    invoke("run", original, "--no-progress")
+    before = games(original)
+    copy = original.with_name("mydom.yaml")
+    copy.write_text(original.read_text() + f"  - {{name: c, command: {sys.executable} {RANDOM} --seed 3}}\n")
+    for command in ("run", "table", "violations"):
+        out = invoke(command, copy, code=2)
+        assert out.count("\n") == 1, out  # one line
+        assert f"holds the league of {original}, not of {copy}" in out
+        assert "another `name:` (or a `store:` path)" in out and "--claim-store" in out
+    assert games(original) == before
+    rows = json.loads(invoke("table", original, "--format", "json"))["table"]
+    assert sorted(r["bot"] for r in rows) == ["a", "b"]  # the copy's bot never joined
+    copy.write_text(copy.read_text().replace("name: dom", "name: mydom"))  # the way through: its own name
+    assert "mydom: played 6 games" in invoke("run", copy, "--no-progress")
+
+
+def test_a_moved_checkout_and_a_renamed_config_keep_their_league(tmp_path):
+    config = league(tmp_path)
+    invoke("run", config, "--no-progress")
+    moved = tmp_path / "ci-clone"
+    shutil.copytree(tmp_path / "checkout", moved)  # the original still exists beside it
+    moved_config = moved / "leagues" / "dom.yaml"
+    assert games(moved_config) == games(config)
+    assert "already played" in invoke("run", moved_config, "--no-progress")
+    renamed = config.with_name("dominoes.yaml")
+    config.rename(renamed)
+    assert "already played" in invoke("run", renamed, "--no-progress")
+    store = sqlite3.connect(tmp_path / "checkout" / "leagues" / "runs" / "dom.sqlite")
+    assert store.execute("SELECT value FROM meta WHERE key = 'config'").fetchone() == ("../dominoes.yaml",)
+
+
+def test_claim_store_lets_a_config_take_a_store_over(tmp_path):
+    config = league(tmp_path)
+    invoke("run", config, "--no-progress")
+    other = league(tmp_path, "other")
+    invoke("run", other, "--no-progress", code=2)
+    assert "already played" in invoke("run", other, "--no-progress", "--claim-store")
+    out = invoke("table", config, code=2)
+    assert f"holds the league of {other}" in out  # now the first config is the stranger
+
+
+def test_a_store_made_before_it_recorded_its_config_is_adopted(tmp_path):
+    config = league(tmp_path)
+    invoke("run", config, "--no-progress")
+    path = config.parent / "runs" / "dom.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute("DELETE FROM meta WHERE key = 'config'")
+    assert "already played" in invoke("run", config, "--no-progress")
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT value FROM meta WHERE key = 'config'").fetchone() == ("../dom.yaml",)
