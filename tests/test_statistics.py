@@ -210,3 +210,17 @@ def test_one_duplicate_set_keeps_the_model_s_interval():
     fit = fit_table(one)
     assert fit.sets == 1 and fit.order == [0, 1]
     assert all(1.0 < fit.sigma[v] < 25 / 3 for v in (0, 1))  # wide: one deal is little evidence
+
+
+def test_the_table_is_in_the_fit_s_order_and_no_p_next_is_below_one_half(tmp_path):
+    """Three bots of equal strength: the close pairs where P(>next) on shared deals used to
+    read below 0.5 under the fit's order."""
+    config = tmp_path / "r.yaml"
+    bot = f"{sys.executable} {REPO / 'bots' / 'random_bot.py'}"
+    config.write_text("name: r\ngame: crisps\nrounds: 4\nworkers: 1\nbots:\n"
+                      + "".join(f"  - {{name: r{i}, command: {bot} --seed {i}}}\n" for i in range(4)))
+    assert CliRunner().invoke(cli, ["run", str(config), "--quiet"]).exit_code == 0
+    rows = json.loads(CliRunner().invoke(cli, ["table", str(config), "--format", "json"]).output)["table"]
+    assert [r["mu"] for r in rows] == sorted((r["mu"] for r in rows), reverse=True)
+    assert all(0.5 <= r["p_better"] <= 1 for r in rows[:-1]) and rows[-1]["p_better"] is None
+    assert all(r["mu_ci"][0] < r["mu"] < r["mu_ci"][1] for r in rows)
