@@ -213,7 +213,7 @@ def test_one_duplicate_set_keeps_the_model_s_interval():
 
 
 def test_the_table_is_in_the_fit_s_order_and_no_p_next_is_below_one_half(tmp_path):
-    """Three bots of equal strength: the close pairs where P(>next) on shared deals used to
+    """Four bots of equal strength: the close pairs where P(>next) on shared deals used to
     read below 0.5 under the fit's order."""
     config = tmp_path / "r.yaml"
     bot = f"{sys.executable} {REPO / 'bots' / 'random_bot.py'}"
