@@ -1,11 +1,13 @@
 """Clock pins: how long a deadline is, what the bank is charged, and which deadline governs start-up.
 
 Real bot processes (tests/bots/timed.py) answer at chosen delays against the toy game of
-tests/toygame.py. Margins are wide so the tests hold on a loaded 2-core machine: a bot that must
-be on time sleeps at most 0.3-0.6x of its budget, a bot that must be late sleeps past it; nothing
-asserts a wall-clock duration. The bank's arithmetic is pinned exactly from the referee's own
-log: every request tells the bot ``time_left_ms`` (move_ms + bank), and every answer is logged
-with the milliseconds it took, so the next ``time_left_ms`` is known to the millisecond.
+tests/toygame.py. Deadlines count the CPU time of the bot's tree where the harness can freeze
+bots (root: harness.play.cpuclock), so the bots compute (``--burn``) for their delays. Margins
+are wide so the tests hold on a loaded 2-core machine: a bot that must be on time computes at
+most 0.3-0.6x of its budget, a bot that must be late computes past it. The bank's arithmetic is
+pinned exactly from the referee's own log: every request tells the bot ``time_left_ms``
+(move_ms + bank), and every answer is logged with what it was charged (``cpu_ms``), so the next
+``time_left_ms`` is known to the millisecond.
 """
 
 from __future__ import annotations
@@ -25,12 +27,26 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from toygame import ToyGame  # noqa: E402
 
 TOY = ToyGame()
+
+
+def _cpu_clock_here() -> bool:
+    from harness.play.cgroups import BotCgroup, cgroup_base
+    group = BotCgroup.create(cgroup_base(), "probe-clock", None)
+    if group is None:
+        return False
+    ok = group.can_freeze and group.can_count_cpu
+    group.kill()
+    return ok
+
+
+needs_cpu_clock = pytest.mark.skipif(not _cpu_clock_here(), reason="no cgroup freezer and cpuacct here (not root)")
 TIMED = Path(__file__).resolve().parent / "bots" / "timed.py"
 
 
 def timed_bot(tmp_path: Path, *args: str) -> BotSpec:
     d = tmp_path / f"timed-{uuid.uuid4().hex[:8]}"
     d.mkdir()
+    d.chmod(0o777)  # it counts requests in a file there; as root the bot runs as an unprivileged uid
     return BotSpec(name="timed", command=(sys.executable, str(TIMED), *args), cwd=str(d))
 
 
@@ -57,7 +73,7 @@ def seat_exchanges(record: GameRecord, seat: int) -> list[tuple[int, float | Non
             out.append((entry["msg"]["time_left_ms"], None))
         elif entry["type"] == "recv" and out and out[-1][1] is None and "msg" in entry \
                 and entry["msg"].get("type") == "action":
-            out[-1] = (out[-1][0], entry["ms"])
+            out[-1] = (out[-1][0], entry.get("cpu_ms", entry["ms"]))  # what the bank is charged
     return out
 
 
@@ -67,11 +83,25 @@ def kinds(record: GameRecord, seat: int = 1) -> list[str]:
 
 @pytest.mark.parametrize("delay_ms,expected", [(300, []), (3000, ["timeout"])])
 def test_the_move_deadline_is_move_ms(tmp_path, delay_ms, expected):
-    """move_ms=1000, no bank: an answer at 0.3x is on time, one at 3x is a timeout."""
-    [record] = play(tmp_path, config(tmp_path, 5000, 1000, 0), timed_bot(tmp_path, "--delays", str(delay_ms)))
+    """move_ms=1000, no bank: an answer after 0.3x of computing is on time, one at 3x is a timeout."""
+    [record] = play(tmp_path, config(tmp_path, 5000, 1000, 0),
+                    timed_bot(tmp_path, "--burn", "--delays", str(delay_ms)))
     assert kinds(record) == expected
     if expected:
         assert "move_ms=1000" in record.violations[0]["detail"]
+
+
+@needs_cpu_clock
+@pytest.mark.parametrize("sleep_ms,expected", [(1500, []), (5000, ["timeout"])])
+def test_a_bot_that_sleeps_is_out_of_time_at_the_wall_clock_cap(tmp_path, sleep_ms, expected):
+    """Sleeping uses no CPU: the cap is WALL_FACTOR (3) x time_left_ms of wall-clock time.
+    1.5x move_ms asleep is on time (it would not be under a wall-clock deadline); 5x is not."""
+    [record] = play(tmp_path, config(tmp_path, 5000, 1000, 0), timed_bot(tmp_path, "--delays", str(sleep_ms)))
+    assert kinds(record) == expected
+    if expected:
+        v = record.violations[0]
+        assert "sleeping or blocked" in v["detail"] and v["clock"]["ran_out"] == "wall"
+        assert 2900 <= v["clock"]["wall_ms"] < 5000 and v["clock"]["cpu_ms"] < 500
 
 
 def expected_bank(exchanges: list[tuple[int, float | None]], move_ms: int, bank_ms: int) -> list[int]:
@@ -89,7 +119,7 @@ def test_the_bank_is_charged_the_overrun_rounded_up(tmp_path):
     """Overruns of move_ms come out of the bank, each rounded up to a whole millisecond."""
     move_ms, bank_ms = 300, 3000
     [record] = play(tmp_path, config(tmp_path, 5000, move_ms, bank_ms),
-                    timed_bot(tmp_path, "--delays", "900,600,0,700"), pile=20)
+                    timed_bot(tmp_path, "--burn", "--delays", "900,600,0,700"), pile=20)
     assert kinds(record) == []
     ex = seat_exchanges(record, 1)
     assert len(ex) >= 5 and all(took is not None for _, took in ex)
@@ -114,7 +144,7 @@ def test_the_bank_carries_over_within_a_game_and_refills_for_the_next(tmp_path):
     next game (same pool, same process) the bank is full again.
     """
     move_ms, bank_ms = 500, 2000
-    spec = timed_bot(tmp_path, "--delays", "1500,2000")
+    spec = timed_bot(tmp_path, "--burn", "--delays", "1500,2000")
     first, second = play(tmp_path, config(tmp_path, 5000, move_ms, bank_ms), spec, pile=12, games=2)
     assert kinds(first) == ["timeout"]
     assert first.violations[0]["decision"] > 1  # the second request of seat 1, not its first
@@ -129,7 +159,7 @@ def test_a_bank_never_goes_below_zero_and_then_move_ms_alone_applies(tmp_path):
     """Bank 200 ms, move 300 ms: a 450 ms move is on time (charge ~150); later announcements never drop below move_ms."""
     move_ms, bank_ms = 300, 200
     [record] = play(tmp_path, config(tmp_path, 5000, move_ms, bank_ms),
-                    timed_bot(tmp_path, "--delays", "0,0,1500"), pile=20)
+                    timed_bot(tmp_path, "--burn", "--delays", "0,0,1500"), pile=20)
     # the third request overruns the whole budget (300 + at most 200): a timeout, the bank stays >= 0
     assert kinds(record) == ["timeout"]
     for left, _ in seat_exchanges(record, 1):

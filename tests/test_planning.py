@@ -53,7 +53,8 @@ def test_a_fresh_bulk_plan_stores_what_the_object_plan_stores(tmp_path):
     with LeagueStore(cfg.store) as bulk, LeagueStore(other.store) as objects:
         _, bulk_ids = plan_league(cfg, bulk)
         objects.bind(other)
-        objects.plan(build_schedule(other), objects.register_versions(other.bots))
+        objects.set_meta("deal_secret", bulk.deal_secret() or "")  # one secret: the same deals
+        objects.plan(build_schedule(other, secret=bulk.deal_secret()), objects.register_versions(other.bots))
         query = "SELECT seq, id, round, players, seed, versions, status FROM games ORDER BY seq"
         rows = bulk.db.execute(query).fetchall()
         assert len(rows) == len(build_schedule(cfg)) and rows == objects.db.execute(query).fetchall()

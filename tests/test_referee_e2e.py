@@ -24,6 +24,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import tracemalloc
 import uuid
@@ -196,6 +197,7 @@ class Bot:
         self.marker = f"tbtest-{uuid.uuid4().hex[:12]}"
         self.dir = tmp_path / f"bot-{mode}-{self.marker}"
         self.dir.mkdir()
+        self.dir.chmod(0o777)  # as root the bot runs as an unprivileged uid: it may write its pid file here
         self.pidfile = self.dir / "pids.txt"
         self.spec = BotSpec(name=name or f"misbehave-{mode}",
                             command=("python3", str(MISBEHAVE), mode, *args, "--pidfile", str(self.pidfile),
@@ -669,7 +671,11 @@ def test_harness_command_in_a_sandbox_leaves_no_process_behind(tmp_path):
 def test_bots_die_with_a_killed_harness(tmp_path):
     """SIGKILL to `harness play` mid-game (no cleanup code runs): its bot processes die too,
     even one that hangs and so never reads the end of its stdin."""
-    bots = [Bot(tmp_path, "hang", "--at", "1"), Bot(tmp_path, "ok")]
+    # the bots' pid files: in a directory their unprivileged uid reaches when the tests run as
+    # root (`harness play` runs them in its own directory, pytest's are closed to others)
+    open_dir = Path(tempfile.mkdtemp(prefix="tbtest-"))
+    open_dir.chmod(0o755)
+    bots = [Bot(open_dir, "hang", "--at", "1"), Bot(open_dir, "ok")]
     harness = Path(sys.executable).with_name("harness")
     argv = [str(harness), "play", "crisps", "--move-ms", "120000", "--sandbox", "none"]  # the bots write pid files
     for bot in bots:
@@ -691,6 +697,7 @@ def test_bots_die_with_a_killed_harness(tmp_path):
             proc.wait()
         for bot in bots:
             kill_leftovers(bot.marker)
+        shutil.rmtree(open_dir, ignore_errors=True)
 
 
 # --------------------------------------------------------------------------- sandbox
@@ -708,6 +715,7 @@ def _probe(tmp_path: Path, sandbox: str | None) -> tuple[GameRecord, dict[str, s
     outside.parent.mkdir()
     botdir = tmp_path / "probe-home"
     botdir.mkdir()
+    botdir.chmod(0o777)  # writable for the unprivileged uid a bot gets when the harness is root
     marker = f"tbtest-{uuid.uuid4().hex[:12]}"
     # what a sandboxed bot must not read: another bot's program, a league store, a file in $HOME
     store = tmp_path / "league.sqlite"
@@ -741,9 +749,14 @@ def _probe(tmp_path: Path, sandbox: str | None) -> tuple[GameRecord, dict[str, s
 def test_without_sandbox_the_probe_does_reach_the_network_and_disk(tmp_path):
     """The control: proves the probe can see an escape, so the bwrap test below can fail."""
     record, findings, connected, outside = _probe(tmp_path, None)
-    assert findings == {"net": "ok", "outside": "ok", "inside": "ok", "scratch": "ok",
-                        "other_bot": "ok", "store": "ok", "home": "ok"}
-    assert connected and outside.exists()
+    if os.geteuid() == 0:  # the bot runs as an unprivileged uid: root's private directories are closed
+        assert findings == {"net": "ok", "outside": "blocked", "inside": "ok", "scratch": "ok",
+                            "other_bot": "ok", "store": "blocked", "home": "blocked"}
+        assert connected and not outside.exists()
+    else:
+        assert findings == {"net": "ok", "outside": "ok", "inside": "ok", "scratch": "ok",
+                            "other_bot": "ok", "store": "ok", "home": "ok"}
+        assert connected and outside.exists()
     assert record.violations == []
 
 

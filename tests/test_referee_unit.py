@@ -68,8 +68,10 @@ BOT_SRC = textwrap.dedent('''
                 time.sleep(60)
             elif bad and mode == "byvalue":
                 send({"type": "action", "id": msg["id"], "action": dict(reversed(list(msg["actions"][-1].items())))})
-            elif mode == "slow":
-                time.sleep(0.25)
+            elif mode == "slow":  # computes: deadlines count CPU time where the harness freezes bots
+                end = time.process_time() + 0.25
+                while time.process_time() < end:
+                    pass
                 send({"type": "action", "id": msg["id"], "index": 0})
             else:
                 send({"type": "action", "id": msg["id"], "index": 0})
@@ -88,6 +90,7 @@ def bot(tmp_path):
     def make(mode: str, at: str = "", name: str | None = None) -> BotSpec:
         d = tmp_path / f"home-{mode}-{len(made)}"
         d.mkdir()
+        d.chmod(0o777)  # it logs its requests there; as root a bot runs as an unprivileged uid
         spec = BotSpec(name=name or f"unit-{mode}", command=("python3", str(script), mode, at), cwd=str(d))
         made.append(spec)
         return spec
@@ -353,7 +356,11 @@ def test_forfeit_policy_ranks_offender_last_and_the_game_completes(tmp_path, bot
         record = play_game(TOY, {"pile": 60}, 5, "g-f", [bad, good], pool, cfg)
         assert pool.started == 2
         again = play_game(TOY, {"pile": 60}, 5, "g-f2", [bad, good], pool, cfg)
-        assert pool.started == 3  # the offender's process was replaced for its next game, the other reused
+        # the offender's process was replaced for its next game, and so was the other: no process
+        # plays a deal (seed) twice
+        assert pool.started == 4
+        third = play_game(TOY, {"pile": 60}, 6, "g-f3", [good, bad], pool, cfg)
+        assert pool.started == 5 and third.forfeits == [1]  # another deal: the good bot's process reused
     assert [v["kind"] for v in record.violations] == ["illegal"]
     v = record.violations[0]
     assert v["seat"] == 0 and v["bot"] == "unit-illegal" and v["game_id"] == "g-f" and v["seed"] == 5
@@ -363,7 +370,7 @@ def test_forfeit_policy_ranks_offender_last_and_the_game_completes(tmp_path, bot
     assert record.forfeits == [0] and record.ranking == [1, 0] and record.ended_by == "rules"
     # the fallback is seeded: the same game plays out identically
     assert (again.scores, again.ranking, again.decisions) == (record.scores, record.ranking, record.decisions)
-    assert len(requests_seen(bad)) == 4  # two requests in each game, then the seat was played by the fallback
+    assert len(requests_seen(bad)) == 6  # two requests in each game, then the seat was played by the fallback
 
 
 def test_strikes_let_the_game_go_on_until_they_run_out(tmp_path, bot):

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from selenium import webdriver
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
@@ -101,7 +102,7 @@ def test_every_replay_steps_to_the_stored_final_scores(browser, league, tmp_path
         assert label.text == f"move {total} / {total}"
         shown = [float(td.text) for td in browser.find_elements(By.CSS_SELECTOR, "#seats-table td.score")]
         assert shown == [float(x) for x in games[page.stem]], page.stem
-        assert "game over" in browser.find_element(By.ID, "move-panel").text
+        assert "Game over" in browser.find_element(By.ID, "move-panel").text
         checked += 1
         if checked == 1:
             shoot(browser, tmp_path, "replay-end")
@@ -147,11 +148,22 @@ def test_serve_shows_the_count_of_games_growing_while_a_league_plays(browser, tm
             time.sleep(0.2)
         time.sleep(1.0)
         browser.get(url)
-        first = int(browser.find_element(By.ID, "games-done").text)
+
+        def games_done() -> int | None:
+            try:  # the live page replaces itself as games finish (and waits while the store is created)
+                return int(browser.find_element(By.ID, "games-done").text)
+            except (NoSuchElementException, StaleElementReferenceException):
+                return None
+
+        first = None
+        while first is None and time.monotonic() < deadline:
+            first = games_done()
+            time.sleep(0.2)
+        assert first is not None
         grown = first
         while grown <= first and time.monotonic() < deadline:
             time.sleep(1.0)
-            grown = int(browser.find_element(By.ID, "games-done").text)  # the page refreshes itself
+            grown = games_done() or grown  # the page refreshes itself
         assert grown > first, (first, grown)
         shoot(browser, tmp_path, "live")
         status = json.loads(browser.execute_script("return fetch('api/status').then(r => r.text())"))

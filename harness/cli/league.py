@@ -81,12 +81,16 @@ def _open_store(config: LeagueConfig) -> LeagueStore:
               help="A progress bar, or --no-progress for none  [default: a bar when stderr is a terminal, "
                    "else a line every 10 s: done, rate, time left]")
 @click.option("--quiet", "-q", is_flag=True, help="No progress at all (the summary is still printed).")
+@click.option("--forever", is_flag=True,
+              help="Adaptive schedule: a standing ladder. Keep choosing rounds past schedule.games and "
+                   "schedule.until, wait for bots when there are too few, take the config's new bots as it "
+                   "changes; Ctrl-C stops it (run again to resume).")
 @click.option("--claim-store", is_flag=True,
               help="Make CONFIG the owner of its store although another config file made it (CONFIG replaces "
                    "that one: a renamed copy, a checkout elsewhere). Without it such a store is refused.")
 @dask_option
 def run(config: str, workers: int | None, rounds: int | None, progress: bool | None, quiet: bool,
-        claim_store: bool, dask: str | None) -> None:
+        forever: bool, claim_store: bool, dask: str | None) -> None:
     """Play the league in CONFIG: every scheduled game not played yet, then print a summary.
 
     Re-running resumes: finished games are never replayed, even after the runner was killed,
@@ -96,6 +100,11 @@ def run(config: str, workers: int | None, rounds: int | None, progress: bool | N
 
     \b
         harness run leagues/demo.yaml && harness table leagues/demo.yaml
+
+    With `schedule: {kind: adaptive}` the games are chosen round by round as results come in,
+    until schedule.games are played or schedule.until is answered (it says which); the config is
+    re-read between rounds, so `harness submit` (or an edit) adds a bot while it plays, and a bot
+    removed from the config stops being chosen.
     """
     from harness.league.runner import LeagueInterrupted, run_league
 
@@ -105,17 +114,28 @@ def run(config: str, workers: int | None, rounds: int | None, progress: bool | N
     _, warning = resolve_sandbox(cfg.limits.get("sandbox", "auto"))  # workers resolve auto the same way
     if warning:
         echo(warning, err=True)
+    if forever and not cfg.schedule.adaptive:
+        raise click.BadParameter("only with an adaptive schedule (schedule: {kind: adaptive} in the config); a "
+                                 "round robin plays its rounds and stops", param_hint="--forever")
     if claim_store and Path(cfg.store).exists():
         with LeagueStore(cfg.store) as store:
             store.claim(cfg)
     shown: bool | str = progress if progress is not None else ("bar" if sys.stderr.isatty() else "lines")
     if quiet:
         shown = "none"
+    extra: dict[str, Any] = {}
+    if cfg.schedule.adaptive:
+        from harness.league.adaptive import config_roster
+
+        extra = {"forever": forever, "roster": config_roster(config, cfg), "notify": lambda line: echo(line, err=True)}
     try:
-        summary = run_league(cfg, progress=shown, dask=dask)
+        summary = run_league(cfg, progress=shown, dask=dask, **extra)
     except LeagueInterrupted as stop:
         summary = stop.summary
         pending = summary.plan.pending - summary.played
+        if cfg.schedule.adaptive:
+            with LeagueStore(cfg.store) as store:
+                pending = store.counts()["pending"]
         dropped = (f" ({summary.dropped_in_flight} unfinished games dropped, not recorded)"
                    if summary.dropped_in_flight else "")
         echo(f"stopped: {summary.played} games recorded this run{dropped}, {pending} still to play; "
@@ -134,6 +154,9 @@ def run(config: str, workers: int | None, rounds: int | None, progress: bool | N
         notes.append(f"{plan.reactivated} dropped games back in the schedule")
     for note in notes:
         echo(note)
+    if cfg.schedule.adaptive:
+        _adaptive_summary(cfg, summary, dask)
+        return
     if not plan.pending:
         echo(f"{cfg.name}: all {plan.done} games already played; nothing to do. "
                    f"See: harness table {cfg.path}")
@@ -158,6 +181,35 @@ def run(config: str, workers: int | None, rounds: int | None, progress: bool | N
     if summary.gave_up:
         echo(f"stopped after {len(summary.errors)} games failed inside the harness (not because of a bot); "
                    f"they are still pending", err=True)
+    if summary.errors:
+        raise SystemExit(1)
+
+
+def _adaptive_summary(cfg: LeagueConfig, summary: Any, dask: str | None) -> None:
+    """What an adaptive run did and why it stopped."""
+    with LeagueStore(cfg.store) as store:
+        counts = store.counts()
+    echo(f"{cfg.name}: played {summary.played} games in {summary.seconds:.1f} s ({summary.games_per_second:.1f} "
+         f"games/s, {summary.workers} {'Dask ' if dask or cfg.executor else ''}worker"
+         f"{'' if summary.workers == 1 else 's'}), {summary.violations} violations; {counts['done']} done in all. "
+         f"See: harness table {cfg.path}")
+    if summary.violations:
+        echo(f"violations: harness violations {cfg.path}")
+    echo(f"results: {_shown_path(cfg.store)}")
+    for i, (err, times) in enumerate(collections.Counter(summary.errors).items()):
+        games = f" ({times} games)" if times > 1 else ""
+        echo(f"error{games}: {err.rstrip() if i == 0 else err.strip().splitlines()[-1]}", err=True)
+    if summary.stop_reason:
+        echo(f"stopped: {summary.stop_reason}; the games recorded are kept, {counts['pending']} are still pending: "
+             f"run the same command again once it is back", err=True)
+        raise SystemExit(1)
+    if summary.gave_up:
+        echo(f"stopped after {len(summary.errors)} games failed inside the harness (not because of a bot); "
+             f"they are still pending", err=True)
+    elif summary.finished:
+        echo(f"finished: {summary.finished}")
+    else:
+        echo(f"finished: no table to fill ({counts['pending']} games pending)")
     if summary.errors:
         raise SystemExit(1)
 

@@ -161,7 +161,7 @@ def match(game: Game, bots: tuple[str, ...], opponents: tuple[str, ...], n_games
     summary = match_summary(state.scores, state.games, sprt, spec.set_size)
     with LeagueStore(cfg.store) as store:
         if state.decided:
-            store.drop_pending()  # the match is over: its league has nothing left to play
+            store.drop_all_pending()  # the match is over: its league has nothing left to play
         summary["violations"] = _sides(store, state.ids(store))
     if state.decided:
         late = match_summary(state.late_scores, state.late_games, None, spec.set_size)

@@ -23,8 +23,10 @@ def report(config: str, out_dir: str | None, max_replays: int) -> None:
     """Write CONFIG's league as a self-contained HTML site (works offline, from file://).
 
     The table with its intervals, the head-to-head heat map, ratings over time, seat bias,
-    every violation on its own page, and a replay viewer for the games: step through a game
-    drawn as its picture (buttons, slider, arrow keys), as the spectator or as one seat.
+    every violation on its own page, and a replay viewer for the games: each game drawn as it
+    lies on the table (the dominoes with their count and points, the cards, the dial), a move
+    list in words, play/pause or step (buttons, slider, arrow keys, #move=N in the address), as
+    the spectator or as one seat, with each move's stderr.
     Open <out>/index.html in a browser. Example:
 
     \b
@@ -51,8 +53,10 @@ def report(config: str, out_dir: str | None, max_replays: int) -> None:
 def serve(config: str, port: int, host: str) -> None:
     """Serve CONFIG's league pages live from its store, while `harness run` plays it.
 
-    The same pages as `harness report`, made on each request from the store, with any game's
-    replay; the index refreshes its counts and latest games every 2 seconds. Ctrl-C stops it.
+    The same pages as `harness report`, made from the store, with any game's replay. The index
+    keeps itself current: its counts every 2 seconds, the whole page (table, matrix, charts,
+    violations, games) when games were played; the config is read again when it or a bot's
+    file changes. Started before the league, it waits for the store. Ctrl-C stops it.
     Example:
 
     \b

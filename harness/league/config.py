@@ -32,8 +32,9 @@ import yaml
 from harness.games import GAMES, GameLoadError, InvalidOptions
 from harness.play.limits import MAX_IDLE_BOTS, TimeControls
 
-__all__ = ["LeagueError", "ConfigError", "LeagueConfig", "BotEntry", "RatingParams", "load_config", "parse_config",
-           "TOP_KEYS", "TIME_KEYS", "LIMIT_KEYS", "RATING_DEFAULTS", "default_workers", "games_per_round"]
+__all__ = ["LeagueError", "ConfigError", "LeagueConfig", "BotEntry", "RatingParams", "ScheduleSpec", "load_config",
+           "parse_config", "TOP_KEYS", "TIME_KEYS", "LIMIT_KEYS", "RATING_DEFAULTS", "SCHEDULE_KINDS", "default_workers",
+           "games_per_round"]
 
 
 class LeagueError(ValueError):
@@ -51,7 +52,7 @@ SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".sh", ".l
 PYTHON_RE = re.compile(r"^python(3(\.\d+)?)?$")
 
 TOP_KEYS = ("name", "game", "options", "players", "bots", "rounds", "time", "limits", "policy", "strikes",
-            "rating", "seed", "workers", "store", "executor", "idle_bots")
+            "rating", "seed", "workers", "store", "executor", "idle_bots", "schedule")
 BOT_KEYS = ("name", "command", "cwd", "version")
 #: The largest schedule a league may have (games over all rounds): 100 million games take ~10 GB
 #: of store before any log, and hours to plan and to rate.
@@ -60,11 +61,16 @@ MAX_GAMES = 100_000_000
 TIME_KEYS: dict[str, int] = dataclasses.asdict(TimeControls())
 #: Resource limit keys passed through to harness.play.botproc.ResourceLimits (its defaults apply when unset).
 LIMIT_KEYS = ("memory_mb", "cpu_seconds", "processes", "open_files", "stderr_bytes", "max_line_bytes",
-              "max_json_depth", "sandbox")
+              "max_json_depth", "sandbox", "scratch_mb")
 #: Limits that ``null`` switches off (the others always apply).
 NULLABLE_LIMITS = ("memory_mb", "cpu_seconds", "processes", "open_files")
+#: The longest file name (one path component) Linux file systems accept, in bytes.
+NAME_MAX = 255
 RATING_DEFAULTS = {"mu": 25.0, "sigma": 25.0 / 3, "beta": 25.0 / 6, "tau": 0.0, "draw_probability": 0.10}
 POLICIES = ("forfeit", "strikes")
+SCHEDULE_KINDS = ("round_robin", "adaptive")
+SCHEDULE_KEYS = ("kind", "games", "until")
+UNTIL_KEYS = ("top", "confidence")
 DEFAULT_STRIKES = 3
 
 
@@ -97,6 +103,23 @@ class RatingParams:
 
 
 @dataclass(frozen=True)
+class ScheduleSpec:
+    """The ``schedule`` key: the whole round robin (default), or adaptive rounds chosen as results come in."""
+
+    kind: str = "round_robin"
+    #: adaptive: stop once this many games are scheduled and played (None: no budget)
+    games: int | None = None
+    #: adaptive: stop once each adjacent pair of the top ``top`` (and the next bot) is ordered
+    #: with ``confidence`` by the table's P(>next) (None: no question)
+    top: int | None = None
+    confidence: float | None = None
+
+    @property
+    def adaptive(self) -> bool:
+        return self.kind == "adaptive"
+
+
+@dataclass(frozen=True)
 class BotEntry:
     """One bot of a league, resolved: its command, absolute working directory and version."""
 
@@ -107,7 +130,7 @@ class BotEntry:
     #: Absolute paths of the files named by the command whose content makes the version.
     files: tuple[str, ...] = ()
     #: The directory a sandboxed bot sees as its own (its ``cwd`` when the config sets one;
-    #: None: the directory of the program its command names).
+    #: None: only the directory of its program, :func:`harness.play.sandbox.program_dir`).
     sandbox_dir: str | None = None
 
     @property
@@ -141,6 +164,8 @@ class LeagueConfig:
     executor: str | None = None
     #: most bot processes kept idle per worker between games (least recently used stopped first)
     idle_bots: int = MAX_IDLE_BOTS
+    #: ``schedule``: round robin, or adaptive (docs/leagues.md)
+    schedule: ScheduleSpec = ScheduleSpec()
 
     def bot(self, name: str) -> BotEntry:
         for b in self.bots:
@@ -300,11 +325,18 @@ def parse_config(data: Any, shown: str, *, base_dir: Path, rounds: int | None = 
     bots = _check_bots(c, data.get("bots"), base_dir)
     table_sizes = _check_table_sizes(c, game, data.get("players", game.min_players), len(bots))
 
+    schedule = _check_schedule(c, data.get("schedule"), len(bots))
+    if schedule.adaptive and "rounds" in data:
+        raise c.fail("rounds", "only used with the round-robin schedule (this league's schedule is adaptive: "
+                               "its budget is schedule.games)")
     n_rounds = c.integer(data.get("rounds", 1), "rounds", 1)
+    if rounds is not None and schedule.adaptive:
+        raise c.fail("--rounds", "only used with the round-robin schedule (this league's schedule is adaptive: "
+                                 "its budget is schedule.games)")
     if rounds is not None:
         n_rounds = c.integer(rounds, "--rounds", 1)
     per_round = games_per_round(len(bots), table_sizes)
-    if per_round * n_rounds > MAX_GAMES:
+    if not schedule.adaptive and per_round * n_rounds > MAX_GAMES:
         raise c.fail("rounds" if rounds is None else "--rounds",
                      f"{n_rounds} rounds of {per_round:,} games make {per_round * n_rounds:,} games, more than "
                      f"the {MAX_GAMES:,} a league may hold (allowed: at most {max(1, MAX_GAMES // per_round):,} "
@@ -314,6 +346,8 @@ def parse_config(data: Any, shown: str, *, base_dir: Path, rounds: int | None = 
     time = {k: c.integer(time_cfg.get(k, d), f"time.{k}", 0 if k == "bank_ms" else 1) for k, d in TIME_KEYS.items()}
 
     limits = _check_limits(c, data.get("limits"))
+    if limits.get("sandbox") is not None and c.strict:
+        _check_own_dirs(c, bots)
 
     policy = data.get("policy", "forfeit")
     if policy not in POLICIES:
@@ -355,7 +389,39 @@ def parse_config(data: Any, shown: str, *, base_dir: Path, rounds: int | None = 
                         rounds=n_rounds, time=time, limits=limits, policy=policy, strikes=strikes,
                         rating=rating, seed=seed, workers=n_workers, store=store,
                         executor=_check_executor(c, data.get("executor")),
-                        idle_bots=c.integer(data.get("idle_bots", MAX_IDLE_BOTS), "idle_bots", 0))
+                        idle_bots=c.integer(data.get("idle_bots", MAX_IDLE_BOTS), "idle_bots", 0), schedule=schedule)
+
+
+def _check_schedule(c: _Checker, value: Any, n_bots: int) -> ScheduleSpec:
+    """``schedule``: ``round_robin`` (default), ``adaptive``, or ``{kind, games, until: {top, confidence}}``."""
+    if value is None or isinstance(value, str):
+        value = {"kind": value or "round_robin"}
+    cfg = c.mapping(value, "schedule", SCHEDULE_KEYS)
+    kind = cfg.get("kind", "round_robin")
+    if kind not in SCHEDULE_KINDS:
+        close = difflib.get_close_matches(str(kind), SCHEDULE_KINDS, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise c.fail("schedule.kind", f"{_show(kind)} is not allowed{hint} (allowed: {', '.join(SCHEDULE_KINDS)})")
+    if kind == "round_robin":
+        for key in ("games", "until"):
+            if key in cfg:
+                raise c.fail(f"schedule.{key}", "only used with 'kind: adaptive' (a round robin plays its "
+                                                "rounds: the 'rounds' key)")
+        return ScheduleSpec()
+    games = c.integer(cfg["games"], "schedule.games", 1) if cfg.get("games") is not None else None
+    top = confidence = None
+    if cfg.get("until") is not None:
+        until = c.mapping(cfg["until"], "schedule.until", UNTIL_KEYS)
+        for key in UNTIL_KEYS:
+            if key not in until:
+                raise c.fail(f"schedule.until.{key}", "missing (e.g. until: {top: 10, confidence: 0.95})")
+        top = c.integer(until["top"], "schedule.until.top", 1)
+        if top >= n_bots:
+            raise c.fail("schedule.until.top", f"{top} needs at least {top + 1} bots (the league has {n_bots}: "
+                                               f"the top {top} is ordered against the next one)")
+        confidence = c.number(until["confidence"], "schedule.until.confidence", lambda v: 0.5 < v < 1,
+                              "a number between 0.5 and 1, exclusive, e.g. 0.95")
+    return ScheduleSpec(kind="adaptive", games=games, top=top, confidence=confidence)
 
 
 def _check_executor(c: _Checker, value: Any) -> str | None:
@@ -452,7 +518,7 @@ def _check_bots(c: _Checker, value: Any, base_dir: Path) -> tuple[BotEntry, ...]
                 raise c.fail(f"{key}.cwd", f"{item['cwd']} is not a directory (relative to {_rel(base_dir)})")
         command = _check_command(c, item.get("command"), f"{key}.command", cwd)
         files = _command_files(command, cwd)
-        runnable = all((cwd / w).exists() for w in command if looks_like_path(w))
+        runnable = all(_exists(cwd / w) for w in command if looks_like_path(w))
         version = item.get("version", "auto")
         if not isinstance(version, (str, int)) or isinstance(version, bool) or not str(version).strip():
             raise c.fail(f"{key}.version", f"{_show(version)} is not allowed (allowed: auto, or a fixed label)")
@@ -466,12 +532,45 @@ def _check_bots(c: _Checker, value: Any, base_dir: Path) -> tuple[BotEntry, ...]
     return tuple(entries)
 
 
+def _check_own_dirs(c: _Checker, bots: tuple[BotEntry, ...]) -> None:
+    """Refuse a bot whose command names a file outside its own directory: sandboxed, it sees only
+    that directory (its ``cwd``, else its program's), never what a word of its command names."""
+    from harness.play.limits import resolve_command
+    from harness.play.sandbox import outside_word, own_dirs
+
+    for i, bot in enumerate(bots):
+        argv = resolve_command(bot.command)
+        own = own_dirs(argv, bot.cwd, bot.sandbox_dir)
+        word = outside_word(argv, bot.cwd, own)
+        if word is not None:
+            where = (f"is outside its directory {' and '.join(_rel(Path(d)) for d in own)}" if own else
+                     "names a file, and the bot has no directory of its own (its command names no program file)")
+            raise c.fail(f"bots[{i}].command", f"{word} {where}: a sandboxed bot sees only its own directory "
+                                               f"(set cwd to one that holds every file it names, or move the "
+                                               f"file there)")
+
+
 def _rel(path: Path) -> str:
     try:
         rel = os.path.relpath(path)
     except ValueError:
         return str(path)
     return rel if not rel.startswith("../../..") else str(path)
+
+
+def _exists(path: Path) -> bool:
+    """Whether ``path`` exists; False for what cannot be a path (too long, a NUL byte...)."""
+    try:
+        return path.exists()
+    except (OSError, ValueError):
+        return False
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def looks_like_path(word: str) -> bool:
@@ -499,8 +598,13 @@ def _check_command(c: _Checker, value: Any, key: str, cwd: Path) -> tuple[str, .
     for i, word in enumerate(words):
         if not looks_like_path(word):
             continue
+        longest = max(len(part.encode()) for part in word.split("/"))
+        if longest > NAME_MAX:
+            shown = word if len(word) <= 60 else word[:57] + "..."
+            raise c.fail(key, f"{shown!r} names a file of {longest} bytes, longer than a file name may be "
+                              f"({NAME_MAX} bytes)")
         target = cwd / word
-        if not target.exists():
+        if not _exists(target):
             hint = ""
             if Path(word).exists():  # relative to the current directory instead: say how to write it
                 hint = f"; did you mean {os.path.relpath(Path(word).resolve(), cwd)}?"
@@ -517,7 +621,7 @@ def _command_files(command: tuple[str, ...], cwd: Path) -> tuple[str, ...]:
         if word.startswith("-"):
             continue
         target = cwd / word
-        if ("/" in word or word.endswith(SCRIPT_SUFFIXES) or word != command[0]) and target.is_file():
+        if ("/" in word or word.endswith(SCRIPT_SUFFIXES) or word != command[0]) and _is_file(target):
             files.append(str(target.resolve()))
     return tuple(files)
 

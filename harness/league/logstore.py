@@ -16,6 +16,7 @@ a deleted store never shows its logs for another league's games (a new store als
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from collections.abc import Sequence
@@ -54,6 +55,10 @@ class LogStore:
 
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
+        try:  # every seat's hands are in the logs: their owner's eyes only
+            os.chmod(self.path, 0o600)
+        except OSError:
+            pass
         if db.execute("PRAGMA page_size").fetchone()[0] != 65536 and \
                 db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0:
             db.execute("PRAGMA page_size=65536")  # (only before the first table, and before WAL)

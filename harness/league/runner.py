@@ -28,26 +28,27 @@ import hashlib
 import os
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import IO
 
 from harness.league import ratings as rating_mod
-from harness.league.config import LeagueConfig
+from harness.league.adaptive import AdaptiveSchedule, AdaptiveSource
+from harness.league.config import BotEntry, LeagueConfig
 from harness.league.executors.base import Executor, ExecutorLost, GamePlayer, Message, WorkerSetup, referee_player
 from harness.league.executors.local import LocalExecutor
 from harness.league.pending import PendingGame
 from harness.league.progress import progress_bar as _progress_bar
-from harness.league.schedule import planned_chunks, schedule_fingerprint
+from harness.league.schedule import deal_seed, planned_chunks, schedule_fingerprint
 from harness.league.sources import GameSource, StoreSource
 from harness.league.store import GameOutcome, LeagueStore, PlanSummary, StoreError
 from harness.play.limits import BotSpec, ResourceLimits, TimeControls
 from harness.play.referee import RefereeConfig
 
 __all__ = ["GamePlayer", "RunSummary", "run_league", "plan_league", "referee_player", "LeagueInterrupted",
-           "build_referee_config", "bot_specs", "worker_setup", "MAX_ERRORS"]
+           "build_referee_config", "bot_spec", "bot_specs", "worker_setup", "MAX_ERRORS"]
 
 #: The parent records results at most this often (seconds): fewer wake-ups on the workers' cores,
 #: and all the games that arrived meanwhile in one transaction.
@@ -56,6 +57,8 @@ RECORD_INTERVAL = 0.02
 INTERRUPT_POLL = 0.25
 #: A run stops dispatching after this many games failed inside the harness (a bug, not a bot).
 MAX_ERRORS = 5
+#: How often a standing ladder with nothing to play looks for bots (seconds).
+ROSTER_POLL = 1.0
 
 #: Makes a run's game source from its store and its ``max_games``.
 SourceFactory = Callable[[LeagueStore, "int | None"], GameSource]
@@ -83,6 +86,7 @@ class RunSummary:
     workers: int = 0
     gave_up: bool = False  # stopped dispatching after MAX_ERRORS harness errors
     stop_reason: str | None = None  # why the run stopped early, when it is not a bot's or the harness's fault
+    finished: str | None = None  # why an adaptive schedule stopped (its budget, its question answered)
 
     @property
     def games_per_second(self) -> float:
@@ -95,10 +99,14 @@ def build_referee_config(config: LeagueConfig, log_dir: str) -> RefereeConfig:
                          strikes=config.strikes, log_dir=log_dir, record_messages=True)
 
 
+def bot_spec(bot: BotEntry) -> BotSpec:
+    """How a worker starts ``bot``."""
+    return BotSpec(name=bot.name, command=tuple(bot.command), cwd=bot.cwd, sandbox_dir=bot.sandbox_dir)
+
+
 def bot_specs(config: LeagueConfig, version_ids: dict[str, int]) -> dict[int, BotSpec]:
     """version id -> BotSpec for the bots of ``config``."""
-    return {version_ids[b.label]: BotSpec(name=b.name, command=tuple(b.command), cwd=b.cwd, sandbox_dir=b.sandbox_dir)
-            for b in config.bots}
+    return {version_ids[b.label]: bot_spec(b) for b in config.bots}
 
 
 def worker_setup(config: LeagueConfig, version_ids: dict[str, int], player: GamePlayer) -> WorkerSetup:
@@ -112,10 +120,11 @@ def plan_league(config: LeagueConfig, store: LeagueStore) -> tuple[PlanSummary, 
     """Bind the store to the league, register the bot versions, and bring the schedule up to date."""
     store.bind(config)
     version_ids = store.register_versions(config.bots)
+    store.adopt_deal_secret(lambda secret, round_, names: deal_seed(config.name, config.seed, round_, names, secret))
     fingerprint = schedule_fingerprint(config)
     if store.planned_fingerprint() == fingerprint:  # planned before with this very schedule
         return store.unchanged_plan(), version_ids
-    summary = store.plan_rows(planned_chunks(config, version_ids), fingerprint)
+    summary = store.plan_rows(planned_chunks(config, version_ids, store.deal_secret()), fingerprint)
     return summary, version_ids
 
 
@@ -123,31 +132,60 @@ def run_league(config: LeagueConfig, *, player: GamePlayer | None = None, progre
                grace_seconds: float = 5.0, max_games: int | None = None, pin: bool = True,
                on_game: Callable[[int, GameOutcome], None] | None = None,
                should_stop: Callable[[], bool] | None = None, dask: str | None = None,
-               source: SourceFactory = StoreSource) -> RunSummary:
-    """Play the games of ``config``'s league that ``source`` gives (default: every pending game) and
-    record them; return what was done.
+               source: SourceFactory | None = None, forever: bool = False,
+               roster: Callable[[], Sequence[BotEntry] | None] | None = None,
+               notify: Callable[[str], None] | None = None) -> RunSummary:
+    """Play the games of ``config``'s league that ``source`` gives (default: every pending game of
+    a round robin; the rounds an adaptive schedule chooses) and record them; return what was done.
 
     ``max_games`` stops after that many games (tests, benchmarks). ``dask`` (an address, or
     ``local:N``; default: the config's ``executor``) plays the games on a Dask cluster instead of
     local worker processes. ``on_game(seq, outcome)`` sees every finished game; once
     ``should_stop()`` is true no more games start. Raises :class:`LeagueInterrupted` on Ctrl-C,
     after recording what finished.
+
+    An adaptive league (``schedule: {kind: adaptive}``) also takes ``roster()``, polled between
+    rounds: the league's bots now, or None when unchanged (``harness run`` re-reads its config
+    file; see :func:`harness.league.adaptive.config_roster`); ``notify(line)`` hears who joined
+    or left; ``forever`` plays on past the budget and the ``until`` question (a standing ladder,
+    until Ctrl-C or ``should_stop()``). Why it stopped is in :attr:`RunSummary.finished`.
     """
     player = player or referee_player()
     store = LeagueStore(config.store)
     lock = None
     try:
         lock = _lock_league(config.store)
-        plan, version_ids = plan_league(config, store)
-        games = source(store, max_games)
+        adaptive: AdaptiveSource | None = None
+        if config.schedule.adaptive and source is None:
+            store.bind(config)
+            version_ids = store.register_versions(config.bots)
+            adaptive = AdaptiveSource(AdaptiveSchedule(config, store, version_ids, forever=forever), roster, notify)
+            counts = store.counts()
+            plan = PlanSummary(0, 0, 0, counts["pending"], counts["done"])
+            games: GameSource = adaptive
+        else:
+            plan, version_ids = plan_league(config, store)
+            games = (source or StoreSource)(store, max_games)
         summary = RunSummary(plan=plan)
         rating_mod.advance(store, config.rating)  # catch up (e.g. after a changed rating parameter)
         if games.remaining() == 0:
             return summary
-        setup = worker_setup(config, version_ids, player)
-        _play_and_record(config, store, lambda: _start_executor(config, setup, dask or config.executor,
-                                                                games.remaining(), pin),
-                         games, summary, progress, grace_seconds, on_game, should_stop)
+        setups = [worker_setup(config, version_ids, player)]
+
+        def start_executor() -> Executor:
+            if adaptive is not None and adaptive.new_bots:  # bots that joined: the workers must know them
+                bots = {**{b.label: b for b in config.bots}, **{b.label: b for b in adaptive.new_bots.values()}}
+                specs = {**setups[-1].specs, **{v: bot_spec(b) for v, b in adaptive.new_bots.items()}}
+                setups.append(dataclasses.replace(setups[-1], specs=specs))
+                adaptive.new_bots.clear()
+                return _start_executor(dataclasses.replace(config, bots=tuple(bots.values())), setups[-1],
+                                       dask or config.executor, None, pin)
+            return _start_executor(config, setups[-1], dask or config.executor, games.remaining(), pin)
+
+        _play_and_record(config, store, start_executor, games, summary, progress, grace_seconds, on_game,
+                         should_stop)
+        if adaptive is not None:
+            summary.finished = adaptive.schedule.stop_reason
         return summary
     finally:
         store.close()
@@ -186,6 +224,20 @@ def _lock_league(store_path: str) -> IO[str]:
     handle.write(str(os.getpid()))
     handle.flush()
     return handle
+
+
+def _new_bots(source: GameSource) -> bool:
+    """Whether the source has games for bots the executor does not know (an adaptive roster change)."""
+    return bool(getattr(source, "new_bots", None))
+
+
+def _more_later(source: GameSource, writer: _Writer) -> bool:
+    """Whether the run goes on with nothing in flight: bots joined and wait for the executor, or
+    a standing ladder waits for bots (a source's ``more_later()``)."""
+    if writer.stopped:
+        return False
+    more = getattr(source, "more_later", None)
+    return _new_bots(source) or (more is not None and bool(more()))
 
 
 class _Writer:
@@ -293,7 +345,14 @@ def _play_and_record(config: LeagueConfig, store: LeagueStore, start_executor: C
         try:
             writer.dispatch(executor, should_stop)
             last = 0.0
-            while executor.in_flight() and not interrupts:
+            while (executor.in_flight() or _more_later(source, writer)) and not interrupts:
+                if not executor.in_flight():
+                    if _new_bots(source):  # bots joined: workers that know them, once nothing is in flight
+                        executor.close()
+                        executor = start_executor()
+                        summary.workers = executor.workers
+                    else:
+                        time.sleep(ROSTER_POLL)  # a standing ladder with nothing to play: wait for bots
                 pause = RECORD_INTERVAL - (time.monotonic() - last)
                 if pause > 0:
                     time.sleep(pause)

@@ -9,6 +9,14 @@ combination, seat order) is the canonical order ratings are applied in.
 The seed depends on the bot *names* only, so a new version of a bot replays the same deals as
 its previous version; the game id depends on the versions too, so it is a different game.
 
+Deals are secret: a seed also hashes the league's *deal secret*, 32 random bytes made when its
+store is created (:meth:`harness.league.store.LeagueStore.deal_secret`) and kept only there,
+where no sandboxed bot can read it. Without it, the seed was a hash of public facts (league,
+seed, round, names), and a bot that imports the engine rebuilt every deal: its opponents' hands
+and the deck's order. The seed each game used is stored with it, so replays, ``violations
+--replay`` and exports reproduce every game without the secret. ``secret=None`` gives the old
+public seeds (stores made before the secret existed keep them for the games already played).
+
 Planning scales to millions of games: :func:`schedule_chunks` yields lists of the store's rows
 (no object per game) and hashes each id from a per-round prefix, with the same bytes as
 :func:`game_id`; the store inserts them in bulk, and a re-run whose :func:`schedule_fingerprint`
@@ -61,9 +69,16 @@ def _digest(*parts: object) -> bytes:
     return hashlib.sha256(json.dumps(parts, separators=(",", ":")).encode()).digest()
 
 
-def deal_seed(league: str, league_seed: int, round_: int, names: Sequence[str]) -> int:
-    """The seed of the deal played by the bots ``names`` (any order) in ``round_``."""
-    return int.from_bytes(_digest("deal", league, league_seed, round_, sorted(names))[:8], "big") % SEED_LIMIT
+def _deal_head(league: str, league_seed: int, round_: int, secret: str | None) -> list[object]:
+    """What a deal's hash starts with: the secret (when there is one) before the public facts."""
+    return ["deal", league, league_seed, round_] if secret is None else ["deal", secret, league, league_seed, round_]
+
+
+def deal_seed(league: str, league_seed: int, round_: int, names: Sequence[str], secret: str | None = None) -> int:
+    """The seed of the deal played by the bots ``names`` (any order) in ``round_``; ``secret`` is
+    the league's deal secret (None: the public seed of stores made before secrets existed)."""
+    parts = [*_deal_head(league, league_seed, round_, secret), sorted(names)]
+    return int.from_bytes(_digest(*parts)[:8], "big") % SEED_LIMIT
 
 
 def game_id(league: str, league_seed: int, round_: int, labels: Sequence[str]) -> str:
@@ -71,12 +86,13 @@ def game_id(league: str, league_seed: int, round_: int, labels: Sequence[str]) -
     return "g-" + _digest("game", league, league_seed, round_, list(labels)).hex()[:12]
 
 
-def iter_schedule(config: LeagueConfig, rounds: int | None = None) -> Iterator[ScheduledGame]:
+def iter_schedule(config: LeagueConfig, rounds: int | None = None, secret: str | None = None
+                  ) -> Iterator[ScheduledGame]:
     """The games of ``config`` in canonical order (lazily), as objects: :func:`schedule_chunks`'s rows
     with each seat's bot (the one schedule builder; tests pin it against :func:`deal_seed` and
     :func:`game_id`)."""
     index = {b.label: i for i, b in enumerate(config.bots)}
-    for chunk in schedule_chunks(config, index, rounds=None if rounds is None else range(rounds)):
+    for chunk in schedule_chunks(config, index, rounds=None if rounds is None else range(rounds), secret=secret):
         for gid, round_, _players, seed, versions in chunk:
             yield ScheduledGame(game_id=gid, seed=seed, round=round_,
                                 seats=tuple(config.bots[i] for i in json.loads(versions)))
@@ -88,7 +104,7 @@ StoreRow = tuple[str, int, int, int, str]
 
 
 def schedule_chunks(config: LeagueConfig, version_ids: dict[str, int], size: int = 50_000,
-                    rounds: range | None = None) -> Iterator[list[StoreRow]]:
+                    rounds: range | None = None, secret: str | None = None) -> Iterator[list[StoreRow]]:
     """The games of ``config`` in canonical order as lists of about ``size`` store rows: the same
     games as :func:`iter_schedule`, without an object per game. Each seed and id hashes exactly
     the JSON bytes :func:`deal_seed` and :func:`game_id` hash, assembled from a prefix per round
@@ -107,7 +123,8 @@ def schedule_chunks(config: LeagueConfig, version_ids: dict[str, int], size: int
                                dumps([version_ids[b.label] for b in seats], separators=(",", ":"))))
     chunk: list[StoreRow] = []
     for r in range(config.rounds) if rounds is None else rounds:
-        deal_prefix = (dumps(["deal", config.name, config.seed, r], separators=(",", ":"))[:-1] + ",").encode()
+        deal_prefix = (dumps(_deal_head(config.name, config.seed, r, secret), separators=(",", ":"))[:-1]
+                       + ",").encode()
         id_prefix = (dumps(["game", config.name, config.seed, r], separators=(",", ":"))[:-1] + ",[").encode()
         seeds = [int.from_bytes(sha(deal_prefix + d).digest()[:8], "big") % SEED_LIMIT for d in deals]
         chunk += [("g-" + sha(id_prefix + suffix).hexdigest()[:12], r, players, seeds[deal], versions)
@@ -125,12 +142,15 @@ PARALLEL_FROM = 200_000
 _CHUNK_GAMES = 50_000
 
 
-def _rounds_rows(config: LeagueConfig, version_ids: dict[str, int], start: int, stop: int) -> list[StoreRow]:
+def _rounds_rows(config: LeagueConfig, version_ids: dict[str, int], start: int, stop: int,
+                 secret: str | None = None) -> list[StoreRow]:
     """The store rows of rounds ``start`` to ``stop`` (in the helper process of :func:`planned_chunks`)."""
-    return [row for chunk in schedule_chunks(config, version_ids, rounds=range(start, stop)) for row in chunk]
+    return [row for chunk in schedule_chunks(config, version_ids, rounds=range(start, stop), secret=secret)
+            for row in chunk]
 
 
-def planned_chunks(config: LeagueConfig, version_ids: dict[str, int]) -> Iterator[list[StoreRow]]:
+def planned_chunks(config: LeagueConfig, version_ids: dict[str, int], secret: str | None = None
+                   ) -> Iterator[list[StoreRow]]:
     """:func:`schedule_chunks`, hashed ahead of the caller by a helper process for a big league.
 
     Hashing the ids and seeds is half of planning a new league, inserting the rows and building
@@ -141,29 +161,30 @@ def planned_chunks(config: LeagueConfig, version_ids: dict[str, int]) -> Iterato
     """
     per_round = games_per_round(len(config.bots), config.table_sizes)
     if per_round * config.rounds < PARALLEL_FROM or len(os.sched_getaffinity(0)) < 2:
-        yield from schedule_chunks(config, version_ids)
+        yield from schedule_chunks(config, version_ids, secret=secret)
         return
     step = max(1, _CHUNK_GAMES // max(per_round, 1))
     spans = [(r, min(r + step, config.rounds)) for r in range(0, config.rounds, step)]
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
         ahead: deque[Future[list[StoreRow]]] = deque(
-            pool.submit(_rounds_rows, config, version_ids, *span) for span in spans[1:4])
-        yield _rounds_rows(config, version_ids, *spans[0])
+            pool.submit(_rounds_rows, config, version_ids, *span, secret) for span in spans[1:4])
+        yield _rounds_rows(config, version_ids, *spans[0], secret)
         for i in range(1, len(spans)):
             try:
                 rows = ahead.popleft().result()
                 if i + 3 < len(spans):
-                    ahead.append(pool.submit(_rounds_rows, config, version_ids, *spans[i + 3]))
+                    ahead.append(pool.submit(_rounds_rows, config, version_ids, *spans[i + 3], secret))
             except (BrokenProcessPool, OSError):  # no helper process here: hash the rest in this one
-                yield _rounds_rows(config, version_ids, spans[i][0], config.rounds)
+                yield _rounds_rows(config, version_ids, spans[i][0], config.rounds, secret)
                 return
             yield rows
 
 
-def schedule_rows(config: LeagueConfig, version_ids: dict[str, int]) -> Iterator[tuple[str, int, int, int, tuple[int, ...]]]:
+def schedule_rows(config: LeagueConfig, version_ids: dict[str, int], secret: str | None = None
+                  ) -> Iterator[tuple[str, int, int, int, tuple[int, ...]]]:
     """The games of ``config`` in canonical order as ``(game_id, seed, round, players, version ids
     by seat)`` tuples (from :func:`schedule_chunks`)."""
-    for chunk in schedule_chunks(config, version_ids):
+    for chunk in schedule_chunks(config, version_ids, secret=secret):
         for gid, round_, players, seed, versions in chunk:
             yield gid, seed, round_, players, tuple(json.loads(versions))
 
@@ -175,6 +196,7 @@ def schedule_fingerprint(config: LeagueConfig) -> str:
                    [b.label for b in config.bots]).hex()
 
 
-def build_schedule(config: LeagueConfig, rounds: int | None = None) -> list[ScheduledGame]:
+def build_schedule(config: LeagueConfig, rounds: int | None = None, secret: str | None = None
+                   ) -> list[ScheduledGame]:
     """Every game of ``config`` in canonical order: round, table size, combination, seat order."""
-    return list(iter_schedule(config, rounds))
+    return list(iter_schedule(config, rounds, secret))

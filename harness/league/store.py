@@ -2,8 +2,10 @@
 
 Tables (schema version in ``PRAGMA user_version``):
 
-- ``meta``: what the league is (name, game, options, seed) and derived-data markers
-  (``rated_upto``, the rating parameters the stored ratings were computed with).
+- ``meta``: what the league is (name, game, options, seed), its ``deal_secret`` (32 random bytes
+  made with the store, hashed into every deal's seed: see :mod:`harness.league.schedule`; the
+  store is never visible to a sandboxed bot) and derived-data markers (``rated_upto``, the
+  rating parameters the stored ratings were computed with).
 - ``bots`` and ``versions``: every bot name, and every version of it (command, cwd, files).
 - ``games``: the schedule and its results, one row per scheduled game: ``seq`` (canonical
   order), id, seed, round, players, the version at each seat (``versions``, a JSON list), status
@@ -28,10 +30,11 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import sqlite3
 import time
 import zlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -191,6 +194,11 @@ class LeagueStore:
                     if statement.strip():
                         self.db.execute(statement)
                 self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+                self.set_meta("deal_secret", secrets.token_hex(32))
+            try:  # the store holds every seat's hands and the deal secret: its owner's eyes only
+                os.chmod(self.path, 0o600)  # (SQLite gives its -wal and -shm files the same mode)
+            except OSError:
+                pass
         elif version == 1:
             self._migrate_from_1()
         elif version > SCHEMA_VERSION:
@@ -252,6 +260,33 @@ class LeagueStore:
                         "excluded.value", (key, value))
 
     # -- the league ------------------------------------------------------------------------
+
+    def deal_secret(self) -> str | None:
+        """The league's deal secret (None only in a store made before secrets existed)."""
+        return self.get_meta("deal_secret")
+
+    def adopt_deal_secret(self, seed_of: Callable[[str, int, list[str]], int]) -> int:
+        """Give a store made before deal secrets one, and re-seed what can still be re-seeded.
+
+        Every game not finished whose deal no finished game used gets the seed
+        ``seed_of(secret, round, bot names)``; games of a deal already (partly) played keep their
+        public seed, so the seat orders of a duplicate deal stay one deal. Returns how many
+        games were re-seeded (0 when the store already has a secret).
+        """
+        with self.transaction():
+            if self.deal_secret():
+                return 0
+            secret = secrets.token_hex(32)
+            self.set_meta("deal_secret", secret)
+            names = dict(self.db.execute("SELECT v.id, b.name FROM versions v JOIN bots b ON b.id = v.bot_id"))
+            played = {row[0] for row in self.db.execute("SELECT DISTINCT seed FROM games WHERE status = 'done'")}
+            updates = []
+            for seq, round_, versions, seed in self.db.execute(
+                    "SELECT seq, round, versions, seed FROM games WHERE status != 'done'").fetchall():
+                if seed not in played and versions:
+                    updates.append((seed_of(secret, round_, [names[v] for v in json.loads(versions)]), seq))
+            self.db.executemany("UPDATE games SET seed = ? WHERE seq = ?", updates)
+        return len(updates)
 
     def _config_file(self, config: LeagueConfig) -> tuple[Path, str] | None:
         """``config``'s file (absolute, resolved) and its path relative to the store's directory
@@ -441,11 +476,42 @@ class LeagueStore:
             "SELECT seq, id, seed, round, versions FROM games WHERE status = 'pending' AND seq > ? ORDER BY seq LIMIT ?",
             (seq, limit))]
 
-    def drop_pending(self) -> int:
+    def drop_all_pending(self) -> int:
         """Mark every pending game dropped (a decided match: its remaining plan is not wanted);
         returns how many. A later plan that wants them again makes them pending again."""
         with self.transaction():
             return self.db.execute("UPDATE games SET status = 'dropped' WHERE status = 'pending'").rowcount
+
+    def add_games(self, rows: Sequence[StoreRow]) -> list[int]:
+        """Append scheduled games (the adaptive schedule's rounds, as they are chosen); their seqs, in order."""
+        seqs = []
+        with self.transaction():
+            for row in rows:
+                cursor = self.db.execute("INSERT INTO games (id, round, players, seed, versions) VALUES (?, ?, ?, ?, ?)",
+                                         row)
+                seqs.append(int(cursor.lastrowid or 0))
+        return seqs
+
+    def schedule_log(self, after_seq: int = 0) -> Iterator[tuple[int, str, int, str, list[int], list[int] | None]]:
+        """Every game after ``after_seq`` in order: (seq, id, round, status, version ids by seat, ranks
+        by seat or None until it is done)."""
+        ranks: dict[int, list[int]] = {}
+        for seq, rank in self.db.execute("SELECT s.game_seq, s.rank FROM seats s JOIN games g ON g.seq = s.game_seq "
+                                         "WHERE s.game_seq > ? AND g.status = 'done' ORDER BY s.game_seq, s.seat",
+                                         (after_seq,)):
+            ranks.setdefault(seq, []).append(rank)
+        for seq, game_id, round_, status, versions in self.db.execute(
+                "SELECT seq, id, round, status, versions FROM games WHERE seq > ? ORDER BY seq", (after_seq,)):
+            yield seq, game_id, round_, status, json.loads(versions or "[]"), ranks.get(seq)
+
+    def drop_pending(self, seqs: Sequence[int]) -> None:
+        """Drop these games if they are still pending (a retired version's games)."""
+        with self.transaction():
+            self.db.executemany("UPDATE games SET status = 'dropped' WHERE seq = ? AND status = 'pending'",
+                                [(s,) for s in seqs])
+
+    def last_seq(self) -> int:
+        return int(self.db.execute("SELECT coalesce(max(seq), 0) FROM games").fetchone()[0])
 
     def counts(self) -> dict[str, int]:
         """Number of games per status."""

@@ -43,7 +43,8 @@ import signal
 import subprocess
 import time
 
-from harness.play.cgroups import BotCgroup, cgroup_base
+from harness.play.cgroups import BotCgroup, CgroupBase, cgroup_base
+from harness.play.cpuclock import BASELINE, HARD_FACTOR, WALL_FACTOR, Clock, host_load
 from harness.play.limits import (
     TOKEN_VAR,
     WRAPPERS,
@@ -54,8 +55,17 @@ from harness.play.limits import (
     resolve_command,
     unshare_pid_prefix,
 )
+from harness.play.privileges import bot_uid, reachable_paths_mounter, setpriv_prefix
 from harness.play.remnants import kill_remnants, pipe_holders
-from harness.play.sandbox import bwrap_command, program_dir, resolve_sandbox, sandbox_env
+from harness.play.sandbox import (
+    bwrap_command,
+    bwrap_userns,
+    own_dirs,
+    program_dir,
+    resolve_sandbox,
+    runtime_prefixes,
+    sandbox_env,
+)
 from harness.play.stderr_log import StderrLog
 
 __all__ = ["BotProcess", "StderrLog", "kill_remnants", "describe_status", "OK", "TIMEOUT", "CRASH", "OVERSIZE"]
@@ -83,12 +93,20 @@ class BotProcess:
         self.token = secrets.token_hex(12)
         self.detail = ""
         self.key: object = None  # what the pool started it for (game, options, time controls)
+        #: what its last turn cost (:meth:`ask`)
+        self.last_clock = Clock()
+        self._cpu_mark: int | None = None  # its tree's CPU time when it was last frozen, if read
+        #: the deals (seeds) of the games it was given: it never gets a second game of one deal
+        self.deals: set[int] = set()
         self.started_at = 0.0
         self.pipes: tuple[str, ...] = ()
+        #: the host uid the bot runs as when the harness is root (None: the harness's own user)
+        self.uid: int | None = None
         self._tail = b""
+        self._stderr_total = 0  # bytes read from stderr so far (a mark for stderr_since)
         self._wrapped = False
         self._cgroup: BotCgroup | None = None
-        self._cgroup_base: tuple[str, bool] | None = None
+        self._cgroup_base: CgroupBase | None = None
         self._cap = limits.max_line_bytes
         self._buf = bytearray()
         self._popen: subprocess.Popen | None = None
@@ -112,15 +130,28 @@ class BotProcess:
         sandbox = self.limits.sandbox
         if sandbox == "auto":
             sandbox = resolve_sandbox(sandbox)[0]
+        uid = bot_uid(self.spec.name)  # as root: a bot never holds root's powers, sandboxed or not
+        drop_uid = uid
         if sandbox == "bwrap":
             check_sandbox(self.limits)
-            own = [d for d in (self.spec.sandbox_dir, program_dir(argv, cwd)) if d]
-            argv = bwrap_command(argv, cwd, own)
+            own = own_dirs(argv, cwd, self.spec.sandbox_dir)
+            userns = bwrap_userns()
+            argv = bwrap_command(argv, cwd, own, self.limits.scratch_mb, userns, uid)
+            drop_uid = uid if userns else None  # else setpriv drops it inside the sandbox
             self._wrapped = True
         elif self.limits.pid_namespace:
             check_sandbox(self.limits)
-            argv = [*unshare_pid_prefix(), *argv]
+            argv = [*unshare_pid_prefix(), *setpriv_prefix(uid), *argv]
+            drop_uid = None  # unshare needs root; setpriv drops it for the bot
             self._wrapped = True
+        self.uid = uid
+        mounter = None
+        if drop_uid is not None and sandbox != "bwrap":
+            # no sandbox, harness root: the bot's runtime and files must stay reachable for its uid
+            exe = argv[0] if os.sep in argv[0] else shutil.which(argv[0]) or argv[0]
+            package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+            mounter = reachable_paths_mounter([os.path.join(cwd, exe), *runtime_prefixes(), package, cwd,
+                                               *(d for d in (self.spec.sandbox_dir, program_dir(argv, cwd)) if d)])
         env = dict(os.environ)
         env[TOKEN_VAR] = self.token
         if sandbox == "bwrap":
@@ -132,7 +163,7 @@ class BotProcess:
             self._popen = subprocess.Popen(
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
                 cwd=cwd, env=env, close_fds=True, start_new_session=True,
-                preexec_fn=limit_setter(self.limits, self._cgroup))
+                preexec_fn=limit_setter(self.limits, self._cgroup, drop_uid, mounter))
         except BaseException:
             if self._cgroup is not None:
                 self._cgroup.kill()
@@ -201,6 +232,7 @@ class BotProcess:
         """Send ``bye`` (if given) and close stdin, without waiting; follow with :meth:`kill`."""
         if self._popen is None or self._closed:
             return
+        self.thaw()  # a frozen bot could neither read its bye nor exit
         if bye and not self._exited:
             try:
                 os.write(self._in, bye)
@@ -299,7 +331,7 @@ class BotProcess:
         finally:
             self._poll.unregister(self._in)
 
-    def exchange(self, line: bytes, deadline: float) -> tuple[int, bytes]:
+    def exchange(self, line: bytes, deadline: float, final: bool = True) -> tuple[int, bytes]:
         """Write one request line and read the answer line before ``deadline``: the referee's hot path.
 
         Same outcomes as :meth:`write` followed by :meth:`read_line`; the common case (the whole
@@ -308,14 +340,14 @@ class BotProcess:
         """
         if self._buf or self._closed or self._out < 0:
             code = self.write(line, deadline)
-            return self.read_line(deadline) if code == OK else (code, b"")
+            return self.read_line(deadline, final) if code == OK else (code, b"")
         try:
             n = os.write(self._in, line)
         except OSError:
             n = -1
         if n != len(line):  # partial, blocked or failed write: the general path sorts it out
             code = self.write(line[n:] if n > 0 else line, deadline) if n != -1 else self.write(line, deadline)
-            return self.read_line(deadline) if code == OK else (code, b"")
+            return self.read_line(deadline, final) if code == OK else (code, b"")
         left = deadline - time.monotonic()
         if left > 0:
             out = self._out
@@ -335,13 +367,105 @@ class BotProcess:
                         self.detail = f"line longer than {self._cap} bytes"
                         return OVERSIZE, chunk[:200]
                     break
-        return self.read_line(deadline)
+        return self.read_line(deadline, final)
 
-    def read_line(self, deadline: float) -> tuple[int, bytes]:
+    # ---- turns: frozen between them, deadlines in CPU time (harness.play.cpuclock) -------------
+    @property
+    def cpu_clock(self) -> bool:
+        """Whether this bot is frozen between turns and its deadlines count CPU time (a cgroup
+        with a freezer and a CPU counter could be made for it); else deadlines are wall-clock."""
+        group = self._cgroup
+        return group is not None and group.can_freeze and group.can_count_cpu and "wall-clock" not in BASELINE
+
+    def freeze(self) -> None:
+        """Stop the bot's every process until its next turn (no-op without the CPU clock)."""
+        if self._cgroup is not None and not self._closed and self.cpu_clock:
+            self._cgroup.freeze()
+            self._cpu_mark = None  # read at its next turn (once frozen, it no longer changes)
+
+    def thaw(self) -> None:
+        if self._cgroup is not None and not self._closed:
+            self._cgroup.thaw()
+
+    def ask(self, line: bytes, budget_ms: int) -> tuple[int, bytes, Clock]:
+        """Its turn: thaw it, send ``line`` and read the answer within ``budget_ms`` of CPU time
+        of its whole tree (wall-clock capped: :mod:`harness.play.cpuclock`), freeze it again.
+
+        Without :attr:`cpu_clock`, the deadline is ``budget_ms`` of wall-clock time. Returns the
+        outcome, the line, and what the turn cost (``Clock``); on TIMEOUT ``self.detail`` says
+        what ran out.
+        """
+        start = time.monotonic()
+        group = self._cgroup
+        if group is None or not self.cpu_clock:
+            code, data = self.exchange(line, start + budget_ms / 1000)
+            took = (time.monotonic() - start) * 1000
+            self.last_clock = Clock(cpu_ms=took, wall_ms=took, ran_out="wall" if code == TIMEOUT else "")
+            if code == TIMEOUT:
+                self.last_clock.load, self.last_clock.cores = host_load()
+            return code, data, self.last_clock
+        # Frozen since its previous turn, its CPU time has not moved since the reading that ended
+        # that turn: one reading a turn instead of two (each costs ~55 us on the gVisor machines)
+        cpu0 = self._cpu_mark if self._cpu_mark is not None else group.cpu_ns() or 0
+        group.thaw()
+        start = time.monotonic()
+        budget_ns = budget_ms * 1_000_000
+        cores = os.cpu_count() or 1
+        wall_cap = start + WALL_FACTOR * budget_ms / 1000
+        hard_cap = start + HARD_FACTOR * budget_ms / 1000
+        clock = Clock()
+        code, data = self.exchange(line, start + budget_ms / 1000 / cores, final=False)
+        while code == TIMEOUT:
+            now = time.monotonic()
+            used = (group.cpu_ns() or 0) - cpu0
+            if used >= budget_ns:
+                clock.ran_out = "cpu"
+            elif now >= hard_cap or (now >= wall_cap and not group.runnable()):
+                clock.ran_out = "hard" if now >= hard_cap else "wall"
+            else:
+                left = (budget_ns - used) / 1e9 / cores
+                until = min(now + max(left, 0.0005), wall_cap if now < wall_cap else hard_cap)
+                code, data = self.read_line(until if now < wall_cap else min(now + 0.02, hard_cap), final=False)
+                continue
+            code, data = self.read_line(time.monotonic())  # the last look (and the checks of a real timeout)
+            break
+        clock.wall_ms = (time.monotonic() - start) * 1000
+        cpu1 = group.cpu_ns() or 0
+        clock.cpu_ms = (cpu1 - cpu0) / 1e6
+        if code == OK or not clock.ran_out:
+            clock.ran_out = "" if code == OK else clock.ran_out
+        else:
+            clock.load, clock.cores = host_load()
+            if code == TIMEOUT:
+                self.detail = self._ran_out_detail(clock, budget_ms)
+        if code == OK:
+            group.freeze()
+            # (a frozen process may still finish the instant it was running: a few microseconds
+            # of CPU time charged to its next turn at most)
+            self._cpu_mark = cpu1
+        self.last_clock = clock
+        return code, data, clock
+
+    def _ran_out_detail(self, clock: Clock, budget_ms: int) -> str:
+        used = f"{clock.cpu_ms:.0f} ms of CPU time in {clock.wall_ms:.0f} ms"
+        if clock.ran_out == "cpu":
+            text = f"used its {budget_ms} ms of CPU time without answering ({used})"
+        elif clock.ran_out == "wall":
+            text = (f"no answer after {WALL_FACTOR} x {budget_ms} ms of wall-clock time while sleeping or "
+                    f"blocked ({used})")
+        else:
+            text = f"no answer after {HARD_FACTOR} x {budget_ms} ms of wall-clock time ({used})"
+        if clock.overloaded:
+            text += f"; the host was overloaded (load {clock.load:.1f} on {clock.cores} cores)"
+        return text
+
+    def read_line(self, deadline: float, final: bool = True) -> tuple[int, bytes]:
         """The next line (without its newline) before ``deadline``.
 
         Never buffers more than ``max_line_bytes + 1`` bytes. CRASH when stdout is closed or the
         process exited without a complete line; OVERSIZE past the cap, newline or not.
+        ``final=False``: the deadline is only a moment to look at the clock again (a slice of a
+        CPU-time deadline); the checks made when time is really up are skipped.
         """
         ready = self._buffered()
         if ready is not None:
@@ -356,6 +480,8 @@ class BotProcess:
                 got = self.poll_line()
                 if got is not None:
                     return got
+                if not final:
+                    return TIMEOUT, b""
                 if self._wrapped and not self._stdout_holders():
                     # the wrapper (unshare, bwrap) keeps a copy of the pipe, so no end-of-file came
                     self.detail = "closed its stdout (seen at the deadline)"
@@ -500,10 +626,20 @@ class BotProcess:
                 return
             self.stderr.write(chunk)
             self._tail = (self._tail + chunk)[-STDERR_TAIL_BYTES:]
+            self._stderr_total += len(chunk)
 
     def stderr_tail(self) -> str:
         """The last bytes this process wrote to stderr (up to 2 KiB), as text."""
         return self._tail.decode("utf-8", "replace")
+
+    def stderr_mark(self) -> int:
+        """A mark for :meth:`stderr_since`: the bytes read from stderr so far."""
+        return self._stderr_total
+
+    def stderr_since(self, mark: int) -> str:
+        """What the bot wrote to stderr after ``mark`` (drained so far; at most the 2 KiB tail)."""
+        new = self._stderr_total - mark
+        return self._tail[-new:].decode("utf-8", "replace") if new > 0 else ""
 
     def drain_stderr(self) -> None:
         """Move whatever the bot wrote to stderr so far into its log (non-blocking)."""

@@ -6,15 +6,21 @@ harness may create cgroups (root on cgroup v1 with the ``pids`` controller, or a
 tree), each bot gets one; on v1 ``pids.max`` also enforces ``processes``, which ``RLIMIT_NPROC``
 does not do for root. Where it may not, :func:`BotCgroup.create` returns ``None`` and the other
 layers of :mod:`harness.play.botproc` do the work.
+
+The same cgroups make CPU fair (:mod:`harness.play.cpuclock`): the ``freezer`` stops a bot
+whenever it is not its turn (so a spinning bot takes no CPU from its opponent), and
+``cpuacct`` counts the CPU time of its whole tree, which its deadlines are measured in.
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import time
 
-__all__ = ["BotCgroup", "cgroup_base"]
+__all__ = ["BotCgroup", "CgroupBase", "cgroup_base", "V1_CONTROLLERS"]
 
 
 def _mounts() -> list[tuple[str, str, set[str]]]:
@@ -45,30 +51,78 @@ def _own_paths() -> dict[str, str]:
     return paths
 
 
-def cgroup_base() -> tuple[str, bool] | None:
-    """The directory under which this process may create bot cgroups, and whether it is v2.
+#: The cgroup v1 controllers a bot gets a group in: ``pids`` (the group no descendant can leave,
+#: and ``pids.max``), ``freezer`` (frozen while it is not its turn) and ``cpuacct`` (the CPU time
+#: of its whole tree, which its deadlines count).
+V1_CONTROLLERS = ("pids", "freezer", "cpuacct")
 
-    Tries cgroup v1 ``pids`` first (it also limits process counts), then cgroup v2. ``None``
-    if neither is writable here.
+#: Where bot cgroups are made: one directory per controller (v1), or ``{"": dir}`` on cgroup v2.
+CgroupBase = dict[str, str]
+
+
+def cgroup_base() -> CgroupBase | None:
+    """The directories under which this process may create bot cgroups, per controller.
+
+    cgroup v1 first (``pids`` is required; ``freezer`` and ``cpuacct`` are used where writable),
+    then cgroup v2 (one tree with all three). ``None`` if neither is writable here.
     """
     own = _own_paths()
-    candidates = []
-    for fstype, mount, opts in _mounts():
-        if fstype == "cgroup" and "pids" in opts:
-            candidates.append((os.path.join(mount, own.get("pids", "/").lstrip("/")), False))
-    for fstype, mount, _opts in _mounts():
+    mounts = _mounts()
+    bases: CgroupBase = {}
+    for controller in V1_CONTROLLERS:
+        for fstype, mount, opts in mounts:
+            if fstype == "cgroup" and controller in opts:
+                base = _make_base(os.path.join(mount, own.get(controller, "/").lstrip("/")))
+                if base is not None:
+                    bases[controller] = base
+                break
+    if "pids" in bases:
+        if "freezer" in bases:
+            _guard(bases)
+        return bases
+    for path in bases.values():
+        _rmdir(path)
+    for fstype, mount, _opts in mounts:
         if fstype == "cgroup2":
-            candidates.append((os.path.join(mount, own.get("", "/").lstrip("/")), True))
-    for path, v2 in candidates:
-        _sweep_stale(path)
-        base = os.path.join(path, f"tablebots-{os.getpid()}")
-        try:
-            os.makedirs(base, exist_ok=True)
-        except OSError:
-            continue
-        if os.access(os.path.join(base, "cgroup.procs"), os.W_OK):
-            return base, v2
-        _rmdir(base)
+            base = _make_base(os.path.join(mount, own.get("", "/").lstrip("/")))
+            if base is not None:
+                _guard({"": base})
+                return {"": base}
+    return None
+
+
+_guards: dict[tuple[str, ...], subprocess.Popen[bytes]] = {}
+
+
+def _guard(base: CgroupBase) -> None:
+    """Start, once per base, the process that empties these cgroups when the harness dies
+    (:mod:`harness.play.cgroup_guard`: a frozen bot ignores even SIGKILL until thawed)."""
+    key = tuple(sorted(base.values()))
+    guard = _guards.get(key)
+    if guard is not None and guard.poll() is None and guard.pid and _guards_owner.get(key) == os.getpid():
+        return
+    try:
+        _guards[key] = subprocess.Popen([sys.executable, "-m", "harness.play.cgroup_guard", *key],
+                                        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                        start_new_session=True, close_fds=True)
+        _guards_owner[key] = os.getpid()
+    except OSError:
+        pass
+
+
+_guards_owner: dict[tuple[str, ...], int] = {}
+
+
+def _make_base(path: str) -> str | None:
+    _sweep_stale(path)
+    base = os.path.join(path, f"tablebots-{os.getpid()}")
+    try:
+        os.makedirs(base, exist_ok=True)
+    except OSError:
+        return None
+    if os.access(os.path.join(base, "cgroup.procs"), os.W_OK):
+        return base
+    _rmdir(base)
     return None
 
 
@@ -88,8 +142,23 @@ def _sweep_stale(path: str) -> None:
         except OSError:
             continue
         for child in children:
+            _thaw_dir(child)
             _rmdir(child)  # fails, and stays, while a process is still in it
         _rmdir(base)
+
+
+def _thaw_dir(path: str) -> None:
+    for name, value in (("freezer.state", b"THAWED"), ("cgroup.freeze", b"0")):
+        try:
+            fd = os.open(os.path.join(path, name), os.O_WRONLY)
+        except OSError:
+            continue
+        try:
+            os.write(fd, value)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
 
 
 def _rmdir(path: str) -> None:
@@ -100,52 +169,139 @@ def _rmdir(path: str) -> None:
 
 
 class BotCgroup:
-    """One bot's cgroup: the child joins it before exec; :meth:`kill` empties it and removes it."""
+    """One bot's cgroups: the child joins them before exec; the referee freezes and thaws the
+    bot, reads its tree's CPU time, and :meth:`kill` empties and removes them.
 
-    def __init__(self, path: str, v2: bool) -> None:
-        self.path = path
-        self.v2 = v2
-        self._procs = os.path.join(path, "cgroup.procs")
+    Freezing and the CPU clock keep their files open: a freeze, a thaw or a reading is one
+    ``pwrite``/``pread`` (a few microseconds), done on every decision.
+    """
+
+    def __init__(self, paths: dict[str, str]) -> None:
+        self.paths = paths
+        self.v2 = "" in paths
+        main = paths.get("pids") or paths[""]
+        self.path = main
+        self._procs = [os.path.join(p, "cgroup.procs") for p in dict.fromkeys(paths.values())]
+        self._freeze_fd = self._cpu_fd = -1
+        self._frozen = False
+        if self.v2:
+            self._freeze_fd = _open(os.path.join(main, "cgroup.freeze"), os.O_WRONLY)
+            self._cpu_fd = _open(os.path.join(main, "cpu.stat"), os.O_RDONLY)
+        else:
+            if "freezer" in paths:
+                self._freeze_fd = _open(os.path.join(paths["freezer"], "freezer.state"), os.O_WRONLY)
+            if "cpuacct" in paths:
+                self._cpu_fd = _open(os.path.join(paths["cpuacct"], "cpuacct.usage"), os.O_RDONLY)
 
     @classmethod
-    def create(cls, base: tuple[str, bool] | None, name: str, max_processes: int | None) -> BotCgroup | None:
-        """A new cgroup ``name`` under ``base`` (see :func:`cgroup_base`), or ``None`` if it cannot be made."""
+    def create(cls, base: CgroupBase | None, name: str, max_processes: int | None) -> BotCgroup | None:
+        """A new cgroup ``name`` under each directory of ``base`` (see :func:`cgroup_base`), or
+        ``None`` if the main one (``pids``, or v2) cannot be made."""
         if base is None:
             return None
-        path = os.path.join(base[0], name)
-        try:
-            os.mkdir(path)
-        except OSError:
-            return None
-        group = cls(path, base[1])
-        if max_processes is not None and not group.v2:
+        paths: dict[str, str] = {}
+        for controller, path in base.items():
+            target = os.path.join(path, name)
             try:
-                with open(os.path.join(path, "pids.max"), "w") as fh:
+                os.mkdir(target)
+            except OSError:
+                if controller in ("pids", ""):
+                    for made in paths.values():
+                        _rmdir(made)
+                    return None
+                continue
+            paths[controller] = target
+        group = cls(paths)
+        if max_processes is not None:
+            try:
+                with open(os.path.join(group.path, "pids.max"), "w") as fh:
                     fh.write(str(max_processes))
             except OSError:
                 pass
         return group
 
+    @property
+    def can_freeze(self) -> bool:
+        return self._freeze_fd >= 0
+
+    @property
+    def can_count_cpu(self) -> bool:
+        return self._cpu_fd >= 0
+
     def join(self) -> None:
-        """Move the calling process into the cgroup (called in the child between fork and exec)."""
-        fd = os.open(self._procs, os.O_WRONLY)
+        """Move the calling process into the cgroups (called in the child between fork and exec)."""
+        pid = str(os.getpid()).encode()
+        for procs in self._procs:
+            fd = os.open(procs, os.O_WRONLY)
+            try:
+                os.write(fd, pid)
+            finally:
+                os.close(fd)
+
+    def freeze(self) -> None:
+        """Stop every process of the bot (it gets no CPU) until :meth:`thaw`."""
+        if self._freeze_fd >= 0 and not self._frozen:
+            try:
+                os.pwrite(self._freeze_fd, b"1" if self.v2 else b"FROZEN", 0)
+                self._frozen = True
+            except OSError:
+                pass
+
+    def thaw(self) -> None:
+        if self._freeze_fd >= 0 and self._frozen:
+            try:
+                os.pwrite(self._freeze_fd, b"0" if self.v2 else b"THAWED", 0)
+            except OSError:
+                pass
+            self._frozen = False
+
+    def cpu_ns(self) -> int | None:
+        """CPU time used by every process that was ever in the cgroup, in nanoseconds."""
+        if self._cpu_fd < 0:
+            return None
         try:
-            os.write(fd, str(os.getpid()).encode())
-        finally:
-            os.close(fd)
+            data = os.pread(self._cpu_fd, 4096, 0)
+            if self.v2:
+                for line in data.split(b"\n"):
+                    if line.startswith(b"usage_usec "):
+                        return int(line.split()[1]) * 1000
+                return None
+            return int(data)
+        except (OSError, ValueError):
+            return None
 
     def pids(self) -> list[int]:
         try:
-            with open(self._procs) as fh:
+            with open(self._procs[0]) as fh:
                 return [int(p) for p in fh.read().split()]
         except (OSError, ValueError):
             return []
 
+    def runnable(self) -> bool:
+        """Whether a thread of the bot is running or waiting for a CPU (state R), not sleeping."""
+        tasks = os.path.join(self.path, "tasks" if not self.v2 else "cgroup.threads")
+        try:
+            with open(tasks) as fh:
+                tids = fh.read().split()
+        except OSError:
+            return False
+        for tid in tids:
+            try:
+                with open(f"/proc/{tid}/stat", "rb") as fh:
+                    if fh.read().rsplit(b")", 1)[1].split()[0] == b"R":
+                        return True
+            except (OSError, IndexError):
+                continue
+        return False
+
     def kill(self, timeout: float = 2.0) -> int:
-        """SIGKILL every process in the cgroup until it is empty, then remove it; return how many were hit."""
+        """SIGKILL every process in the cgroup until it is empty, then remove it; return how many
+        were hit. A frozen cgroup is thawed first (a frozen process would not die)."""
         killed = 0
         deadline = time.monotonic() + timeout
         kill_file = os.path.join(self.path, "cgroup.kill")
+        self._frozen = True
+        self.thaw()
         while True:
             pids = self.pids()
             if not pids:
@@ -168,11 +324,24 @@ class BotCgroup:
         # a killed process leaves the cgroup once reaped; its parent (us, or init) does that
         while self.pids() and time.monotonic() < deadline:
             time.sleep(0.002)
-        _rmdir(self.path)
+        for fd in (self._freeze_fd, self._cpu_fd):
+            if fd >= 0:
+                os.close(fd)
+        self._freeze_fd = self._cpu_fd = -1
+        for path in self.paths.values():
+            _rmdir(path)
         return killed
 
     @staticmethod
-    def remove_base(base: tuple[str, bool] | None) -> None:
-        """Remove the per-harness directory once every bot cgroup in it is gone."""
+    def remove_base(base: CgroupBase | None) -> None:
+        """Remove the per-harness directories once every bot cgroup in them is gone."""
         if base is not None:
-            _rmdir(base[0])
+            for path in base.values():
+                _rmdir(path)
+
+
+def _open(path: str, flags: int) -> int:
+    try:
+        return os.open(path, flags)
+    except OSError:
+        return -1

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.play.cgroups import BotCgroup
+from harness.play.privileges import drop_privileges
 from harness.play.sandbox import bwrap_problem
 
 __all__ = ["BotSpec", "MAX_IDLE_BOTS", "TimeControls", "ResourceLimits", "SandboxUnavailable", "SANDBOXES", "TOKEN_VAR",
@@ -39,7 +40,8 @@ class BotSpec:
 
     ``cwd`` ``None`` runs the bot in the harness's current directory. Under the bwrap sandbox
     (:mod:`harness.play.sandbox`) the bot sees its own files read-only: ``sandbox_dir`` when set
-    (a league bot whose config sets ``cwd``), else the directory of the program its command names;
+    (a league bot whose config sets ``cwd``), and the directory of its program (the executable, or
+    the script its interpreter runs: :func:`harness.play.sandbox.program_dir`);
     it runs there, and may write only to its private ``/tmp``.
     """
 
@@ -78,6 +80,8 @@ class ResourceLimits:
                     bot's own files, read-only, and a private /tmp), or "auto" (bwrap if it works here).
     pid_namespace:  run the bot as PID 1 of its own PID namespace (``unshare``, needs root) so
                     that no descendant can outlive it; the bot then sees itself as PID 1.
+    scratch_mb:     size of a sandboxed bot's only writable place, its private ``/tmp`` (a tmpfs,
+                    in memory; ``/dev/shm`` is the same place), freed when the process ends.
     """
 
     memory_mb: int | None = 2048
@@ -89,6 +93,7 @@ class ResourceLimits:
     max_json_depth: int = 64
     sandbox: str | None = None
     pid_namespace: bool = False
+    scratch_mb: int = 64
 
 
 SANDBOXES = ("bwrap", "auto")
@@ -162,8 +167,10 @@ except (OSError, AttributeError):  # not glibc/Linux
     _prctl = None
 
 
-def limit_setter(limits: ResourceLimits, cgroup: BotCgroup | None = None) -> Callable[[], None]:
-    """The function Popen runs in the child before exec: rlimits, PDEATHSIG, joining the cgroup."""
+def limit_setter(limits: ResourceLimits, cgroup: BotCgroup | None = None, uid: int | None = None,
+                 before_drop: Callable[[], None] | None = None) -> Callable[[], None]:
+    """The function Popen runs in the child before exec: joining the cgroup, becoming ``uid``
+    (when the harness runs as root: :func:`harness.play.sandbox.drop_privileges`), PDEATHSIG, rlimits."""
     pairs = []
     if limits.memory_mb is not None:
         pairs.append((resource.RLIMIT_AS, limits.memory_mb * MIB))
@@ -179,6 +186,10 @@ def limit_setter(limits: ResourceLimits, cgroup: BotCgroup | None = None) -> Cal
     def set_limits() -> None:  # runs in the child between fork and exec (SIGPIPE is restored by Popen)
         if cgroup is not None:  # first, so that everything the bot ever forks is in it
             cgroup.join()
+        if before_drop is not None:  # e.g. a mount namespace that only root may make
+            before_drop()
+        if uid is not None:  # before PDEATHSIG, which a change of credentials clears
+            drop_privileges(uid)
         # Die with the referee (even if it is SIGKILLed). The kernel ties this to the thread that
         # forked: bots started from a worker thread die when that thread ends.
         if _prctl is not None:

@@ -26,6 +26,7 @@ import orjson
 from harness.games.base import Action, Game
 from harness.play import protocol
 from harness.play.botproc import CRASH, OK, OVERSIZE, TIMEOUT, BotProcess, StderrLog
+from harness.play.cpuclock import BASELINE
 from harness.play.explain import explain_illegal
 from harness.play.limits import MAX_IDLE_BOTS, BotSpec, ResourceLimits, TimeControls, check_sandbox
 
@@ -37,6 +38,8 @@ VIOLATION_KINDS = ("timeout", "illegal", "malformed", "oversize", "crash", "prot
 _KILLING_KINDS = frozenset({"timeout", "oversize", "crash"})
 _CODE_KIND = {TIMEOUT: "timeout", CRASH: "crash", OVERSIZE: "oversize"}
 _RECEIVED_BYTES = 500
+#: characters of what a bot wrote to stderr while deciding that the log keeps with its move
+STDERR_PER_MOVE = 1024
 _dumps = orjson.dumps
 APPEND_NEWLINE = orjson.OPT_APPEND_NEWLINE
 
@@ -104,7 +107,9 @@ class BotPool:
     """Persistent bot processes keyed by :class:`BotSpec`, reused across games and matches.
 
     A process is reused only for the same game, options, time controls and limits (its hello
-    told it those); otherwise a new one is started. Processes that violated badly, forfeited or
+    told it those), and only for a game of another deal: no process ever sees two games dealt
+    from one deal (the seat orders of a duplicate deal share its seed), or it would know in the
+    second the hand it held in the first, now an opponent's. Otherwise a new one is started. Processes that violated badly, forfeited or
     exited are killed and replaced on next use. ``close()`` says bye, waits briefly, then kills
     every process tree. Use it as a context manager.
 
@@ -140,23 +145,36 @@ class BotPool:
             log = self._logs[key] = StderrLog(config.log_dir, spec.name, config.limits.stderr_bytes)
         return log
 
-    def take(self, spec: BotSpec, key: tuple) -> BotProcess | None:
-        """An idle live process of ``spec`` started for ``key``; idle ones started for another key are killed."""
+    def take(self, spec: BotSpec, key: tuple, deal: int | None = None) -> BotProcess | None:
+        """An idle live process of ``spec`` started for ``key`` that has never played ``deal`` (the
+        most recently used such); idle ones started for another key, or dead, are killed."""
         idle = self._idle.get(spec)
-        while idle:
-            proc = idle.pop()
+        if not idle:
+            return None
+        for i in range(len(idle) - 1, -1, -1):
+            proc = idle[i]
+            usable = proc.key == key and proc.alive and proc.exit_status() is None
+            if usable and deal is not None and deal in proc.deals and "reuse-deals" not in BASELINE:
+                continue  # it played this deal: kept for the games of other deals
+            del idle[i]
             self._lru.pop(proc, None)
-            if proc.key == key and proc.alive and proc.exit_status() is None:
+            if usable:
                 self._busy.add(proc)
+                if deal is not None:
+                    proc.deals.add(deal)
                 return proc
             proc.close_politely(protocol.BYE)
             proc.kill("not reusable for this game" if proc.key != key else "exited between games")
+        if not idle:
+            del self._idle[spec]
         return None
 
-    def spawn(self, spec: BotSpec, key: tuple, config: RefereeConfig) -> BotProcess:
-        """Start a new process (no hello sent yet). Raises OSError if it cannot be started."""
+    def spawn(self, spec: BotSpec, key: tuple, config: RefereeConfig, deal: int | None = None) -> BotProcess:
+        """Start a new process for a game of ``deal`` (no hello sent yet). Raises OSError if it cannot be started."""
         proc = BotProcess(spec, config.limits, self._log_for(spec, config))
         proc.key = key
+        if deal is not None:
+            proc.deals.add(deal)
         self._busy.add(proc)
         try:
             proc.start()
@@ -230,15 +248,17 @@ def _detached(snapshot: Any) -> Any:
 
 def request_action(proc: BotProcess, line: bytes, request_id: int, legal: list[Action], budget_ms: float,
                    max_depth: int) -> tuple[int, bytes, float, int | protocol.BadMessage]:
-    """Send one request line and read the answer within ``budget_ms``.
+    """The bot's turn (:meth:`BotProcess.ask`): thaw it, send one request line and read the answer
+    within ``budget_ms`` (of its tree's CPU time where bots are frozen between turns, else of
+    wall-clock time), freeze it again.
 
     Returns the outcome code (OK, TIMEOUT, CRASH, OVERSIZE), the answer line, the milliseconds it
-    took and, when the code is OK, the index of the chosen action or the :class:`protocol.BadMessage`
-    saying why the answer chooses none (then the index is -1).
+    is charged (``proc.last_clock`` has the CPU and wall time) and, when the code is OK, the index
+    of the chosen action or the :class:`protocol.BadMessage` saying why the answer chooses none
+    (then the index is -1).
     """
-    sent_at = time.monotonic()
-    code, data = proc.exchange(line, sent_at + budget_ms / 1000)
-    took_ms = (time.monotonic() - sent_at) * 1000
+    code, data, clock = proc.ask(line, int(budget_ms))
+    took_ms = clock.cpu_ms
     if code != OK:
         return code, data, took_ms, -1
     try:
@@ -284,8 +304,10 @@ class _Table:
     def sent(self, seat: int, msg: dict[str, Any]) -> None:
         self.note({"type": "send", "seat": seat, "bot": self.seats[seat].name, "msg": msg})
 
-    def received(self, seat: int, data: bytes, ms: float) -> None:
+    def received(self, seat: int, data: bytes, ms: float, cpu_ms: float | None = None) -> None:
         entry: dict[str, Any] = {"type": "recv", "seat": seat, "bot": self.seats[seat].name, "ms": round(ms, 3)}
+        if cpu_ms is not None:
+            entry["cpu_ms"] = round(cpu_ms, 3)
         try:
             entry["msg"] = orjson.loads(data) if len(data) <= 65536 else None
             if entry["msg"] is None:
@@ -295,9 +317,21 @@ class _Table:
             entry["raw"] = _text(data)
         self.note(entry)
 
+    def stderr_of(self, seat: int, request_id: int, mark: int) -> None:
+        """Log what the bot wrote to stderr while it decided (the replay shows it beside its move)."""
+        proc = self.procs[seat]
+        if proc is None:
+            return
+        proc.drain_stderr()
+        text = proc.stderr_since(mark)
+        if text:  # the last KiB: the store keeps every game's log (the full output is in the bot's stderr log)
+            self.note({"type": "stderr", "seat": seat, "id": request_id, "text": text[-STDERR_PER_MOVE:]})
+
     # ---- violations ----------------------------------------------------------------------
-    def violation(self, seat: int, kind: str, detail: str, request: bytes | str, received: bytes) -> None:
-        """Record a violation; kill the process if needed; forfeit the seat past its strikes."""
+    def violation(self, seat: int, kind: str, detail: str, request: bytes | str, received: bytes,
+                  clock: dict[str, Any] | None = None) -> None:
+        """Record a violation; kill the process if needed; forfeit the seat past its strikes.
+        ``clock``: what the decision cost (CPU and wall time, the host's load), for timeouts."""
         proc = self.procs[seat]
         if proc is not None:
             proc.drain_stderr()
@@ -307,6 +341,8 @@ class _Table:
              "received": _text(received),
              "stderr_tail": proc.stderr_tail() if proc is not None else "",
              "snapshot": _detached(self.state.to_json()) if self.state is not None else None}
+        if clock is not None:
+            v["clock"] = clock
         self.violations.append(v)
         # violations are always in the log (they are few: a seat forfeits after strikes+1 of them)
         self.note(dict(v))
@@ -335,7 +371,7 @@ class _Table:
                                t.init_ms, t.move_ms, t.bank_ms)
         line = protocol.encode(hello)
         try:
-            proc = self.pool.spawn(spec, self.key, self.config)
+            proc = self.pool.spawn(spec, self.key, self.config, self.seed)
         except OSError as exc:
             self.violation(seat, "crash", f"cannot start {' '.join(spec.command)!r}: {exc.strerror or exc}",
                            line, b"")
@@ -405,6 +441,7 @@ class _Table:
                            f"at start-up: {exc.detail}", hello_line, data)
             self.drop(seat, "failed its start-up")
             return False
+        proc.freeze()  # from now on it runs only during its turns
         return True
 
     def send_start(self, seat: int) -> None:
@@ -437,7 +474,7 @@ class _Table:
         parallel), wait for the readys and send each seat its start."""
         fresh: list[tuple[int, BotProcess, bytes]] = []
         for seat, spec in enumerate(self.seats):
-            proc = self.pool.take(spec, self.key)
+            proc = self.pool.take(spec, self.key, self.seed)
             if proc is not None:
                 self.procs[seat] = proc
                 continue
@@ -495,15 +532,18 @@ class _Table:
         if self.record_messages:
             self.sent(seat, msg)
         max_depth = self.config.limits.max_json_depth
+        stderr_mark = proc.stderr_mark()
         code, data, took_ms, index = request_action(proc, line, self.request_id, legal, budget_ms, max_depth)
+        clock = proc.last_clock
         if code != OK:
             detail = proc.detail
             if code == TIMEOUT:
-                detail = f"no answer within {budget_ms} ms (move_ms={move_ms}, bank left {self.bank[seat]} ms)"
-            self.violation(seat, _CODE_KIND[code], detail, line, data)
+                detail = (f"no answer within {budget_ms} ms (move_ms={move_ms}, bank left {self.bank[seat]} ms): "
+                          f"{proc.detail}")
+            self.violation(seat, _CODE_KIND[code], detail, line, data, clock.to_json())
             return None
         if self.record_messages:
-            self.received(seat, data, took_ms)
+            self.received(seat, data, clock.wall_ms, clock.cpu_ms)
         if isinstance(index, protocol.BadMessage):
             detail = index.detail
             if index.kind == "illegal":  # say why, in the game's words (slow path, rare)
@@ -512,6 +552,8 @@ class _Table:
             return None
         if took_ms > move_ms:
             self.bank[seat] = max(0, self.bank[seat] - int(took_ms - move_ms + 0.999))
+        if self.record_messages:  # the answer is accepted (a rejected answer's stderr is in its violation)
+            self.stderr_of(seat, self.request_id, stderr_mark)
         return legal[index]
 
     def finish(self) -> GameRecord:

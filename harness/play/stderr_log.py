@@ -27,7 +27,8 @@ class StderrLog:
         self._size = 0
         if self.path and log_dir:
             os.makedirs(log_dir, exist_ok=True)
-            self._fh = open(self.path, "ab")
+            # owner only: a bot may log its hand, and an unsandboxed bot must not read another's
+            self._fh = open(os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "ab")
             self._size = self._fh.tell()
 
     def write(self, data: bytes) -> None:
@@ -40,7 +41,7 @@ class StderrLog:
             fh.close()
             assert self.path is not None  # a file handle exists only with a path
             os.replace(self.path, self.path + ".1")
-            fh = self._fh = open(self.path, "wb")
+            fh = self._fh = open(os.open(self.path, os.O_WRONLY | os.O_TRUNC | os.O_CREAT, 0o600), "wb")
             self._size = 0
         fh.write(data)
         fh.flush()

@@ -7,9 +7,10 @@ with ``<``, ``>`` and ``&`` escaped, parsed with ``JSON.parse`` and drawn with `
 - ``index.html``: the table with its intervals, the head-to-head heat map, ratings over time
   (inline SVG, no chart library: a few KB), seat bias, the violations and the latest games;
 - ``bots/<id>.html``: a bot version's games and violations (the table links to it);
-- ``games/<id>.html``: the replay viewer, drawing each game as its picture (the dial, the line
-  of dominoes, the trick and offer), step by step with buttons, a slider and the arrow keys,
-  as the spectator or as one seat (exactly the observations it was sent);
+- ``games/<id>.html``: the replay viewer (``replay_viewer.html``, which other pages embed),
+  drawing each game as it lies (the dial, the dominoes snake with its count, the trick and
+  offer), with a move list in words, play/pause, ``#move=`` in the address, as the spectator or
+  as one seat;
 - ``violations/<id>.html``: a violation in full (request, answer, stderr) above the viewer opened
   at its move; the violation and its move link both ways.
 
@@ -38,7 +39,7 @@ from harness.report import statistics
 from harness.report.replay_data import game_replay, script_json
 from harness.report.tables import league_table, move_number, request_id_of
 
-__all__ = ["MAX_LISTED", "Site", "write_report"]
+__all__ = ["MAX_LISTED", "Site", "replay_viewer_html", "write_report"]
 
 MAX_LISTED = 200
 COLORS = ("#3a6fd8", "#d8563a", "#2f9e5b", "#9a55c9", "#c99a1f", "#1f9fb0", "#b0386d", "#5b6b7f")
@@ -98,10 +99,13 @@ class Site:
         self.config = config
         self.store = store
         self.live = live
-        self.env = Environment(loader=PackageLoader("harness.report", "templates"),
-                               autoescape=select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True)
+        self.env = _environment()
         self.engine = get_game(config.game)
         self.versions = {r["id"]: r for r in store.versions()}
+        #: live pages: the state of the league the page shows (harness.report.live), and why the
+        #: config on disk does not load (the last good one is shown)
+        self.generation = ""
+        self.config_problem: str | None = None
 
     def label(self, version_id: int) -> str:
         v = self.versions.get(version_id)
@@ -112,7 +116,8 @@ class Site:
         n_violations = queries.violation_count(self.store)
         return {"name": self.config.name, "game": self.config.game, "path": self.config.path, "done": counts["done"],
                 "pending": counts["pending"], "violations": n_violations,
-                "made": dt.datetime.now().strftime("%Y-%m-%d %H:%M")}
+                "made": dt.datetime.now().strftime("%Y-%m-%d %H:%M:%S" if self.live else "%Y-%m-%d %H:%M"),
+                "generation": self.generation, "config_problem": self.config_problem}
 
     def _render(self, template: str, root: str, **context: Any) -> str:
         return self.env.get_template(template).render(league=self._league(), root=root, live=self.live,
@@ -197,6 +202,19 @@ class Site:
                              "received": record.get("received", ""), "stderr_tail": record.get("stderr_tail", "")}
         return self._render("game.html", "../", replay=replay, replay_json=script_json(replay), violation=violation,
                             start_move=start, bot_pages=[f"{s['version_id']}.html" for s in seats])
+
+
+def _environment() -> Environment:
+    return Environment(loader=PackageLoader("harness.report", "templates"),
+                       autoescape=select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True)
+
+
+def replay_viewer_html(replay: dict[str, Any], start_move: int = 0) -> str:
+    """The replay viewer alone (style, controls, picture, move list, script and the data), for
+    another page to embed: ``replay`` is :func:`harness.report.replay_data.game_replay`'s data.
+    The data holds every hand: embed only games a viewer may see whole (finished ones)."""
+    return _environment().get_template("replay_viewer.html").render(
+        replay=replay, replay_json=script_json(replay), start_move=start_move)
 
 
 def write_report(config: LeagueConfig, out_dir: str | Path, *, max_replays: int = 500) -> dict[str, Any]:

@@ -5,20 +5,28 @@ and the actions of the referee's log (:func:`harness.report.tables.replay_moves`
 spectator's position after every move (the state's snapshot, without its RNG); the log gives,
 for every decision a bot was asked, the exact observation and offered actions it was sent, the
 answer's time, and the referee's own moves (forced, fallback, forfeited); the store gives the
-violations. A seat's view of a frame is the last observation that seat was actually sent.
+violations, and the log the seats that forfeited (from which move) and what each bot wrote to
+stderr while it decided (logged beside its answer). A seat's observation of a frame is the last
+one it was actually sent; the viewer draws a seat's picture from the spectator's position with
+the other hands hidden, so it is never older than the move shown.
+
+The data is plain JSON (the ``replay_viewer.html`` template draws it), so another page, the
+contest site's spectator replays, embeds the same viewer with its own data.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from harness.report.tables import replay_moves
 
 __all__ = ["DRAWN", "game_replay", "script_json"]
 
-#: Games templates/game.html draws as pictures; any other game is shown as text.
+#: Games the viewer draws as pictures (a renderer each in templates/replay_games.js); any other
+#: game is shown as text, its engine's render() kept with every frame.
 DRAWN = frozenset({"epizodiak", "dominoes", "crisps"})
 
 _DROP = ("rng", "events", "options", "version", "game")
@@ -35,6 +43,45 @@ def _snapshot(state: Any) -> dict[str, Any]:
     return {k: v for k, v in state.to_json().items() if k not in _DROP}
 
 
+@dataclass
+class _LogScan:
+    requests: dict[int, dict[str, Any]] = field(default_factory=dict)  # request id -> the request sent
+    times: dict[int, float] = field(default_factory=dict)  # request id -> ms to the answer
+    stderr: dict[int, str] = field(default_factory=dict)  # request id -> stderr while deciding
+    rejected: dict[int, int] = field(default_factory=dict)  # move -> the request whose answer was rejected
+    forfeits: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _scan_log(log: list[dict[str, Any]]) -> _LogScan:
+    """What the log says besides the moves: requests, answer times, stderr, rejected answers, forfeits."""
+    scan = _LogScan()
+    pending: dict[int, int] = {}
+    last_decision = 0
+    for entry in log:
+        msg = entry.get("msg")
+        kind = entry.get("type")
+        if kind == "send" and isinstance(msg, dict) and msg.get("type") == "request":
+            scan.requests[msg["id"]] = msg
+            pending[entry["seat"]] = msg["id"]
+        elif kind == "recv" and isinstance(msg, dict) and msg.get("type") == "action":
+            if pending.get(entry.get("seat", -1)) is not None:
+                scan.times[pending.pop(entry["seat"])] = entry.get("ms", 0.0)
+        elif kind == "stderr" and isinstance(entry.get("id"), int):
+            scan.stderr[entry["id"]] = str(entry.get("text", ""))
+        elif kind == "violation" and isinstance(entry.get("decision"), int):
+            last_decision = entry["decision"]
+            try:  # the request it answered (none for a violation before any request)
+                request_id = json.loads(entry.get("request") or "null")["id"]
+            except (ValueError, TypeError, KeyError):
+                continue
+            if isinstance(request_id, int):
+                scan.rejected[last_decision + 1] = request_id
+        elif kind == "forfeit":
+            # the seat forfeits on the decision of its last violation: that move is the referee's
+            scan.forfeits.append({"seat": entry.get("seat"), "move": last_decision + 1, "kind": entry.get("kind", "")})
+    return scan
+
+
 def game_replay(game: Any, options: dict[str, Any], game_row: Any, seats: Sequence[Any],
                 log: list[dict[str, Any]] | None, violations: Sequence[Any] = ()) -> dict[str, Any]:
     """The replay of one stored game as plain data (see the module docstring)."""
@@ -47,17 +94,9 @@ def game_replay(game: Any, options: dict[str, Any], game_row: Any, seats: Sequen
         "frames": [], "observations": {}, "complete": False, "drawn": game.name in DRAWN}
     if log is None or game_row["status"] != "done":
         return data
-    requests: dict[int, dict[str, Any]] = {}
-    times: dict[int, float] = {}
-    pending: dict[int, int] = {}
-    for entry in log:
-        msg = entry.get("msg")
-        if entry.get("type") == "send" and isinstance(msg, dict) and msg.get("type") == "request":
-            requests[msg["id"]] = msg
-            pending[entry["seat"]] = msg["id"]
-        elif entry.get("type") == "recv" and isinstance(msg, dict) and msg.get("type") == "action":
-            if pending.get(entry.get("seat", -1)) is not None:
-                times[pending.pop(entry["seat"])] = entry.get("ms", 0.0)
+    scan = _scan_log(log)
+    requests = scan.requests
+    data["forfeits"] = scan.forfeits
     by_move: dict[int, list[dict[str, Any]]] = {}
     for v in violations:
         move = (v["decision"] + 1) if isinstance(v["decision"], int) else 0
@@ -65,16 +104,17 @@ def game_replay(game: Any, options: dict[str, Any], game_row: Any, seats: Sequen
     state = game.new_state(len(seats), game_row["seed"], options)
     seen: list[int | None] = [None] * len(seats)
     text = (lambda: None) if data["drawn"] else state.render
-    data["frames"].append({"move": 0, "snapshot": _snapshot(state), "views": list(seen), "events": [],
+    data["frames"].append({"move": 0, "snapshot": _snapshot(state), "views": list(seen), "events": list(state.events),
                            "violations": by_move.get(0, []), "text": text()})
     observations: dict[str, Any] = {}
     for n, (seat, action, how, request_id) in enumerate(replay_moves(log), 1):
         legal = state.legal_actions()
         offered = [_text(game, a) for a in legal]
         chosen = next((i for i, a in enumerate(legal) if a == action), None)
-        if request_id is not None and request_id in requests:
-            seen[seat] = request_id
-            observations[str(request_id)] = requests[request_id].get("observation")
+        asked = request_id if request_id is not None else scan.rejected.get(n)  # a rejected answer's request
+        if asked is not None and asked in requests:
+            seen[seat] = asked
+            observations[str(asked)] = requests[asked].get("observation")
         before = len(state.events)
         try:
             state.apply(action)
@@ -83,9 +123,11 @@ def game_replay(game: Any, options: dict[str, Any], game_row: Any, seats: Sequen
             break
         data["frames"].append({
             "move": n, "seat": seat, "action": _text(game, action), "how": how, "request_id": request_id,
-            "ms": times.get(request_id) if request_id is not None else None, "offered": offered, "chosen": chosen,
+            "asked": asked, "ms": scan.times.get(request_id) if request_id is not None else None,
+            "offered": offered, "chosen": chosen,
             "snapshot": _snapshot(state), "views": list(seen), "violations": by_move.get(n, []),
-            "events": [json.dumps(e, separators=(",", ":")) for e in state.events[before:]], "text": text()})
+            "stderr": scan.stderr.get(request_id, "") if request_id is not None else "",
+            "events": list(state.events[before:]), "text": text()})
     data["observations"] = observations
     data["complete"] = state.is_terminal()
     if data["complete"]:

@@ -1,26 +1,33 @@
 """The live league pages of `harness serve`: an HTTP handler over the store.
 
-Each request opens the store and renders with :class:`harness.report.html.Site`, the same pages
-`harness report` writes, so a page is never stale; ``/api/status`` gives the index's counts and
-latest games as JSON for its refresh. The stdlib server is enough: one organiser's browser
-polling every 2 seconds, on 127.0.0.1 by default.
+Each request is answered by :class:`harness.report.live.LiveLeague` (the pages `harness report`
+writes, made from the store, the config read again when it changes, the index cached per league
+state); ``/api/status`` gives the counts and the league's state for the page's refresh. The
+stdlib server is enough: an organiser's browsers polling every 2 seconds, on 127.0.0.1 by
+default.
+
+Only requests whose ``Host`` names the address the server is bound to, or this machine
+(``localhost``, ``127.0.0.1``, ``[::1]``), are answered: a web page the user visits could
+otherwise point a DNS name of its own at 127.0.0.1 (DNS rebinding) and read the league's pages
+from the user's browser. Bound to every address (``0.0.0.0``), any IP address is accepted too:
+only names can be rebound.
 """
 
 from __future__ import annotations
 
-import json
-import re
+import ipaddress
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 
 from harness.league.config import LeagueConfig
-from harness.league.store import LeagueStore
-from harness.report.html import MAX_LISTED, Site
+from harness.report.live import LiveLeague
+
+_LOCAL_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 
 
 class _Handler(BaseHTTPRequestHandler):
-    config: LeagueConfig
+    live: LiveLeague
+    bound_host: str = "127.0.0.1"
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
         return  # quiet: the terminal shows the league, not every request
@@ -36,38 +43,32 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def _host_allowed(self) -> bool:
+        """Whether the request's Host names this server (see the module docstring)."""
+        host = (self.headers.get("Host") or "").strip().lower()
+        if not host:
+            return False
+        name = host[1:host.index("]")] if host.startswith("[") and "]" in host else host.rsplit(":", 1)[0]
+        if name in _LOCAL_NAMES or name == self.bound_host.lower().strip("[]"):
+            return True
+        if self.bound_host in ("", "0.0.0.0", "::"):
+            try:
+                ipaddress.ip_address(name)
+            except ValueError:
+                return False
+            return True
+        return False
+
     def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
-        path = self.path.split("?", 1)[0].split("#", 1)[0]
-        cfg = self.config
-        if not Path(cfg.store).exists():
-            self._send(200, "<p>No results yet: the league has not started. This page does not refresh itself; "
-                            "reload it once `harness run` has begun.</p>")
+        if not self._host_allowed():
+            self._send(421, "this server answers only requests addressed to it (its address or localhost)")
             return
-        with LeagueStore(cfg.store, create=False) as store:
-            site = Site(cfg, store, live=True)
-            if path in ("/", "/index.html"):
-                self._send(200, site.index())
-            elif path == "/api/status":
-                counts = store.counts()
-                latest = [{"id": g["id"], "round": g["round"], "seats": g["seats"], "ended_by": g["ended_by"]}
-                          for g in site.latest_games(MAX_LISTED)]
-                self._send(200, json.dumps({"done": counts["done"], "pending": counts["pending"], "latest": latest}),
-                           "application/json")
-            elif m := re.fullmatch(r"/games/(g-[0-9a-f]+)\.html", path):
-                page = site.game(m.group(1))
-                self._send(200 if page else 404, page or "no such game")
-            elif m := re.fullmatch(r"/bots/(\d+)\.html", path):
-                vid = int(m.group(1))
-                self._send(200, site.bot(vid)) if vid in site.versions else self._send(404, "no such bot")
-            elif m := re.fullmatch(r"/violations/(\d+)\.html", path):
-                found = store.violation(int(m.group(1)))
-                page = site.game(found[0]["game_id"], violation_id=int(m.group(1))) if found else None
-                self._send(200 if page else 404, page or "no such violation")
-            else:
-                self._send(404, "not found")
+        path = self.path.split("?", 1)[0].split("#", 1)[0]
+        self._send(*self.live.respond(path))
 
 
 def make_server(config: LeagueConfig, host: str, port: int) -> ThreadingHTTPServer:
-    """An HTTP server for ``config``'s league pages (``port`` 0: any free port)."""
-    handler = type("Handler", (_Handler,), {"config": config})
+    """An HTTP server for ``config``'s league pages (``port`` 0: any free port), kept current as
+    the store and the config change (:class:`harness.report.live.LiveLeague`)."""
+    handler = type("Handler", (_Handler,), {"live": LiveLeague(config), "bound_host": host})
     return ThreadingHTTPServer((host, port), handler)

@@ -14,7 +14,7 @@ command line so a test can find stray processes in /proc.
 Modes (the violation kind a referee should record is in brackets):
   ok          never misbehaves                                             [none]
   hang        stops answering, sleeps forever                              [timeout]
-  slow        sleeps --delay-ms, then answers correctly                    [timeout past move_ms + bank]
+  slow        computes --delay-ms, then answers correctly                   [timeout past move_ms + bank]
   garbage     answers a line that is not JSON                              [malformed]
   shape       answers JSON of the wrong shape (no action, no index)        [malformed]
   illegal     answers an action that was not offered                       [illegal]
@@ -176,8 +176,10 @@ def main() -> int:
         note(args.pidfile, "bad")
         if mode == "hang":
             sleep_forever()
-        elif mode == "slow":
-            time.sleep(args.delay_ms / 1000)
+        elif mode == "slow":  # computing: deadlines count CPU time where the harness freezes bots
+            end = time.process_time() + args.delay_ms / 1000
+            while time.process_time() < end:
+                pass
             send_json(good)
         elif mode == "garbage":
             send(b"this is not json {\n")

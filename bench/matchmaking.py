@@ -1,0 +1,485 @@
+"""Does the adaptive schedule find the best bots with fewer games than uniform random sets?
+
+In process, bots of known strength: 200 skills drawn from TrueSkill's prior N(25, (25/3)^2); in
+a game each bot performs its skill plus the seat's deal luck (shared by every seat order of a
+duplicate set) plus its own noise, N(0, beta^2 / 2) each (beta = 25/6, TrueSkill's), and the
+ranking orders the performances. Each league is rated as the league rates: the order-free fit
+of TrueSkill's model on every pair of seats of every game (the table's pairwise composite
+likelihood; harness.league.matchmaking.fit_skills, mu only). Side by side in one run, tables of 2 and of 3:
+
+1. The share of leagues whose fit has the right top-10 set, and the right top-10 order, at each
+   rung of a geometric ladder of games played, for the adaptive schedule (the matchmaker with
+   its defaults, except the fit refreshed when the rounds grow by 10% and the previous round's
+   results known when choosing the next: an in-process league plays a round at once), uniform
+   random sets, and round-robin rounds (whole rounds only); the games each needs for 95%. The
+   adaptive leagues also apply ``until: {top: 10, confidence: 0.95}`` at each rung (each adjacent
+   pair of the top 10, and the 10th against the 11th, with P(>next) >= 0.95 in the fit): how many
+   stopped, and the share of those with the right top-10 order and set.
+2. Balance (adaptive): the most- over the least-played bot's games, seats (every seat order of
+   each set: equal by construction, counted), and each table size's share per bot in a league
+   with tables of 2 and 3.
+3. A newcomer (a skill from the same prior) arriving in a league whose bots have ~1,000 games:
+   its rank error after its first 100 and 200 games, and how many league games and sets those
+   took, adaptive (the settings of part 1) against uniform random sets.
+4. Speed: choosing a round among 1,000 active bots (tables of 2 and of 3), and the fit it draws from.
+
+The last line is the headline: games adaptive / games uniform for the top-10 set, per table size.
+
+Run: python bench/matchmaking.py [--leagues 40] [--max-games 2:1.6e7,3:8e6] [--parts 1,2,3,4]
+The figures in docs/leagues.md come from this script (its --leagues and the load are printed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+# One BLAS thread: on a shared two-core machine OpenBLAS's threads made a 200-bot Cholesky 10x slower.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from scipy.special import ndtr  # noqa: E402
+
+from harness.league.matchmaking import Matchmaker, MatchParams, adjacent_confidence, fit_skills  # noqa: E402
+
+MU, SIGMA, BETA = 25.0, 25.0 / 3, 25.0 / 6
+LUCK = BETA / math.sqrt(2)  # the seat's deal luck, shared by the seat orders of a set
+NOISE = BETA / math.sqrt(2)  # each bot's own noise in each game
+TOP = 10
+BENCH_PARAMS = MatchParams(lag=1, refit_growth=0.1)
+
+
+# ---------------------------------------------------------------------------------------------
+# playing sets
+
+
+def play_sets(sets: np.ndarray, skills: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Every seat order of each set (rows of bot indices) on one deal: (winners, losers) of the
+    comparisons of every pair of places of every game (as the table's fit reads a game)."""
+    n_sets, k = sets.shape
+    perms = np.array(list(itertools.permutations(range(k))))  # (k!, k): seat -> member
+    members = sets[:, perms]  # (S, k!, k): the bot at each seat of each game
+    luck = rng.normal(0.0, LUCK, (n_sets, 1, k))
+    perf = skills[members] + luck + rng.normal(0.0, NOISE, members.shape)
+    order = np.argsort(-perf, axis=2)
+    placed = np.take_along_axis(members, order, axis=2)  # bots from first place to last
+    ahead, behind = zip(*itertools.combinations(range(k), 2))
+    return placed[:, :, list(ahead)].ravel(), placed[:, :, list(behind)].ravel()
+
+
+def add_wins(wins: np.ndarray, winners: np.ndarray, losers: np.ndarray) -> None:
+    n = wins.shape[0]
+    wins += np.bincount(winners * n + losers, minlength=n * n).reshape(n, n)
+
+
+def play_chunked(sets: np.ndarray, skills: np.ndarray, wins: np.ndarray, rng: np.random.Generator,
+                 chunk: int = 200_000) -> None:
+    for i in range(0, len(sets), chunk):
+        add_wins(wins, *play_sets(sets[i:i + chunk], skills, rng))
+
+
+def pair_outcomes(skills: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For a set of two (both seat orders of one deal): P(row bot wins both games), P(it loses both).
+
+    The two games differ by the sign of the seats' luck difference D; given D they are
+    independent: integrated over D by Gauss-Hermite quadrature."""
+    nodes, weights = np.polynomial.hermite.hermgauss(40)
+    luck = math.sqrt(2) * math.sqrt(2) * LUCK * nodes  # D ~ N(0, 2 LUCK^2)
+    w = weights / math.sqrt(math.pi)
+    delta = (skills[:, None] - skills[None, :])[:, :, None]
+    scale = math.sqrt(2) * NOISE
+    first, second = ndtr((delta + luck) / scale), ndtr((delta - luck) / scale)
+    return (w * first * second).sum(axis=2), (w * (1 - first) * (1 - second)).sum(axis=2)
+
+
+def play_pairs(counts: np.ndarray, both: np.ndarray, neither: np.ndarray, wins: np.ndarray,
+               rng: np.random.Generator) -> None:
+    """``counts[a, b]`` sets of two for each pair a < b, played in aggregate (exactly the
+    distribution of :func:`play_sets`): each set is two wins, one each, or two losses for a."""
+    a, b = np.nonzero(np.triu(counts, 1))
+    n = counts[a, b]
+    two = rng.binomial(n, both[a, b])
+    zero = rng.binomial(n - two, np.clip(neither[a, b] / np.maximum(1 - both[a, b], 1e-300), 0, 1))
+    one = n - two - zero
+    wins[a, b] += 2 * two + one
+    wins[b, a] += 2 * zero + one
+
+
+def uniform_sets(n: int, k: int, count: int, rng: np.random.Generator) -> np.ndarray:
+    """``count`` sets of ``k`` distinct bots, uniformly at random."""
+    out = rng.integers(n, size=(count, k))
+    while True:
+        bad = np.flatnonzero((np.diff(np.sort(out, axis=1), axis=1) == 0).any(axis=1))
+        if not bad.size:
+            return out
+        out[bad] = rng.integers(n, size=(bad.size, k))
+
+
+def play_block(mm: Matchmaker, block: list[np.ndarray], skills: np.ndarray, wins: np.ndarray,
+               rng: np.random.Generator) -> None:
+    """Play the rounds ``block`` (just planned by ``mm``) at once; each round's results go to ``mm`` under its number."""
+    sizes = {sets.shape[1] for sets in block if sets.size}
+    first = mm.rounds - len(block)
+    for k in sizes:
+        rounds = [i for i, sets in enumerate(block) if sets.size and sets.shape[1] == k]
+        winners, losers = play_sets(np.concatenate([block[i] for i in rounds]), skills, rng)
+        add_wins(wins, winners, losers)
+        per_set = math.factorial(k) * math.comb(k, 2)
+        bounds = np.cumsum([len(block[i]) * per_set for i in rounds])[:-1]
+        for i, w, lo in zip(rounds, np.split(winners, bounds), np.split(losers, bounds)):
+            mm.record_comparisons(first + i, w, lo, np.ones(w.size))
+
+
+# ---------------------------------------------------------------------------------------------
+# judging a league
+
+
+def top_right(wins: np.ndarray, truth: np.ndarray) -> tuple[bool, bool, np.ndarray]:
+    """(right top-10 set, right top-10 order, the fit's order) of the order-free fit of ``wins``."""
+    fit = fit_skills(wins, mu=MU, sigma=SIGMA, beta=BETA)
+    order = np.argsort(-fit.mu, kind="stable")
+    return set(order[:TOP]) == set(truth[:TOP]), bool((order[:TOP] == truth[:TOP]).all()), order
+
+
+def until_answered(wins: np.ndarray, confidence: float) -> bool:
+    fit = fit_skills(wins, mu=MU, sigma=SIGMA, beta=BETA)
+    order = np.argsort(-fit.mu, kind="stable")[: TOP + 1]
+    return min(adjacent_confidence(fit, list(order))) >= confidence
+
+
+def ladder(max_games: float, start: float = 2e4) -> list[int]:
+    rungs, g = [], start
+    while g <= max_games * 1.0001:
+        rungs.append(int(round(g)))
+        g *= math.sqrt(2)
+    return rungs
+
+
+# ---------------------------------------------------------------------------------------------
+# part 1: the three schedules
+
+
+def run_uniform(skills: np.ndarray, k: int, rungs: list[int], rng: np.random.Generator) -> list[tuple[bool, bool]]:
+    n = skills.size
+    wins = np.zeros((n, n))
+    played, out = 0, []
+    per_set = math.factorial(k)
+    tables = pair_outcomes(skills) if k == 2 else None
+    iu = np.triu_indices(n, 1)
+    for rung in rungs:
+        count = (rung - played) // per_set
+        if tables is not None:  # sets of two in aggregate: how many each pair plays, then how they end
+            counts = np.zeros((n, n), dtype=np.int64)
+            counts[iu] = rng.multinomial(count, np.full(iu[0].size, 1.0 / iu[0].size))
+            play_pairs(counts, *tables, wins, rng)
+        else:
+            play_chunked(uniform_sets(n, k, count, rng), skills, wins, rng)
+        played += count * per_set
+        out.append(top_right(wins, np.argsort(-skills))[:2])
+    return out
+
+
+def run_round_robin(skills: np.ndarray, k: int, rungs: list[int], rng: np.random.Generator) -> list[tuple[bool, bool] | None]:
+    n = skills.size
+    combos = np.array(list(itertools.combinations(range(n), k))) if k > 2 else None
+    per_round = math.comb(n, k) * math.factorial(k)
+    tables = pair_outcomes(skills) if k == 2 else None
+    wins = np.zeros((n, n))
+    rounds, out = 0, []
+    last: tuple[bool, bool] | None = None
+    for rung in rungs:
+        target = rung // per_round
+        if target > rounds:
+            if tables is not None:
+                play_pairs(np.triu(np.full((n, n), target - rounds, dtype=np.int64), 1), *tables, wins, rng)
+            else:
+                for _ in range(target - rounds):
+                    play_chunked(combos, skills, wins, rng)  # type: ignore[arg-type]
+            rounds = target
+            last = top_right(wins, np.argsort(-skills))[:2]
+        out.append(last)
+    return out
+
+
+def run_adaptive(skills: np.ndarray, k: int, rungs: list[int], seed: int, rng: np.random.Generator,
+                 confidence: float = 0.95) -> tuple[list[tuple[bool, bool]], dict[str, float], tuple[int, bool, bool] | None]:
+    """The adaptive league up to each rung; also its balance at the end and where ``until`` stopped it."""
+    n = skills.size
+    mm = Matchmaker(seed, (k,), params=BENCH_PARAMS)
+    for v in range(n):
+        mm.add_bot(v)
+    wins = np.zeros((n, n))
+    played, out = 0, []
+    stopped: tuple[int, bool, bool] | None = None
+    truth = np.argsort(-skills)
+    per_set = math.factorial(k)
+    for rung in rungs:
+        while played < rung:
+            block = mm.plan_rounds(min(mm.rounds_on_this_fit(), max(1, (rung - played) // (n * per_set // k))))
+            play_block(mm, block, skills, wins, rng)
+            played += sum(len(sets) for sets in block) * per_set
+        right_set, right_order, _ = top_right(wins, truth)
+        out.append((right_set, right_order))
+        if stopped is None and until_answered(wins, confidence):
+            stopped = (played, right_set, right_order)
+    games = mm.games[:n]
+    balance = {"games_ratio": float(games.max() / max(games.min(), 1))}
+    return out, balance, stopped
+
+
+def part1(n_bots: int, leagues: int, max_games: dict[int, float], sizes: list[int]) -> dict[int, tuple[int | None, int | None]]:
+    print(f"\n1. {n_bots} bots, {leagues} leagues per case: share of leagues with the right top-{TOP} set / order")
+    headline: dict[int, tuple[int | None, int | None]] = {}
+    for k in sizes:
+        rungs = ladder(max_games[k])
+        results: dict[str, list[list[tuple[bool, bool] | None]]] = {"adaptive": [], "uniform": [], "round robin": []}
+        stops: list[tuple[int, bool, bool] | None] = []
+        ratios: list[float] = []
+        t0 = time.perf_counter()
+        for league in range(leagues):
+            rng = np.random.default_rng([k, league])
+            skills = rng.normal(MU, SIGMA, n_bots)
+            adaptive, balance, stopped = run_adaptive(skills, k, rungs, seed=league, rng=rng)
+            results["adaptive"].append(adaptive)  # type: ignore[arg-type]
+            stops.append(stopped)
+            ratios.append(balance["games_ratio"])
+            results["uniform"].append(run_uniform(skills, k, rungs, rng))  # type: ignore[arg-type]
+            results["round robin"].append(run_round_robin(skills, k, rungs, rng))
+            if (league + 1) % 10 == 0 or league + 1 == leagues:  # a partial table now and then: a long run says something
+                headline[k] = report(k, rungs, results, stops, ratios, time.perf_counter() - t0)
+                sys.stdout.flush()
+    return headline
+
+
+def report(k: int, rungs: list[int], results: dict[str, list[list[tuple[bool, bool] | None]]],
+           stops: list[tuple[int, bool, bool] | None], ratios: list[float], seconds: float) -> tuple[int | None, int | None]:
+    leagues = len(stops)
+    print(f"\ntables of {k}: {leagues} leagues ({seconds:.0f} s)")
+    print(f"{'games':>12}  " + "  ".join(f"{name:>17}" for name in results))
+    shares: dict[str, list[tuple[float, float] | None]] = {}
+    for name, per_league in results.items():
+        shares[name] = []
+        for i in range(len(rungs)):
+            got = [league[i] for league in per_league]
+            shares[name].append(None if any(g is None for g in got) else
+                                (sum(g[0] for g in got) / len(got), sum(g[1] for g in got) / len(got)))  # type: ignore[index]
+    for i, rung in enumerate(rungs):
+        cells = [f"{'-':>17}" if shares[name][i] is None else
+                 f"{100 * shares[name][i][0]:7.0f}% / {100 * shares[name][i][1]:3.0f}%" for name in results]  # type: ignore[index]
+        print(f"{rung:>12,}  " + "  ".join(cells))
+    needed: dict[str, list[int | None]] = {}
+    for name in results:
+        # the first rung from which the share stays at 95% or more to the end of the ladder, and
+        # the first rung at 95% or more
+        needed[name] = []
+        first: list[int | None] = []
+        for j in range(2):
+            at = None
+            for i in range(len(rungs) - 1, -1, -1):
+                share = shares[name][i]
+                if share is None or share[j] < 0.95:
+                    break
+                at = rungs[i]
+            needed[name].append(at)
+            first.append(next((r for r, sh in zip(rungs, shares[name]) if sh is not None and sh[j] >= 0.95), None))
+        shown = ["> max" if g is None else f"{g:,}" for g in needed[name] + first]
+        print(f"  {name}: right set in >= 95% of leagues from {shown[0]} games on (first at {shown[2]}), right "
+              f"order from {shown[1]} (first at {shown[3]})")
+    worse = [(rung, what) for i, rung in enumerate(rungs) for j, what in enumerate(("set", "order"))
+             if shares["adaptive"][i][j] < shares["uniform"][i][j]]  # type: ignore[index]
+    print(f"  rungs where adaptive has fewer leagues right than uniform: "
+          f"{', '.join(f'{r:,} ({w})' for r, w in worse) if worse else 'none'}")
+    done = [s for s in stops if s is not None]
+    if done:
+        print(f"  until {{top: {TOP}, confidence: 0.95}}: {len(done)} of {leagues} adaptive leagues stopped "
+              f"(median {np.median([s[0] for s in done]):,.0f} games); of those {sum(s[2] for s in done)} with the "
+              f"right top-{TOP} order, {sum(s[1] for s in done)} with the right set")
+    else:
+        print(f"  until {{top: {TOP}, confidence: 0.95}}: no adaptive league stopped by {rungs[-1]:,} games")
+    print(f"  adaptive balance at {rungs[-1]:,} games: most/least-played games {max(ratios):.3f} (worst league)")
+    return needed["adaptive"][0], needed["uniform"][0]
+
+
+# ---------------------------------------------------------------------------------------------
+# part 2: balance over time with two table sizes
+
+
+def part2(n_bots: int, games: int) -> None:
+    print(f"\n2. balance, adaptive, {n_bots} bots, tables of 2 and 3 in one league, {games:,} games")
+    rng = np.random.default_rng(99)
+    skills = rng.normal(MU, SIGMA, n_bots)
+    mm = Matchmaker(5, (2, 3), params=BENCH_PARAMS)
+    for v in range(n_bots):
+        mm.add_bot(v)
+    seats = np.zeros((n_bots, 3), dtype=np.int64)
+    played, worst = 0, 0.0
+    while played < games:
+        for sets in mm.plan_rounds(min(mm.rounds_on_this_fit(), 16)):
+            r = mm.rounds - 1
+            k = sets.shape[1]
+            for perm in itertools.permutations(range(k)):
+                for seat, member in enumerate(perm):
+                    np.add.at(seats[:, seat], sets[:, member], 1)
+            winners, losers = play_sets(sets, skills, rng)
+            mm.record_comparisons(r, winners, losers, np.ones(winners.size))
+            played += len(sets) * math.factorial(k)
+            g = mm.games[:n_bots]
+            if g.min() >= 100:
+                worst = max(worst, float(g.max() / g.min()))
+    g = mm.games[:n_bots]
+    share2 = mm.by_size[:n_bots, 0] / g
+    print(f"  most/least-played games: {g.max() / g.min():.3f} now, {worst:.3f} at worst once each had 100 "
+          f"(target <= 1.25)")
+    print(f"  seat 0 games per bot: {seats[:, 0].min()}-{seats[:, 0].max()}, seat 1: {seats[:, 1].min()}-"
+          f"{seats[:, 1].max()}; each bot's seats within its own games: every seat order of every set")
+    print(f"  share of a bot's games at tables of 2: {share2.min():.3f}-{share2.max():.3f}")
+
+
+# ---------------------------------------------------------------------------------------------
+# part 3: a newcomer
+
+
+def newcomer_league(k: int, schedule: str, league: int, n_bots: int, warm_games: int) -> dict[str, float]:
+    rng = np.random.default_rng([77, k, league])
+    skills = rng.normal(MU, SIGMA, n_bots + 1)
+    new = n_bots
+    wins = np.zeros((n_bots + 1, n_bots + 1))
+    per_set = math.factorial(k)
+    out: dict[str, float] = {}
+    truth_rank = int(np.sum(skills > skills[new]))
+    if schedule == "uniform":
+        play_chunked(uniform_sets(n_bots, k, warm_games // per_set, rng), skills, wins, rng)
+        new_games = league_games = sets_done = 0
+        while new_games < 200:
+            sets = uniform_sets(n_bots + 1, k, 1000, rng)
+            for s in sets:
+                add_wins(wins, *play_sets(s[None, :], skills, rng))
+                league_games += per_set
+                sets_done += 1
+                if new in s:
+                    new_games += per_set
+                    for mark in (100, 200):
+                        if new_games >= mark and f"games{mark}" not in out:
+                            fit = fit_skills(wins, mu=MU, sigma=SIGMA, beta=BETA)
+                            rank = int(np.sum(fit.mu > fit.mu[new]))
+                            out[f"games{mark}"], out[f"sets{mark}"] = league_games, sets_done
+                            out[f"error{mark}"] = abs(rank - truth_rank)
+                if new_games >= 200:
+                    break
+        return out
+    mm = Matchmaker(league, (k,), params=BENCH_PARAMS)
+    for v in range(n_bots):
+        mm.add_bot(v)
+    played = 0
+    while played < warm_games:
+        block = mm.plan_rounds(min(mm.rounds_on_this_fit(), 64))
+        play_block(mm, block, skills, wins, rng)
+        played += sum(len(sets) for sets in block) * per_set
+    mm.add_bot(new)
+    league_games = sets_done = 0
+    while "games200" not in out:
+        (sets,) = mm.plan_rounds(1)
+        r = mm.rounds - 1
+        with_new = np.flatnonzero((sets == new).any(axis=1))
+        before = int(mm.games[new] - len(with_new) * per_set)
+        # sets are played in the order chosen: count the league's games up to each of the newcomer's
+        for s in sets:
+            winners, losers = play_sets(s[None, :], skills, rng)
+            mm.record_comparisons(r, winners, losers, np.ones(winners.size))
+            add_wins(wins, winners, losers)
+            league_games += per_set
+            sets_done += 1
+            if new in s:
+                before += per_set
+                for mark in (100, 200):
+                    if before >= mark and f"games{mark}" not in out:
+                        fit = fit_skills(wins, mu=MU, sigma=SIGMA, beta=BETA)
+                        rank = int(np.sum(fit.mu > fit.mu[new]))
+                        out[f"games{mark}"], out[f"sets{mark}"] = league_games, sets_done
+                        out[f"error{mark}"] = abs(rank - truth_rank)
+    return out
+
+
+def part3(n_bots: int, leagues: int, sizes: list[int]) -> None:
+    warm = n_bots * 1000 // 2
+    print(f"\n3. a newcomer in a league of {n_bots} bots with ~1,000 games each ({leagues} leagues per case): "
+          f"median over leagues")
+    for k in sizes:
+        for schedule in ("adaptive", "uniform"):
+            rows = [newcomer_league(k, schedule, i, n_bots, warm * k // 2 if k == 3 else warm) for i in range(leagues)]
+            med = {key: float(np.median([r[key] for r in rows])) for key in rows[0]}
+            print(f"  tables of {k}, {schedule:>8}: after 100 of its games rank error {med['error100']:.0f} "
+                  f"({med['games100']:,.0f} league games, {med['sets100']:,.0f} sets); after 200: rank error "
+                  f"{med['error200']:.0f} ({med['games200']:,.0f} league games, {med['sets200']:,.0f} sets)")
+
+
+# ---------------------------------------------------------------------------------------------
+# part 4: speed
+
+
+def part4(n_bots: int) -> None:
+    print(f"\n4. speed: {n_bots} active bots")
+    for k in (2, 3):
+        rng = np.random.default_rng(k)
+        skills = rng.normal(MU, SIGMA, n_bots)
+        mm = Matchmaker(1, (k,), params=MatchParams(lag=1))
+        for v in range(n_bots):
+            mm.add_bot(v)
+        for _ in range(3):
+            (sets,) = mm.plan_rounds(1)
+            winners, losers = play_sets(sets, skills, rng)
+            mm.record_comparisons(mm.rounds - 1, winners, losers, np.ones(winners.size))
+        t0 = time.perf_counter()
+        mm.fit(mm.rounds)
+        fit_s = time.perf_counter() - t0
+        times = []
+        for _ in range(5):
+            mm.fit(mm.rounds)  # (cached: the same results)
+            t0 = time.perf_counter()
+            mm.plan_rounds(1)
+            times.append(time.perf_counter() - t0)
+            mm.rounds -= 1  # plan the same round again
+        print(f"  tables of {k}: choosing a round ({len(sets)} sets) {1000 * min(times):.1f} ms (best of 5, median "
+              f"{1000 * float(np.median(times)):.1f} ms); the fit it draws from {1000 * fit_s:.0f} ms")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--leagues", type=int, default=40)
+    parser.add_argument("--bots", type=int, default=200)
+    parser.add_argument("--max-games", default="2:1.6e7,3:8e6", help="the ladder's top per table size")
+    parser.add_argument("--sizes", default="2,3")
+    parser.add_argument("--parts", default="1,2,3,4")
+    parser.add_argument("--newcomer-leagues", type=int, default=20)
+    args = parser.parse_args()
+    parts = {int(p) for p in args.parts.split(",")}
+    sizes = [int(s) for s in args.sizes.split(",")]
+    print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (a shared machine)")
+    headline = {}
+    if 4 in parts:
+        part4(1000)
+    if 2 in parts:
+        part2(args.bots, 200_000)
+    if 3 in parts:
+        part3(args.bots, args.newcomer_leagues, sizes)
+    if 1 in parts:
+        tops = {int(k): float(v) for k, v in (item.split(":") for item in args.max_games.split(","))}
+        headline = part1(args.bots, args.leagues, tops, sizes)
+    print(f"\nload average at end: {os.getloadavg()[0]:.1f}")
+    cells = []
+    for k, (a, u) in headline.items():
+        ratio = f"{a / u:.2f}" if a and u else (f"< {a / tops[k]:.2f}" if a else "n/a (adaptive did not reach 95%)")
+        cells.append(f"tables of {k}: {ratio} ({'> max' if a is None else f'{a:,}'} / {'> max' if u is None else f'{u:,}'})")
+    if cells:
+        print("headline: games adaptive / games uniform for the right top-10 set in 95% of leagues: " + "; ".join(cells))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,159 @@
+"""The live league behind ``harness serve``: pages made from the store on request, kept current.
+
+- **The config follows its file.** On every request the config file and the files that make
+  each bot's version are stat'ed (a few microseconds each); when one changed, the config is
+  read again, so a bot edited since the server started shows its new version as the current one.
+  A config that no longer loads (half-saved, broken) keeps the last good one, and the page says
+  what is wrong.
+- **The index is cached per generation**: the numbers of finished and planned games, of
+  violations and of bot versions, and the config's stamp. The live page asks ``api/status``
+  (three small queries) every 2 seconds and fetches the whole index again only when the
+  generation changed, at most once per twice the time the last one took: the index of a
+  100,000-game league takes 7 s to make (statistics recomputed), and one render serves every
+  open page.
+- **Before the store exists** (or while ``harness run`` is creating it) the page says so and
+  polls until the store appears, then shows the league. A reader never creates the store or
+  its schema: it waits for a store whose schema is written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+from markupsafe import escape
+
+from harness.league import queries
+from harness.league.config import ConfigError, LeagueConfig, load_config
+from harness.league.store import LeagueStore, StoreError
+from harness.report.html import Site
+
+__all__ = ["LiveLeague"]
+
+Response = tuple[int, str, str]
+HTML = "text/html; charset=utf-8"
+
+_WAITING = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{name} · tablebots</title></head>
+<body style="font: 15px system-ui, sans-serif; margin: 40px"><h1>{name}</h1>
+<p id="waiting">No results yet: {why}. This page refreshes itself once <code>harness run {path}</code> has begun.</p>
+<script>
+setInterval(async () => {{
+  try {{ const s = await (await fetch("api/status", {{cache: "no-store"}})).json(); if (s.store) location.reload(); }}
+  catch (e) {{ /* the server is gone: keep waiting */ }}
+}}, 2000);
+</script></body></html>"""
+
+
+def _stamp(paths: list[str]) -> tuple[tuple[str, int, int], ...]:
+    out = []
+    for p in paths:
+        try:
+            st = os.stat(p)
+            out.append((p, st.st_mtime_ns, st.st_size))
+        except OSError:
+            out.append((p, -1, -1))
+    return tuple(out)
+
+
+class LiveLeague:
+    """One league served live: its config (re-read when it changes) and its store (when it exists)."""
+
+    def __init__(self, config: LeagueConfig) -> None:
+        self._config = config
+        self._stamp = self._files_stamp(config)
+        self.problem: str | None = None  # why the config on disk does not load (the last good one is used)
+        self._lock = threading.Lock()
+        self._index: tuple[str, str] | None = None  # (generation, html)
+
+    @staticmethod
+    def _files_stamp(config: LeagueConfig) -> tuple[tuple[str, int, int], ...]:
+        return _stamp([config.path] + [f for b in config.bots for f in b.files])
+
+    def config(self) -> LeagueConfig:
+        """The league's config as its files are now (read again when the config or a bot changed)."""
+        stamp = self._files_stamp(self._config)
+        if stamp != self._stamp:
+            with self._lock:
+                if stamp != self._stamp:
+                    try:
+                        self._config = load_config(self._config.path, strict=False)
+                        self.problem = None
+                    except ConfigError as exc:
+                        self.problem = str(exc)
+                    self._stamp = self._files_stamp(self._config) if self.problem is None else stamp
+        return self._config
+
+    def store_ready(self, config: LeagueConfig) -> bool:
+        """Whether the store exists with its schema written (never creating either)."""
+        if not Path(config.store).exists():
+            return False
+        try:
+            db = sqlite3.connect(f"file:{Path(config.store).resolve()}?mode=ro", uri=True, timeout=5.0)
+            try:
+                return int(db.execute("PRAGMA user_version").fetchone()[0]) > 0
+            finally:
+                db.close()
+        except sqlite3.Error:
+            return False
+
+    def _generation(self, store: LeagueStore, config: LeagueConfig) -> tuple[str, dict[str, Any]]:
+        counts = store.counts()
+        violations = queries.violation_count(store)
+        versions = len(store.versions())
+        stamp = abs(hash(self._stamp)) % 10**9
+        status = {"store": True, "done": counts["done"], "pending": counts["pending"], "violations": violations,
+                  "versions": versions, "config_problem": self.problem}
+        return f"{counts['done']}.{counts['pending']}.{violations}.{versions}.{stamp}", status
+
+    def respond(self, path: str) -> Response:
+        """The response (status, body, content type) to a GET of ``path``."""
+        config = self.config()
+        if not self.store_ready(config):
+            if path == "/api/status":
+                return 200, json.dumps({"store": False, "done": 0, "pending": 0, "config_problem": self.problem}), \
+                    "application/json"
+            why = f"the league has not started ({escape(config.store)} does not exist yet)"
+            return 200, _WAITING.format(name=escape(config.name), why=why, path=escape(config.path)), HTML
+        try:
+            store = LeagueStore(config.store, create=False)
+        except StoreError as exc:
+            return 503, f"<p>{escape(str(exc))}</p>", HTML
+        with store:
+            generation, status = self._generation(store, config)
+            if path == "/api/status":
+                site = Site(config, store, live=True)
+                status["generation"] = generation
+                status["latest"] = [{"id": g["id"], "round": g["round"], "seats": g["seats"], "ended_by": g["ended_by"]}
+                                    for g in site.latest_games(20)]
+                return 200, json.dumps(status), "application/json"
+            if path in ("/", "/index.html"):
+                return 200, self._cached_index(store, config, generation), HTML
+            site = Site(config, store, live=True)
+            if m := re.fullmatch(r"/games/(g-[0-9a-f]+)\.html", path):
+                page = site.game(m.group(1))
+                return (200, page, HTML) if page else (404, "no such game", HTML)
+            if m := re.fullmatch(r"/bots/(\d{1,18})\.html", path):
+                vid = int(m.group(1))
+                return (200, site.bot(vid), HTML) if vid in site.versions else (404, "no such bot", HTML)
+            if m := re.fullmatch(r"/violations/(\d{1,18})\.html", path):  # a longer id is no SQLite integer
+                found = store.violation(int(m.group(1)))
+                page = site.game(found[0]["game_id"], violation_id=int(m.group(1))) if found else None
+                return (200, page, HTML) if page else (404, "no such violation", HTML)
+            return 404, "not found", HTML
+
+    def _cached_index(self, store: LeagueStore, config: LeagueConfig, generation: str) -> str:
+        with self._lock:  # one render at a time: every open page waits for it and shares it
+            cached = self._index
+            if cached is not None and cached[0] == generation:
+                return cached[1]
+            site = Site(config, store, live=True)
+            site.generation = generation
+            site.config_problem = self.problem
+            html = site.index()
+            self._index = (generation, html)
+            return html

@@ -1,0 +1,295 @@
+#!/usr/bin/env python3
+"""A hostile test bot: one attack of a bot author who wants to win, then random legal play.
+
+    python3 tests/bots/attacker.py MODE [options]
+
+Every finding is one stderr line ``ATTACK <mode> key=value ...`` (the tests read the bot's
+stderr log). Modes:
+
+- ``deal-spy --league L --seed S --names a,b``: rebuild the deal from public facts (league name
+  and seed, round 0, the bots' names) with the engine, and say whether its own hand matches.
+- ``mirror-spy``: remember each game's first hand under the game's first public event (the
+  deal); when a later game opens with the same event, it is the same deal in another seat
+  order, and the opponent holds the remembered hand: say ``game=ID guess=CARDS`` (the test
+  checks the guess against the stored deal).
+- ``deal-log``: report a per-process token and each game id it plays (who saw which deal).
+- ``talk``: look for another process of this bot through every shared place (files in /tmp,
+  /dev/shm and its directory, an abstract unix socket, SysV shared memory, signals to pids).
+- ``root``: try what only root may do, each in a form harmless if it succeeds: open /proc/sys
+  files for writing (never writes), mount a tmpfs on its own empty directory (unmounted at
+  once), set the hostname to what it is, chown its own file, raise a hard limit; report the uid
+  and capabilities it holds.
+- ``scratch --mb N``: write up to N MB to each writable place; report what it wrote.
+- ``think --cpu-ms N``: burn N ms of CPU time per request (``--threads K``: in K threads, or
+  ``--children K``: in K forked children), then answer.
+- ``sleep --ms N``: sleep N ms per request, then answer.
+- ``spin --threads K --children N``: spin K threads and N forked children from start-up on,
+  forever (a CPU hog), and answer at once.
+- ``plain``: random play only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import os
+import random
+import socket
+import sys
+import tempfile
+import threading
+import time
+
+
+def say(mode: str, **facts: object) -> None:
+    sys.stderr.write(f"ATTACK {mode} " + " ".join(f"{k}={v}" for k, v in facts.items()) + "\n")
+    sys.stderr.flush()
+
+
+def burn_cpu(ms: float) -> None:
+    end = time.thread_time() + ms / 1000
+    while time.thread_time() < end:
+        pass
+
+
+def spin_forever() -> None:
+    while True:
+        pass
+
+
+# ---- probes ---------------------------------------------------------------------------------
+
+def try_open_for_writing(path: str) -> str:
+    """Open ``path`` for writing and close it at once: nothing is ever written."""
+    try:
+        fd = os.open(path, os.O_WRONLY)
+    except OSError as exc:
+        return f"blocked({exc.errno})"
+    os.close(fd)
+    return "OPENED"
+
+
+def root_probe() -> None:
+    facts: dict[str, object] = {"uid": os.getuid(), "euid": os.geteuid()}
+    for name in ("kernel/core_pattern", "kernel/hostname", "vm/drop_caches"):
+        facts[name.replace("/", ".")] = try_open_for_writing(f"/proc/sys/{name}")
+    facts["sysrq"] = try_open_for_writing("/proc/sysrq-trigger")
+    with open("/proc/self/status") as fh:
+        caps = {k: v.strip() for k, v in (line.split(":", 1) for line in fh if line.startswith("Cap"))}
+    facts["CapEff"] = caps.get("CapEff")
+    # Each action is harmless if it succeeds (the test must not hurt the machine when it fails):
+    # a tmpfs on a fresh empty directory of its own, unmounted at once; the hostname set to what
+    # it is; a file of its own given to another owner.
+    libc = ctypes.CDLL(None, use_errno=True)
+    own = tempfile.mkdtemp(prefix="attacker-")
+    if libc.mount(b"none", own.encode(), b"tmpfs", 0, None) == 0:
+        libc.umount2(own.encode(), 2)
+        facts["mount"] = "OK"
+    else:
+        facts["mount"] = "blocked"
+    name = socket.gethostname().encode()
+    facts["sethostname"] = "OK" if libc.sethostname(name, len(name)) == 0 else "blocked"
+    try:
+        path = os.path.join(own, "chown-me")
+        with open(path, "w"):
+            pass
+        os.chown(path, 4242, 4242)
+        facts["chown"] = "OK"
+    except OSError:
+        facts["chown"] = "blocked"
+    import resource
+    try:
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard + 1, hard + 1))
+        facts["raise_rlimit"] = "OK"
+    except (OSError, ValueError):
+        facts["raise_rlimit"] = "blocked"
+    say("root", **facts)
+
+
+def write_mb(directory: str, mb: int) -> int:
+    """Write up to ``mb`` MB under ``directory``; the MB written (stops at the first error)."""
+    written = 0
+    path = os.path.join(directory, f"hog-{os.getpid()}-{random.randrange(10**9)}")
+    chunk = b"\xa5" * (1 << 20)
+    try:
+        with open(path, "wb") as fh:
+            for _ in range(mb):
+                fh.write(chunk)
+                fh.flush()
+                written += 1
+    except OSError:
+        pass
+    return written
+
+
+def scratch_probe(mb: int) -> None:
+    places = {"tmp": "/tmp", "shm": "/dev/shm", "root": "/", "cwd": os.getcwd(), "home": os.path.expanduser("~"),
+              "var_tmp": "/var/tmp"}
+    facts: dict[str, object] = {}
+    done: set[str] = set()
+    for key, place in places.items():
+        real = os.path.realpath(place)
+        if real in done:
+            facts[key] = "same"
+            continue
+        done.add(real)
+        facts[key] = write_mb(place, mb) if os.path.isdir(place) else "absent"
+    say("scratch", **facts)
+
+
+class Talk:
+    """Every channel one process of a bot could use to reach another process of the same bot."""
+
+    KEY = 0x7AB1E5
+
+    def __init__(self) -> None:
+        self.token = f"{os.getpid()}-{random.randrange(10**12)}"
+        self.places = [p for p in ("/tmp", "/dev/shm", os.getcwd()) if os.path.isdir(p)]
+        for place in self.places:
+            try:
+                with open(os.path.join(place, f"tablebots-talk-{self.token}"), "w") as fh:
+                    fh.write(self.token)
+            except OSError:
+                pass
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.setblocking(False)
+        self.abstract_taken = False
+        try:
+            self.sock.bind("\0tablebots-talk")
+        except OSError:
+            self.abstract_taken = True  # another process holds the name: a channel
+            try:
+                self.sock.sendto(self.token.encode(), "\0tablebots-talk")
+            except OSError:
+                pass
+        libc = ctypes.CDLL(None, use_errno=True)
+        self.shm_exists = libc.shmget(self.KEY, 4096, 0o1000 | 0o2000 | 0o666) < 0 and ctypes.get_errno() == 17
+        self.libc = libc
+
+    def check(self) -> None:
+        others = []
+        for place in self.places:
+            try:
+                others += [n for n in os.listdir(place) if n.startswith("tablebots-talk-")
+                           and n != f"tablebots-talk-{self.token}"]
+            except OSError:
+                pass
+        abstract = self.abstract_taken
+        try:
+            abstract = abstract or bool(self.sock.recv(100))  # a later process said hello
+        except OSError:
+            pass
+        shm = self.shm_exists
+        signals = 0
+        for pid in range(2, 400):
+            if pid == os.getpid():
+                continue
+            try:
+                os.kill(pid, 0)
+                with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                    if b"attacker.py" in fh.read() and pid != os.getppid():
+                        signals += 1
+            except OSError:
+                pass
+        say("talk", files=len(others), abstract=int(abstract), sysv=int(shm), signals=signals)
+
+
+# ---- play -----------------------------------------------------------------------------------
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("mode")
+    parser.add_argument("--league", default="")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--names", default="")
+    parser.add_argument("--mb", type=int, default=64)
+    parser.add_argument("--cpu-ms", type=float, default=0.0)
+    parser.add_argument("--ms", type=float, default=0.0)
+    parser.add_argument("--threads", type=int, default=0)
+    parser.add_argument("--children", type=int, default=0)
+    args = parser.parse_args()
+    mode = args.mode
+    rng = random.Random()
+    token = f"{random.randrange(10**12):012d}"
+    talk: Talk | None = None
+    if mode == "spin":
+        for _ in range(args.children):
+            if os.fork() == 0:
+                spin_forever()
+        for _ in range(args.threads if args.threads or args.children else 1):
+            threading.Thread(target=spin_forever, daemon=True).start()
+    game = ""
+    seat = 0
+    first_request = True
+    hands: dict[str, list] = {}  # first public event of a game -> the hand this process held
+    game_id = ""
+    for line in sys.stdin:
+        msg = json.loads(line)
+        kind = msg["type"]
+        if kind == "hello":
+            game = msg["game"]
+            if mode == "root":
+                root_probe()
+            elif mode == "scratch":
+                scratch_probe(args.mb)
+            elif mode == "talk":
+                talk = Talk()
+            print(json.dumps({"type": "ready", "name": f"attacker-{mode}"}), flush=True)
+        elif kind == "start":
+            seat = msg["seat"]
+            game_id = msg["game_id"]
+            first_request = True
+            if mode == "deal-log":
+                say("deal-log", process=token, game=msg["game_id"])
+            if talk is not None:
+                talk.check()
+        elif kind == "request":
+            obs = msg["observation"]
+            if first_request and mode == "deal-spy":
+                from harness.games import get_game
+                from harness.league.schedule import deal_seed
+                deal = deal_seed(args.league, args.seed, 0, args.names.split(","))
+                state = get_game(game).new_state(2, deal, {})
+                rebuilt = list(state.observation(seat)["hand"])
+                mine = list(obs["hand"])
+                knew = all(mine.count(c) <= rebuilt.count(c) for c in set(mine)) and len(rebuilt) - len(mine) <= 2
+                say("deal-spy", knew="yes" if knew else "no")
+            if first_request and mode == "mirror-spy" and msg["events"]:
+                deal = json.dumps(msg["events"][0], sort_keys=True)
+                if deal in hands:
+                    say("mirror-spy", game=game_id, seat=seat, guess=",".join(map(str, hands[deal])))
+                hands[deal] = list(obs["hand"])
+            first_request = False
+            if mode == "think":
+                if args.threads:
+                    workers = [threading.Thread(target=burn_cpu, args=(args.cpu_ms / args.threads,))
+                               for _ in range(args.threads)]
+                    for w in workers:
+                        w.start()
+                    for w in workers:
+                        w.join()
+                elif args.children:
+                    pids = []
+                    for _ in range(args.children):
+                        pid = os.fork()
+                        if pid == 0:
+                            burn_cpu(args.cpu_ms / args.children)
+                            os._exit(0)
+                        pids.append(pid)
+                    for pid in pids:
+                        os.waitpid(pid, 0)
+                else:
+                    burn_cpu(args.cpu_ms)
+            elif mode == "sleep":
+                time.sleep(args.ms / 1000)
+            choice = rng.randrange(len(msg["actions"]))
+            print(json.dumps({"type": "action", "id": msg["id"], "index": choice}), flush=True)
+        elif kind == "bye":
+            break
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
