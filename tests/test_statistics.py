@@ -224,3 +224,57 @@ def test_the_table_is_in_the_fit_s_order_and_no_p_next_is_below_one_half(tmp_pat
     assert [r["mu"] for r in rows] == sorted((r["mu"] for r in rows), reverse=True)
     assert all(0.5 <= r["p_better"] <= 1 for r in rows[:-1]) and rows[-1]["p_better"] is None
     assert all(r["mu_ci"][0] < r["mu"] < r["mu_ci"][1] for r in rows)
+
+
+def _real_league(tmp_path: Path, game: str, players: str, bots: list[str], rounds: int) -> Path:
+    """A league of real bot processes (the random and greedy reference bots) played to the end."""
+    lines = [f"  - {{name: {name}, command: {sys.executable} {REPO / 'bots' / script}}}"
+             for name, script in ((f"b{i}", bot) for i, bot in enumerate(bots))]
+    path = tmp_path / f"{game}.yaml"
+    path.write_text(f"name: {game}-arrays\ngame: {game}\nplayers: {players}\nrounds: {rounds}\nworkers: 2\n"
+                    f"store: {tmp_path / (game + '.sqlite')}\nbots:\n" + "\n".join(lines) + "\n")
+    result = CliRunner().invoke(cli, ["run", str(path), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    return path
+
+
+def test_the_fit_read_as_arrays_equals_the_fit_from_game_rows_on_real_leagues(tmp_path: Path) -> None:
+    """The table, the report and the adaptive stop read the finished games straight into arrays
+    (queries.done_table_batches); the fit must be the one the per-game rows give, for 2, 3 and
+    4 seats and for a league mixing table sizes."""
+    from harness.league.config import load_config
+    from harness.league.queries import done_table_batches
+    from harness.league.ratings_fit import fit_batches, fit_table
+    from harness.league.store import LeagueStore
+    from harness.report.statistics import load_games
+    from harness.report.tables import league_table
+
+    leagues = [("dominoes", "[2, 3, 4]", ["random_bot.py", "dominoes_greedy.py", "random_bot.py", "dominoes_greedy.py"], 1),
+               ("epizodiak", "3", ["random_bot.py", "epizodiak_greedy.py", "random_bot.py"], 2),
+               ("crisps", "2", ["random_bot.py", "crisps_greedy.py", "random_bot.py"], 2)]
+    for game, players, bots, rounds in leagues:
+        cfg = load_config(_real_league(tmp_path, game, players, bots, rounds))
+        with LeagueStore(cfg.store) as store:
+            played = load_games(store)
+            batches = done_table_batches(store)
+            sizes = sorted({g.players for g in played})
+            assert [b.versions.shape[1] for b in batches] == sizes, game
+            assert sum(len(b.sets) for b in batches) == len(played) > 0
+            for batch in batches:  # the same games, in schedule order, seat by seat
+                rows = [g for g in played if g.players == batch.versions.shape[1]]
+                assert batch.versions.tolist() == [list(g.versions) for g in rows]
+                assert batch.ranks.tolist() == [list(g.ranks) for g in rows]
+            r = cfg.rating
+            old = fit_table(((g.versions, g.ranks, (g.round, g.seed)) for g in played), mu=r.mu, sigma=r.sigma,
+                            beta=r.beta)
+            new = fit_batches(batches, mu=r.mu, sigma=r.sigma, beta=r.beta)
+            assert new.order == old.order and (new.games, new.sets) == (old.games, old.sets), game
+            assert new.sets == len({(g.round, g.seed) for g in played})
+            for v in old.mu:
+                assert abs(new.mu[v] - old.mu[v]) < 1e-9 and abs(new.sigma[v] - old.sigma[v]) < 1e-9, game
+            assert max(abs(a - b) for a, b in zip(new.p_next, old.p_next)) < 1e-9
+            assert abs(new.covariance - old.covariance).max() < 1e-9
+            table = league_table(store, cfg)  # the table shows the array path's fit
+            ids = {(v["name"], v["version"]): v["id"] for v in store.versions()}
+            assert [ids[(t.bot, t.version)] for t in table] == old.order
+            assert all(abs(t.mu - old.mu[ids[(t.bot, t.version)]]) < 1e-9 for t in table)

@@ -35,7 +35,7 @@ from harness.league import queries
 from harness.league.config import BotEntry, ConfigError, LeagueConfig
 from harness.league.matchmaking import Matchmaker, MatchParams, SkillFit, adjacent_confidence
 from harness.league.pending import PendingGame
-from harness.league.ratings_fit import fit_table
+from harness.league.ratings_fit import fit_batches
 from harness.league.schedule import SEED_LIMIT, StoreRow
 from harness.league.store import GameOutcome, LeagueStore
 
@@ -218,21 +218,17 @@ class AdaptiveSchedule:
         return table_confidence(fit, self.mm.index, self.active, spec.top)
 
     def table_answer(self) -> Answer | None:
-        """The ``until`` question answered by the table's own fit (:func:`fit_table`: the whole
+        """The ``until`` question answered by the table's own fit (:func:`fit_batches`: the whole
         table's likelihood, intervals robust to the dependence within duplicate sets), over every
-        game recorded: the P(>next) that `harness table` shows."""
+        game recorded, read from the store as arrays: the P(>next) that `harness table` shows."""
         spec = self.config.schedule
         if spec.top is None:
             return None
-        games: dict[int, tuple[list[int], list[int], tuple[int, int]]] = {}
-        for seq, round_, seed, version, rank, _score in queries.done_seats(self.store):
-            games.setdefault(seq, ([], [], (round_, seed)))
-            games[seq][0].append(version)
-            games[seq][1].append(rank)
-        if not games:
+        batches = queries.done_table_batches(self.store)
+        if not batches:
             return None
         r = self.config.rating
-        fit = fit_table(games.values(), mu=r.mu, sigma=r.sigma, beta=r.beta)
+        fit = fit_batches(batches, mu=r.mu, sigma=r.sigma, beta=r.beta)
         order = [v for v in fit.order if v in set(self.active)][: spec.top + 1]
         if len(order) < 2:
             return Answer(0.0, None, order)

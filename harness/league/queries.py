@@ -11,11 +11,16 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterator, Sequence
+from itertools import chain
+from typing import TYPE_CHECKING
 
 from harness.league.store import LeagueStore
 
-__all__ = ["done_games", "done_seats", "finished_rounds", "games_of_version", "latest_games", "scheduled_seating",
-           "violation_count", "versions_of_bot", "version_labels", "done_games_page", "games_by_seq",
+if TYPE_CHECKING:
+    from harness.league.ratings_fit import TableBatch
+
+__all__ = ["done_games", "done_seats", "done_table_batches", "finished_rounds", "games_of_version", "latest_games",
+           "scheduled_seating", "violation_count", "versions_of_bot", "version_labels", "done_games_page", "games_by_seq",
            "latest_seqs_of_versions", "violations_of_versions", "pair_ranks", "seat_totals"]
 
 
@@ -25,6 +30,42 @@ def done_seats(store: LeagueStore) -> Iterator[tuple[int, int, int, int, int, fl
     yield from store.db.execute(
         "SELECT g.seq, g.round, g.seed, s.version_id, s.rank, s.score FROM games g JOIN seats s "
         "ON s.game_seq = g.seq WHERE g.status = 'done' ORDER BY g.seq, s.seat")
+
+
+def done_table_batches(store: LeagueStore) -> list[TableBatch]:
+    """Every finished game as arrays, one :class:`~harness.league.ratings_fit.TableBatch` per
+    table size (smallest first, games in schedule order): version ids and ranks by seat, and the
+    game's duplicate set, one integer per (round, deal seed).
+
+    The table's fit reads this instead of one Python object per game: one query (so one
+    consistent snapshot while a writer records games), its rows flattened straight into an int64
+    array by ``np.fromiter``, then grouped with numpy (no Python loop over games). A game's seats
+    come together and by seat, from seat 0, and its table size is the count of its seat rows."""
+    import numpy as np  # here: numpy costs ~0.1 s to import, and most readers of this module need none
+
+    from harness.league.ratings_fit import TableBatch
+
+    cursor = store.db.execute(
+        "SELECT s.seat, g.round, g.seed, s.version_id, s.rank FROM games g JOIN seats s "
+        "ON s.game_seq = g.seq WHERE g.status = 'done' ORDER BY g.seq, s.seat")
+    rows = np.fromiter(chain.from_iterable(cursor), dtype=np.int64).reshape(-1, 5)
+    if not len(rows):
+        return []
+    starts = np.flatnonzero(rows[:, 0] == 0)  # a game's seats come together, from seat 0
+    sizes = np.diff(np.append(starts, len(rows)))
+    # the duplicate set: one integer per distinct (round, seed), numbered in sorted order
+    round_, seed = rows[starts, 1], rows[starts, 2]
+    order = np.lexsort((seed, round_))
+    new = np.ones(len(order), dtype=bool)
+    new[1:] = (np.diff(round_[order]) != 0) | (np.diff(seed[order]) != 0)
+    sets = np.empty(len(order), dtype=np.int64)
+    sets[order] = np.cumsum(new) - 1
+    batches = []
+    for size in np.unique(sizes).tolist():
+        mine = np.flatnonzero(sizes == size)
+        seats = starts[mine][:, None] + np.arange(size)
+        batches.append(TableBatch(rows[seats, 3], rows[seats, 4], sets[mine]))
+    return batches
 
 
 def done_games(store: LeagueStore) -> list[sqlite3.Row]:

@@ -83,18 +83,17 @@ def league_table(store: LeagueStore, config: LeagueConfig, *, recompute: bool = 
     fit = None
     if stats and rows:
         # here: numpy and scipy cost ~0.4 s to import; `harness table --incremental` stays instant without them
-        from harness.league.ratings_fit import fit_table
-        from harness.report import statistics
+        from harness.league import queries
+        from harness.league.ratings_fit import fit_batches
 
         # mu, sigma, the order and P(>next) from one fit of TrueSkill's model to all games at
-        # once, with intervals robust to the duplicate sets (harness.league.ratings_fit)
-        if played is None:
-            played = statistics.load_games(store)
-        # a duplicate set is one deal of one round; the deal's seed already names its bots (a
-        # set merged with an older version's on the same deal is a coarser cluster: still valid,
-        # and it saves the frozenset per game that cost 5x the rest of this pass at 1,000,000 games)
-        fit = fit_table(((g.versions, g.ranks, (g.round, g.seed)) for g in played),
-                        mu=config.rating.mu, sigma=config.rating.sigma, beta=config.rating.beta)
+        # once, with intervals robust to the duplicate sets (harness.league.ratings_fit), read
+        # from the store straight into arrays: building one Python object per game first cost
+        # ~8x the fit itself at 1,000,000 games (bench/table.py). A duplicate set is one deal of
+        # one round; the deal's seed already names its bots (a set merged with an older
+        # version's on the same deal is a coarser cluster: still valid)
+        fit = fit_batches(queries.done_table_batches(store), mu=config.rating.mu, sigma=config.rating.sigma,
+                          beta=config.rating.beta)
         for r in rows:
             vid = ids[(r.bot, r.version)]
             if vid in fit.mu:
@@ -108,7 +107,11 @@ def league_table(store: LeagueStore, config: LeagueConfig, *, recompute: bool = 
     for i, r in enumerate(rows, 1):
         r.rank = i
         r.mu_ci = [r.mu - 1.96 * r.sigma, r.mu + 1.96 * r.sigma]
-    if fit is not None and played is not None:
+    if fit is not None:
+        from harness.report import statistics
+
+        if played is None:
+            played = statistics.load_games(store)
         per_bot = statistics.bot_intervals(played)
         order = [ids[(r.bot, r.version)] for r in rows]
         for r, vid, below in zip(rows, order, [*order[1:], None]):
