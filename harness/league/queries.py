@@ -37,24 +37,41 @@ def done_table_batches(store: LeagueStore) -> list[TableBatch]:
     table size (smallest first, games in schedule order): version ids and ranks by seat, and the
     game's duplicate set, one integer per (round, deal seed).
 
-    The table's fit reads this instead of one Python object per game: one query (so one
-    consistent snapshot while a writer records games), its rows flattened straight into an int64
-    array by ``np.fromiter``, then grouped with numpy (no Python loop over games). A game's seats
-    come together and by seat, from seat 0, and its table size is the count of its seat rows."""
+    The table's fit reads this instead of one Python object per game: two scans in one read
+    transaction (a consistent snapshot while a writer records games), the finished games'
+    (seq, round, seed) and every seat packed into one integer by SQL, each flattened straight
+    into an int64 array by ``np.fromiter`` and grouped with numpy, no Python loop over games.
+    Scanning the seats table in its key order and matching the games in numpy took 0.8 s at
+    300,000 games where the join of the two took 1.0 s (bench/table.py)."""
     import numpy as np  # here: numpy costs ~0.1 s to import, and most readers of this module need none
 
     from harness.league.ratings_fit import TableBatch
 
-    cursor = store.db.execute(
-        "SELECT s.seat, g.round, g.seed, s.version_id, s.rank FROM games g JOIN seats s "
-        "ON s.game_seq = g.seq WHERE g.status = 'done' ORDER BY g.seq, s.seat")
-    rows = np.fromiter(chain.from_iterable(cursor), dtype=np.int64).reshape(-1, 5)
-    if not len(rows):
+    cursor = store.db.cursor()
+    cursor.row_factory = None  # plain tuples: a sqlite3.Row per row costs more than its values
+    own = not store.db.in_transaction
+    if own:
+        cursor.execute("BEGIN")
+    try:
+        games = np.fromiter(chain.from_iterable(cursor.execute(
+            "SELECT seq, round, seed FROM games WHERE status = 'done' ORDER BY seq")), dtype=np.int64).reshape(-1, 3)
+        # a seat as (game seq, version id << 16 | rank << 8 | seat): ranks and seats are below 256
+        seats = np.fromiter(chain.from_iterable(cursor.execute(
+            "SELECT game_seq, (version_id << 16) | (ifnull(rank, 255) << 8) | seat FROM seats "
+            "ORDER BY game_seq, seat")), dtype=np.int64).reshape(-1, 2)
+    finally:
+        if own:
+            cursor.execute("COMMIT")
+    if not len(games):
         return []
-    starts = np.flatnonzero(rows[:, 0] == 0)  # a game's seats come together, from seat 0
-    sizes = np.diff(np.append(starts, len(rows)))
+    at = np.minimum(np.searchsorted(games[:, 0], seats[:, 0]), len(games) - 1)
+    seats = seats[games[at, 0] == seats[:, 0]]  # the seats of finished games only
+    starts = np.flatnonzero(np.diff(seats[:, 0], prepend=-1))  # a game's seats come together
+    sizes = np.diff(np.append(starts, len(seats)))
+    version, rank = seats[:, 1] >> 16, (seats[:, 1] >> 8) & 255
     # the duplicate set: one integer per distinct (round, seed), numbered in sorted order
-    round_, seed = rows[starts, 1], rows[starts, 2]
+    game_at = np.searchsorted(games[:, 0], seats[starts, 0])
+    round_, seed = games[game_at, 1], games[game_at, 2]
     order = np.lexsort((seed, round_))
     new = np.ones(len(order), dtype=bool)
     new[1:] = (np.diff(round_[order]) != 0) | (np.diff(seed[order]) != 0)
@@ -63,8 +80,8 @@ def done_table_batches(store: LeagueStore) -> list[TableBatch]:
     batches = []
     for size in np.unique(sizes).tolist():
         mine = np.flatnonzero(sizes == size)
-        seats = starts[mine][:, None] + np.arange(size)
-        batches.append(TableBatch(rows[seats, 3], rows[seats, 4], sets[mine]))
+        at_seat = starts[mine][:, None] + np.arange(size)
+        batches.append(TableBatch(version[at_seat], rank[at_seat], sets[mine]))
     return batches
 
 

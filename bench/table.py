@@ -1,0 +1,174 @@
+"""The table at scale: 1,000 bots and 1,000,000 finished 3-seat games, measured in one run.
+
+A synthetic Epizodiak league (adaptive schedule, so no round robin is planned) is written
+straight into a temporary store with SQL: duplicate sets of 3 bots drawn at random, one deal in
+all 6 seat orders, ranked by TrueSkill's model (skill + N(0, beta) per game). The incremental
+ratings are stored as caught up (as the runner's writer leaves them), so `harness table` pays
+only for reading and fitting. Printed side by side:
+
+- the fit's input: the old path (``statistics.load_games``: one Python object per game, then
+  ``fit_table`` converts the tuples to arrays) against the new (``queries.done_table_batches``
+  straight into arrays, then ``fit_batches``), and the two fits' largest difference;
+- the other statistics the table and the report index compute from ``load_games``, each in
+  its own process with a time limit (``--limit``): mean score/rank intervals (the table), head to
+  head, seat bias and the rating history (the index);
+- ``harness table`` end to end (a new process, imports included).
+
+Run: python bench/table.py [--games 1000000] [--bots 1000] [--limit 300]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+import numpy as np  # noqa: E402
+
+from harness.league.config import load_config  # noqa: E402
+from harness.league.queries import done_table_batches  # noqa: E402
+from harness.league.ratings_fit import fit_batches, fit_table  # noqa: E402
+from harness.league.store import LeagueStore  # noqa: E402
+from harness.report import statistics  # noqa: E402
+
+SEATS = 3
+ORDERS = ((0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0))
+
+
+def write_config(dir_: Path, bots: int) -> Path:
+    lines = [f"  - {{name: b{i:04d}, command: 'true'}}" for i in range(bots)]
+    path = dir_ / "big.yaml"
+    path.write_text(f"name: big\ngame: epizodiak\nplayers: 3\nschedule: adaptive\nstore: {dir_ / 'big.sqlite'}\n"
+                    "bots:\n" + "\n".join(lines) + "\n")
+    return path
+
+
+def synthesize(path: Path, games: int, seed: int = 1) -> None:
+    """``games`` finished games (whole duplicate sets) written with executemany."""
+    cfg = load_config(str(path), strict=False)
+    rng = np.random.default_rng(seed)
+    with LeagueStore(cfg.store) as store:
+        store.bind(cfg)
+        ids = store.register_versions(cfg.bots)
+        version = np.array([ids[b.label] for b in cfg.bots])
+        skill = rng.normal(cfg.rating.mu, 5.0, size=len(version))
+        n_sets = -(-games // len(ORDERS))
+        # three distinct bots per set: argpartition of random keys, one row per set
+        trio = np.argpartition(rng.random((n_sets, len(version))), SEATS, axis=1)[:, :SEATS]
+        deal_seed = rng.integers(0, 2**53, size=n_sets)
+        rounds = np.arange(n_sets) // 1000
+        seat_of = trio[:, ORDERS].reshape(-1, SEATS)[:games]  # bot index by seat, game by game
+        set_of = np.repeat(np.arange(n_sets), len(ORDERS))[:games]
+        perf = skill[seat_of] + rng.normal(0, cfg.rating.beta, size=seat_of.shape)
+        ranks = np.argsort(np.argsort(-perf, axis=1), axis=1)
+        seats_v = version[seat_of]
+        db = store.db
+        db.execute("PRAGMA synchronous=OFF")
+        with store.transaction():
+            db.executemany(
+                "INSERT INTO games (seq, id, round, players, seed, status, ended_by, decisions, seconds, finished_at, "
+                "versions) VALUES (?, ?, ?, 3, ?, 'done', 'rules', 100, 0.01, '2026-11-24T00:00:00', ?)",
+                ((g + 1, f"g{g}", r, s, json.dumps(v)) for g, (r, s, v) in
+                 enumerate(zip(rounds[set_of].tolist(), deal_seed[set_of].tolist(), seats_v.tolist()))))
+            db.executemany("INSERT INTO seats (game_seq, seat, version_id, rank, score, forfeited) "
+                           "VALUES (?, ?, ?, ?, ?, 0)",
+                           ((g // SEATS + 1, g % SEATS, v, r, 2 - r) for g, (v, r) in
+                            enumerate(zip(seats_v.ravel().tolist(), ranks.ravel().tolist()))))
+            # the incremental ratings as the runner's writer leaves them: caught up
+            store.save_ratings({int(v): (float(m), 1.0) for v, m in zip(version, skill)})
+            store.set_meta("rating_params", json.dumps(cfg.rating.as_dict(), sort_keys=True))
+            store.set_meta("rated_upto", str(games))
+
+
+def _part(name: str, config: str, out: mp.Queue) -> None:
+    cfg = load_config(config, strict=False)
+    with LeagueStore(cfg.store, create=False) as store:
+        played = statistics.load_games(store)
+        r = cfg.rating
+        start = time.perf_counter()
+        if name == "score and rank intervals (table)":
+            statistics.bot_intervals(played)
+        elif name == "head to head (index)":
+            statistics.head_to_head(played, resamples=200)
+        elif name == "seat bias (index)":
+            statistics.seat_bias(played, resamples=200)
+        elif name == "rating history (index)":
+            statistics.rating_history(played, mu=r.mu, sigma=r.sigma, beta=r.beta)
+        out.put(time.perf_counter() - start)
+
+
+def timed_part(name: str, config: str, limit: float) -> str:
+    """One statistic in its own process (memory and a time limit of its own); load_games excluded."""
+    out: mp.Queue = mp.Queue()
+    proc = mp.get_context("fork").Process(target=_part, args=(name, config, out))
+    proc.start()
+    proc.join(limit)
+    if proc.is_alive():
+        proc.kill()
+        proc.join()
+        return f"> {limit:.0f} s (stopped)"
+    return f"{out.get():.1f} s" if proc.exitcode == 0 else f"failed (exit {proc.exitcode})"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--games", type=int, default=1_000_000)
+    parser.add_argument("--bots", type=int, default=1000)
+    parser.add_argument("--limit", type=float, default=300.0, help="seconds allowed to each statistic")
+    args = parser.parse_args()
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (a shared machine)")
+    with tempfile.TemporaryDirectory() as tmp:
+        config = write_config(Path(tmp), args.bots)
+        start = time.perf_counter()
+        synthesize(config, args.games)
+        print(f"synthesized {args.games:,} games of {args.bots:,} bots, 3 seats, in {time.perf_counter() - start:.0f} s")
+        cfg = load_config(str(config), strict=False)
+        r = cfg.rating
+        with LeagueStore(cfg.store, create=False) as store:
+            start = time.perf_counter()
+            played = statistics.load_games(store)
+            t_load = time.perf_counter() - start
+            old = fit_table(((g.versions, g.ranks, (g.round, g.seed)) for g in played), mu=r.mu, sigma=r.sigma,
+                            beta=r.beta)
+            t_old = time.perf_counter() - start
+            del played
+            start = time.perf_counter()
+            batches = done_table_batches(store)
+            t_read = time.perf_counter() - start
+            new = fit_batches(batches, mu=r.mu, sigma=r.sigma, beta=r.beta)
+            t_new = time.perf_counter() - start
+        diff = max(abs(new.mu[v] - old.mu[v]) for v in old.mu)
+        print(f"{'the fit, from the store':<34} {'old: load_games + fit_table':>28} {'new: arrays + fit_batches':>26}"
+              f" {'old/new':>8}")
+        print(f"{'  reading the games':<34} {t_load:>26.1f} s {t_read:>24.1f} s {t_load / t_read:>8.1f}")
+        print(f"{'  reading + fit':<34} {t_old:>26.1f} s {t_new:>24.1f} s {t_old / t_new:>8.1f}")
+        print(f"  same fit: largest |mu difference| {diff:.1e}, same order: {new.order == old.order}")
+        print(f"the other statistics, each from load_games' rows (its {t_load:.1f} s not included):")
+        for name in ("score and rank intervals (table)", "seat bias (index)", "head to head (index)",
+                     "rating history (index)"):
+            print(f"  {name:<36} {timed_part(name, str(config), args.limit)}", flush=True)
+        start = time.perf_counter()
+        done = subprocess.run([sys.executable, "-m", "harness", "table", str(config), "--format", "csv"],
+                              capture_output=True, text=True, timeout=max(600.0, 3 * args.limit))
+        took = time.perf_counter() - start
+        lines = done.stdout.count("\n")
+        print(f"harness table end to end (new process): {took:.1f} s (exit {done.returncode}, {lines} rows)"
+              + ("" if done.returncode == 0 else f": {done.stderr.strip()[-300:]}"))
+        start = time.perf_counter()
+        done = subprocess.run([sys.executable, "-m", "harness", "table", str(config), "--incremental", "--format",
+                               "csv"], capture_output=True, text=True, timeout=600)
+        print(f"harness table --incremental (no fit, no statistics): {time.perf_counter() - start:.1f} s")
+    print(f"load average {os.getloadavg()[0]:.1f} at the end")
+
+
+if __name__ == "__main__":
+    main()
