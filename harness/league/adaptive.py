@@ -35,6 +35,7 @@ from harness.league.config import BotEntry, ConfigError, LeagueConfig
 from harness.league.matchmaking import Matchmaker, MatchParams, SkillFit, adjacent_confidence
 from harness.league.pending import PendingGame
 from harness.league.schedule import SEED_LIMIT, StoreRow
+from harness.league.sources import blocked_by_deal
 from harness.league.store import GameOutcome, LeagueStore
 
 __all__ = ["AdaptiveSchedule", "AdaptiveSource", "LAG", "table_confidence", "Answer", "config_roster"]
@@ -312,7 +313,7 @@ class AdaptiveSource:
             got = self.schedule.next_games()
             if not got:
                 break
-            self.queue.extend(got)
+            self.queue.extend(blocked_by_deal(got))  # a round's sets, seat order by seat order (sources.py)
         return [self.queue.popleft() for _ in range(min(n, len(self.queue)))]
 
     def more_later(self) -> bool:
