@@ -6,7 +6,8 @@
    league of bench/league.py (Crisps, greedy / random-py / random-js, 2 seats: 2 seat orders a
    deal) and on Dominoes at 4 seats (24 seat orders a deal, the worst case: each bot needs 24
    processes per worker, which the default idle bound of 32 cannot keep for 4 bots; then with
-   ``idle_bots: 96``).
+   ``idle_bots: 96``, with ``--roomy``). Three columns: before, the rule with games dispatched in
+   schedule order (``schedule-order``), and the rule with the dispatch blocked by deal (after).
 2. CPU fairness (bots frozen between turns, deadlines in the CPU time of the bot's tree): the
    same league's games per second with it and with wall-clock deadlines and no freezing
    (``TABLEBOTS_BENCH_BASELINE=wall-clock``), i.e. the cost of a freeze, a thaw and two CPU
