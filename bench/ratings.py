@@ -31,6 +31,8 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import itertools
+import math
+import os
 import random
 import statistics as stats
 import sys
@@ -44,9 +46,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from harness.games import get_game  # noqa: E402
-from harness.league.ratings_fit import fit_ratings  # noqa: E402
+from harness.league.ratings_fit import TableFit, fit_table  # noqa: E402
 from harness.report.sprt import SprtParams, llr, llr_bounds  # noqa: E402
-from harness.report.statistics import GameRow, adjacent_better  # noqa: E402
 
 EPS = (0.0, 0.25, 0.5, 1.0)
 PLAYERS = {"crisps": 2, "dominoes": 3, "epizodiak": 3}
@@ -108,48 +109,53 @@ def rate(games: list[tuple[int, int, tuple[int, ...], list[int]]], tau: float, c
     return out
 
 
-def fit_at(games: list[tuple[int, int, tuple[int, ...], list[int]]], checkpoints: list[int]
-           ) -> dict[int, dict[int, tuple[float, float]]]:
-    return {n: fit_ratings(((seats, ranking) for _, _, seats, ranking in games[:n]), mu=25.0, sigma=25 / 3,
-                           beta=25 / 6) for n in checkpoints}
+def fit_at(games: list[tuple[int, int, tuple[int, ...], list[int]]], checkpoints: list[int]) -> dict[int, TableFit]:
+    """The table's fit (harness.league.ratings_fit.fit_table) of each prefix; a set is (round, deal)."""
+    return {n: fit_table((seats, ranking, (r, seed)) for r, seed, seats, ranking in games[:n]) for n in checkpoints}
 
 
-def right_order(ratings: dict[int, tuple[float, float]]) -> bool:
+def right_order(ratings: dict[int, tuple[float, float]] | TableFit) -> bool:
+    """The table's order is the truth (bot 0 best): the fit's order by mu, an incremental
+    rating's by mu - 3 sigma (as ``harness table --incremental`` sorts)."""
+    if isinstance(ratings, TableFit):
+        return ratings.order == [0, 1, 2, 3]
     order = sorted(ratings, key=lambda b: -(ratings[b][0] - 3 * ratings[b][1]))
     return order == [0, 1, 2, 3]
 
 
-def part1(name: str, reps: int, checkpoints: list[int]) -> None:
+def part1(name: str, reps: int, checkpoints: list[int], fit_only: bool = False) -> None:
+    """Parts 1-3 for one game; ``fit_only``: the table's fit alone (no plain schedule, no
+    incremental TrueSkill: a quarter of the time)."""
     game, choose, players = get_game(name), load_greedy(name), PLAYERS[name]
     configs: dict[str, tuple[bool, float | None]] = {
         "before, plain (tau 25/300)": (False, 25 / 300), "before, duplicate (tau 25/300)": (True, 25 / 300),
-        "incremental, duplicate (tau 0)": (True, 0.0), "after: order-free fit, duplicate": (True, None)}
+        "incremental, duplicate (tau 0)": (True, 0.0), "after: the table's fit, duplicate": (True, None)}
+    if fit_only:
+        configs = {"after: the table's fit, duplicate": (True, None)}
     right = {c: {n: 0 for n in checkpoints} for c in configs}
-    shifts: dict[float | None, list[float]] = {25 / 300: [], 0.0: [], None: []}
+    shifts: dict[float | None, list[float]] = {None: []} if fit_only else {25 / 300: [], 0.0: [], None: []}
     calibrated = [0, 0]
     start = time.perf_counter()
     for rep in range(reps):
         rng = random.Random(rep)
-        plain = league_games(game, choose, players, checkpoints[-1], False, rng)
+        plain = [] if fit_only else league_games(game, choose, players, checkpoints[-1], False, rng)
         dup = league_games(game, choose, players, checkpoints[-1], True, rng)
         for c, (duplicate, tau) in configs.items():
             games = dup if duplicate else plain
-            by_n = fit_at(games, checkpoints) if tau is None else rate(games, tau, checkpoints)
+            by_n: dict[int, Any] = fit_at(games, checkpoints) if tau is None else rate(games, tau, checkpoints)
             for n, ratings in by_n.items():
                 right[c][n] += right_order(ratings)
         for tau in shifts:
             if tau is None:
-                fwd, back = fit_at(dup, [len(dup)])[len(dup)], fit_at(list(reversed(dup)), [len(dup)])[len(dup)]
-            else:
-                fwd = rate(dup, tau, [len(dup)])[len(dup)]
-                back = rate(list(reversed(dup)), tau, [len(dup)])[len(dup)]
+                fit_fwd, fit_back = fit_at(dup, [len(dup)])[len(dup)], fit_at(list(reversed(dup)), [len(dup)])[len(dup)]
+                shifts[tau].append(max(abs(fit_fwd.mu[b] - fit_back.mu[b]) for b in range(4)))
+                continue
+            fwd = rate(dup, tau, [len(dup)])[len(dup)]
+            back = rate(list(reversed(dup)), tau, [len(dup)])[len(dup)]
             shifts[tau].append(max(abs(fwd[b][0] - back[b][0]) for b in range(4)))
         final = fit_at(dup, [len(dup)])[len(dup)]
-        order = sorted(final, key=lambda b: -(final[b][0] - 3 * final[b][1]))
-        rows = [GameRow(i, r, s, seats, tuple(rk), tuple(float(-x) for x in rk))
-                for i, (r, s, seats, rk) in enumerate(dup)]
-        for (upper, lower), p in zip(zip(order, order[1:]), adjacent_better(rows, order, resamples=300, seed=rep)):
-            if p is not None and p >= 0.95:
+        for (upper, lower), p in zip(zip(final.order, final.order[1:]), final.p_next):
+            if p >= 0.95:
                 calibrated[0] += 1
                 calibrated[1] += upper < lower
     took = time.perf_counter() - start
@@ -205,19 +211,229 @@ def part4(reps: int, max_games: int) -> None:
               f"to decide; verdicts {dict((v, verdicts.count(v)) for v in set(verdicts))}")
 
 
+# ---------------------------------------------------------------------------------------------
+# 5-8: coverage, calibration, the SPRT against fishtest's formula, speed
+
+TARGET = (0.93, 0.97)  # the coverage asked of a 95% interval
+BETA = 25 / 6
+
+
+def model_league(rng: Any, true: Any, seats: int, games: int, luck: float) -> list[tuple[Any, Any, int]]:
+    """Duplicate rounds drawn from TrueSkill's model (performance = skill + N(0, beta^2)) among
+    len(true) bots: every combination of ``seats`` bots on one deal, every seat order. The deal
+    gives each seat a luck N(0, luck^2), the same in all the games of its set, the rest of the
+    noise keeps each performance's total noise N(0, beta^2): TrueSkill's model game by game,
+    with the games of a set correlated as real deals make them."""
+    import numpy as np
+
+    perms = np.array(list(itertools.permutations(range(seats))))
+    out: list[tuple[Any, Any, int]] = []
+    deal = 0
+    while len(out) < games:
+        for combo in itertools.combinations(range(len(true)), seats):
+            versions = np.array(combo)[perms]
+            seat_luck = rng.normal(0, luck, seats)
+            perf = true[versions] + seat_luck + rng.normal(0, math.sqrt(BETA**2 - luck**2), versions.shape)
+            ranks = np.argsort(np.argsort(-perf, axis=1), axis=1)
+            out += [(v, r, deal) for v, r in zip(versions.tolist(), ranks.tolist())]
+            deal += 1
+    return out[:games]
+
+
+def reliability(pairs: list[tuple[float, bool]]) -> list[str]:
+    """Claimed P(>next) against the share of those pairs truly in that order, per tenth."""
+    lines = []
+    for low in (0.5, 0.6, 0.7, 0.8, 0.9):
+        got = [(p, right) for p, right in pairs if low <= p < low + 0.1 or (low == 0.9 and p >= 1.0)]
+        if got:
+            claimed = sum(p for p, _ in got) / len(got)
+            observed = sum(right for _, right in got) / len(got)
+            lines.append(f"      {low:.1f}-{low + 0.1:.1f}: claimed {claimed:.3f}, observed {observed:.3f} "
+                         f"({len(got)} pairs)")
+    return lines
+
+
+def coverage_line(label: str, covered: int, total: int, leagues: int) -> str:
+    rate = covered / total if total else float("nan")
+    ok = "ok" if TARGET[0] <= rate <= TARGET[1] else "OUT"
+    return (f"   {label:<34} {100 * rate:6.1f}%   target {100 * TARGET[0]:.0f}-{100 * TARGET[1]:.0f}%  {ok}   "
+            f"({total} intervals, {leagues} leagues)")
+
+
+def part_model(leagues: int, sizes: list[int]) -> None:
+    """Coverage and calibration on leagues drawn from TrueSkill's model (4 bots, skills N(25,
+    (beta/2)^2) drawn afresh per league, seat luck 3 of beta's 4.17 shared by the games of a set)."""
+    import numpy as np
+
+    print(f"\n5. model-generated leagues (TrueSkill's model, 4 bots, duplicate sets; {leagues} leagues per row)")
+    print("   coverage of the table's 95% interval on mu (the truth: each bot's skill relative to the mean)")
+    rng = np.random.default_rng(5)
+    calibration: list[tuple[float, bool]] = []
+    start = time.perf_counter()
+    for seats in (2, 3, 4):
+        for n in sizes:
+            covered = total = 0
+            for _ in range(leagues):
+                true = 25 + rng.normal(0, BETA / 2, 4)
+                fit = fit_table(model_league(rng, true, seats, n, luck=3.0))
+                for bot in range(4):
+                    low, high = fit.interval(bot)
+                    covered += low <= true[bot] - true.mean() + 25 <= high
+                    total += 1
+                calibration += [(p, bool(true[a] > true[b])) for a, b, p in zip(fit.order, fit.order[1:], fit.p_next)]
+            print(coverage_line(f"{seats} seats, {n} games", covered, total, leagues))
+    print(f"   calibration of P(>next), all rows above pooled ({len(calibration)} adjacent pairs):")
+    print("\n".join(reliability(calibration)))
+    print(f"   ({time.perf_counter() - start:.0f} s)")
+
+
+REAL = (("crisps", 2), ("dominoes", 3), ("dominoes", 4), ("epizodiak", 3))
+
+
+def part_real(leagues: int, sizes: list[int]) -> None:
+    """Coverage and calibration with the graded bots. The truth is not known, so it is taken
+    from the fit of all the leagues' games pooled (``leagues`` times more games than one
+    league: its own error adds ~1/leagues of a league's variance); the true order is known
+    (eps 0 best)."""
+    print(f"\n6. real-bot leagues (the four graded bots, duplicate schedule; {leagues} leagues per row, "
+          f"the truth from all of them pooled)")
+    calibration: list[tuple[float, bool]] = []
+    for name, seats in REAL:
+        start = time.perf_counter()
+        game, choose = get_game(name), load_greedy(name)
+        played = [league_games(game, choose, seats, sizes[-1], True, random.Random(500 + rep)) for rep in range(leagues)]
+        pooled = fit_table((s, r, (rep, rnd, seed)) for rep, games in enumerate(played) for rnd, seed, s, r in games)
+        for n in sizes:
+            covered = total = 0
+            for games in played:
+                fit = fit_at(games, [n])[n]
+                for bot in range(4):
+                    low, high = fit.interval(bot)
+                    covered += low <= pooled.mu[bot] <= high
+                    total += 1
+                calibration += [(p, a < b) for a, b, p in zip(fit.order, fit.order[1:], fit.p_next)]
+            print(coverage_line(f"{name}, {seats} seats, {n} games", covered, total, leagues))
+        print(f"      (truth: mu {', '.join(f'{pooled.mu[b]:.2f}' for b in range(4))} from {pooled.games} games; "
+              f"{time.perf_counter() - start:.0f} s)")
+    print(f"   calibration of P(>next), all rows above pooled ({len(calibration)} adjacent pairs; truly right = "
+          f"the lower eps above):")
+    print("\n".join(reliability(calibration)))
+
+
+def fishtest_llr(set_scores: list[float], params: SprtParams) -> float:
+    """fishtest's LLR_logistic (server/fishtest/stats/LLRcalc.py), for the bench and the tests
+    only: the exact multinomial GSPRT on the pentanomial counts, each empty cell regularised to
+    1e-3, the distribution under each hypothesis the maximum-likelihood one with expected score
+    s (Van den Bergh's secular equation)."""
+    from scipy.optimize import brentq
+
+    counts = [0.0] * 5
+    for x in set_scores:
+        counts[round(4 * x)] += 1
+    counts = [c if c else 1e-3 for c in counts]
+    total = sum(counts)
+    values = [i / 4 for i in range(5)]
+    probs = [c / total for c in counts]
+
+    def mle(s: float) -> list[float]:
+        shifted = [a - s for a in values]
+        lo, hi = -1 / max(shifted), 1 / -min(shifted)
+        eps = 1e-9
+        x = brentq(lambda x: sum(p * d / (1 + x * d) for p, d in zip(probs, shifted)), lo + eps, hi - eps)
+        return [p / (1 + x * d) for p, d in zip(probs, shifted)]
+
+    s0, s1 = (1 / (1 + 10 ** (-e / 400)) for e in (params.elo0, params.elo1))
+    p0, p1 = mle(s0), mle(s1)
+    return total * sum(p * math.log(q1 / q0) for p, q0, q1 in zip(probs, p0, p1))
+
+
+def part_sprt(runs: int) -> None:
+    """The project's LLR (normal approximation, one pseudo-set) against fishtest's exact one, on
+    pentanomial sets (2 players) drawn at Elo differences around the test's two hypotheses."""
+    print(f"\n7. the match's LLR against fishtest's LLR_logistic (pentanomial sets, elo0=0 elo1=10; "
+          f"{runs} simulated matches per row)")
+    params = SprtParams(elo0=0, elo1=10)
+    rng = random.Random(7)
+    for sets in (25, 50, 100, 200, 400, 1000):
+        diffs = []
+        for _ in range(runs):
+            elo = rng.choice((-10, 0, 5, 10, 20))
+            win = 1 / (1 + 10 ** (-elo / 400))
+            draw = 0.3
+            scores = []
+            for _ in range(sets):  # two games of a deal, correlated: the second repeats the first 30% of the time
+                first = 1.0 if rng.random() < win - draw / 2 else 0.5 if rng.random() < draw / (1 - win + draw / 2) else 0.0
+                second = first if rng.random() < 0.3 else (1.0 if rng.random() < win - draw / 2 else
+                                                          0.5 if rng.random() < draw / (1 - win + draw / 2) else 0.0)
+                scores.append((first + second) / 2)
+            ours, theirs = llr(scores, params), fishtest_llr(scores, params)
+            diffs.append(abs(ours - theirs) / max(abs(theirs), 1.0))
+        diffs.sort()
+        print(f"   {sets:>5} sets: |ours - fishtest's| / max(|fishtest's|, 1): median {100 * diffs[len(diffs) // 2]:.1f}%, "
+              f"90th percentile {100 * diffs[int(0.9 * len(diffs))]:.1f}%")
+
+
+def part_speed() -> None:
+    """The fit at 1,000 bots: 100,000 and 1,000,000 games of 3 seats in duplicate sets of 6."""
+    import numpy as np
+
+    from harness.league.ratings_fit import TableBatch, fit_batches
+
+    print("\n8. speed of the table's fit, 1,000 bots, 3-seat duplicate sets (this machine is shared: see the load)")
+    rng = np.random.default_rng(0)
+    k = 1000
+    true = 25 + rng.normal(0, BETA, k)
+    perms = np.array(list(itertools.permutations(range(3))))
+    for games in (100_000, 1_000_000):
+        sets = games // 6
+        tables = np.argsort(rng.random((sets, k)), axis=1)[:, :3] if k * sets < 5e7 else np.stack(
+            [rng.choice(k, 3, replace=False) for _ in range(sets)])
+        versions = tables[:, perms].reshape(-1, 3)
+        perf = true[versions] + rng.normal(0, BETA, versions.shape)
+        ranks = np.argsort(np.argsort(-perf, axis=1), axis=1)
+        batch = TableBatch(versions, ranks, np.repeat(np.arange(sets), 6))
+        times = []
+        for _ in range(3):
+            t = time.perf_counter()
+            fit_batches([batch])
+            times.append(time.perf_counter() - t)
+        rows = list(zip(versions.tolist(), ranks.tolist(), np.repeat(np.arange(sets), 6).tolist()))
+        t = time.perf_counter()
+        fit_table(rows)
+        whole = time.perf_counter() - t
+        print(f"   {games:>9,} games: fit_batches (arrays) median {sorted(times)[1]:.2f} s (of 3), fit_table from Python "
+              f"tuples {whole:.2f} s; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--parts", default="order,match,model,real,sprt,speed",
+                        help="which parts: order (1-3), match (4), model (5), real (6), sprt (7), speed (8)")
     parser.add_argument("--games", default="crisps,dominoes,epizodiak")
     parser.add_argument("--reps", type=int, default=40)
     parser.add_argument("--max", type=int, default=1536, help="the largest checkpoint (games per league)")
     parser.add_argument("--match-reps", type=int, default=20)
+    parser.add_argument("--fit-only", action="store_true", help="parts 1-3 for the table's fit alone (faster)")
+    parser.add_argument("--model-leagues", type=int, default=200)
+    parser.add_argument("--real-leagues", type=int, default=50)
+    parser.add_argument("--sprt-runs", type=int, default=300)
     args = parser.parse_args()
+    parts = set(args.parts.split(","))
     checkpoints = [n for n in (96, 192, 384, 768, 1536, 3072) if n <= args.max]
-    print("1-3. leagues of four graded bots (greedy mixed with random moves at eps 0, 0.25, 0.5, 1)")
-    for name in args.games.split(","):
-        part1(name, args.reps, checkpoints)
-    if args.match_reps:
+    if "order" in parts:
+        print("1-3. leagues of four graded bots (greedy mixed with random moves at eps 0, 0.25, 0.5, 1)")
+        for name in args.games.split(","):
+            part1(name, args.reps, checkpoints, args.fit_only)
+    if "match" in parts and args.match_reps:
         part4(args.match_reps, 3000)
+    if "model" in parts:
+        part_model(args.model_leagues, [96, 384, 1536])
+    if "real" in parts:
+        part_real(args.real_leagues, [96, 384])
+    if "sprt" in parts:
+        part_sprt(args.sprt_runs)
+    if "speed" in parts:
+        part_speed()
 
 
 if __name__ == "__main__":

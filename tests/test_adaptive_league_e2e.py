@@ -74,6 +74,12 @@ def test_killed_with_sigkill_and_run_again_it_plays_the_games_of_an_uninterrupte
     out = run(whole)
     assert "played 240 games" in out and "finished: the budget of 240 games is played (schedule.games)" in out
     store = Path(load_config(killed).store)
+    # Deals come from each store's own secret: the killed league is given the whole one's, so that
+    # the same results choose the same games (the property under test)
+    with LeagueStore(load_config(whole).store, create=False) as st:
+        secret = st.deal_secret()
+    with LeagueStore(str(store)) as st:
+        st.set_meta("deal_secret", secret or "")
     for stop_at in (40, 120):  # killed twice, mid-round
         runner = subprocess.Popen(HARNESS + ["run", str(killed), "--no-progress"], cwd=tmp_path,
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

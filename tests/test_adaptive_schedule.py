@@ -123,6 +123,13 @@ def test_until_stops_once_the_top_is_ordered(tmp_path: Path) -> None:
     played, reason = drive(path, games=10_000, order_seed=6)
     assert reason is not None and reason.startswith("answered: the top 2"), reason
     assert played < 5000
+    # it stopped on the table's own P(>next) (the whole table's fit, as `harness table` shows it)
+    cfg = load_config(path)
+    store = LeagueStore(cfg.store)
+    store.bind(cfg)
+    answer = AdaptiveSchedule(cfg, store, store.register_versions(cfg.bots)).table_answer()
+    store.close()
+    assert answer is not None and answer.confidence >= 0.95, answer
 
 
 def test_a_new_bot_plays_first_and_a_retired_one_is_no_longer_chosen(tmp_path: Path) -> None:

@@ -199,4 +199,6 @@ def test_match_plays_on_dask_and_stops_when_the_test_decides(tmp_path):
     assert run.returncode == 0, err
     summary = json.loads(out)
     assert summary["verdict"] == "H1" and summary["score"] > 0.7
-    assert summary["games"] < 400  # stopped early: the batches left were cancelled, not played
+    # stopped early: the batches left were cancelled, not played; the verdict is the deciding set's
+    assert summary["games"] + summary["after_decision"]["games"] < 400
+    assert summary["games"] == 2 * summary["sets"] and summary["llr"] >= summary["llr_bounds"][1]

@@ -524,3 +524,26 @@ def test_serve_gives_a_clean_404_for_an_id_too_big_for_the_store(tmp_path):
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_an_adaptive_league_deals_from_its_secret_too(tmp_path):
+    from harness.league.adaptive import _deal_seed
+    body = f"""game: crisps
+schedule: {{kind: adaptive, games: 8}}
+options: {{max_turns: 30}}
+bots:
+  - {{name: a, command: python3 {RANDOM} --seed 1}}
+  - {{name: b, command: python3 {RANDOM} --seed 2}}
+"""
+    one, two = league(tmp_path, body, "one"), league(tmp_path, body, "two")
+    seeds = []
+    for path in (one, two):
+        run(path, "none")
+        cfg = load_config(path)
+        with LeagueStore(cfg.store) as store:
+            rows = store.db.execute("SELECT seed, round FROM games WHERE status = 'done' ORDER BY seq").fetchall()
+        assert len(rows) == 8
+        # what a bot could compute from the config and the roster is never the deal played
+        assert all(r["seed"] != _deal_seed(None, cfg.name, cfg.seed, r["round"], ["a", "b"]) for r in rows)
+        seeds.append([r["seed"] for r in rows])
+    assert seeds[0] != seeds[1]  # same config and roster, another store: other deals

@@ -84,3 +84,79 @@ def test_a_bot_against_itself_never_accepts_h1(tmp_path, monkeypatch):
 def test_match_needs_opponents_to_fill_the_table():
     out = CliRunner().invoke(cli, ["match", "epizodiak", "--bot", RANDOM, "--bot", RANDOM])
     assert out.exit_code == 2 and "--opponent" in out.output
+
+
+def _state_deciding_at(decide_after: int):
+    """A MatchState of a 2-player match whose test decides once ``decide_after`` sets are read."""
+    from harness.league.match import MatchState
+
+    return MatchState(config=None, set_size=2,  # type: ignore[arg-type]
+                      verdict=lambda scores: "H1" if len(scores) >= decide_after else "none")
+
+
+def test_the_verdict_is_frozen_at_the_deciding_set_and_later_games_are_counted_apart():
+    state = _state_deciding_at(3)
+    a, b = 1, 2
+    win = ([a, b], [0, 1]), ([b, a], [1, 0])  # A ahead in both seat orders: set score 1
+    loss = ([a, b], [1, 0]), ([b, a], [0, 1])
+    # set 1 completes before set 0 (another worker was faster): it waits for set 0
+    for versions, ranks in win:
+        state.add_game(1, list(versions), list(ranks), a, b)
+    assert state.scores == [] and state.waiting == {1: 1.0} and state.waiting_games == 2
+    state.add_game(0, *map(list, win[0]), a, b)
+    assert state.scores == [] and state.waiting_games == 3
+    state.add_game(0, *map(list, win[1]), a, b)
+    assert state.scores == [1.0, 1.0] and not state.decided
+    # set 3 completes, then set 2 decides: set 3 is late, not read by the test
+    for versions, ranks in loss:
+        state.add_game(3, list(versions), list(ranks), a, b)
+    state.add_game(4, *map(list, loss[0]), a, b)  # half of set 4 in flight
+    for versions, ranks in win:
+        state.add_game(2, list(versions), list(ranks), a, b)
+    assert state.decided and state.decided_round == 2
+    assert state.scores == [1.0, 1.0, 1.0] and state.games == 6
+    assert state.late_scores == [0.0] and state.late_games == 3
+    state.add_game(4, *map(list, loss[1]), a, b)  # the game in flight finishes: late, the verdict stays
+    state.add_game(5, *map(list, loss[0]), a, b)
+    assert state.scores == [1.0, 1.0, 1.0] and state.games == 6
+    assert state.late_scores == [0.0, 0.0] and state.late_games == 5
+
+
+def test_a_decided_match_reports_the_deciding_set_and_leaves_nothing_to_play(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    args = ["match", "crisps", "--bot", GREEDY, "--bot", RANDOM, "--games", "400", "--workers", "2"]
+    out = CliRunner().invoke(cli, [*args, "--format", "json"])
+    assert out.exit_code == 0, out.output
+    result = json.loads(out.output)
+    assert result["verdict"] == "H1" and result["llr"] >= result["llr_bounds"][1]
+    assert result["games"] == 2 * result["sets"]  # the counts at the deciding set, not after it
+    assert set(result["violations"]) == {"A", "B"} and result["violations"]["B"]["violations"] == 0
+    assert "after_decision" in result
+    text = CliRunner().invoke(cli, args).output
+    assert "reached the upper bound" in text and " in (" not in text
+    assert "violations (all games played): A 0, B 0" in text
+    table = CliRunner().invoke(cli, ["table", result["match"]["config"]]).output
+    assert "still to play" not in table  # the decided match's league does not invite `harness run`
+
+
+def test_the_llr_agrees_with_fishtest_s_exact_formula():
+    """fishtest's LLR_logistic (the exact multinomial GSPRT on pentanomial counts, implemented
+    in bench/ratings.py from its published formula) against the normal approximation used here."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_ratings", REPO / "bench" / "ratings.py")
+    assert spec and spec.loader
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    params = SprtParams(elo0=0, elo1=10)
+    # pentanomial counts (0, 1/4, 1/2, 3/4, 1) of 100-400 sets, from an even match to a clear one
+    for counts in ((5, 20, 50, 20, 5), (4, 18, 50, 22, 6), (3, 15, 48, 26, 8), (10, 22, 36, 22, 10),
+                   (8, 40, 104, 44, 12)):
+        scores = [i / 4 for i, c in enumerate(counts) for _ in range(c)]
+        ours, theirs = llr(scores, params), bench.fishtest_llr(scores, params)
+        assert abs(ours - theirs) <= 0.03 * max(abs(theirs), 1.0), (counts, ours, theirs)
+    # far from both hypotheses (about +115 Elo) the approximation departs, where both have decided
+    scores = [i / 4 for i, c in enumerate((2, 10, 30, 40, 18)) for _ in range(c)]
+    upper = llr_bounds(params)[1]
+    assert llr(scores, params) >= upper and bench.fishtest_llr(scores, params) < 0.75 * llr(scores, params)
+    assert bench.fishtest_llr(scores, params) < upper  # fishtest needs a few more sets there

@@ -158,8 +158,9 @@ def test_a_retired_version_is_never_chosen_and_keeps_its_rating() -> None:
 
 
 def test_count_fit_is_the_order_free_fit_of_the_games() -> None:
-    """On the comparisons of adjacent places the count fit is exactly ratings_fit's fit of those
-    games (mu and sigma); the matchmaker itself feeds it every pair of seats (the next test)."""
+    """On every pair of seats of every game the count fit's mu is exactly the table's fit of
+    those games (ratings_fit: the same pairwise composite likelihood and prior); its sigma is
+    the Laplace one, the table's the sandwich over duplicate sets, so only mu is compared."""
     rng = np.random.default_rng(1)
     games = []
     for _ in range(400):
@@ -174,16 +175,13 @@ def test_count_fit_is_the_order_free_fit_of_the_games() -> None:
     for versions, ranks in games:
         order = sorted(range(len(versions)), key=lambda s: ranks[s])
         winners, losers, weights = [], [], []
-        for s, t in zip(order, order[1:]):
-            mm._compare(versions, ranks, s, t, winners, losers, weights)
+        for i, s in enumerate(order):
+            for t in order[i + 1:]:
+                mm._compare(versions, ranks, s, t, winners, losers, weights)
         mm.record_comparisons(0, np.array(winners), np.array(losers), np.array(weights))
     fit = mm.fit()
-    cov = fit.covariance()
-    centre = np.eye(9) - 1 / 9
-    rel = np.sqrt(np.diag(centre @ cov @ centre))
-    for v, (mu, sigma) in reference.items():
-        assert abs(fit.mu[mm.index[v]] - mu) < 1e-6
-        assert abs(rel[mm.index[v]] - sigma) < 1e-6
+    for v, (mu, _sigma) in reference.items():
+        assert abs(fit.mu[mm.index[v]] - mu) < 1e-5
 
 
 def test_adjacent_confidence_grows_with_games() -> None:

@@ -228,15 +228,18 @@ def _adaptive_summary(cfg: LeagueConfig, summary: Any, dask: str | None) -> None
               help="Show the incremental TrueSkill the runner keeps (game by game, in schedule order), "
                    "without the order-free fit and the intervals: instant on any league.")
 def table(config: str, fmt: str, recompute: bool, current_only: bool, show_seats: bool, incremental: bool) -> None:
-    """Print the league table of CONFIG, best first by the conservative rating mu - 3 sigma.
+    """Print the league table of CONFIG, best first by the fitted skill mu.
 
-    Columns: rank, bot, version ("(old)": not the version in the config now), TrueSkill mu and
-    its 95% interval (+- 1.96 sigma) from TrueSkill's model fitted to all games at once (the
-    same results give the same table in any order; docs/ratings.md), mu - 3 sigma, games, wins (first places, shared or not),
-    mean score and mean rank (1 = always first) with 95% intervals (a bootstrap over duplicate
-    sets: the games of one deal count together), P(>next): the probability that the bot
-    really finishes ahead of the next one on the deals they shared, and violations. JSON and
-    CSV carry every interval as [low, high] under a key ending in _ci. Example:
+    Columns: rank, bot, version ("(old)": not the version in the config now), mu and its 95%
+    interval (+- 1.96 sigma) from TrueSkill's model fitted to all games at once (the same
+    results give the same table in any order; the interval allows for the games of a duplicate
+    set sharing a deal; docs/ratings.md), mu - 3 sigma, games, wins (first places, shared or
+    not), mean score and mean rank (1 = always first) with 95% intervals (a bootstrap over
+    duplicate sets), P(>next): the fit's probability that the bot is really better than the next
+    one (never below 0.5: the order is the fit's), and violations. With --incremental, the
+    runner's TrueSkill sorted by mu - 3 sigma, without intervals. JSON carries every interval
+    as [low, high] under a key ending in _ci, CSV as two columns <name>_low and <name>_high.
+    Example:
 
     \b
         harness table leagues/demo.yaml --format md

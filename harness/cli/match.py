@@ -42,19 +42,43 @@ def _sprt_option(ctx: click.Context, param: click.Parameter, value: str | None) 
 def _format(summary: dict[str, Any]) -> list[str]:
     elo = summary["elo"]
     low, high = summary["elo_ci"]
-    lines = [f"games: {summary['games']} in {summary['sets']} duplicate sets of {summary['set_size']}",
+    at = "at the decision: " if summary["verdict"] != "none" else ""
+    lines = [f"{at}games: {summary['games']} in {summary['sets']} duplicate sets of {summary['set_size']}",
              f"A's score against B: {summary['score']:.3f}",
              f"Elo difference (A - B): {elo:+.1f}" + ("" if low is None else f", 95% interval [{low:+.1f}, {high:+.1f}]"),
              f"likelihood of superiority (A better): {summary['los']:.3f}",
              "set scores (A's share of the set): " + ", ".join(f"{k}: {v}" for k, v in summary["set_scores"].items())]
+    sides = summary.get("violations")
+    if sides is not None:
+        lines.append(f"violations (all games played): A {sides['A']['violations']}, B {sides['B']['violations']}"
+                     + "".join(f"; {side} forfeited {sides[side]['forfeits']} games" for side in ("A", "B")
+                               if sides[side]["forfeits"])
+                     + ("  (harness violations CONFIG shows them)" if sides["A"]["violations"]
+                        or sides["B"]["violations"] else ""))
     if "llr" in summary:
         lower, upper = summary["llr_bounds"]
         sprt = summary["sprt"]
-        lines.append(f"SPRT elo0={sprt['elo0']:g} elo1={sprt['elo1']:g} alpha={sprt['alpha']:g} beta={sprt['beta']:g}: "
-                     f"LLR {summary['llr']:.2f} in ({lower:.2f}, {upper:.2f})")
+        head = f"SPRT elo0={sprt['elo0']:g} elo1={sprt['elo1']:g} alpha={sprt['alpha']:g} beta={sprt['beta']:g}: "
+        if summary["verdict"] == "H1":
+            lines.append(head + f"LLR {summary['llr']:.2f} reached the upper bound {upper:.2f} (accept H1) "
+                         f"at set {summary['sets']}")
+        elif summary["verdict"] == "H0":
+            lines.append(head + f"LLR {summary['llr']:.2f} reached the lower bound {lower:.2f} (accept H0) "
+                         f"at set {summary['sets']}")
+        else:
+            lines.append(head + f"LLR {summary['llr']:.2f}, between the bounds {lower:.2f} (H0) and {upper:.2f} (H1)")
         lines.append({"H1": f"verdict: H1 accepted: A is better than B by at least {sprt['elo1']:g} Elo",
                       "H0": f"verdict: H0 accepted: A is not better than B by {sprt['elo1']:g} Elo",
                       "none": "verdict: none yet (the games ran out first)"}[summary["verdict"]])
+    late = summary.get("after_decision")
+    if late and late["games"]:
+        sets = late["sets"]
+        lines.append(f"after the decision: {late['games']} more games finished (they were in flight)"
+                     + (f", {sets} complete set{'' if sets == 1 else 's'}, A's score there {late['score']:.3f}"
+                        if sets else "") + "; not part of the verdict")
+    if summary.get("waiting_games"):
+        lines.append(f"not read by the test yet: {summary['waiting_games']} games of sets that are unfinished "
+                     f"or behind an unfinished one (run the same command again to finish them)")
     return lines
 
 
@@ -91,7 +115,11 @@ def match(game: Game, bots: tuple[str, ...], opponents: tuple[str, ...], n_games
     level 1/2, behind 0) is the unit of the statistics, since its games share the deal's luck.
     Prints games, A's score, the Elo difference with its 95% interval, the likelihood of
     superiority, the distribution of set scores (pentanomial for two players) and the SPRT's
-    LLR with its bounds. The match is stored under --dir and resumes when run again; with
+    LLR with the bound it crossed, and each side's violations. The verdict and its figures are
+    those of the set that decided (sets are read in schedule order); games that finish after it
+    (in flight when it decided) are reported apart, and the games not started are dropped, so
+    the match's league has nothing left to play. The match is stored under --dir and resumes
+    when run again (a decided match prints its result without playing); with
     --dask its games are played on a Dask cluster (checked after each batch of games). Exit
     status: 0, also when H0 is accepted or the games ran out. Example:
 
@@ -138,6 +166,15 @@ def match(game: Game, bots: tuple[str, ...], opponents: tuple[str, ...], n_games
             except LeagueError as exc:  # an unreachable cluster, a worker with other bot files...
                 raise ConfigProblem(str(exc)) from None
     summary = match_summary(state.scores, state.games, sprt, spec.set_size)
+    with LeagueStore(cfg.store) as store:
+        if state.decided:
+            store.drop_all_pending()  # the match is over: its league has nothing left to play
+        summary["violations"] = _sides(store, state.ids(store))
+    if state.decided:
+        late = match_summary(state.late_scores, state.late_games, None, spec.set_size)
+        summary["after_decision"] = {"games": state.late_games, "sets": late["sets"], "score": late["score"]}
+    else:
+        summary["waiting_games"] = state.waiting_games
     summary["match"] = {"id": spec.match_id, "config": str(Path(directory) / f"{spec.match_id}.yaml"),
                         "a": spec.a, "b": spec.b, "opponents": list(spec.opponents)}
     if fmt == "json":
@@ -146,3 +183,10 @@ def match(game: Game, bots: tuple[str, ...], opponents: tuple[str, ...], n_games
     for line in _format(summary):
         echo(line)
     echo(f"stored: {summary['match']['config']} (harness violations/replay/table work on it)")
+
+
+def _sides(store: Any, ids: tuple[int, int]) -> dict[str, dict[str, int]]:
+    """Violations and forfeited games of A and B over every game of the match played."""
+    stats = store.seat_stats()
+    return {side: {"violations": int(stats.get(vid, {}).get("violations", 0) or 0),
+                   "forfeits": int(stats.get(vid, {}).get("forfeits", 0) or 0)} for side, vid in zip("AB", ids)}

@@ -31,9 +31,11 @@ from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from harness.league import queries
 from harness.league.config import BotEntry, ConfigError, LeagueConfig
 from harness.league.matchmaking import Matchmaker, MatchParams, SkillFit, adjacent_confidence
 from harness.league.pending import PendingGame
+from harness.league.ratings_fit import fit_table
 from harness.league.schedule import SEED_LIMIT, StoreRow
 from harness.league.sources import blocked_by_deal
 from harness.league.store import GameOutcome, LeagueStore
@@ -77,8 +79,12 @@ def _game_id(league: str, seed: int, round_: int, labels: Sequence[str]) -> str:
                                             separators=(",", ":")).encode()).hexdigest()[:12]
 
 
-def _deal_seed(league: str, seed: int, round_: int, names: Sequence[str]) -> int:
-    digest = hashlib.sha256(json.dumps(["adaptive-deal", league, seed, round_, sorted(names)],
+def _deal_seed(secret: str | None, league: str, seed: int, round_: int, names: Sequence[str]) -> int:
+    """A deal's seed: the league's deal secret (kept in the store, never shown to a bot) before the
+    public facts, so that knowing the config and the roster tells nothing about a deal
+    (docs/security.md); None only for a store made before deal secrets existed."""
+    head: list[object] = ["adaptive-deal"] if secret is None else ["adaptive-deal", secret]
+    digest = hashlib.sha256(json.dumps([*head, league, seed, round_, sorted(names)],
                                        separators=(",", ":")).encode()).digest()
     return int.from_bytes(digest[:8], "big") % SEED_LIMIT
 
@@ -91,6 +97,7 @@ class AdaptiveSchedule:
         self.config = config
         self.store = store
         self.forever = forever
+        self._confirm_after = 0  # the table's fit is asked again only past this many games (see _stop_now)
         self.mm = Matchmaker(config.seed, config.table_sizes, mu=config.rating.mu, sigma=config.rating.sigma,
                              beta=config.rating.beta, params=MatchParams(lag=LAG))
         self.labels: dict[int, str] = {}
@@ -211,6 +218,29 @@ class AdaptiveSchedule:
         fit = self.mm.fit(self.mm.rounds)
         return table_confidence(fit, self.mm.index, self.active, spec.top)
 
+    def table_answer(self) -> Answer | None:
+        """The ``until`` question answered by the table's own fit (:func:`fit_table`: the whole
+        table's likelihood, intervals robust to the dependence within duplicate sets), over every
+        game recorded: the P(>next) that `harness table` shows."""
+        spec = self.config.schedule
+        if spec.top is None:
+            return None
+        games: dict[int, tuple[list[int], list[int], tuple[int, int]]] = {}
+        for seq, round_, seed, version, rank, _score in queries.done_seats(self.store):
+            games.setdefault(seq, ([], [], (round_, seed)))
+            games[seq][0].append(version)
+            games[seq][1].append(rank)
+        if not games:
+            return None
+        r = self.config.rating
+        fit = fit_table(games.values(), mu=r.mu, sigma=r.sigma, beta=r.beta)
+        order = [v for v in fit.order if v in set(self.active)][: spec.top + 1]
+        if len(order) < 2:
+            return Answer(0.0, None, order)
+        probs = [fit.p_better(a, b) for a, b in zip(order, order[1:])]
+        worst = min(range(len(probs)), key=lambda i: probs[i])
+        return Answer(probs[worst], (order[worst], order[worst + 1]), order[: spec.top])
+
     def _stop_now(self) -> str | None:
         spec = self.config.schedule
         if self.forever:
@@ -218,7 +248,16 @@ class AdaptiveSchedule:
         if spec.games is not None and self.scheduled + math.factorial(min(self.config.table_sizes)) > spec.games:
             return f"the budget of {spec.games:,} games is played (schedule.games)"
         if spec.top is not None and spec.confidence is not None and len(self.active) > spec.top:
-            got = self.answer()
+            # The matchmaker's count fit is cheap but its Laplace spread ignores the duplicate sets'
+            # dependence (over-confident at 3+ seats): it only says when to ask the table's fit, which
+            # decides; asked again once the league has grown by a tenth.
+            cheap = self.answer()
+            got = None
+            if cheap is not None and cheap.pair is not None and cheap.confidence >= spec.confidence \
+                    and self.scheduled >= self._confirm_after:
+                got = self.table_answer()
+                if got is None or got.confidence < spec.confidence:
+                    self._confirm_after = int(self.scheduled * 1.1) + 1
             if got is not None and got.pair is not None and got.confidence >= spec.confidence:
                 return (f"answered: the top {spec.top} is ordered with confidence >= {spec.confidence:g} (the least "
                         f"sure pair {self.labels[got.pair[0]]} > {self.labels[got.pair[1]]}: P(>next) "
@@ -248,12 +287,13 @@ class AdaptiveSchedule:
         rows: list[StoreRow] = []
         orders: list[tuple[int, ...]] = []
         room = None if self.forever or spec.games is None else spec.games - self.scheduled
+        secret = self.store.deal_secret()
         for s in sets:
             k = len(s)
             if room is not None and room < math.factorial(k):
                 self.mm.unnote_games(s, math.factorial(k))  # past the budget: not played
                 continue
-            seed = _deal_seed(self.config.name, self.config.seed, r, [self.names[v] for v in s])
+            seed = _deal_seed(secret, self.config.name, self.config.seed, r, [self.names[v] for v in s])
             for seats in itertools.permutations(s):
                 rows.append((_game_id(self.config.name, self.config.seed, r, [self.labels[v] for v in seats]), r, k,
                              seed, json.dumps(list(seats), separators=(",", ":"))))

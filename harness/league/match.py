@@ -8,9 +8,12 @@ replays. Its bots are exactly one table: A, B and the fixed opponents that fill 
 ``harness violations`` and ``harness replay`` work on a match as on any league; the id hashes
 the game, options, seed and commands, so running the same match again resumes it.
 
-While the runner plays, each finished game is added to its set; when a set is complete its
-score (A's mean score against B) goes to the test, and once the test accepts H0 or H1 the
-runner dispatches no more games (those in flight finish and are recorded).
+While the runner plays, each finished game is added to its set; complete sets go to the test
+in schedule order (:class:`MatchState`), and once the test accepts H0 or H1 the runner
+dispatches no more games: the local workers skip the games queued ahead, Dask cancels the
+batches not finished, the games being played finish and are recorded. What finishes after the
+deciding set is reported apart; the games never played are marked dropped in the store, so the
+match's league shows nothing left to play.
 """
 
 from __future__ import annotations
@@ -98,14 +101,29 @@ def set_score(games: Sequence[tuple[list[int], list[int]]], a: int, b: int) -> f
 
 @dataclass
 class MatchState:
-    """Complete sets' scores so far, fed game by game; ``decided`` once the test has a verdict."""
+    """The sequential test's bookkeeping, fed game by game in any order.
+
+    The test reads complete sets **in schedule order** (round 0, 1, ...): a set that completes
+    before an earlier one waits for it. The verdict is therefore a function of the plan and the
+    results alone, the same live and on resume, and it is frozen at the set that decided:
+    ``scores`` and ``games`` stop there. Games that finish afterwards (those already in flight
+    when the test decided, or sets that completed before the deciding one was reached) are
+    counted apart in ``late_scores`` and ``late_games``: reporting them is honest, but adding
+    them would recompute the verdict on a sample whose size depended on the data, and could
+    turn a decision into "none" (measured: 22-39% of decisions with 1-8 late sets).
+    """
 
     config: LeagueConfig
     set_size: int
     verdict: Callable[[list[float]], str]
-    scores: list[float] = field(default_factory=list)
-    games: int = 0
+    scores: list[float] = field(default_factory=list)  # the sets the test read, up to the deciding one
+    games: int = 0  # the games of those sets
     decided: bool = False
+    decided_round: int | None = None
+    late_scores: list[float] = field(default_factory=list)  # complete sets after the decision
+    late_games: int = 0  # every game after the decision's set (complete sets or not)
+    waiting: dict[int, float] = field(default_factory=dict)  # complete sets behind an unfinished earlier one
+    _next_round: int = 0
     _open: dict[int, list[tuple[list[int], list[int]]]] = field(default_factory=dict)
     _ids: tuple[int, int] | None = None
 
@@ -131,10 +149,33 @@ class MatchState:
         a, b = self.ids(store)
         if a not in versions or b not in versions:
             return  # a game of an older version of A or B
-        self.games += 1
+        self.add_game(round_, versions, ranks, a, b)
+
+    def add_game(self, round_: int, versions: list[int], ranks: list[int], a: int, b: int) -> None:
+        """One finished game of A (version ``a``) and B (``b``) in set ``round_``."""
+        if self.decided and round_ > (self.decided_round or 0):
+            self.late_games += 1
         group = self._open.setdefault(round_, [])
         group.append((versions, ranks))
-        if len(group) == self.set_size:
-            self.scores.append(set_score(self._open.pop(round_), a, b))
-            if not self.decided and self.verdict(self.scores) != "none":
-                self.decided = True
+        if len(group) < self.set_size:
+            return
+        score = set_score(self._open.pop(round_), a, b)
+        if self.decided:
+            self.late_scores.append(score)
+            return
+        self.waiting[round_] = score
+        while not self.decided and self._next_round in self.waiting:
+            self.scores.append(self.waiting.pop(self._next_round))
+            self.games += self.set_size
+            if self.verdict(self.scores) != "none":
+                self.decided, self.decided_round = True, self._next_round
+            self._next_round += 1
+        if self.decided:  # what completed beyond the deciding set, and the games begun there
+            self.late_scores += [self.waiting.pop(r) for r in sorted(self.waiting)]
+            self.late_games = self.set_size * len(self.late_scores) + sum(
+                len(g) for r, g in self._open.items() if r > (self.decided_round or 0))
+
+    @property
+    def waiting_games(self) -> int:
+        """Games not (yet) read by the test: complete sets behind an unfinished one, and unfinished sets."""
+        return self.set_size * len(self.waiting) + sum(len(g) for g in self._open.values())

@@ -85,7 +85,8 @@ def fit_skills(wins: np.ndarray, *, mu: float, sigma: float, beta: float, iterat
     i finished ahead of bot j at a table (every pair of seats of every game; a shared place counts
     1/2 each way), the table's pairwise composite likelihood (the order-free fit of
     :mod:`harness.league.ratings_fit`; fed the comparisons of adjacent places instead, this is
-    exactly that module's earlier fit, which tests/test_matchmaking.py checks). The likelihood
+    exactly that module's earlier fit; fed every pair, as here, its mu is the table's, which
+    tests/test_matchmaking.py checks). The likelihood
     depends on the games only through these counts, so the cost does not grow with the games:
     one Newton step is a few passes over the (bots x bots) counts and a Cholesky solve. The
     posterior's spread is the Laplace one (the inverse Hessian), enough to draw pairings from.

@@ -476,6 +476,12 @@ class LeagueStore:
             "SELECT seq, id, seed, round, versions FROM games WHERE status = 'pending' AND seq > ? ORDER BY seq LIMIT ?",
             (seq, limit))]
 
+    def drop_all_pending(self) -> int:
+        """Mark every pending game dropped (a decided match: its remaining plan is not wanted);
+        returns how many. A later plan that wants them again makes them pending again."""
+        with self.transaction():
+            return self.db.execute("UPDATE games SET status = 'dropped' WHERE status = 'pending'").rowcount
+
     def add_games(self, rows: Sequence[StoreRow]) -> list[int]:
         """Append scheduled games (the adaptive schedule's rounds, as they are chosen); their seqs, in order."""
         seqs = []

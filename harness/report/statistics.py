@@ -9,6 +9,9 @@ chunks so that memory stays ~50 MB for 100,000 games; past 2,000 sets, Poisson(1
 standard large-sample equivalent that is far cheaper to draw), so 1,000 resamples of a
 100,000-game league take about a second.
 
+The table's mu, its interval, its order and P(>next) are not here: they come from one model
+fitted in the league stage (:func:`harness.league.ratings_fit.fit_table`).
+
 All functions return plain data (dicts, lists, floats) that the table, ``harness h2h``, the
 HTML report and JSON outputs share. Ranks are 1-based here (1 = first), as people read them.
 """
@@ -24,7 +27,7 @@ import numpy as np
 from harness.league import queries
 from harness.league.store import LeagueStore
 
-__all__ = ["GameRow", "adjacent_better", "bot_intervals", "duplicate_sets", "head_to_head", "load_games",
+__all__ = ["GameRow", "bot_intervals", "duplicate_sets", "head_to_head", "load_games",
            "rating_history", "seat_bias"]
 
 BOOTSTRAP = 1000
@@ -158,25 +161,6 @@ def _pairs(sets: Sequence[Sequence[GameRow]]) -> dict[tuple[int, int], dict[str,
         rows = np.array(list(entry.pop("sets").values()))
         entry["rank_diff"], entry["score_diff"], entry["count"] = rows[:, 0], rows[:, 1], rows[:, 2]
     return acc
-
-
-def adjacent_better(games: Sequence[GameRow], order: Sequence[int], resamples: int = BOOTSTRAP,
-                    seed: int = 0) -> list[float | None]:
-    """For each adjacent pair of ``order`` (best first): the probability that the upper bot is
-    really better, i.e. finishes ahead of the lower one on the deals they shared: the share of
-    bootstrap resamples of their shared duplicate sets in which its mean rank is better (a tie
-    counts half). None where they never met."""
-    pairs = _pairs(duplicate_sets(games))
-    out: list[float | None] = []
-    for upper, lower in zip(order, order[1:]):
-        entry = pairs.get((min(upper, lower), max(upper, lower)))
-        if entry is None:
-            out.append(None)
-            continue
-        sign = 1.0 if upper < lower else -1.0  # entries hold (higher id's rank - lower id's rank)
-        boot = _ratio_bootstrap(sign * entry["rank_diff"][:, None], entry["count"][:, None], resamples, seed)[:, 0]
-        out.append(float(np.mean(boot > 0) + 0.5 * np.mean(boot == 0)))
-    return out
 
 
 def head_to_head(games: Sequence[GameRow], resamples: int = BOOTSTRAP, seed: int = 0) -> list[dict[str, Any]]:

@@ -36,7 +36,7 @@ class TableRow:
     current: bool  # this version is the one in the config now
     mu: float
     sigma: float
-    rating: float  # mu - 3 sigma, the sort key
+    rating: float  # mu - 3 sigma (the sort key of the incremental table; the fitted one sorts by mu)
     games: int
     wins: int  # games ranked first (shared first places count)
     mean_rank: float | None  # 1 = always first
@@ -45,15 +45,17 @@ class TableRow:
     mean_score: float | None = None
     mean_score_ci: list[float | None] | None = None  # bootstrap over duplicate sets
     mean_rank_ci: list[float | None] | None = None
-    p_better: float | None = None  # P(this bot is really better than the next row's), on shared deals
+    p_better: float | None = None  # P(this bot's skill > the next row's), from the table's fit
 
 
 def league_table(store: LeagueStore, config: LeagueConfig, *, recompute: bool = False,
                  current_only: bool = False, stats: bool = True, played: Any = None) -> list[TableRow]:
     """The table: every current bot version, and every older version that played (unless
-    ``current_only``), by mu - 3 sigma; with ``stats``, the intervals and P(better) of
-    :mod:`harness.report.statistics` (a bootstrap over duplicate sets). ``played``: the finished
-    games as :func:`statistics.load_games` returns them, when the caller has them already."""
+    ``current_only``). With ``stats``: mu, sigma, the order (by mu) and P(>next) from the fit of
+    :func:`harness.league.ratings_fit.fit_table`, and the mean score and rank intervals of
+    :mod:`harness.report.statistics` (a bootstrap over duplicate sets); without, the incremental
+    ratings by mu - 3 sigma. ``played``: the finished games as :func:`statistics.load_games`
+    returns them, when the caller has them already."""
     if recompute:
         rating_mod.recompute(store, config.rating)
     ratings, _applied, _tail = rating_mod.current_ratings(store, config.rating)
@@ -78,36 +80,43 @@ def league_table(store: LeagueStore, config: LeagueConfig, *, recompute: bool = 
                              violations=int(s.get("violations", 0) or 0)))
     if not stats:
         played = None
-    elif rows:
+    fit = None
+    if stats and rows:
         # here: numpy and scipy cost ~0.4 s to import; `harness table --incremental` stays instant without them
-        from harness.league.ratings_fit import fit_ratings
+        from harness.league.ratings_fit import fit_table
         from harness.report import statistics
 
-        # mu and sigma from TrueSkill's model fitted to all games at once: the same results give
-        # the same table whatever order they were played or rated in (harness.league.ratings_fit)
+        # mu, sigma, the order and P(>next) from one fit of TrueSkill's model to all games at
+        # once, with intervals robust to the duplicate sets (harness.league.ratings_fit)
         if played is None:
             played = statistics.load_games(store)
-        fitted = fit_ratings(((g.versions, g.ranks) for g in played), mu=config.rating.mu,
-                             sigma=config.rating.sigma, beta=config.rating.beta)
+        # a duplicate set is one deal of one round; the deal's seed already names its bots (a
+        # set merged with an older version's on the same deal is a coarser cluster: still valid,
+        # and it saves the frozenset per game that cost 5x the rest of this pass at 1,000,000 games)
+        fit = fit_table(((g.versions, g.ranks, (g.round, g.seed)) for g in played),
+                        mu=config.rating.mu, sigma=config.rating.sigma, beta=config.rating.beta)
         for r in rows:
-            fit = fitted.get(ids[(r.bot, r.version)])
-            if fit is not None:
-                r.mu, r.sigma = fit
-                r.rating = rating_mod.conservative(*fit)
-    rows.sort(key=lambda r: (-r.rating, -r.mu, r.bot, r.version))
+            vid = ids[(r.bot, r.version)]
+            if vid in fit.mu:
+                r.mu, r.sigma = fit.mu[vid], fit.sigma[vid]
+                r.rating = rating_mod.conservative(r.mu, r.sigma)
+        # by the fit's mu (the posterior: a bot with few games is already pulled to the mean), so
+        # that every adjacent pair has P(>next) >= 0.5; bots without games last
+        rows.sort(key=lambda r: (ids[(r.bot, r.version)] not in fit.mu, -r.mu, r.bot, r.version))
+    else:  # the incremental ratings: TrueSkill's conservative order
+        rows.sort(key=lambda r: (-r.rating, -r.mu, r.bot, r.version))
     for i, r in enumerate(rows, 1):
         r.rank = i
         r.mu_ci = [r.mu - 1.96 * r.sigma, r.mu + 1.96 * r.sigma]
-    if stats and played is not None and rows:
+    if fit is not None and played is not None:
         per_bot = statistics.bot_intervals(played)
         order = [ids[(r.bot, r.version)] for r in rows]
-        better = statistics.adjacent_better(played, order)
-        for r, vid, p in zip(rows, order, [*better, None]):
+        for r, vid, below in zip(rows, order, [*order[1:], None]):
             got = per_bot.get(vid)
             if got:
                 r.mean_score, r.mean_score_ci = got["mean_score"], got["mean_score_ci"]
                 r.mean_rank_ci = got["mean_rank_ci"]
-            r.p_better = p
+            r.p_better = fit.p_better(vid, below) if below in fit.mu and vid in fit.mu else None
     return rows
 
 

@@ -1,0 +1,214 @@
+"""`harness contest`: the organizer's commands for a contest site (docs/contest.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from harness.cli.common import echo
+
+contest_dir = click.argument("contest_dir", metavar="DIR", type=click.Path(file_okay=False, path_type=Path))
+
+
+def _load(root: Path):  # type: ignore[no-untyped-def]
+    from harness.contest.config import ContestConfigError, load_contest
+
+    try:
+        return load_contest(root)
+    except ContestConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+@click.group()
+def contest() -> None:
+    """Run a contest site: teams upload bots, a ladder plays them, everyone sees the leaderboard.
+
+    \b
+    Start to finish (docs/contest.md):
+        harness contest init mycourse --game crisps
+        harness contest team add mycourse alpha        # prints the team token once
+        harness contest serve mycourse --port 8000     # the site
+        harness contest run mycourse                   # the ladder (another terminal)
+        harness contest finals mycourse --top 8 --rounds 20
+    """
+
+
+@contest.command()
+@contest_dir
+@click.option("--game", required=True, metavar="GAME", help="The game: epizodiak, dominoes or crisps.")
+@click.option("--name", default=None, help="The contest's name (default: the directory's name).")
+def init(contest_dir: Path, game: str, name: str | None) -> None:
+    """Create the contest in DIR: its config (contest.yaml) and its database.
+
+    Edit DIR/contest.yaml afterwards for the table sizes, time controls, runtimes (entry file,
+    build and run commands) and quotas; every key is checked when the site or ladder starts.
+    """
+    from harness.contest.config import ContestConfigError, init_contest
+    from harness.contest.db import ContestDB
+
+    try:
+        path = init_contest(contest_dir, game, name=name)
+    except ContestConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+    cfg = _load(contest_dir)
+    ContestDB(cfg.db_path).close()
+    echo(f"contest {cfg.name} ({cfg.game}) created: {path}")
+    echo(f"next: harness contest team add {contest_dir} TEAM")
+
+
+@contest.group()
+def team() -> None:
+    """Add teams, list them, or give one a new token."""
+
+
+@team.command("add")
+@contest_dir
+@click.argument("name")
+def team_add(contest_dir: Path, name: str) -> None:
+    """Add the team NAME and print its sign-in token (once: only a hash of it is kept).
+
+    The token is the last line of the output, alone, for scripts:
+    TOKEN=$(harness contest team add DIR NAME | tail -n 1)
+    """
+    from harness.contest.auth import TeamError, add_team
+    from harness.contest.db import ContestDB
+
+    cfg = _load(contest_dir)
+    db = ContestDB(cfg.db_path)
+    try:
+        token = add_team(db, name)
+    except TeamError as exc:
+        raise click.ClickException(str(exc)) from None
+    finally:
+        db.close()
+    echo(f"team {name} added; its token (shown only now, give it to the team; it signs in and uploads):")
+    echo(token)
+
+
+@team.command("token")
+@contest_dir
+@click.argument("name")
+def team_token(contest_dir: Path, name: str) -> None:
+    """Give the team NAME a new token (the old one and its sessions stop working); printed last, alone."""
+    from harness.contest.auth import TeamError, renew_token
+    from harness.contest.db import ContestDB
+
+    cfg = _load(contest_dir)
+    db = ContestDB(cfg.db_path)
+    try:
+        token = renew_token(db, name)
+    except TeamError as exc:
+        raise click.ClickException(str(exc)) from None
+    finally:
+        db.close()
+    echo(f"new token for {name} (the old one no longer works):")
+    echo(token)
+
+
+@team.command("list")
+@contest_dir
+def team_list(contest_dir: Path) -> None:
+    """List the teams and their current versions."""
+    from harness.contest.db import ContestDB
+
+    cfg = _load(contest_dir)
+    db = ContestDB(cfg.db_path)
+    try:
+        for row in db.teams():
+            current = f"version s{row['current_submission']}" if row["current_submission"] else "no version yet"
+            echo(f"{row['name']}: {current}")
+    finally:
+        db.close()
+
+
+@contest.command()
+@contest_dir
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on (127.0.0.1: this machine only; put https in front for the world).")
+@click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True, help="Port to listen on.")
+def serve(contest_dir: Path, host: str, port: int) -> None:
+    """Serve the contest site: sign-in, uploads, the leaderboard, replays, each team's own pages.
+
+    Uploads are built and checked in the background by this process; `harness contest run DIR`
+    (another process) plays the ladder.
+    """
+    import uvicorn
+
+    from harness.contest.server import create_app
+
+    _load(contest_dir)
+    echo(f"contest site on http://{host}:{port}/ (Ctrl-C stops it)")
+    uvicorn.run(create_app(contest_dir), host=host, port=port, log_level="warning")
+
+
+dask_option = click.option("--dask", default=None, metavar="ADDRESS",
+                           help="Play on the Dask cluster at ADDRESS (tcp://host:8786, or local:N) instead of "
+                                "local worker processes (default: contest.yaml's executor).")
+
+
+@contest.command()
+@contest_dir
+@dask_option
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="Local worker processes (default: contest.yaml's workers).")
+@click.option("--progress/--no-progress", default=True, show_default=True, help="Show a progress bar per plan.")
+def run(contest_dir: Path, dask: str | None, workers: int | None, progress: bool) -> None:
+    """Play the ladder over every team's current version, until Ctrl-C.
+
+    The ladder is a league (DIR/ladder.yaml, DIR/ladder.sqlite) re-planned as soon as a team's
+    current version changes; a finished round is followed by the next. The leaderboard's
+    summary is updated as games are recorded. Run it beside `harness contest serve DIR`.
+    """
+    import dataclasses
+
+    from harness.contest.db import ContestDB
+    from harness.contest.ladder import LADDER_STORE, Standings, play_ladder
+    cfg = _load(contest_dir)
+    if workers is not None:
+        cfg = dataclasses.replace(cfg, workers=workers)
+    db = ContestDB(cfg.db_path)
+    standings = Standings(db, cfg.root / LADDER_STORE)
+    standings.rebuild()
+    standings.start()
+    played = 0
+    try:
+        played = play_ladder(cfg, db, should_stop=lambda: False, on_game=standings.on_game, progress=progress,
+                             echo=echo, dask=dask)
+    except KeyboardInterrupt:
+        echo("interrupted")
+    finally:
+        standings.stop()
+        db.close()
+    echo(f"ladder stopped after {played} games in this run")
+
+
+@contest.command()
+@contest_dir
+@click.option("--top", type=click.IntRange(min=2), required=True, help="How many teams (best on the leaderboard).")
+@click.option("--rounds", type=click.IntRange(min=1), required=True, help="Rounds of the finals' round robin.")
+@dask_option
+def finals(contest_dir: Path, top: int, rounds: int, dask: str | None) -> None:
+    """Freeze uploads and play the finals: a round robin of the TOP teams' current versions.
+
+    Stop `harness contest run` first (the ladder and the finals would share the cores). The
+    finals are their own league in DIR/finals/ (finals.yaml, finals.sqlite) and their HTML
+    report is written to DIR/finals/report/. Uploads stay closed afterwards.
+    """
+    from harness.contest.db import ContestDB
+    from harness.contest.ladder import play_finals
+    from harness.league.config import ConfigError
+    from harness.report.tables import format_table, league_table
+
+    cfg = _load(contest_dir)
+    db = ContestDB(cfg.db_path)
+    try:
+        league = play_finals(cfg, db, top, rounds, dask=dask, echo=echo)
+    except (ValueError, ConfigError) as exc:
+        raise click.ClickException(str(exc)) from None
+    finally:
+        db.close()
+    from harness.league.store import LeagueStore
+
+    with LeagueStore(league.store, create=False) as store:
+        echo(format_table(league_table(store, league), "table"))

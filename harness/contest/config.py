@@ -1,0 +1,245 @@
+"""The contest config, ``DIR/contest.yaml``: written by ``harness contest init``, checked on load.
+
+A broken file is refused with :class:`ContestConfigError`, one line naming the file, the key and
+what is allowed (as league configs are). Runtimes name their entry file (an upload is that single
+file, or an archive holding it at its top level), the build command run in the sandbox in the
+upload's directory (``null``: nothing to build), and the command the ladder runs.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from harness.league.config import TIME_KEYS, StrictBoolLoader
+
+__all__ = ["ContestConfig", "ContestConfigError", "Runtime", "Quotas", "DEFAULT_RUNTIMES", "init_contest",
+           "load_contest", "CONFIG_NAME"]
+
+CONFIG_NAME = "contest.yaml"
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
+
+#: The runtimes a new contest offers. Builds run inside the sandbox with no network.
+DEFAULT_RUNTIMES: dict[str, dict[str, Any]] = {
+    "python": {"entry": "bot.py", "build": ["python3", "-m", "py_compile", "bot.py"], "run": ["python3", "bot.py"]},
+    "node": {"entry": "bot.js", "build": ["node", "--check", "bot.js"], "run": ["node", "bot.js"]},
+    "cpp": {"entry": "bot.cpp", "build": ["g++", "-O2", "-std=c++17", "-o", "bot", "bot.cpp"], "run": ["./bot"]},
+}
+
+QUOTA_DEFAULTS = {
+    "uploads_per_hour": 12,      # per team
+    "active_versions": 2,        # a team's versions being built or checked at once
+    "upload_kb": 1024,           # the uploaded file
+    "unpacked_kb": 16384,        # all files of an archive, unpacked
+    "files": 200,                # files in an archive
+    "ratio": 100,                # unpacked size / compressed size of any member, and of the whole
+    "signins_per_minute": 10,    # sign-in attempts per address
+}
+BUILD_DEFAULTS = {"seconds": 120, "memory_mb": 2048}
+TOP_KEYS = ("name", "game", "options", "players", "time", "limits", "runtimes", "quotas", "build",
+            "conformance_games", "workers", "executor", "secure_cookies", "ladder")
+LADDER_KINDS = ("round_robin", "adaptive")
+
+
+class ContestConfigError(ValueError):
+    """A contest config that cannot be used; the message is one line naming the file and the key."""
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """How an upload for one language is built and run."""
+
+    name: str
+    entry: str
+    build: tuple[str, ...] | None
+    run: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Quotas:
+    uploads_per_hour: int = QUOTA_DEFAULTS["uploads_per_hour"]
+    active_versions: int = QUOTA_DEFAULTS["active_versions"]
+    upload_kb: int = QUOTA_DEFAULTS["upload_kb"]
+    unpacked_kb: int = QUOTA_DEFAULTS["unpacked_kb"]
+    files: int = QUOTA_DEFAULTS["files"]
+    ratio: int = QUOTA_DEFAULTS["ratio"]
+    signins_per_minute: int = QUOTA_DEFAULTS["signins_per_minute"]
+
+
+@dataclass(frozen=True)
+class ContestConfig:
+    """A checked contest config; ``root`` is the contest directory."""
+
+    root: Path
+    name: str
+    game: str
+    players: tuple[int, ...]
+    time: dict[str, int]
+    runtimes: dict[str, Runtime]
+    quotas: Quotas = Quotas()
+    options: dict[str, Any] = field(default_factory=dict)
+    limits: dict[str, Any] = field(default_factory=dict)
+    build_seconds: int = BUILD_DEFAULTS["seconds"]
+    build_memory_mb: int = BUILD_DEFAULTS["memory_mb"]
+    #: conformance games per table size (default: one per seat, the candidate in each seat once)
+    conformance_games: int | None = None
+    workers: int = 1
+    executor: dict[str, Any] | None = None
+    #: mark the session cookie Secure (serve behind https)
+    secure_cookies: bool = False
+    #: the ladder's schedule: round robins re-planned when the roster changes, or the adaptive schedule
+    ladder: str = "round_robin"
+
+    @property
+    def db_path(self) -> Path:
+        return self.root / "contest.sqlite"
+
+    @property
+    def submissions_dir(self) -> Path:
+        return self.root / "submissions"
+
+
+def init_contest(root: Path, game: str, *, name: str | None = None) -> Path:
+    """Write a new ``contest.yaml`` in ``root`` (refused if one exists); return its path."""
+    from harness.games import GAMES, get_game
+
+    if game not in GAMES:
+        raise ContestConfigError(f"--game: {game!r} is not a game (allowed: {', '.join(GAMES)})")
+    path = root / CONFIG_NAME
+    if path.exists():
+        raise ContestConfigError(f"{path}: already exists (edit it, or choose another directory)")
+    engine = get_game(game)
+    sizes = list(range(engine.min_players, engine.max_players + 1))
+    name = name or root.resolve().name
+    if not NAME_RE.match(name):
+        name = "contest"
+    text = f"""\
+# A tablebots contest (docs/contest.md). Every key is checked when the site or the ladder starts.
+name: {name}
+game: {game}
+# table sizes the ladder plays (every upload plays its conformance games at each of them)
+players: {sizes}
+time: {{init_ms: 5000, move_ms: 200, bank_ms: 2000}}
+limits: {{memory_mb: 1024, sandbox: auto}}
+# an upload is the entry file alone, or a .zip/.tar.gz holding it at its top level
+runtimes:
+"""
+    for rname, rt in DEFAULT_RUNTIMES.items():
+        flow = [yaml.safe_dump(rt[k], default_flow_style=True, width=1000).strip() for k in ("build", "run")]
+        text += f"  {rname}:\n    entry: {rt['entry']}\n    build: {flow[0]}\n    run: {flow[1]}\n"
+    text += "build: " + yaml.safe_dump(BUILD_DEFAULTS, default_flow_style=True)
+    text += "quotas:\n" + "".join(f"  {k}: {v}\n" for k, v in QUOTA_DEFAULTS.items())
+    # the adaptive schedule plays every table size from the start (as many teams as the largest
+    # table first); the round robin plays the sizes the teams can fill, re-planned as they arrive
+    ladder = "adaptive" if len(sizes) == 1 else "round_robin"
+    text += (f"# ladder: adaptive (rounds chosen as results come in, teams joining while it plays) or round_robin\n"
+             f"ladder: {ladder}\nworkers: 1\n")
+    root.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    load_contest(root)  # what init writes must load
+    return path
+
+
+def _fail(path: Path, key: str, message: str) -> ContestConfigError:
+    return ContestConfigError(f"{path}: {key}: {message}" if key else f"{path}: {message}")
+
+
+def _int(path: Path, value: Any, key: str, lo: int = 1) -> int:
+    if type(value) is not int or value < lo:
+        raise _fail(path, key, f"{value!r} is not allowed (allowed: an integer >= {lo})")
+    return value
+
+
+def _argv(path: Path, value: Any, key: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        import shlex
+
+        value = shlex.split(value)
+    if not isinstance(value, list) or not value or not all(isinstance(w, str) and w for w in value):
+        raise _fail(path, key, "expected a command: a list of words such as [python3, bot.py] (quote a word "
+                               "that looks like a number: '2021')")
+    return tuple(value)
+
+
+def load_contest(root: str | Path) -> ContestConfig:
+    """Read and check ``root/contest.yaml``."""
+    from harness.games import GAMES, get_game
+
+    root = Path(root).resolve()
+    path = root / CONFIG_NAME
+    try:
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=StrictBoolLoader)  # noqa: S506
+    except FileNotFoundError:
+        raise ContestConfigError(f"{path}: no such file (create it: harness contest init {root} --game GAME)") from None
+    except (OSError, yaml.YAMLError) as exc:
+        raise ContestConfigError(f"{path}: cannot read: {' '.join(str(exc).split())}") from None
+    if not isinstance(data, dict):
+        raise _fail(path, "", "expected a mapping of keys")
+    for key in data:
+        if key not in TOP_KEYS:
+            raise _fail(path, str(key), f"unknown key; allowed keys: {', '.join(TOP_KEYS)}")
+    name = data.get("name", root.name)
+    if not isinstance(name, str) or not NAME_RE.match(name):
+        raise _fail(path, "name", f"{name!r} is not allowed (letters, digits, '_', '.', '-')")
+    game = data.get("game")
+    if game not in GAMES:
+        raise _fail(path, "game", f"{game!r} is not a game (allowed: {', '.join(GAMES)})")
+    engine = get_game(str(game))
+    sizes = data.get("players", [engine.min_players])
+    sizes = sizes if isinstance(sizes, list) else [sizes]
+    for n in sizes:
+        if type(n) is not int or not engine.min_players <= n <= engine.max_players:
+            raise _fail(path, "players", f"{n!r} is not allowed for {game} (allowed: "
+                                         f"{engine.min_players} to {engine.max_players})")
+    time = data.get("time") or {}
+    if not isinstance(time, dict) or any(k not in TIME_KEYS for k in time):
+        raise _fail(path, "time", f"expected a mapping of {', '.join(TIME_KEYS)}")
+    time = {k: _int(path, time.get(k, d), f"time.{k}", 0 if k == "bank_ms" else 1) for k, d in TIME_KEYS.items()}
+    runtimes_data = data.get("runtimes")
+    if not isinstance(runtimes_data, dict) or not runtimes_data:
+        raise _fail(path, "runtimes", "expected a mapping of runtime names to {entry, build, run}")
+    runtimes = {}
+    for rname, rt in runtimes_data.items():
+        key = f"runtimes.{rname}"
+        if not isinstance(rname, str) or not NAME_RE.match(rname):
+            raise _fail(path, key, "a runtime name is letters, digits, '_', '.', '-'")
+        if not isinstance(rt, dict) or set(rt) - {"entry", "build", "run"} or "entry" not in rt or "run" not in rt:
+            raise _fail(path, key, "expected {entry: FILE, build: COMMAND or null, run: COMMAND}")
+        entry = rt["entry"]
+        if not isinstance(entry, str) or not NAME_RE.match(entry):
+            raise _fail(path, f"{key}.entry", f"{entry!r} is not a plain file name")
+        build_argv = None if rt.get("build") is None else _argv(path, rt["build"], f"{key}.build")
+        runtimes[rname] = Runtime(rname, entry, build_argv, _argv(path, rt["run"], f"{key}.run"))
+    quotas_data = data.get("quotas") or {}
+    if not isinstance(quotas_data, dict) or any(k not in QUOTA_DEFAULTS for k in quotas_data):
+        raise _fail(path, "quotas", f"expected a mapping of {', '.join(QUOTA_DEFAULTS)}")
+    quotas = Quotas(**{k: _int(path, quotas_data.get(k, d), f"quotas.{k}") for k, d in QUOTA_DEFAULTS.items()})
+    build = data.get("build") or {}
+    if not isinstance(build, dict) or any(k not in BUILD_DEFAULTS for k in build):
+        raise _fail(path, "build", f"expected a mapping of {', '.join(BUILD_DEFAULTS)}")
+    limits = data.get("limits") or {}
+    if not isinstance(limits, dict):
+        raise _fail(path, "limits", "expected a mapping (as a league config's limits)")
+    options = data.get("options") or {}
+    if not isinstance(options, dict):
+        raise _fail(path, "options", "expected a mapping of the game's options")
+    executor = data.get("executor")
+    if executor not in (None, "local") and not (isinstance(executor, dict) and set(executor) == {"dask"}):
+        raise _fail(path, "executor", "expected local, or {dask: ADDRESS}")
+    games = data.get("conformance_games")
+    ladder = data.get("ladder", "round_robin")
+    if ladder not in LADDER_KINDS:
+        raise _fail(path, "ladder", f"{ladder!r} is not allowed (allowed: {', '.join(LADDER_KINDS)})")
+    return ContestConfig(
+        root=root, name=name, game=str(game), players=tuple(sorted(set(sizes))), time=time, runtimes=runtimes,
+        quotas=quotas, options=options, limits=limits,
+        build_seconds=_int(path, build.get("seconds", BUILD_DEFAULTS["seconds"]), "build.seconds"),
+        build_memory_mb=_int(path, build.get("memory_mb", BUILD_DEFAULTS["memory_mb"]), "build.memory_mb"),
+        conformance_games=None if games is None else _int(path, games, "conformance_games"),
+        workers=_int(path, data.get("workers", 1), "workers"),
+        executor=executor if isinstance(executor, dict) else None,
+        secure_cookies=bool(data.get("secure_cookies", False)), ladder=str(ladder))

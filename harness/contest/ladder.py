@@ -1,0 +1,375 @@
+"""The ladder: an ordinary league over every team's current version, kept playing as teams upload.
+
+``DIR/ladder.yaml`` is written from the roster (each team's current version: bot name = the team,
+version = ``s<submission id>``, run in its upload's directory) and played by the league runner into
+``DIR/ladder.sqlite``. :func:`play_ladder` is the one place that decides what to play next: until
+the adaptive schedule for a changing roster lands, it re-plans a round robin over the current
+versions whenever the roster changes (the runner is asked to stop, games in flight are recorded,
+games of replaced versions are dropped by the re-plan) and adds a round when one is finished.
+
+The leaderboard never reads the games: :class:`Standings` adds each recorded game to the
+contest database's ``standings`` summary (games, wins, rank sum, forfeits, and the version's
+current rating, which the runner writes through), in one short transaction per second. A full
+rebuild from the store (:meth:`Standings.rebuild`) runs when the ladder starts, so a crash never
+leaves the summary wrong for long.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from harness.contest.config import ContestConfig
+from harness.contest.db import ContestDB
+from harness.league import queries
+from harness.league.config import LeagueConfig, games_per_round, load_config
+from harness.league.ratings import conservative
+from harness.league.store import LeagueStore
+
+__all__ = ["write_ladder_config", "play_ladder", "Standings", "roster_key", "LADDER_CONFIG", "LADDER_STORE",
+           "version_label", "leaderboard_rows", "play_finals"]
+
+LADDER_CONFIG = "ladder.yaml"
+LADDER_STORE = "ladder.sqlite"
+#: Games the ladder plans at least each time it adds rounds.
+ROUND_GAMES = 200
+#: How often the ladder looks for a changed roster (seconds).
+ROSTER_POLL = 2.0
+
+
+def version_label(submission_id: int) -> str:
+    return f"s{submission_id}"
+
+
+def submission_of(label: str) -> int | None:
+    return int(label[1:]) if label.startswith("s") and label[1:].isdigit() else None
+
+
+def roster_key(db: ContestDB) -> tuple[tuple[str, int], ...]:
+    return tuple((r["team"], r["submission_id"]) for r in db.roster())
+
+
+def table_sizes(cfg: ContestConfig, teams: int) -> list[int]:
+    """The contest's table sizes that ``teams`` teams can fill (a ladder of 3 teams plays the
+    tables of 2 and 3 until a fourth team arrives)."""
+    return [n for n in cfg.players if n <= teams]
+
+
+def league_data(cfg: ContestConfig, roster: list[Any], *, name: str, rounds: int, store: str,
+                adaptive: bool = False) -> dict[str, Any]:
+    """A league config (as YAML data) playing ``roster`` (rows of team, submission_id, runtime):
+    ``rounds`` of the round robin, or the adaptive schedule (every table size of the contest)."""
+    bots = []
+    for r in roster:
+        runtime = cfg.runtimes.get(r["runtime"])
+        if runtime is None:
+            continue
+        bots.append({"name": r["team"], "command": " ".join(runtime.run), "version": version_label(r["submission_id"]),
+                     "cwd": str(cfg.submissions_dir / str(r["submission_id"]))})
+    data: dict[str, Any] = {"name": name, "game": cfg.game, "players": table_sizes(cfg, len(bots)), "bots": bots,
+                            "rounds": rounds, "time": dict(cfg.time), "limits": dict(cfg.limits),
+                            "workers": cfg.workers, "store": store}
+    if adaptive:
+        del data["rounds"]
+        data["players"] = list(cfg.players)  # fixed for the life of an adaptive run
+        data["schedule"] = "adaptive"
+    if cfg.options:
+        data["options"] = dict(cfg.options)
+    if cfg.executor:
+        data["executor"] = dict(cfg.executor)
+    return data
+
+
+def write_config(path: Path, data: dict[str, Any]) -> LeagueConfig:
+    """Write a league config (atomically) and load it back, checked as ``harness run`` checks it."""
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text("# written by harness contest from the roster: edit contest.yaml, not this file\n"
+                   + yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    tmp.replace(path)
+    return load_config(path)
+
+
+def write_ladder_config(cfg: ContestConfig, db: ContestDB, rounds: int) -> LeagueConfig | None:
+    """The ladder's league config for the current roster; None while it has too few teams."""
+    roster = db.roster()
+    if len(roster) < 2 or not table_sizes(cfg, len(roster)):
+        return None
+    data = league_data(cfg, roster, name=f"{cfg.name}-ladder", rounds=rounds, store=LADDER_STORE)
+    return write_config(cfg.root / LADDER_CONFIG, data)
+
+
+class Standings:
+    """Keeps the contest's ``standings`` summary up to date as the runner records games."""
+
+    def __init__(self, db: ContestDB, store_path: Path) -> None:
+        self.db = db
+        self.store_path = store_path
+        self._seqs: list[int] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._local = threading.local()  # one store connection per thread: sqlite3's stay in theirs
+
+    def _read(self) -> LeagueStore:
+        store: LeagueStore | None = getattr(self._local, "store", None)
+        if store is None:
+            store = self._local.store = LeagueStore(self.store_path, create=False)
+        return store
+
+    def _close(self) -> None:
+        store: LeagueStore | None = getattr(self._local, "store", None)
+        if store is not None:
+            store.close()
+            self._local.store = None
+
+    def on_game(self, seq: int, outcome: Any) -> None:
+        """The runner's callback (its transaction is not committed yet: the game is read later)."""
+        with self._lock:
+            self._seqs.append(seq)
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._loop, name="contest-standings", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        self.flush()
+        self._close()
+
+    def _loop(self) -> None:
+        try:
+            while not self._stop.wait(1.0):
+                self.flush()
+        finally:
+            self._close()
+
+    def flush(self) -> int:
+        """Add the games recorded since the last flush; return how many."""
+        with self._lock:
+            seqs, self._seqs = self._seqs, []
+        if not seqs or not self.store_path.exists():
+            return 0
+        totals, found = queries.seat_totals(self._read(), seqs)
+        missing = [s for s in seqs if s not in found]
+        if missing:  # not committed yet when read: next time
+            with self._lock:
+                self._seqs.extend(missing)
+        rows, ratings = self._rows(totals)
+        self.db.add_results(rows, ratings, games=len(found))
+        return len(found)
+
+    def _rows(self, totals: dict[int, list[int]]) -> tuple[list[list[int]], dict[int, tuple[float, float]]]:
+        """Summary rows keyed by submission id, and the current ratings of every version in the
+        summary: a game rated late (it waited behind one in flight) moves the rating of a version
+        that played nothing since, so the batch's versions alone would leave it stale."""
+        store = self._read()
+        labels = {vid: sid for vid, label in queries.version_labels(store, list(totals)).items()
+                  if (sid := submission_of(label)) is not None}
+        rated = {**self.db.standing_versions(), **labels}
+        ratings = {rated[vid]: r for vid, r in store.load_ratings(list(rated)).items()}
+        return [[labels[vid], vid, *t] for vid, t in totals.items() if vid in labels], ratings
+
+    def rebuild(self) -> None:
+        """Recompute the whole summary from the store (once, when the ladder starts)."""
+        if not self.store_path.exists():
+            return
+        totals, _ = queries.seat_totals(self._read())
+        rows, ratings = self._rows(totals)
+        self.db.reset_standings(rows, ratings, games=self._read().counts()["done"])
+
+
+def _age(seconds: float) -> str:
+    if seconds < 120:
+        return f"{int(seconds)} s"
+    if seconds < 7200:
+        return f"{int(seconds // 60)} min"
+    if seconds < 172800:
+        return f"{int(seconds // 3600)} h"
+    return f"{int(seconds // 86400)} days"
+
+
+def leaderboard_rows(db: ContestDB) -> list[dict[str, Any]]:
+    """Every team with a current version, best first by mu - 3 sigma (from the standings summary)."""
+    now = time.time()
+    rows = []
+    default_mu, default_sigma = 25.0, 25.0 / 3
+    for r in db.leaderboard():
+        mu = r["mu"] if r["mu"] is not None else default_mu
+        sigma = r["sigma"] if r["sigma"] is not None else default_sigma
+        games = r["games"] or 0
+        rows.append({"team": r["team"], "submission_id": r["submission_id"], "version": version_label(r["submission_id"]), "runtime": r["runtime"],
+                     "mu": mu, "sigma": sigma, "rating": conservative(mu, sigma), "games": games,
+                     "wins": r["wins"] or 0, "forfeits": r["forfeits"] or 0, "violations": r["violations"] or 0,
+                     "mean_rank": (r["rank_sum"] / games + 1) if games else None,
+                     "age": _age(now - (r["activated_at"] or now))})
+    rows.sort(key=lambda x: -x["rating"])
+    for i, row in enumerate(rows, 1):
+        row["rank"] = i
+    return rows
+
+
+def play_ladder(cfg: ContestConfig, db: ContestDB, *, should_stop: Callable[[], bool],
+                on_game: Callable[[int, Any], None] | None = None, progress: bool = False,
+                max_games: int | None = None, echo: Callable[[str], None] = print, dask: str | None = None) -> int:
+    """Play the ladder until ``should_stop()``; return the games played.
+
+    The one function a schedule for a changing roster replaces (see the module docstring): with
+    the league's adaptive schedule, ``ladder.yaml`` gets ``schedule: adaptive`` and no rounds, is
+    rewritten (atomically, as here) whenever the roster changes, and one ``run_league`` call that
+    re-reads it between rounds plays forever, instead of this loop of re-planned round robins.
+    """
+    from harness.league.runner import LeagueInterrupted, run_league
+
+    if cfg.ladder == "adaptive":
+        if max_games is not None:  # the adaptive run plays on: stopped once it has recorded that many
+            counted: list[int] = []
+            outer_stop, outer_on_game = should_stop, on_game
+
+            def should_stop() -> bool:
+                return outer_stop() or len(counted) >= max_games
+
+            def on_game(seq: int, outcome: Any) -> None:
+                counted.append(seq)
+                if outer_on_game is not None:
+                    outer_on_game(seq, outcome)
+        return _play_adaptive(cfg, db, should_stop=should_stop, on_game=on_game, progress=progress, echo=echo,
+                              dask=dask)
+    played = 0
+    rounds = int(db.get_meta("ladder_rounds", "1") or 1)
+    while not should_stop():
+        key = roster_key(db)
+        league = write_ladder_config(cfg, db, rounds)
+        if league is None:
+            echo(f"waiting for teams: {len(key)} with a checked version, the ladder needs {max(2, min(cfg.players))}")
+            _sleep_until(_RosterWatch(db, key, should_stop, poll=0.5), 5.0)
+            continue
+        stop_now = _RosterWatch(db, key, should_stop, poll=ROSTER_POLL)
+        remaining = None if max_games is None else max_games - played
+        try:
+            summary = run_league(league, progress=progress, on_game=on_game, should_stop=stop_now,
+                                 max_games=remaining, dask=dask)
+        except LeagueInterrupted as exc:
+            played += exc.summary.played
+            echo("interrupted: the games in flight were recorded")
+            break
+        played += summary.played
+        if max_games is not None and played >= max_games:
+            break
+        if stop_now.changed:
+            echo(f"roster changed: re-planning ({len(roster_key(db))} teams)")
+        elif summary.played == 0 and not summary.errors:
+            # every round played: plan more, at least ROUND_GAMES games, so that a small ladder does
+            # not pay a plan and the workers' start for every two games
+            per_round = games_per_round(len(league.bots), league.table_sizes)
+            rounds += max(1, -(-ROUND_GAMES // max(1, per_round)))
+            db.set_meta("ladder_rounds", str(rounds))
+            echo(f"all rounds played: planning up to round {rounds} ({per_round:,} games a round)")
+        elif summary.errors:
+            echo(f"the runner reported {len(summary.errors)} error(s): {summary.errors[-1].strip().splitlines()[-1]}")
+            _sleep_until(should_stop, 5.0)
+    return played
+
+
+def _play_adaptive(cfg: ContestConfig, db: ContestDB, *, should_stop: Callable[[], bool],
+                   on_game: Callable[[int, Any], None] | None, progress: bool, echo: Callable[[str], None],
+                   dask: str | None) -> int:
+    """The ladder on the league's adaptive schedule: one run that plays on, the roster polled
+    between its rounds (:class:`_AdaptiveRoster` rewrites ``ladder.yaml`` when it changed)."""
+    from harness.league.runner import LeagueInterrupted, run_league
+
+    played = 0
+    need = max(2, max(cfg.players))
+    while not should_stop():
+        key = roster_key(db)
+        if len(key) < need:
+            echo(f"waiting for teams: {len(key)} with a checked version, the adaptive ladder needs {need}")
+            _sleep_until(_RosterWatch(db, key, should_stop, poll=0.5), 5.0)
+            continue
+        path = cfg.root / LADDER_CONFIG
+        league = write_config(path, league_data(cfg, db.roster(), name=f"{cfg.name}-ladder", rounds=1,
+                                                store=LADDER_STORE, adaptive=True))
+        try:
+            summary = run_league(league, progress=progress, on_game=on_game, should_stop=should_stop, dask=dask,
+                                 forever=True, roster=_AdaptiveRoster(cfg, db, key), notify=echo)
+        except LeagueInterrupted as exc:
+            played += exc.summary.played
+            echo("interrupted: the games in flight were recorded")
+            break
+        played += summary.played
+        if summary.errors:
+            echo(f"the runner reported {len(summary.errors)} error(s): {summary.errors[-1].strip().splitlines()[-1]}")
+            _sleep_until(should_stop, 5.0)
+    return played
+
+
+class _AdaptiveRoster:
+    """``roster()`` for the adaptive schedule: the ladder's bots when a team's current version
+    changed since the last call (``ladder.yaml`` rewritten), else None."""
+
+    def __init__(self, cfg: ContestConfig, db: ContestDB, key: tuple[tuple[str, int], ...]) -> None:
+        self.cfg, self.db, self.key = cfg, db, key
+
+    def __call__(self) -> Any:
+        key = roster_key(self.db)
+        if key == self.key or len(key) < max(2, max(self.cfg.players)):
+            return None
+        self.key = key
+        path = self.cfg.root / LADDER_CONFIG
+        data = league_data(self.cfg, self.db.roster(), name=f"{self.cfg.name}-ladder", rounds=1, store=LADDER_STORE,
+                           adaptive=True)
+        return write_config(path, data).bots
+
+
+class _RosterWatch:
+    """True once the caller wants to stop or the roster differs from ``key`` (looked up every ``poll`` s)."""
+
+    def __init__(self, db: ContestDB, key: tuple[tuple[str, int], ...], should_stop: Callable[[], bool],
+                 poll: float) -> None:
+        self.db, self.key, self.should_stop, self.poll = db, key, should_stop, poll
+        self.changed = False
+        self._last = time.monotonic()
+
+    def __call__(self) -> bool:
+        if self.should_stop() or self.changed:
+            return True
+        if time.monotonic() - self._last > self.poll:
+            self._last = time.monotonic()
+            self.changed = roster_key(self.db) != self.key
+        return self.changed
+
+
+def _sleep_until(done: Callable[[], bool], seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and not done():
+        time.sleep(0.2)
+
+
+def play_finals(cfg: ContestConfig, db: ContestDB, top: int, rounds: int, *, progress: bool = True,
+                dask: str | None = None, echo: Callable[[str], None] = print) -> LeagueConfig:
+    """Freeze uploads and play a round robin of the ``top`` teams' current versions over ``rounds``
+    rounds into ``DIR/finals/`` (its own league and store), then write its HTML report there."""
+    from harness.league.runner import run_league
+    from harness.report.html import write_report
+
+    board = leaderboard_rows(db)[:top]
+    if len(board) < 2 or not table_sizes(cfg, len(board)):
+        raise ValueError(f"the finals need at least {max(2, min(cfg.players))} teams with a checked version; "
+                         f"there are {len(board)} (uploads stay open)")
+    db.set_meta("frozen", "1")  # from here on the site refuses uploads
+    echo("finalists: " + ", ".join(f"{r['rank']}. {r['team']}@{r['version']}" for r in board))
+    roster = [{"team": r["team"], "submission_id": r["submission_id"], "runtime": r["runtime"]} for r in board]
+    folder = cfg.root / "finals"
+    folder.mkdir(exist_ok=True)
+    league = write_config(folder / "finals.yaml",
+                          league_data(cfg, roster, name=f"{cfg.name}-finals", rounds=rounds, store="finals.sqlite"))
+    run_league(league, progress=progress, dask=dask)
+    written = write_report(league, folder / "report")
+    echo(f"finals report: {written['dir']}/index.html")
+    return league

@@ -1,0 +1,353 @@
+"""The contest site's routes: public pages, a team's own pages, and the API for scripts.
+
+Public: the leaderboard (``/``, ``/api/leaderboard``), finished games as spectator replays
+(``/games``), head to head (``/h2h``). A team's own (``/me...``): its versions with their build
+and check logs and code, its games replayed from its own seats, its violations with the
+request, its answer and its stderr, its ladder stderr. Every ``/me`` handler loads the object
+asked for and compares its team with the session's team: another team's gets 403, whatever the
+id. No page shows a game that is not finished.
+
+The leaderboard reads only the ``standings`` summary (:mod:`.db`), never the games.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from harness.contest.app import SIGNIN_COOKIE, Refused, Site, Team, refused_json
+from harness.contest.auth import new_csrf, session_key
+from harness.contest.ladder import version_label
+from harness.report.replay_data import script_json
+
+__all__ = ["routes"]
+
+Handler = Callable[[Site, Request], Awaitable[Response]]
+
+
+# -- wrappers: who may call a handler ------------------------------------------------------------
+def public(handler: Handler) -> Callable[[Site], Callable[[Request], Awaitable[Response]]]:
+    def bind(site: Site) -> Callable[[Request], Awaitable[Response]]:
+        async def endpoint(request: Request) -> Response:
+            try:
+                return await handler(site, request)
+            except Refused as exc:
+                team = await run_in_threadpool(site.session_team, request)
+                return site.message(request, team, exc.status, "Refused", exc.message)
+        return endpoint
+    return bind
+
+
+def api(handler: Handler) -> Callable[[Site], Callable[[Request], Awaitable[Response]]]:
+    def bind(site: Site) -> Callable[[Request], Awaitable[Response]]:
+        async def endpoint(request: Request) -> Response:
+            try:
+                return await handler(site, request)
+            except Refused as exc:
+                return refused_json(exc)
+        return endpoint
+    return bind
+
+
+async def _me(site: Site, request: Request) -> Team:
+    team = await run_in_threadpool(site.session_team, request)
+    if team is None:
+        raise _SignIn()
+    return team
+
+
+class _SignIn(Exception):
+    pass
+
+
+def mine(handler: Callable[[Site, Request, Team], Awaitable[Response]]) -> Callable[[Site], Any]:
+    def bind(site: Site) -> Callable[[Request], Awaitable[Response]]:
+        async def endpoint(request: Request) -> Response:
+            try:
+                team = await _me(site, request)
+                return await handler(site, request, team)
+            except _SignIn:
+                return RedirectResponse("/signin", status_code=303)
+            except Refused as exc:
+                team_or_none = await run_in_threadpool(site.session_team, request)
+                return site.message(request, team_or_none, exc.status, "Refused", exc.message)
+        return endpoint
+    return bind
+
+
+def _forbidden(what: str) -> Refused:
+    return Refused(403, f"forbidden: this {what} belongs to another team (each team sees only its own)")
+
+
+# -- public pages --------------------------------------------------------------------------------
+@public
+async def index(site: Site, request: Request) -> Response:
+    def work() -> Response:
+        team = site.session_team(request)
+        rows, board_html = site.board()
+        return site.render("index.html", request, team, rows=rows, board_html=board_html, counts=site.db.counts(),
+                           games=site.ladder.latest_games(10), frozen=site.db.get_meta("frozen") == "1")
+    return await run_in_threadpool(work)
+
+
+@public
+async def games(site: Site, request: Request) -> Response:
+    before = request.query_params.get("before")
+    before_seq = int(before) if before and before.isdigit() else None
+
+    def work() -> Response:
+        page = site.ladder.latest_games(50, before_seq)
+        return site.render("games.html", request, site.session_team(request), games=page,
+                           next_before=page[-1]["seq"] if len(page) == 50 else None)
+    return await run_in_threadpool(work)
+
+
+def _replay_page(site: Site, request: Request, team: Team | None, game_id: str, seats_shown: set[int] | None,
+                 violation: dict[str, Any] | None = None) -> Response:
+    replay = site.ladder.replay(game_id, seats_shown)
+    if replay is None:
+        found = site.ladder.game(game_id)
+        if found is None:
+            raise Refused(404, f"no game {game_id!r} in the ladder")
+        raise Refused(409, "this game is still being played: its replay is shown once it is over")
+    start = 0
+    if violation is not None and isinstance(violation["decision"], int):
+        start = min(violation["decision"] + 1, max(0, len(replay["frames"]) - 1))
+    seats = site.ladder.game(game_id)
+    bot_pages = [f"{s['version_id']}.html" for s in seats[1]] if seats else []
+    return site.render("game.html", request, team, replay=replay, replay_json=script_json(replay),
+                       violation=violation, start_move=start, bot_pages=bot_pages, own_seats=seats_shown)
+
+
+@public
+async def game(site: Site, request: Request) -> Response:
+    game_id = request.path_params["game_id"]
+    return await run_in_threadpool(lambda: _replay_page(site, request, site.session_team(request), game_id, None))
+
+
+@public
+async def head_to_head(site: Site, request: Request) -> Response:
+    a, b = request.query_params.get("a", ""), request.query_params.get("b", "")
+
+    def work() -> Response:
+        teams = [t["name"] for t in site.db.teams()]
+        result = site.ladder.head_to_head(a, b) if a in teams and b in teams and a != b else None
+        return site.render("h2h.html", request, site.session_team(request), teams=teams, a=a, b=b, result=result)
+    return await run_in_threadpool(work)
+
+
+async def to_index(request: Request) -> Response:
+    return RedirectResponse("/", status_code=303)
+
+
+# -- signing in ----------------------------------------------------------------------------------
+@public
+async def signin_form(site: Site, request: Request) -> Response:
+    csrf = new_csrf()
+    response = site.render("signin.html", request, None, csrf=csrf, error=None)
+    response.set_cookie(SIGNIN_COOKIE, csrf, max_age=3600, httponly=True, samesite="strict",
+                        secure=site.cfg.secure_cookies, path="/signin")
+    return response
+
+
+@public
+async def signin(site: Site, request: Request) -> Response:
+    import hmac
+
+    form = await request.form()
+    await run_in_threadpool(site.limit_signins, request)
+    sent, cookie = form.get("csrf"), request.cookies.get(SIGNIN_COOKIE)
+    if not isinstance(sent, str) or not cookie or not hmac.compare_digest(sent, cookie):
+        raise Refused(403, "refused: the sign-in form has no valid CSRF token (reload the sign-in page and try again)")
+    token = form.get("token")
+    team_id = await run_in_threadpool(site.tokens.team_of, token) if isinstance(token, str) else None
+    if team_id is None:
+        return site.render("signin.html", request, None, status=401, csrf=cookie,
+                           error="this token is not valid (copy it exactly as the organizer gave it)")
+    redirect = RedirectResponse("/me", status_code=303)
+    await run_in_threadpool(site.sign_in, redirect, team_id)
+    redirect.delete_cookie(SIGNIN_COOKIE, path="/signin")
+    return redirect
+
+
+@mine
+async def signout(site: Site, request: Request, team: Team) -> Response:
+    form = await request.form()
+    site.check_csrf(team, form)
+    from harness.contest.app import SESSION_COOKIE
+
+    sid = request.cookies.get(SESSION_COOKIE, "")
+    await run_in_threadpool(site.db.drop_session, session_key(sid))
+    response = RedirectResponse("/", status_code=303)
+    response.delete_cookie(SESSION_COOKIE, path="/")
+    return response
+
+
+# -- a team's own pages --------------------------------------------------------------------------
+@mine
+async def me(site: Site, request: Request, team: Team) -> Response:
+    def work() -> Response:
+        row = site.db.team(team.id)
+        return site.render("me.html", request, team, submissions=site.db.submissions_of(team.id),
+                           current=row["current_submission"] if row else None,
+                           runtimes=site.cfg.runtimes, quotas=site.cfg.quotas,
+                           games=site.ladder.team_games(team.name, 30),
+                           violations=site.ladder.team_violations(team.name, 30),
+                           frozen=site.db.get_meta("frozen") == "1")
+    return await run_in_threadpool(work)
+
+
+@mine
+async def upload(site: Site, request: Request, team: Team) -> Response:
+    site.check_length(request)
+    form = await request.form(max_files=1, max_fields=4)
+    site.check_csrf(team, form)
+    submission_id = await site.accept_upload(team, form)
+    return RedirectResponse(f"/me/submissions/{submission_id}", status_code=303)
+
+
+def _own_submission(site: Site, team: Team, submission_id: int) -> Any:
+    sub = site.db.submission(submission_id)
+    if sub is None:
+        raise Refused(404, f"no version {submission_id}")
+    if sub["team_id"] != team.id:
+        raise _forbidden("version")
+    return sub
+
+
+@mine
+async def my_submission(site: Site, request: Request, team: Team) -> Response:
+    def work() -> Response:
+        sub = _own_submission(site, team, request.path_params["id"])
+        folder = site.cfg.submissions_dir / str(sub["id"])
+        files = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []
+        return site.render("submission.html", request, team, sub=sub, files=files[:200],
+                           label=version_label(sub["id"]))
+    return await run_in_threadpool(work)
+
+
+@mine
+async def my_file(site: Site, request: Request, team: Team) -> Response:
+    def work() -> Response:
+        sub = _own_submission(site, team, request.path_params["id"])
+        folder = (site.cfg.submissions_dir / str(sub["id"])).resolve()
+        path = (folder / request.path_params["path"]).resolve()
+        if not path.is_relative_to(folder) or not path.is_file() or path.is_symlink():
+            raise Refused(404, "no such file in this version")
+        data = path.read_bytes()[:1024 * 1024]
+        return PlainTextResponse(data.decode("utf-8", "replace"))
+    return await run_in_threadpool(work)
+
+
+@mine
+async def my_violation(site: Site, request: Request, team: Team) -> Response:
+    def work() -> Response:
+        violation = site.ladder.violation(request.path_params["id"])
+        if violation is None:
+            raise Refused(404, "no such violation")
+        if violation["team"] != team.name:
+            raise _forbidden("violation")
+        return _replay_page(site, request, team, violation["game_id"], {violation["seat"]}, violation)
+    return await run_in_threadpool(work)
+
+
+@mine
+async def my_seat(site: Site, request: Request, team: Team) -> Response:
+    game_id, seat = request.path_params["game_id"], request.path_params["seat"]
+
+    def work() -> Response:
+        found = site.ladder.game(game_id)
+        if found is None:
+            raise Refused(404, f"no game {game_id!r} in the ladder")
+        own = {s["seat"] for s in found[1] if s["name"] == team.name}
+        if seat not in own:
+            raise _forbidden("seat")
+        return _replay_page(site, request, team, game_id, {seat})
+    return await run_in_threadpool(work)
+
+
+@mine
+async def my_stderr(site: Site, request: Request, team: Team) -> Response:
+    def work() -> Response:
+        from harness.contest.ladder import LADDER_STORE
+
+        log_dir = site.cfg.root / (Path(LADDER_STORE).stem + ".logs")
+        parts = []
+        # one log per worker process (ladder.logs/worker-N/), each rotated once (.1 is the older half)
+        for folder in [log_dir, *sorted(log_dir.glob("worker-*"))]:
+            for suffix in (".stderr.log.1", ".stderr.log"):
+                path = folder / f"{team.name}{suffix}"
+                if path.is_file():
+                    head = f"== {path.relative_to(log_dir)} ==\n" if folder != log_dir else ""
+                    parts.append(head + path.read_bytes()[-128 * 1024:].decode("utf-8", "replace"))
+        text = "\n".join(parts) or "(nothing yet: your bot has written nothing to stderr in the ladder)"
+        return site.render("stderr.html", request, team, text=text)
+    return await run_in_threadpool(work)
+
+
+# -- the API ---------------------------------------------------------------------------------------
+@api
+async def api_submit(site: Site, request: Request) -> Response:
+    team = await run_in_threadpool(site.bearer_team, request)
+    if team is None:
+        raise Refused(401, "this token is not valid")
+    site.check_length(request)
+    form = await request.form(max_files=1, max_fields=4)
+    submission_id = await site.accept_upload(team, form)
+    return JSONResponse({"id": submission_id, "status": "building"}, status_code=201)
+
+
+@api
+async def api_submission(site: Site, request: Request) -> Response:
+    team = await run_in_threadpool(site.bearer_team, request)
+    if team is None:
+        raise Refused(401, "this token is not valid")
+    sub = await run_in_threadpool(_own_submission, site, team, request.path_params["id"])
+    status = "failed" if sub["status"] == "replaced" and not sub["activated_at"] else sub["status"]
+    return JSONResponse({"id": sub["id"], "status": status, "runtime": sub["runtime"], "version": version_label(sub["id"]),
+                         "build_log": sub["build_log"], "check_log": sub["check_log"],
+                         "current": sub["status"] == "active"})
+
+
+@api
+async def api_leaderboard(site: Site, request: Request) -> Response:
+    def work() -> Response:
+        rows, _ = site.board()
+        table = [{"rank": r["rank"], "bot": r["team"], "version": r["version"], "current": True, "mu": r["mu"],
+                  "sigma": r["sigma"], "rating": r["rating"], "games": r["games"], "wins": r["wins"],
+                  "mean_rank": r["mean_rank"], "violations": r["violations"],
+                  "mu_ci": [r["mu"] - 1.96 * r["sigma"], r["mu"] + 1.96 * r["sigma"]], "mean_score": None,
+                  "mean_score_ci": None, "mean_rank_ci": None, "p_better": None, "version_age": r["age"]}
+                 for r in rows]
+        counts = site.db.counts()
+        return JSONResponse({"league": site.cfg.name, "game": site.cfg.game, "games_done": counts["games"],
+                             "table": table})
+    return await run_in_threadpool(work)
+
+
+def routes(site: Site) -> list[Route]:
+    """The site's routes, bound to ``site``."""
+    return [
+        Route("/", index(site)), Route("/index.html", index(site)),
+        Route("/games", games(site)), Route("/games/{game_id}", game(site)),
+        Route("/h2h", head_to_head(site)),
+        Route("/bots/{page}", to_index), Route("/me/bots/{page}", to_index), Route("/me/games/{game_id}/bots/{page}", to_index),
+        Route("/signin", signin_form(site), methods=["GET"]), Route("/signin", signin(site), methods=["POST"]),
+        Route("/signout", signout(site), methods=["POST"]),
+        Route("/me", me(site)), Route("/me/upload", upload(site), methods=["POST"]),
+        Route("/me/submissions/{id:int}", my_submission(site)),
+        Route("/me/submissions/{id:int}/files/{path:path}", my_file(site)),
+        Route("/me/violations/{id:int}", my_violation(site)),
+        Route("/me/games/{game_id}/seat/{seat:int}", my_seat(site)),
+        Route("/me/stderr", my_stderr(site)),
+        Route("/api/submissions", api_submit(site), methods=["POST"]),
+        Route("/api/submissions/{id:int}", api_submission(site), methods=["GET"]),
+        Route("/api/leaderboard", api_leaderboard(site), methods=["GET"]),
+    ]
+

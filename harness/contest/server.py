@@ -1,0 +1,36 @@
+"""The contest site as an ASGI application: Starlette, served by uvicorn (``harness contest serve``).
+
+The routes are :mod:`.pages`, the state they share :class:`~harness.contest.app.Site`; the build
+worker thread starts and stops with the application.
+"""
+
+from __future__ import annotations
+
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+
+from harness.contest.app import SecurityHeaders, Site
+from harness.contest.config import load_contest
+from harness.contest.pages import routes
+
+__all__ = ["create_app"]
+
+
+def create_app(root: str | Path, *, start_worker: bool = True) -> Starlette:
+    """The site of the contest in ``root``."""
+    site = Site(load_contest(root), start_worker=start_worker)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette):  # type: ignore[no-untyped-def]
+        if site.start_worker:
+            site.worker.start()
+        yield
+        if site.start_worker:
+            site.worker.stop()
+
+    app = Starlette(routes=routes(site), middleware=[Middleware(SecurityHeaders)], lifespan=lifespan)
+    app.state.site = site
+    return app
