@@ -6,7 +6,8 @@
    league of bench/league.py (Crisps, greedy / random-py / random-js, 2 seats: 2 seat orders a
    deal) and on Dominoes at 4 seats (24 seat orders a deal, the worst case: each bot needs 24
    processes per worker, which the default idle bound of 32 cannot keep for 4 bots; then with
-   ``idle_bots: 96``).
+   ``idle_bots: 96``, with ``--roomy``). Three columns: before, the rule with games dispatched in
+   schedule order (``schedule-order``), and the rule with the dispatch blocked by deal (after).
 2. CPU fairness (bots frozen between turns, deadlines in the CPU time of the bot's tree): the
    same league's games per second with it and with wall-clock deadlines and no freezing
    (``TABLEBOTS_BENCH_BASELINE=wall-clock``), i.e. the cost of a freeze, a thaw and two CPU
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import multiprocessing as mp
 import os
 import sqlite3
@@ -38,6 +40,7 @@ from pathlib import Path
 
 from harness.league.config import LeagueConfig, load_config
 from harness.league.runner import run_league
+from harness.league.sources import DEAL_WINDOW, StoreSource
 
 REPO = Path(__file__).resolve().parent.parent
 BOTS = REPO / "bots"
@@ -75,7 +78,10 @@ bots:
 
 def play(config: LeagueConfig, baseline: str, workers: int | None = None) -> tuple[float, int, int, int]:
     """Play the league from scratch under ``baseline``; (games/s from the first recorded game to
-    the last, games, bot processes started, timeouts)."""
+    the last, games, bot processes started, timeouts). ``baseline`` ``schedule-order``: the rule,
+    games dispatched in schedule order (no blocking by deal)."""
+    window = 1 if baseline == "schedule-order" else DEAL_WINDOW
+    baseline = "" if baseline == "schedule-order" else baseline
     cfg = dataclasses.replace(config, workers=workers or config.workers)
     for suffix in ("", "-wal", "-shm", "-logs"):
         Path(cfg.store + suffix).unlink(missing_ok=True)
@@ -85,7 +91,8 @@ def play(config: LeagueConfig, baseline: str, workers: int | None = None) -> tup
     os.environ["TABLEBOTS_BENCH_BASELINE"] = baseline
     stamps: list[float] = []
     try:
-        run_league(cfg, progress=False, on_game=lambda seq, outcome: stamps.append(time.perf_counter()))
+        run_league(cfg, progress=False, on_game=lambda seq, outcome: stamps.append(time.perf_counter()),
+                   source=functools.partial(StoreSource, window=window))
     finally:
         os.environ.pop("TABLEBOTS_BENCH_BASELINE", None)
     started = sum(log.read_text(errors="replace").count("# tablebots: started pid") for log in logs.glob("**/*.log*"))
@@ -96,19 +103,21 @@ def play(config: LeagueConfig, baseline: str, workers: int | None = None) -> tup
 
 
 def side_by_side(label: str, config: LeagueConfig, before: str, after: str, repeat: int,
-                 workers: int | None = None) -> None:
-    runs: dict[str, list[tuple[float, int, int, int]]] = {before: [], after: []}
+                 workers: int | None = None, middle: str | None = None) -> None:
+    """``before`` and ``after`` (and ``middle`` between them, when given), alternated, best of each."""
+    modes = [before, *([middle] if middle is not None else []), after]
+    names = {before: "before", after: "after", **({middle: middle} if middle is not None else {})}
+    runs: dict[str, list[tuple[float, int, int, int]]] = {m: [] for m in modes}
     for _ in range(repeat):
-        for mode in (before, after):
+        for mode in modes:
             runs[mode].append(play(config, mode, workers))
-    best_before = max(r[0] for r in runs[before])
-    best_after = max(r[0] for r in runs[after])
+    best = {m: max(r[0] for r in runs[m]) for m in modes}
     games = runs[after][0][1]
-    print(f"   {label}: {games} games; before {best_before:.1f} games/s, after {best_after:.1f} games/s "
-          f"(after/before {best_after / best_before:.2f}); bot processes started: before "
-          f"{runs[before][0][2]}, after {runs[after][0][2]}")
-    for mode, name in ((before, "before"), (after, "after")):
-        print(f"      runs {name}: " + ", ".join(f"{r[0]:.1f}" for r in runs[mode]))
+    print(f"   {label}: {games} games; " + ", ".join(f"{names[m]} {best[m]:.1f} games/s" for m in modes)
+          + " (/before: " + ", ".join(f"{names[m]} {best[m] / best[before]:.2f}" for m in modes[1:])
+          + "); bot processes started: " + ", ".join(f"{names[m]} {runs[m][0][2]}" for m in modes))
+    for mode in modes:
+        print(f"      runs {names[mode]}: " + ", ".join(f"{r[0]:.1f}" for r in runs[mode]))
 
 
 def _burn(seconds: float) -> None:
@@ -196,6 +205,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=20, help="rounds of the Crisps league")
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--parts", default="1,2,3,4")
+    parser.add_argument("--dom-rounds", type=int, default=0, help="rounds (deals) of the Dominoes league "
+                        "(default rounds / 20)")
+    parser.add_argument("--roomy", action="store_true", help="part 1 also with idle_bots 96")
     parser.add_argument("--games", type=int, default=40, help="games a run in part 4")
     args = parser.parse_args()
     parts = {int(p) for p in args.parts.split(",")}
@@ -205,14 +217,18 @@ def main() -> None:
         dir_.chmod(0o755)
         crisps = write_league(dir_, "bench-fair-crisps", CRISPS.replace("{rounds}", str(args.rounds)))
         if 1 in parts:
-            dominoes = write_league(dir_, "bench-fair-dom4", DOMINOES4.replace("{rounds}", str(max(1, args.rounds // 20))))
+            dominoes = write_league(dir_, "bench-fair-dom4", DOMINOES4.replace("{rounds}", str(args.dom_rounds or max(1, args.rounds // 20))))
             print(f"1. one process per deal ({crisps.workers} workers); before: processes reused across the seat "
-                  f"orders of a deal")
-            side_by_side("Crisps, 2 seats (2 seat orders a deal)", crisps, "reuse-deals", "", args.repeat)
-            side_by_side("Dominoes, 4 seats (24 seat orders a deal)", dominoes, "reuse-deals", "", args.repeat)
-            roomy = dataclasses.replace(dominoes, idle_bots=4 * 24)
-            side_by_side("the same, idle_bots 96 (24 processes per bot kept per worker)", roomy, "reuse-deals", "",
-                         args.repeat)
+                  f"orders of a deal; schedule-order: the rule, games dispatched in schedule order; after: the "
+                  f"rule, dispatched in windows of {DEAL_WINDOW} deals blocked by seat order")
+            side_by_side("Crisps, 2 seats (2 seat orders a deal)", crisps, "reuse-deals", "", args.repeat,
+                         middle="schedule-order")
+            side_by_side("Dominoes, 4 seats (24 seat orders a deal)", dominoes, "reuse-deals", "", args.repeat,
+                         middle="schedule-order")
+            if args.roomy:
+                roomy = dataclasses.replace(dominoes, idle_bots=4 * 24)
+                side_by_side("the same, idle_bots 96 (24 processes per bot kept per worker)", roomy, "reuse-deals",
+                             "", args.repeat, middle="schedule-order")
         if 2 in parts:
             print(f"\n2. CPU fairness ({crisps.workers} workers); before: wall-clock deadlines, no freezing")
             side_by_side("Crisps, 2 seats", crisps, "wall-clock", "", args.repeat)

@@ -4,6 +4,7 @@ with a clear message, keeping nothing."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import os
@@ -29,6 +30,7 @@ from harness.contest.server import create_app  # noqa: E402
 from harness.contest.unpack import Caps, UnpackError, unpack_upload  # noqa: E402
 from harness.league.config import BotEntry  # noqa: E402
 from harness.league.store import GameOutcome, LeagueStore  # noqa: E402
+from harness.report.tables import TableRow  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 GOOD_BOT = (REPO / "bots" / "random_bot.py").read_bytes()
@@ -556,3 +558,49 @@ def test_the_adaptive_ladder_takes_a_team_that_joins_while_it_plays(tmp_path: Pa
         assert rows["gamma"] >= 2 and rows["alpha"] > 0 and rows["beta"] > 0, rows
         assert "schedule: adaptive" in (root / "ladder.yaml").read_text()
     db.close()
+
+
+def _greedy_vs_random_ladder(tmp_path: Path, ladder: str) -> Path:
+    """A real ladder (adaptive or round robin) where team house's greedy bot meets alpha's random one."""
+    from harness.contest.config import load_contest
+    from harness.contest.ladder import LADDER_STORE, Standings, play_ladder
+
+    root = _contest(tmp_path)
+    text = (root / "contest.yaml").read_text()
+    assert "ladder: adaptive" in text
+    (root / "contest.yaml").write_text(text.replace("ladder: adaptive", f"ladder: {ladder}"))
+    db = ContestDB(root / "contest.sqlite")
+    tokens = {name: add_team(db, name) for name in ("house", "alpha")}
+    bots = {"house": (REPO / "bots" / "crisps_greedy.py").read_bytes(), "alpha": GOOD_BOT}
+    with _client(root, worker=True) as client:
+        for team, token in tokens.items():
+            r = client.post("/api/submissions", headers=_bearer(token), data={"runtime": "python"},
+                            files={"file": ("bot.py", bots[team])})
+            assert _wait(client, r.json()["id"], token)["status"] == "active"
+    cfg = load_contest(root)
+    assert cfg.ladder == ladder
+    standings = Standings(db, root / LADDER_STORE)
+    standings.rebuild()
+    standings.start()  # as `harness contest run` does: flushed by its own thread
+    play_ladder(cfg, db, should_stop=lambda: False, on_game=standings.on_game, max_games=30, echo=lambda line: None)
+    standings.stop()
+    db.close()
+    return root
+
+
+@pytest.mark.parametrize("ladder", ["adaptive", "round_robin"])
+def test_the_leaderboard_ratings_move_from_the_prior_in_the_right_order(tmp_path: Path, ladder: str) -> None:
+    root = _greedy_vs_random_ladder(tmp_path, ladder)
+    with _client(root) as client:
+        board = client.get("/api/leaderboard").json()
+        table_keys = {f.name for f in dataclasses.fields(TableRow)}  # those of `harness table --format json`
+        assert all(table_keys <= set(row) for row in board["table"]), board
+        rows = {row["bot"]: row for row in board["table"]}
+        house, alpha = rows["house"], rows["alpha"]
+        assert house["games"] >= 30 and house["wins"] > alpha["wins"], board
+        assert house["mu"] > 27 and alpha["mu"] < 23, board  # moved from the prior (25), the greedy bot above
+        assert house["sigma"] < 8 and alpha["sigma"] < 8, board
+        assert [row["bot"] for row in board["table"]] == ["house", "alpha"]
+        page = client.get("/").text
+        assert f"{house['mu']:.2f}" in page and f"{alpha['mu']:.2f}" in page
+        assert "25.00" not in page and "incremental TrueSkill" in page

@@ -196,6 +196,35 @@ bots:
 
 
 @needs_bwrap
+def test_games_blocked_by_deal_let_a_worker_keep_one_process_per_seat_order_not_per_game(tmp_path):
+    # 4 deals of Dominoes at 4 seats (96 games), one worker, the default idle bound: dispatched
+    # in schedule order a bot needed a fresh process for nearly every game (24 consecutive games
+    # of one deal); blocked by seat order, a process plays one game of each of the 4 deals
+    names = "abcd"
+    bots = "".join(f"  - {{name: {n}, command: python3 {ATTACKER} deal-log}}\n" for n in names)
+    path = league(tmp_path, f"""game: dominoes
+players: 4
+rounds: 4
+options: {{max_turns: 12}}
+bots:
+{bots}""")
+    run(path)
+    cfg = load_config(path)
+    with LeagueStore(cfg.store) as store:
+        seed_of = {r["id"]: r["seed"] for r in store.db.execute("SELECT id, seed FROM games")}
+    assert len(seed_of) == 96 and len(set(seed_of.values())) == 4
+    for name in names:
+        seen: dict[str, list[int]] = {}
+        for f in findings(path, name, "deal-log"):
+            seen.setdefault(f["process"], []).append(seed_of[f["game"]])
+        assert all(len(s) == len(set(s)) for s in seen.values()), seen
+        # 24 seat orders: 24 processes, each playing the 4 deals (a process whose seat had only
+        # forced moves in its last game may never have read that game: hence >= 3)
+        assert len(seen) <= 24 + 1, len(seen)
+        assert sum(len(s) >= 3 for s in seen.values()) >= 22, seen
+
+
+@needs_bwrap
 def test_two_processes_of_one_bot_find_no_way_to_talk(tmp_path):
     path = league(tmp_path, f"""game: crisps
 rounds: 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from dataclasses import asdict
@@ -22,6 +23,9 @@ from harness.cli.common import (
 )
 from harness.cli.play import parse_bot
 from harness.games import Game
+
+#: deals a match hands out together (blocked by seat order, fewer bot starts; small: the SPRT waits for whole sets)
+MATCH_DEAL_WINDOW = 4
 
 
 def _sprt_option(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
@@ -126,6 +130,7 @@ def match(game: Game, bots: tuple[str, ...], opponents: tuple[str, ...], n_games
     from harness.league.config import LeagueError
     from harness.league.match import MatchSpec, MatchState, match_config
     from harness.league.runner import LeagueInterrupted, run_league
+    from harness.league.sources import StoreSource
     from harness.league.store import LeagueStore
     from harness.report.sprt import match_summary
 
@@ -150,8 +155,10 @@ def match(game: Game, bots: tuple[str, ...], opponents: tuple[str, ...], n_games
         progress: bool | str = "none" if quiet or fmt == "json" else ("bar" if sys.stderr.isatty() else "lines")
         with LeagueStore(cfg.store) as reader:
             try:
+                # a small window of deals: the SPRT counts whole sets, blocking delays their completion
                 ran = run_league(cfg, progress=progress, on_game=lambda seq, outcome: state.on_game(reader, seq, outcome),
-                                 should_stop=lambda: state.decided, dask=dask)
+                                 should_stop=lambda: state.decided, dask=dask,
+                                 source=functools.partial(StoreSource, window=MATCH_DEAL_WINDOW))
                 if ran.stop_reason:
                     echo(f"stopped: {ran.stop_reason}; run the same command again to resume", err=True)
             except LeagueInterrupted:

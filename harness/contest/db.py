@@ -276,6 +276,11 @@ class ContestDB:
             db.execute("INSERT INTO meta (key, value) VALUES ('games', ?) ON CONFLICT (key) DO UPDATE SET "
                        "value = CAST(value AS INTEGER) + excluded.value", (str(games),))
 
+    def standing_versions(self) -> dict[int, int]:
+        """The ladder's version id of each team's current version in the standings, to its submission id."""
+        return {r[0]: r[1] for r in self.db.execute("SELECT st.version_id, st.submission_id FROM standings st "
+                                                    "JOIN teams t ON t.current_submission = st.submission_id")}
+
     def reset_standings(self, rows: Sequence[Sequence[int]],
                         ratings: dict[int, tuple[float, float]], games: int = 0) -> None:
         """Replace the standings with totals computed afresh from the ladder's store."""

@@ -113,12 +113,19 @@ class Standings:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._store: LeagueStore | None = None
+        self._local = threading.local()  # one store connection per thread: sqlite3's stay in theirs
 
     def _read(self) -> LeagueStore:
-        if self._store is None:
-            self._store = LeagueStore(self.store_path, create=False)
-        return self._store
+        store: LeagueStore | None = getattr(self._local, "store", None)
+        if store is None:
+            store = self._local.store = LeagueStore(self.store_path, create=False)
+        return store
+
+    def _close(self) -> None:
+        store: LeagueStore | None = getattr(self._local, "store", None)
+        if store is not None:
+            store.close()
+            self._local.store = None
 
     def on_game(self, seq: int, outcome: Any) -> None:
         """The runner's callback (its transaction is not committed yet: the game is read later)."""
@@ -134,13 +141,14 @@ class Standings:
         if self._thread is not None:
             self._thread.join(timeout=10)
         self.flush()
-        if self._store is not None:
-            self._store.close()
-            self._store = None
+        self._close()
 
     def _loop(self) -> None:
-        while not self._stop.wait(1.0):
-            self.flush()
+        try:
+            while not self._stop.wait(1.0):
+                self.flush()
+        finally:
+            self._close()
 
     def flush(self) -> int:
         """Add the games recorded since the last flush; return how many."""
@@ -158,11 +166,14 @@ class Standings:
         return len(found)
 
     def _rows(self, totals: dict[int, list[int]]) -> tuple[list[list[int]], dict[int, tuple[float, float]]]:
-        """Summary rows keyed by submission id, and the versions' current ratings."""
+        """Summary rows keyed by submission id, and the current ratings of every version in the
+        summary: a game rated late (it waited behind one in flight) moves the rating of a version
+        that played nothing since, so the batch's versions alone would leave it stale."""
         store = self._read()
         labels = {vid: sid for vid, label in queries.version_labels(store, list(totals)).items()
                   if (sid := submission_of(label)) is not None}
-        ratings = {labels[vid]: r for vid, r in store.load_ratings(list(labels)).items()}
+        rated = {**self.db.standing_versions(), **labels}
+        ratings = {rated[vid]: r for vid, r in store.load_ratings(list(rated)).items()}
         return [[labels[vid], vid, *t] for vid, t in totals.items() if vid in labels], ratings
 
     def rebuild(self) -> None:

@@ -37,6 +37,7 @@ from harness.league.matchmaking import Matchmaker, MatchParams, SkillFit, adjace
 from harness.league.pending import PendingGame
 from harness.league.ratings_fit import fit_batches
 from harness.league.schedule import SEED_LIMIT, StoreRow
+from harness.league.sources import blocked_by_deal
 from harness.league.store import GameOutcome, LeagueStore
 
 __all__ = ["AdaptiveSchedule", "AdaptiveSource", "LAG", "table_confidence", "Answer", "config_roster"]
@@ -348,7 +349,7 @@ class AdaptiveSource:
             got = self.schedule.next_games()
             if not got:
                 break
-            self.queue.extend(got)
+            self.queue.extend(blocked_by_deal(got))  # a round's sets, seat order by seat order (sources.py)
         return [self.queue.popleft() for _ in range(min(n, len(self.queue)))]
 
     def more_later(self) -> bool:

@@ -163,6 +163,28 @@ class PrefixRater:
         self.order = [seq for seq, _, _ in rows]  # every game after the prefix, in schedule order
         self.games = {seq: (status, seats) for seq, status, seats in rows}
         self.next = 0  # index in self.order of the first game not rated
+        self.known = self.order[-1] if self.order else self.upto  # the last game read from the store
+
+    def _catch_up(self, newest: int) -> None:
+        """Read the games scheduled after the last one known (an adaptive schedule appends its
+        rounds while the runner plays: without them the prefix would never move)."""
+        if newest <= self.known:
+            return
+        for seq, status, seats in self.store.finished_after(self.known):
+            self.order.append(seq)
+            self.games[seq] = (status, seats)
+            self.known = seq
+
+    def _still_pending(self, seq: int) -> bool:
+        """Whether the game blocking the prefix is still pending in the store (a schedule may have
+        dropped it since it was read: a retired version's games)."""
+        row = self.store.db.execute("SELECT status FROM games WHERE seq = ?", (seq,)).fetchone()
+        if row is None or row[0] == "pending":
+            return True
+        for got, status, seats in self.store.finished_after(seq - 1, limit=1):
+            if got == seq:
+                self.games[seq] = (status, seats)
+        return False
 
     def recorded(self, seq: int, seats: list[tuple[int, int]]) -> int:
         """Note game ``seq`` as done with ``[(version_id, rank), ...]``; rate what it settles; return how many."""
@@ -179,20 +201,25 @@ class PrefixRater:
                 or self.store.get_meta("rating_params") != self._params_json):
             self._load()
             return 0
+        self._catch_up(max(seq for seq, _ in games))
         for seq, seats in games:
             self.games[seq] = ("done", seats)
         changed: set[int] = set()
         applied = 0
         while self.next < len(self.order):
             nxt = self.order[self.next]
-            status, game_seats = self.games[nxt]
-            if status == "pending":
+            if self.games[nxt][0] == "pending" and self._still_pending(nxt):
                 break
+            status, game_seats = self.games[nxt]
             if status == "done":
                 changed.update(apply_game(self.env, self.ratings, game_seats))
                 applied += 1
             self.upto = nxt
             self.next += 1
+            del self.games[nxt]  # a run that plays on must not keep every game it rated
+        if self.next > 4096:
+            del self.order[:self.next]
+            self.next = 0
         if applied or changed:
             self.store.save_ratings({v: self.ratings[v] for v in changed})
         self.store.set_meta("rated_upto", str(self.upto))
