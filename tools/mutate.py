@@ -1,15 +1,27 @@
 #!/usr/bin/env python3
 """Mutation run: how many small planted bugs does the test suite catch, per package?
 
-    python tools/mutate.py [--package games|play|league|report|cli ...] [--sample N] [--seed S]
-                           [--timeout-factor F] [--list]
+    python tools/mutate.py [--package games|play|contest|league|report|cli ...] [--sample N] [--seed S]
+                           [--timeout-factor F] [--uncovered run|skip] [--no-select] [--list]
 
 Run it before a release (not in CI: each mutant is a pytest run). The tree is copied once to a
 temporary directory; there, one mutation at a time is planted in one module (the module is
-re-written from its AST with a single node changed), the package's tests run against the copy
-(``python -m pytest -x``, the copy first on ``PYTHONPATH``), and the original module is put back.
-A mutant is *killed* when the tests fail or time out (``--timeout-factor`` times the clean run),
-and *survives* when they pass. The working tree is never touched.
+re-written from its AST with a single node changed), tests run against the copy (``python -m
+pytest -x``, the copy first on ``PYTHONPATH``), and the original module is put back. A mutant is
+*killed* when the tests fail or time out (``--timeout-factor`` times what those tests took in the
+clean run), and *survives* when they pass. The working tree is never touched.
+
+Per-mutant test selection: the package's tests run once, clean, under coverage.py with one
+context per test (a small pytest plugin calls ``Coverage.switch_context(nodeid)``; Python
+subprocesses started by a test are measured too, through coverage's ``COVERAGE_PROCESS_START``
+start-up hook, with the test's id as their static context). A mutant is then judged only by the
+tests that executed its line. Lines run while modules are imported (context ``""``: signatures'
+defaults, module constants) are judged by the whole list. A line no test executed is *not
+covered*: by default (``--uncovered run``) it is judged by the whole list all the same, because
+some lines run where coverage cannot see (a ``preexec_fn`` between fork and exec, a sandboxed
+bot with a scrubbed environment) and are still tested; ``--uncovered skip`` reports it as NOT
+COVERED without running anything and counts it as surviving. On the play tests the selection
+cuts a mutant's run from minutes to seconds: most lines are run by a handful of tests.
 
 Design choice: our own small script rather than mutmut. mutmut 3 rewrites every function into
 trampolines inside a ``mutants/`` copy and runs the whole suite per mutant with its own test
@@ -26,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import json
 import os
 import random
 import shutil
@@ -39,13 +52,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# the tests that exercise each package (a mutant is judged by these only: faster than the whole suite)
+# the tests that exercise each package: the coverage run runs all of them, a mutant only those that ran its line
 TESTS = {
     "games": ["tests/test_epizodiak_rules.py", "tests/test_epizodiak_properties.py", "tests/test_dominoes_rules.py",
               "tests/test_dominoes_properties.py", "tests/test_crisps_rules.py", "tests/test_crisps_properties.py",
               "tests/test_games_generic.py", "tests/test_rare_branches.py"],
     "play": ["tests/test_referee_unit.py", "tests/test_deadlines.py", "tests/test_botproc_pins.py",
-             "tests/test_referee_e2e.py"],
+             "tests/test_referee_e2e.py", "tests/test_fair_play.py", "tests/test_fairness.py",
+             "tests/test_bot_pool_bound.py", "tests/test_cli_play.py", "tests/test_author_loop.py",
+             "tests/test_author_fixes.py", "tests/test_terminal_safety.py"],
+    "contest": ["tests/test_contest.py", "tests/test_contest_browser.py"],
     "league": ["tests/test_league_config.py", "tests/test_league_schedule.py", "tests/test_schedule_pins.py",
                "tests/test_ratings_known.py", "tests/test_league_runner.py", "tests/test_league_e2e.py"],
     "report": ["tests/test_league_reports.py"],
@@ -63,6 +79,12 @@ class Mutant:
     index: int  # the index-th mutation site of the module, in ast.walk order
     line: int
     what: str
+    lines: tuple[int, ...] = ()  # the lines whose execution reaches the site: its own and its statement's first
+
+    @property
+    def key(self) -> str:
+        """``path#index``, what ``--only`` takes to run this mutant again."""
+        return f"{self.path}#{self.index}"
 
 
 def _sites(tree: ast.AST) -> list[tuple[ast.AST, int, str]]:
@@ -107,13 +129,28 @@ def _apply(node: ast.AST, sub: int, parent_of: dict[int, tuple[ast.AST, str, int
             getattr(parent, field)[pos] = node.operand
 
 
+def _statement_lines(tree: ast.AST) -> dict[int, int]:
+    """id(node) -> first line of the innermost statement holding it (a compound statement's header)."""
+    owner: dict[int, int] = {}
+    for stmt in ast.walk(tree):  # outer statements come first, so inner ones overwrite them
+        if isinstance(stmt, ast.stmt):
+            for child in ast.walk(stmt):
+                owner[id(child)] = stmt.lineno
+    return owner
+
+
 def list_mutants(package: str) -> list[Mutant]:
     """Every mutation site of every module of ``harness/<package>``."""
     out = []
     for path in sorted((ROOT / "harness" / package).rglob("*.py")):
         rel = str(path.relative_to(ROOT))
-        for i, (node, _sub, what) in enumerate(_sites(ast.parse(path.read_text()))):
-            out.append(Mutant(rel, i, getattr(node, "lineno", 0), what))
+        tree = ast.parse(path.read_text())
+        owner = _statement_lines(tree)
+        for i, (node, _sub, what) in enumerate(_sites(tree)):
+            first = getattr(node, "lineno", 0)
+            last = getattr(node, "end_lineno", None) or first
+            lines = set(range(first, last + 1)) | ({owner[id(node)]} if id(node) in owner else set())
+            out.append(Mutant(rel, i, first, what, tuple(sorted(lines))))
     return out
 
 
@@ -135,7 +172,7 @@ def mutated_source(source: str, index: int) -> str:
 
 
 def run_tests(copy: Path, tests: list[str], timeout: float | None) -> tuple[bool, float]:
-    """(passed, seconds) of the package's tests against the copy; a timeout counts as failed."""
+    """(passed, seconds) of ``tests`` against the copy; a timeout counts as failed."""
     env = dict(os.environ, PYTHONPATH=str(copy), PYTHONDONTWRITEBYTECODE="1")
     cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests]
     t0 = time.monotonic()
@@ -147,19 +184,170 @@ def run_tests(copy: Path, tests: list[str], timeout: float | None) -> tuple[bool
     return done.returncode == 0, time.monotonic() - t0
 
 
-def main() -> int:
+# The pytest plugin of the coverage run: one coverage context per test, named by its node id, in this
+# process (a dynamic context) and in the Python subprocesses the test starts (the static context of
+# the configuration below, read from the environment by each subprocess as it starts).
+_PLUGIN = '''
+import json, os
+import coverage
+import pytest
+
+_durations: dict = {}
+_failed: list = []
+
+
+def _switch(context):
+    cov = coverage.Coverage.current()
+    if cov is not None:
+        cov.switch_context(context)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    os.environ["MUTATE_CONTEXT"] = item.nodeid
+    _switch(item.nodeid)
+
+
+def pytest_runtest_logreport(report):
+    _durations[report.nodeid] = _durations.get(report.nodeid, 0.0) + report.duration
+    if report.failed and report.nodeid not in _failed:
+        _failed.append(report.nodeid)
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    os.environ.pop("MUTATE_CONTEXT", None)
+    _switch("")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    with open(os.environ["MUTATE_REPORT"], "w") as f:
+        json.dump({"durations": _durations, "failed": _failed}, f)
+'''
+
+_RCFILE = '''[run]
+data_file = {data}
+parallel = True
+source_pkgs = harness.{package}
+context = ${{MUTATE_CONTEXT}}
+'''
+
+
+@dataclass
+class TestMap:
+    """What the clean coverage run of a package's tests found."""
+
+    contexts: dict[str, dict[int, set[str]]]  # path relative to the copy -> line -> test ids that ran it
+    durations: dict[str, float]  # test id -> seconds (under coverage), in the order the tests ran
+    startup: float  # seconds of the run outside any test (imports, collection)
+    failed: list[str]
+
+    def select(self, mutant: Mutant) -> tuple[list[str] | None, str]:
+        """The test ids that ran the mutant's line (None: the whole list) and why."""
+        by_line = self.contexts.get(mutant.path, {})
+        ran: set[str] = set().union(*(by_line.get(line, set()) for line in mutant.lines))
+        if not ran:
+            return None, "not covered"
+        if "" in ran:  # run at import or between tests: every test depends on it
+            return None, "import time"
+        return [t for t in self.durations if t in ran] or sorted(ran), "selected"
+
+    def seconds(self, tests: list[str] | None) -> float:
+        chosen = self.durations.values() if tests is None else (self.durations.get(t, 0.0) for t in tests)
+        return self.startup + sum(chosen)
+
+
+def coverage_run(copy: Path, package: str, tests: list[str]) -> TestMap:
+    """Run ``tests`` once against the clean copy under coverage.py, one context per test."""
+    import coverage  # the test extra has it; imported here so --list works without it
+
+    work = Path(tempfile.mkdtemp(prefix="cov-", dir=copy.parent))
+    (work / "_mutate_contexts.py").write_text(_PLUGIN)
+    # coverage's .pth hook starts measuring any Python process that has COVERAGE_PROCESS_START;
+    # sitecustomize does the same where that hook is not installed (process_startup runs once)
+    (work / "sitecustomize.py").write_text("import coverage\ncoverage.process_startup()\n")
+    rc = work / "coveragerc"
+    rc.write_text(_RCFILE.format(data=work / "data" / ".coverage", package=package))
+    (work / "data").mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "MUTATE_CONTEXT"}
+    env.update(PYTHONPATH=os.pathsep.join([str(copy), str(work)]), PYTHONDONTWRITEBYTECODE="1",
+               COVERAGE_PROCESS_START=str(rc), MUTATE_REPORT=str(work / "report.json"))
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "_mutate_contexts", *tests]
+    t0 = time.monotonic()
+    subprocess.run(cmd, cwd=copy, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   start_new_session=True)
+    wall = time.monotonic() - t0
+    report = json.loads((work / "report.json").read_text())
+    cov = coverage.Coverage(config_file=str(rc), data_file=str(work / "data" / ".coverage"))
+    cov.combine(strict=True)
+    data = coverage.CoverageData(basename=str(work / "data" / ".coverage"))
+    data.read()
+    contexts: dict[str, dict[int, set[str]]] = {}
+    for filename in data.measured_files():
+        rel = str(Path(filename).resolve().relative_to(copy.resolve()))
+        contexts[rel] = {line: set(ctxs) for line, ctxs in data.contexts_by_lineno(filename).items()}
+    durations: dict[str, float] = report["durations"]
+    shutil.rmtree(work, ignore_errors=True)
+    return TestMap(contexts, durations, max(0.0, wall - sum(durations.values())), report["failed"])
+
+
+def _check_clean(copy: Path, package: str, tests: list[str], select: bool) -> TestMap | None:
+    """The clean run (under coverage when selecting); None when the tests fail without a mutation."""
+    if not select:
+        ok, clean = run_tests(copy, tests, None)
+        return TestMap({}, {}, clean, []) if ok else None
+    tmap = coverage_run(copy, package, tests)
+    if tmap.failed:  # tracing slows a process down: a timing test may fail under coverage only
+        ok, _ = run_tests(copy, sorted({t.split("[")[0] for t in tmap.failed}), None)
+        print(f"{package}: {len(tmap.failed)} tests failed under coverage ({', '.join(tmap.failed[:5])}); "
+              f"without it they {'pass' if ok else 'fail too'}", file=sys.stderr, flush=True)
+        if not ok:
+            return None
+    return tmap
+
+
+def judge(copy: Path, m: Mutant, tmap: TestMap, all_tests: list[str], args: argparse.Namespace) -> str:
+    """Plant the mutant, run its tests, restore the module; the verdict line printed for it."""
+    chosen, why = tmap.select(m) if tmap.contexts else (None, "whole list")
+    where = f"{m.path}:{m.line} {m.what} [{m.key}]"
+    if chosen is None and why == "not covered" and args.uncovered == "skip":
+        return f"  NOT COVERED {where}"
+    tests = all_tests if chosen is None else chosen
+    timeout = max(60.0, args.timeout_factor * tmap.seconds(chosen))
+    target = copy / m.path
+    original = target.read_text()
+    target.write_text(mutated_source(original, m.index))
+    try:
+        passed, secs = run_tests(copy, tests, timeout)
+    finally:
+        target.write_text(original)
+    judged_by = f"{len(tests)} tests" if chosen is not None else f"the whole list: {why}"
+    return f"  {'SURVIVED' if passed else 'killed  '} {where} ({judged_by}, {secs:.0f} s)"
+
+
+def _parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--package", action="append", choices=sorted(TESTS),
                         help="package under harness/ to mutate (repeatable; default: games, play, league)")
     parser.add_argument("--sample", type=int, default=30, help="mutants per package, drawn at random (0: all)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the sample")
+    parser.add_argument("--only", action="append", metavar="PATH#INDEX",
+                        help="run just this mutant (as printed in brackets; repeatable): re-judge survivors")
     parser.add_argument("--timeout-factor", type=float, default=3.0,
-                        help="a mutant whose tests take this many times the clean run is killed (a hang)")
+                        help="a mutant whose tests take this many times their clean run is killed (a hang)")
     parser.add_argument("--tests", action="append", metavar="FILE",
                         help="test file to judge mutants by (repeatable; default: the package's list)")
+    parser.add_argument("--uncovered", choices=["run", "skip"], default="run",
+                        help="a mutant on a line no test ran: judge it by the whole list (run) or report it "
+                             "NOT COVERED, counted as surviving (skip)")
+    parser.add_argument("--no-select", dest="select", action="store_false",
+                        help="judge every mutant by the whole list (no coverage run)")
     parser.add_argument("--list", action="store_true", help="only count the mutation sites per package")
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def main() -> int:
+    args = _parse_args()
     # a SIGTERM (or Ctrl-C) unwinds normally: the temporary copy is removed
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))
     packages = args.package or ["games", "play", "league"]
@@ -175,28 +363,30 @@ def main() -> int:
         summary = []
         for package in packages:
             mutants = list_mutants(package)
-            chosen = mutants if not args.sample or args.sample >= len(mutants) else rng.sample(mutants, args.sample)
+            if args.only:
+                chosen = [m for m in mutants if m.key in args.only]
+            else:
+                chosen = mutants if not args.sample or args.sample >= len(mutants) else rng.sample(mutants, args.sample)
+            if not chosen:
+                continue
             tests = args.tests or TESTS[package]
-            ok, clean = run_tests(copy, tests, None)
-            if not ok:
+            t0 = time.monotonic()
+            tmap = _check_clean(copy, package, tests, args.select)
+            if tmap is None:
                 print(f"{package}: the tests fail without any mutation; fix that first", file=sys.stderr)
                 return 2
-            print(f"{package}: {len(mutants)} sites, {len(chosen)} sampled; clean run {clean:.0f} s", flush=True)
-            killed = 0
+            print(f"{package}: {len(mutants)} sites, {len(chosen)} sampled; clean run "
+                  f"{time.monotonic() - t0:.0f} s{' under coverage' if args.select else ''}", flush=True)
+            killed = uncovered = 0
             for m in chosen:
-                target = copy / m.path
-                original = target.read_text()
-                target.write_text(mutated_source(original, m.index))
-                try:
-                    passed, secs = run_tests(copy, tests, max(60.0, clean * args.timeout_factor))
-                finally:
-                    target.write_text(original)
-                killed += not passed
-                print(f"  {'killed  ' if not passed else 'SURVIVED'} {m.path}:{m.line} {m.what} ({secs:.0f} s)",
-                      flush=True)
-            summary.append((package, killed, len(chosen)))
-        for package, killed, total in summary:
-            print(f"{package}: {killed}/{total} killed ({100 * killed / total:.0f}%)")
+                line = judge(copy, m, tmap, tests, args)
+                killed += "killed" in line
+                uncovered += "whole list: not covered" in line or "NOT COVERED" in line
+                print(line, flush=True)
+            summary.append((package, killed, len(chosen), uncovered))
+        for package, killed, total, uncovered in summary:
+            print(f"{package}: {killed}/{total} killed ({100 * killed / total:.0f}%); "
+                  f"{uncovered} on lines no test ran")
     return 0
 
 
