@@ -238,6 +238,9 @@ def test_quotas_uploads_per_hour_size_and_versions_in_progress(contest) -> None:
         r = client.post("/api/submissions", headers=_bearer(tokens["alpha"]), data={"runtime": "python"},
                         files={"file": ("bot.py", GOOD_BOT)})
         assert r.status_code == 429 and "3 uploads per hour" in r.json()["error"]
+        # the wait is counted from the oldest upload of the hour: under an hour, in whole minutes
+        wait = int(re.search(r"allowed in (\d+) min", r.json()["error"]).group(1))
+        assert 1 <= wait <= 60, r.json()
         # nothing kept of the refused ones: three rows and three folders, the admitted uploads
         assert db.db.execute("SELECT count(*) FROM submissions").fetchone()[0] == 3
         assert sorted(p.name for p in (root / "submissions").iterdir()) == ["1", "2", "3"]
@@ -298,6 +301,8 @@ HOSTILE = {
     "tar.gz with a hard link": (lambda: _tgz(_hardlink_tar), "is a link"),
     "tar.gz with a device": (lambda: _tgz(_device_tar), "device"),
     "archive without the entry file": (lambda: _zip({"src/bot.py": GOOD_BOT}), "no bot.py at the top level"),
+    "zip with a file used as a directory": (lambda: _zip({"bot.py": GOOD_BOT, "lib": b"x", "lib/util.py": b"y"}),
+                                            "lib/util.py is inside something that is not a directory"),
 }
 
 

@@ -307,7 +307,7 @@ def _check_clean(copy: Path, package: str, tests: list[str], select: bool) -> Te
 
 def judge(copy: Path, m: Mutant, tmap: TestMap, all_tests: list[str], args: argparse.Namespace) -> str:
     """Plant the mutant, run its tests, restore the module; the verdict line printed for it."""
-    chosen, why = tmap.select(m) if tmap.contexts else (None, "whole list")
+    chosen, why = tmap.select(m) if tmap.contexts else (None, "--no-select")
     where = f"{m.path}:{m.line} {m.what} [{m.key}]"
     if chosen is None and why == "not covered" and args.uncovered == "skip":
         return f"  NOT COVERED {where}"
