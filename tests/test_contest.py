@@ -258,6 +258,26 @@ def test_quotas_uploads_per_hour_size_and_versions_in_progress(contest) -> None:
         db.close()
 
 
+def test_a_version_checked_after_a_newer_one_stays_aside_and_activating_twice_changes_nothing(contest) -> None:  # type: ignore[no-untyped-def]
+    root, _ = contest
+    db = ContestDB(root / "contest.sqlite")
+    team = db.db.execute("SELECT id FROM teams WHERE name = 'alpha'").fetchone()[0]
+    first, _ = db.admit_submission(team, "python", "bot.py", 10, per_hour=10, in_progress=10)
+    second, _ = db.admit_submission(team, "python", "bot.py", 10, per_hour=10, in_progress=10)
+    assert first is not None and second is not None
+
+    def state() -> tuple[int, dict[int, str]]:
+        current = db.db.execute("SELECT current_submission FROM teams WHERE id = ?", (team,)).fetchone()[0]
+        return current, dict(db.db.execute("SELECT id, status FROM submissions").fetchall())
+
+    db.activate(second)
+    db.activate(first)  # its check finished after the newer version went live: it stays aside
+    assert state() == (second, {first: "replaced", second: "active"})
+    db.activate(second)  # a worker retrying the same activation
+    assert state() == (second, {first: "replaced", second: "active"})
+    db.close()
+
+
 # -- hostile archives -----------------------------------------------------------------------------------------
 def _symlink_tar(t: tarfile.TarFile) -> None:
     info = tarfile.TarInfo("bot.py")
