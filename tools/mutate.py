@@ -49,6 +49,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -171,10 +172,12 @@ def mutated_source(source: str, index: int) -> str:
     return ast.unparse(tree) + "\n"
 
 
-def run_tests(copy: Path, tests: list[str], timeout: float | None) -> tuple[bool, float]:
+def run_tests(copy: Path, tests: list[str], timeout: float | None,
+              deselect: list[str] | tuple[str, ...] = ()) -> tuple[bool, float]:
     """(passed, seconds) of ``tests`` against the copy; a timeout counts as failed."""
     env = dict(os.environ, PYTHONPATH=str(copy), PYTHONDONTWRITEBYTECODE="1")
-    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests]
+    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests,
+           *(f"--deselect={t}" for t in deselect)]
     t0 = time.monotonic()
     try:
         done = subprocess.run(cmd, cwd=copy, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -239,7 +242,7 @@ class TestMap:
     contexts: dict[str, dict[int, set[str]]]  # path relative to the copy -> line -> test ids that ran it
     durations: dict[str, float]  # test id -> seconds (under coverage), in the order the tests ran
     startup: float  # seconds of the run outside any test (imports, collection)
-    failed: list[str]
+    broken: list[str]  # tests that fail without any mutation: left out
 
     def select(self, mutant: Mutant) -> tuple[list[str] | None, str]:
         """The test ids that ran the mutant's line (None: the whole list) and why."""
@@ -249,6 +252,9 @@ class TestMap:
             return None, "not covered"
         if "" in ran:  # run at import or between tests: every test depends on it
             return None, "import time"
+        ran -= set(self.broken)
+        if not ran:
+            return None, "not covered (only by tests that fail clean)"
         return [t for t in self.durations if t in ran] or sorted(ran), "selected"
 
     def seconds(self, tests: list[str] | None) -> float:
@@ -256,8 +262,22 @@ class TestMap:
         return self.startup + sum(chosen)
 
 
+def _pytest_report(copy: Path, work: Path, tests: list[str], log: Path, **env_extra: str) -> dict[str, Any]:
+    """Run ``tests`` (all of them, no ``-x``) with the contexts plugin; its report: durations, failed."""
+    env = {k: v for k, v in os.environ.items() if k != "MUTATE_CONTEXT"}
+    env.update(PYTHONPATH=os.pathsep.join([str(copy), str(work)]), PYTHONDONTWRITEBYTECODE="1",
+               MUTATE_REPORT=str(work / "report.json"), **env_extra)
+    cmd = [sys.executable, "-m", "pytest", "-q", "-rf", "-p", "no:cacheprovider", "-p", "_mutate_contexts", *tests]
+    with log.open("w") as out:
+        subprocess.run(cmd, cwd=copy, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    report: dict[str, Any] = json.loads((work / "report.json").read_text())
+    return report
+
+
 def coverage_run(copy: Path, package: str, tests: list[str]) -> TestMap:
-    """Run ``tests`` once against the clean copy under coverage.py, one context per test."""
+    """Run ``tests`` once against the clean copy under coverage.py, one context per test. Tests that
+    fail there are run again without coverage (tracing slows a process: a timing test may fail under
+    coverage only); those that fail again are ``broken``, left out of every mutant's run."""
     import coverage  # the test extra has it; imported here so --list works without it
 
     work = Path(tempfile.mkdtemp(prefix="cov-", dir=copy.parent))
@@ -268,15 +288,10 @@ def coverage_run(copy: Path, package: str, tests: list[str]) -> TestMap:
     rc = work / "coveragerc"
     rc.write_text(_RCFILE.format(data=work / "data" / ".coverage", package=package))
     (work / "data").mkdir()
-    env = {k: v for k, v in os.environ.items() if k != "MUTATE_CONTEXT"}
-    env.update(PYTHONPATH=os.pathsep.join([str(copy), str(work)]), PYTHONDONTWRITEBYTECODE="1",
-               COVERAGE_PROCESS_START=str(rc), MUTATE_REPORT=str(work / "report.json"))
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "_mutate_contexts", *tests]
+    log = Path(tempfile.gettempdir()) / f"tablebots-mutate-{package}-clean.log"
     t0 = time.monotonic()
-    subprocess.run(cmd, cwd=copy, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                   start_new_session=True)
+    report = _pytest_report(copy, work, tests, log, COVERAGE_PROCESS_START=str(rc))
     wall = time.monotonic() - t0
-    report = json.loads((work / "report.json").read_text())
     cov = coverage.Coverage(config_file=str(rc), data_file=str(work / "data" / ".coverage"))
     cov.combine(strict=True)
     data = coverage.CoverageData(basename=str(work / "data" / ".coverage"))
@@ -286,8 +301,14 @@ def coverage_run(copy: Path, package: str, tests: list[str]) -> TestMap:
         rel = str(Path(filename).resolve().relative_to(copy.resolve()))
         contexts[rel] = {line: set(ctxs) for line, ctxs in data.contexts_by_lineno(filename).items()}
     durations: dict[str, float] = report["durations"]
+    broken: list[str] = []
+    if report["failed"]:
+        relog = log.with_name(f"tablebots-mutate-{package}-rerun.log")
+        broken = _pytest_report(copy, work, report["failed"], relog)["failed"]
+        print(f"{package}: {len(report['failed'])} tests failed under coverage ({log}); without it "
+              f"{len(broken)} fail again ({relog}), left out: {', '.join(broken[:5])}", file=sys.stderr, flush=True)
     shutil.rmtree(work, ignore_errors=True)
-    return TestMap(contexts, durations, max(0.0, wall - sum(durations.values())), report["failed"])
+    return TestMap(contexts, durations, max(0.0, wall - sum(durations.values())), broken)
 
 
 def _check_clean(copy: Path, package: str, tests: list[str], select: bool) -> TestMap | None:
@@ -296,20 +317,14 @@ def _check_clean(copy: Path, package: str, tests: list[str], select: bool) -> Te
         ok, clean = run_tests(copy, tests, None)
         return TestMap({}, {}, clean, []) if ok else None
     tmap = coverage_run(copy, package, tests)
-    if tmap.failed:  # tracing slows a process down: a timing test may fail under coverage only
-        ok, _ = run_tests(copy, sorted({t.split("[")[0] for t in tmap.failed}), None)
-        print(f"{package}: {len(tmap.failed)} tests failed under coverage ({', '.join(tmap.failed[:5])}); "
-              f"without it they {'pass' if ok else 'fail too'}", file=sys.stderr, flush=True)
-        if not ok:
-            return None
-    return tmap
+    return None if set(tmap.durations) <= set(tmap.broken) else tmap
 
 
 def judge(copy: Path, m: Mutant, tmap: TestMap, all_tests: list[str], args: argparse.Namespace) -> str:
     """Plant the mutant, run its tests, restore the module; the verdict line printed for it."""
     chosen, why = tmap.select(m) if tmap.contexts else (None, "--no-select")
     where = f"{m.path}:{m.line} {m.what} [{m.key}]"
-    if chosen is None and why == "not covered" and args.uncovered == "skip":
+    if chosen is None and why.startswith("not covered") and args.uncovered == "skip":
         return f"  NOT COVERED {where}"
     tests = all_tests if chosen is None else chosen
     timeout = max(60.0, args.timeout_factor * tmap.seconds(chosen))
@@ -317,7 +332,7 @@ def judge(copy: Path, m: Mutant, tmap: TestMap, all_tests: list[str], args: argp
     original = target.read_text()
     target.write_text(mutated_source(original, m.index))
     try:
-        passed, secs = run_tests(copy, tests, timeout)
+        passed, secs = run_tests(copy, tests, timeout, deselect=tmap.broken if chosen is None else ())
     finally:
         target.write_text(original)
     judged_by = f"{len(tests)} tests" if chosen is not None else f"the whole list: {why}"
