@@ -24,7 +24,7 @@ from starlette.testclient import TestClient  # noqa: E402
 from harness.cli import cli  # noqa: E402
 from harness.contest.app import SESSION_COOKIE  # noqa: E402
 from harness.contest.auth import add_team  # noqa: E402
-from harness.contest.config import init_contest  # noqa: E402
+from harness.contest.config import ContestConfigError, init_contest, load_contest  # noqa: E402
 from harness.contest.db import ContestDB  # noqa: E402
 from harness.contest.server import create_app  # noqa: E402
 from harness.contest.unpack import Caps, UnpackError, unpack_upload  # noqa: E402
@@ -276,6 +276,32 @@ def test_a_version_checked_after_a_newer_one_stays_aside_and_activating_twice_ch
     db.activate(second)  # a worker retrying the same activation
     assert state() == (second, {first: "replaced", second: "active"})
     db.close()
+
+
+@pytest.mark.parametrize(("line", "error"), [
+    ("time: {init_ms: 5000, move_ms: 200, bank_ms: 0}", None),  # no bank: every move within move_ms
+    ("time: {init_ms: 5000, move_ms: 200, bank_ms: -1}", "time.bank_ms: -1 is not allowed (allowed: an integer >= 0)"),
+    ("time: {init_ms: 5000, move_ms: 0, bank_ms: 0}", "time.move_ms: 0 is not allowed (allowed: an integer >= 1)"),
+    ("executor: local", None),
+    ("executor: {dask: 'tcp://127.0.0.1:8786'}", None),
+    ("executor: {dask: 'tcp://127.0.0.1:8786', workers: 4}", "executor: expected local, or {dask: ADDRESS}"),
+    ("executor: {}", "executor: expected local, or {dask: ADDRESS}"),
+])
+def test_contest_yaml_time_and_executor_are_checked(tmp_path: Path, line: str, error: str | None) -> None:
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    text = (root / "contest.yaml").read_text()
+    key = line.split(":")[0]
+    text = re.sub(rf"^{key}: .*$", line, text, flags=re.M) if f"\n{key}:" in text else text + line + "\n"
+    (root / "contest.yaml").write_text(text)
+    if error is None:
+        cfg = load_contest(root)
+        assert cfg.time["bank_ms"] == (0 if key == "time" else 2000)
+        assert cfg.executor == ({"dask": "tcp://127.0.0.1:8786"} if "dask" in line else None)
+    else:
+        with pytest.raises(ContestConfigError) as refused:
+            load_contest(root)
+        assert str(refused.value).endswith(error)
 
 
 # -- hostile archives -----------------------------------------------------------------------------------------
