@@ -554,6 +554,22 @@ def test_a_build_has_no_network_and_writes_only_its_own_directory(tmp_path: Path
     assert not (root / "escaped.txt").exists() and not Path("/tmp/escaped.txt").exists()
 
 
+def test_a_build_command_that_cannot_start_fails_the_build_and_says_why(tmp_path: Path) -> None:
+    from harness.contest.build import build_upload
+    from harness.contest.config import Runtime
+
+    cfg = load_contest(_contest(tmp_path))
+    cfg = dataclasses.replace(cfg, limits={**cfg.limits, "sandbox": "none"})  # no bwrap to start it
+    workdir = cfg.root / "submissions" / "1"
+    workdir.mkdir(parents=True)
+    (workdir / "bot.py").write_text("print('hi')\n")
+    runtime = Runtime("ghost", "bot.py", ("no-such-compiler-tablebots", "bot.py"), ("python3", "bot.py"))
+    built, log = build_upload(cfg, runtime, workdir)
+    assert not built
+    assert log.startswith("$ no-such-compiler-tablebots bot.py\n") and "cannot start the build: " in log, log
+    assert "no-such-compiler-tablebots" in log.split("cannot start the build: ")[1], log
+
+
 def test_a_node_bot_is_checked_and_a_broken_one_fails_its_build(contest) -> None:  # type: ignore[no-untyped-def]
     root, tokens = contest
     with _client(root, worker=True) as client:
