@@ -278,30 +278,55 @@ def test_a_version_checked_after_a_newer_one_stays_aside_and_activating_twice_ch
     db.close()
 
 
-@pytest.mark.parametrize(("line", "error"), [
-    ("time: {init_ms: 5000, move_ms: 200, bank_ms: 0}", None),  # no bank: every move within move_ms
-    ("time: {init_ms: 5000, move_ms: 200, bank_ms: -1}", "time.bank_ms: -1 is not allowed (allowed: an integer >= 0)"),
-    ("time: {init_ms: 5000, move_ms: 0, bank_ms: 0}", "time.move_ms: 0 is not allowed (allowed: an integer >= 1)"),
-    ("executor: local", None),
-    ("executor: {dask: 'tcp://127.0.0.1:8786'}", None),
-    ("executor: {dask: 'tcp://127.0.0.1:8786', workers: 4}", "executor: expected local, or {dask: ADDRESS}"),
-    ("executor: {}", "executor: expected local, or {dask: ADDRESS}"),
+_NO_RUNTIMES = "runtimes: expected a mapping of runtime names to {entry, build, run}"
+
+
+@pytest.mark.parametrize(("key", "value", "error"), [
+    ("time", {"init_ms": 5000, "move_ms": 200, "bank_ms": 0}, None),  # no bank: every move within move_ms
+    ("time", {"init_ms": 5000, "move_ms": 200, "bank_ms": -1}, "time.bank_ms: -1 is not allowed (allowed: an integer >= 0)"),
+    ("time", {"init_ms": 5000, "move_ms": 0, "bank_ms": 0}, "time.move_ms: 0 is not allowed (allowed: an integer >= 1)"),
+    ("executor", "local", None),
+    ("executor", {"dask": "tcp://127.0.0.1:8786"}, None),
+    ("executor", {"dask": "tcp://127.0.0.1:8786", "workers": 4}, "executor: expected local, or {dask: ADDRESS}"),
+    ("executor", {}, "executor: expected local, or {dask: ADDRESS}"),
+    ("runtimes", {}, _NO_RUNTIMES),
+    ("runtimes", ["python"], _NO_RUNTIMES),
 ])
-def test_contest_yaml_time_and_executor_are_checked(tmp_path: Path, line: str, error: str | None) -> None:
+def test_contest_yaml_time_executor_and_runtimes_are_checked(tmp_path: Path, key: str, value: object,
+                                                             error: str | None) -> None:
+    import yaml
+
     root = tmp_path / "contest"
     init_contest(root, "crisps")
-    text = (root / "contest.yaml").read_text()
-    key = line.split(":")[0]
-    text = re.sub(rf"^{key}: .*$", line, text, flags=re.M) if f"\n{key}:" in text else text + line + "\n"
-    (root / "contest.yaml").write_text(text)
+    data = yaml.safe_load((root / "contest.yaml").read_text())
+    data[key] = value
+    (root / "contest.yaml").write_text(yaml.safe_dump(data))
     if error is None:
         cfg = load_contest(root)
         assert cfg.time["bank_ms"] == (0 if key == "time" else 2000)
-        assert cfg.executor == ({"dask": "tcp://127.0.0.1:8786"} if "dask" in line else None)
+        assert cfg.executor == (value if key == "executor" and isinstance(value, dict) else None)
     else:
         with pytest.raises(ContestConfigError) as refused:
             load_contest(root)
         assert str(refused.value).endswith(error)
+
+
+def test_a_build_log_over_the_cap_keeps_its_start_and_its_end(tmp_path: Path) -> None:
+    from harness.contest.build import LOG_CAP, build_upload
+    from harness.contest.config import Runtime
+
+    cfg = load_contest(_contest(tmp_path))
+    cfg = dataclasses.replace(cfg, limits={**cfg.limits, "sandbox": "none"})
+    workdir = cfg.root / "submissions" / "1"
+    workdir.mkdir(parents=True)
+    (workdir / "bot.py").write_text("print('hi')\n")
+    noisy = "printf HEAD; head -c 300000 /dev/zero | tr '\\0' x; printf TAIL; exit 1"
+    built, log = build_upload(cfg, Runtime("noisy", "bot.py", ("sh", "-c", noisy), ("python3", "bot.py")), workdir)
+    assert not built
+    head, cut, tail = log.partition("\n[... ")
+    assert cut and len(head) == LOG_CAP // 2 and head.startswith("$ sh -c printf HEAD;") and "HEADxxx" in head, head[:200]
+    assert re.match(r"\d+ characters cut \.\.\.\]\n", tail) and "xxxTAIL" in tail, tail[:200]
+    assert len(log) < LOG_CAP + 200
 
 
 # -- hostile archives -----------------------------------------------------------------------------------------
