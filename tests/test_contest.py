@@ -391,6 +391,31 @@ def test_hostile_archives_are_refused_with_a_clear_message_and_nothing_kept(cont
     assert not (root.parent / "evil.py").exists() and not Path("/tmp/evil.py").exists()
 
 
+@pytest.mark.parametrize("kind", ["zip", "tar.gz"])
+def test_an_archive_exactly_at_the_file_and_size_caps_is_taken_and_one_more_is_refused(tmp_path: Path,
+                                                                                      kind: str) -> None:
+    def archive(members: dict[str, bytes]) -> bytes:
+        if kind == "zip":
+            return _zip(members)
+
+        def add(t: tarfile.TarFile) -> None:
+            for name, data in members.items():
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                t.addfile(info, io.BytesIO(data))
+        return _tgz(add)
+
+    caps = Caps(files=3, unpacked_bytes=3 * 1024, ratio=100)  # contest.yaml's unpacked_kb: 3
+    at_caps = {"bot.py": b"#" * 1024, "a.py": b"a" * 1024, "b.py": b"b" * 1024}
+    assert sorted(unpack_upload(archive(at_caps), f"bot.{kind}", "bot.py", tmp_path / "at", caps)) == \
+        ["a.py", "b.py", "bot.py"]
+    with pytest.raises(UnpackError, match="more than 3 files"):
+        unpack_upload(archive({**at_caps, "c.py": b""}), f"bot.{kind}", "bot.py", tmp_path / "files", caps)
+    with pytest.raises(UnpackError, match="more than 3 KB unpacked"):
+        unpack_upload(archive({**at_caps, "b.py": b"b" * 1025}), f"bot.{kind}", "bot.py", tmp_path / "bytes", caps)
+    assert not (tmp_path / "files").exists() and not (tmp_path / "bytes").exists()
+
+
 def test_a_member_bigger_than_its_header_says_is_caught_while_extracting(tmp_path: Path) -> None:
     data = bytearray(_zip({"bot.py": b"\0" * 300_000}))
     # lie in the central directory and the local header: 300,000 bytes declared as 1,000
