@@ -549,6 +549,29 @@ def test_ladder_standings_and_finals_with_real_bots(contest) -> None:  # type: i
         assert r.status_code == 403 and "finals have started" in r.json()["error"]
 
 
+def test_a_round_robin_ladder_restarts_at_the_rounds_it_had_reached(contest) -> None:  # type: ignore[no-untyped-def]
+    import yaml
+
+    from harness.contest.ladder import LADDER_CONFIG, play_ladder
+
+    root, _ = contest
+    (root / "contest.yaml").write_text((root / "contest.yaml").read_text().replace("ladder: adaptive",
+                                                                                   "ladder: round_robin"))
+    cfg = load_contest(root)
+    db = ContestDB(cfg.db_path)
+    for team in ("alpha", "beta"):
+        team_id = db.db.execute("SELECT id FROM teams WHERE name = ?", (team,)).fetchone()[0]
+        sid, _ = db.admit_submission(team_id, "python", "bot.py", len(GOOD_BOT), per_hour=10, in_progress=10)
+        (cfg.submissions_dir / str(sid)).mkdir(parents=True)
+        (cfg.submissions_dir / str(sid) / "bot.py").write_bytes(GOOD_BOT)
+        db.activate(sid)
+    db.set_meta("ladder_rounds", "3")  # where the ladder had got to before the restart
+    played = play_ladder(cfg, db, should_stop=lambda: False, on_game=None, max_games=1, echo=lambda line: None)
+    db.close()
+    assert played == 1
+    assert yaml.safe_load((root / LADDER_CONFIG).read_text())["rounds"] == 3
+
+
 def test_a_replay_keeps_only_the_seats_shown() -> None:
     from harness.contest.ladder_reads import redact_replay
 
