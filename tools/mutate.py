@@ -372,6 +372,9 @@ def main() -> int:
         return 0
     rng = random.Random(args.seed)
     with tempfile.TemporaryDirectory(prefix="tablebots-mutate-") as tmp:
+        # readable by all, as a checkout is: as root, sandboxed bots run as an unprivileged uid and
+        # must read their scripts in the copy (TemporaryDirectory makes a 0700 directory)
+        os.chmod(tmp, 0o755)
         copy = Path(tmp) / "tree"
         shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(".venv", ".git", "__pycache__", "*.egg-info",
                                                                    ".mypy_cache", ".ruff_cache", ".pytest_cache"))
