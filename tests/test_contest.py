@@ -23,7 +23,7 @@ from starlette.testclient import TestClient  # noqa: E402
 
 from harness.cli import cli  # noqa: E402
 from harness.contest.app import SESSION_COOKIE  # noqa: E402
-from harness.contest.auth import add_team  # noqa: E402
+from harness.contest.auth import add_team, renew_token  # noqa: E402
 from harness.contest.config import ContestConfigError, init_contest, load_contest  # noqa: E402
 from harness.contest.db import ContestDB  # noqa: E402
 from harness.contest.server import create_app  # noqa: E402
@@ -153,6 +153,22 @@ def test_api_upload_builds_checks_and_activates_and_a_broken_build_says_why(cont
 
 
 # -- sessions and CSRF ------------------------------------------------------------------------------------
+def test_a_renewed_token_stops_working_on_a_running_site_even_once_verified(contest) -> None:  # type: ignore[no-untyped-def]
+    root, tokens = contest
+
+    def post(client: TestClient, token: str) -> int:  # authenticated, then refused for its runtime: 400
+        return client.post("/api/submissions", headers=_bearer(token), data={"runtime": "cobol"},
+                           files={"file": ("bot.py", GOOD_BOT)}).status_code
+
+    with _client(root) as client:
+        assert post(client, tokens["alpha"]) == 400  # verified once: the site remembers it
+        db = ContestDB(root / "contest.sqlite")
+        new = renew_token(db, "alpha")  # as `harness contest team token` does, from another process
+        db.close()
+        assert post(client, tokens["alpha"]) == 401
+        assert post(client, new) == 400 and post(client, tokens["beta"]) == 400
+
+
 def test_session_cookie_is_httponly_samesite_and_the_token_never_in_a_url(contest) -> None:  # type: ignore[no-untyped-def]
     root, tokens = contest
     with _client(root) as client:

@@ -46,7 +46,9 @@ class TokenCache:
 
     def __init__(self, db: ContestDB) -> None:
         self.db = db
-        self._known: dict[bytes, int] = {}
+        # by the token's SHA-256: its team and the token hash it was verified against (a renewed
+        # token changes the hash, and the old one stops working here too)
+        self._known: dict[bytes, tuple[int, bytes]] = {}
         self._lock = threading.Lock()
 
     def team_of(self, token: str) -> int | None:
@@ -57,8 +59,10 @@ class TokenCache:
         digest = hashlib.sha256(token.encode("utf-8")).digest()
         with self._lock:
             known = self._known.get(digest)
-        if known is not None and self.db.team(known) is not None:
-            return known
+        if known is not None:
+            cached = self.db.team(known[0])
+            if cached is not None and hmac.compare_digest(cached["token_hash"], known[1]):
+                return known[0]
         team = self.db.team(int(match.group(1)))
         if team is None:
             hash_token(token, b"0" * 16)  # the same cost as a real check: no timing tells which ids exist
@@ -66,7 +70,7 @@ class TokenCache:
         if not hmac.compare_digest(hash_token(token, team["salt"]), team["token_hash"]):
             return None
         with self._lock:
-            self._known[digest] = int(team["id"])
+            self._known[digest] = (int(team["id"]), bytes(team["token_hash"]))
         return int(team["id"])
 
     def forget(self) -> None:
