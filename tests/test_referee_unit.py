@@ -165,6 +165,16 @@ def test_parse_action_rejections_have_the_right_kind(line, kind):
     assert "\n" not in info.value.detail
 
 
+def test_an_illegal_actions_message_quotes_its_first_120_bytes():
+    action = {"type": "take", "note": "x" * 500}
+    line = orjson.dumps({"type": "action", "id": 5, "action": action})
+    with pytest.raises(protocol.BadMessage) as info:
+        protocol.parse_action(line, 5, LEGAL, 64)
+    assert info.value.kind == "illegal"
+    quoted = orjson.dumps(action)[:120].decode()
+    assert info.value.detail == f"action {quoted + '...'!r} is not among the offered actions"
+
+
 def test_parse_ready():
     assert protocol.parse_ready(b'{"type":"ready","name":"x"}', 64) == "x"
     with pytest.raises(protocol.BadMessage) as info:
