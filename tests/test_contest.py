@@ -432,6 +432,15 @@ def test_an_archive_exactly_at_the_file_and_size_caps_is_taken_and_one_more_is_r
     assert not (tmp_path / "files").exists() and not (tmp_path / "bytes").exists()
 
 
+def test_a_large_incompressible_member_within_the_caps_is_taken(tmp_path: Path) -> None:
+    import random
+
+    noise = random.Random(1).randbytes(200 * 1024)  # well over one 64 KB chunk, ratio about 1
+    files = unpack_upload(_zip({"bot.py": GOOD_BOT, "weights.bin": noise}), "bot.zip", "bot.py", tmp_path / "up",
+                          Caps(files=5, unpacked_bytes=10**6, ratio=100))
+    assert sorted(files) == ["bot.py", "weights.bin"] and (tmp_path / "up" / "weights.bin").read_bytes() == noise
+
+
 def test_a_member_bigger_than_its_header_says_is_caught_while_extracting(tmp_path: Path) -> None:
     data = bytearray(_zip({"bot.py": b"\0" * 300_000}))
     # lie in the central directory and the local header: 300,000 bytes declared as 1,000
@@ -586,6 +595,14 @@ def test_a_round_robin_ladder_restarts_at_the_rounds_it_had_reached(contest) -> 
     db.close()
     assert played == 1
     assert yaml.safe_load((root / LADDER_CONFIG).read_text())["rounds"] == 3
+
+
+@pytest.mark.parametrize(("seconds", "shown"), [(0, "0 s"), (119.9, "119 s"), (120, "2 min"), (7199, "119 min"),
+                                               (7200, "2 h"), (172799, "47 h"), (172800, "2 days"), (10**6, "11 days")])
+def test_a_versions_age_on_the_leaderboard_is_in_the_largest_unit_that_counts_two(seconds: float, shown: str) -> None:
+    from harness.contest.ladder import _age
+
+    assert _age(seconds) == shown
 
 
 def test_a_replay_keeps_only_the_seats_shown() -> None:
