@@ -605,6 +605,26 @@ def test_a_versions_age_on_the_leaderboard_is_in_the_largest_unit_that_counts_tw
     assert _age(seconds) == shown
 
 
+def test_the_roster_watch_stops_the_ladder_when_asked_and_when_a_team_changes_version(contest) -> None:  # type: ignore[no-untyped-def]
+    from harness.contest.ladder import _RosterWatch, roster_key
+
+    root, _ = contest
+    db = ContestDB(root / "contest.sqlite")
+    alpha = db.db.execute("SELECT id FROM teams WHERE name = 'alpha'").fetchone()[0]
+    stop = [False]
+    watch = _RosterWatch(db, roster_key(db), lambda: stop[0], poll=0.0)
+    assert watch() is False
+    stop[0] = True  # Ctrl-C or `harness contest run` stopping: whatever the roster
+    assert watch() is True and not watch.changed
+    stop[0] = False
+    assert watch() is False
+    sid, _ = db.admit_submission(alpha, "python", "bot.py", 10, per_hour=10, in_progress=10)
+    db.activate(sid)  # alpha has a new current version: re-plan
+    time.sleep(0.01)
+    assert watch() is True and watch.changed
+    db.close()
+
+
 def test_a_replay_keeps_only_the_seats_shown() -> None:
     from harness.contest.ladder_reads import redact_replay
 
