@@ -15,8 +15,8 @@ Per-mutant test selection: the package's tests run once, clean, under coverage.p
 context per test (a small pytest plugin calls ``Coverage.switch_context(nodeid)``; Python
 subprocesses started by a test are measured too, through coverage's ``COVERAGE_PROCESS_START``
 start-up hook, with the test's id as their static context). A mutant is then judged only by the
-tests that executed its line. Lines run while modules are imported (context ``""``: signatures'
-defaults, module constants) are judged by the whole list. A line no test executed is *not
+tests that executed its line. Lines run only while modules are imported or tests collected (context
+``""``: signatures' defaults, module constants) are judged by the whole list. A line no test executed is *not
 covered*: by default (``--uncovered run``) it is judged by the whole list all the same, because
 some lines run where coverage cannot see (a ``preexec_fn`` between fork and exec, a sandboxed
 bot with a scrubbed environment) and are still tested; ``--uncovered skip`` reports it as NOT
@@ -250,9 +250,11 @@ class TestMap:
         ran: set[str] = set().union(*(by_line.get(line, set()) for line in mutant.lines))
         if not ran:
             return None, "not covered"
-        if "" in ran:  # run at import or between tests: every test depends on it
+        if ran == {""}:  # run only at import or collection: every test may depend on it
             return None, "import time"
-        ran -= set(self.broken)
+        # also run at collection (a test module probing what the host can do): the tests that ran
+        # it are the ones it matters to; a mutant that changes what is collected fails their ids
+        ran -= {""} | set(self.broken)
         if not ran:
             return None, "not covered (only by tests that fail clean)"
         return [t for t in self.durations if t in ran] or sorted(ran), "selected"
