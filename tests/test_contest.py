@@ -153,6 +153,21 @@ def test_api_upload_builds_checks_and_activates_and_a_broken_build_says_why(cont
 
 
 # -- sessions and CSRF ------------------------------------------------------------------------------------
+def test_an_upload_without_a_content_length_is_refused_before_it_is_read(contest) -> None:  # type: ignore[no-untyped-def]
+    root, tokens = contest
+
+    def chunked():  # type: ignore[no-untyped-def]  # a streamed body: Transfer-Encoding chunked, no length
+        yield b"--x\r\nContent-Disposition: form-data; name=\"runtime\"\r\n\r\npython\r\n--x--\r\n"
+
+    with _client(root) as client:
+        r = client.post("/api/submissions", headers={**_bearer(tokens["alpha"]),
+                                                     "Content-Type": "multipart/form-data; boundary=x"},
+                        content=chunked())
+        assert "content-length" not in r.request.headers
+        assert r.status_code == 411 and "Content-Length" in r.json()["error"], r.text
+    _nothing_kept(root)
+
+
 def test_a_renewed_token_stops_working_on_a_running_site_even_once_verified(contest) -> None:  # type: ignore[no-untyped-def]
     root, tokens = contest
 
@@ -439,6 +454,13 @@ def test_a_large_incompressible_member_within_the_caps_is_taken(tmp_path: Path) 
     files = unpack_upload(_zip({"bot.py": GOOD_BOT, "weights.bin": noise}), "bot.zip", "bot.py", tmp_path / "up",
                           Caps(files=5, unpacked_bytes=10**6, ratio=100))
     assert sorted(files) == ["bot.py", "weights.bin"] and (tmp_path / "up" / "weights.bin").read_bytes() == noise
+
+
+def test_members_sharing_directories_are_unpacked_in_place(tmp_path: Path) -> None:
+    members = {"bot.py": GOOD_BOT, "lib/a.py": b"a = 1\n", "lib/b.py": b"b = 2\n", "lib/sub/c.py": b"c = 3\n"}
+    files = unpack_upload(_zip(members), "bot.zip", "bot.py", tmp_path / "up", Caps(files=5, unpacked_bytes=10**6, ratio=100))
+    assert sorted(files) == sorted(members)
+    assert all((tmp_path / "up" / name).read_bytes() == data for name, data in members.items())
 
 
 def test_a_member_bigger_than_its_header_says_is_caught_while_extracting(tmp_path: Path) -> None:
