@@ -461,6 +461,8 @@ def test_members_sharing_directories_are_unpacked_in_place(tmp_path: Path) -> No
     files = unpack_upload(_zip(members), "bot.zip", "bot.py", tmp_path / "up", Caps(files=5, unpacked_bytes=10**6, ratio=100))
     assert sorted(files) == sorted(members)
     assert all((tmp_path / "up" / name).read_bytes() == data for name, data in members.items())
+    # written 0644: nothing unpacked is executable, by anyone
+    assert all((tmp_path / "up" / name).stat().st_mode & 0o111 == 0 for name in members)
 
 
 def test_a_member_bigger_than_its_header_says_is_caught_while_extracting(tmp_path: Path) -> None:
