@@ -342,6 +342,21 @@ def test_contest_yaml_time_executor_and_runtimes_are_checked(tmp_path: Path, key
         assert str(refused.value).endswith(error)
 
 
+def test_a_build_over_its_time_is_stopped_and_says_so(tmp_path: Path) -> None:
+    from harness.contest.build import build_upload
+    from harness.contest.config import Runtime
+
+    cfg = load_contest(_contest(tmp_path))
+    cfg = dataclasses.replace(cfg, limits={**cfg.limits, "sandbox": "none"}, build_seconds=1)
+    workdir = cfg.root / "submissions" / "1"
+    workdir.mkdir(parents=True)
+    (workdir / "bot.py").write_text("print('hi')\n")
+    slow = Runtime("slow", "bot.py", ("sh", "-c", "echo compiling; exec sleep 60"), ("python3", "bot.py"))
+    built, log = build_upload(cfg, slow, workdir)
+    assert not built and "compiling" in log
+    assert log.endswith("\nbuild stopped: it took more than 1 s (the contest's build.seconds)\n"), log
+
+
 def test_a_build_log_over_the_cap_keeps_its_start_and_its_end(tmp_path: Path) -> None:
     from harness.contest.build import LOG_CAP, build_upload
     from harness.contest.config import Runtime
@@ -527,6 +542,31 @@ def test_another_teams_violation_code_seat_view_and_logs_are_403(contest) -> Non
         assert beta.get("/me/games/g-live/seat/0").status_code == 409
         assert alpha.get("/me/games/g-live/seat/0").status_code == 403
         assert "g-live" not in public.get("/games").text
+
+
+def test_pages_say_when_uploads_close_404_an_unknown_game_and_label_each_workers_stderr(contest) -> None:  # type: ignore[no-untyped-def]
+    root, tokens = contest
+    with _client(root) as client:
+        r = client.post("/api/submissions", headers=_bearer(tokens["beta"]), data={"runtime": "python"},
+                        files={"file": ("bot.py", GOOD_BOT)})
+        assert r.status_code == 201
+        _ladder_with_a_violation(root)
+        assert "uploads open" in client.get("/").text
+        missing = client.get("/games/g-no-such-game")
+        assert missing.status_code == 404 and "no game &#39;g-no-such-game&#39; in the ladder" in missing.text
+        logs = root / "ladder.logs"
+        (logs / "worker-1").mkdir(parents=True)
+        (logs / "beta.stderr.log").write_text("FROM-THE-MAIN-PROCESS\n")
+        (logs / "worker-1" / "beta.stderr.log").write_text("FROM-WORKER-1\n")
+        _sign_in(client, tokens["beta"])
+        text = client.get("/me/stderr").text
+        assert "== worker-1/beta.stderr.log ==\nFROM-WORKER-1" in text
+        assert "FROM-THE-MAIN-PROCESS" in text and "== beta.stderr.log ==" not in text
+        db = ContestDB(root / "contest.sqlite")
+        db.set_meta("frozen", "1")
+        db.close()
+        page = client.get("/").text
+        assert "uploads closed: the finals have started" in page and "uploads open" not in page
 
 
 def test_security_headers_and_escaped_team_content(contest) -> None:  # type: ignore[no-untyped-def]
