@@ -57,6 +57,23 @@ def test_the_debugging_story_of_a_bot_that_goes_wrong_late_in_a_game(tmp_path, m
     assert "does not start" in missing
 
 
+def test_a_start_up_violation_is_replayed_by_starting_the_bot_and_a_fix_is_confirmed(tmp_path, monkeypatch):
+    slowstart = REPO / "tests" / "bots" / "slowstart.py"
+    config = tmp_path / "startup.yaml"
+    config.write_text("name: startup\ngame: crisps\nrounds: 1\nworkers: 1\ntime: {init_ms: 1000}\n"
+                      f"bots:\n  - {{name: garbled, command: {sys.executable} {slowstart} garbage}}\n"
+                      f"  - {{name: random, command: {sys.executable} {RANDOM}}}\n")
+    monkeypatch.chdir(tmp_path)
+    invoke("run", config, "--no-progress")
+    lines = invoke("violations", config).splitlines()
+    assert lines and all(" garbled@" in line for line in lines), lines
+    first = lines[0].split()[0].lstrip("#")
+    again = invoke("violations", config, "--replay", first, code=1)
+    assert "verdict: still a violation (at start-up)" in again
+    fixed = invoke("violations", config, "--replay", first, "--command", f"{sys.executable} {RANDOM}")
+    assert "verdict: the bot now starts correctly" in fixed and "still a violation" not in fixed
+
+
 def test_the_store_is_found_from_the_config_directory(tmp_path, monkeypatch):
     config = make_league(tmp_path)
     monkeypatch.chdir(tmp_path)
