@@ -257,7 +257,9 @@ class TestMap:
         ran -= {""} | set(self.broken)
         if not ran:
             return None, "not covered (only by tests that fail clean)"
-        return [t for t in self.durations if t in ran] or sorted(ran), "selected"
+        # quickest first (pytest keeps the order of the ids given): most mutants are killed by
+        # the first test that fails, so a kill costs the cheapest test that sees it
+        return sorted(ran, key=lambda t: (self.durations.get(t, 0.0), t)), "selected"
 
     def seconds(self, tests: list[str] | None) -> float:
         chosen = self.durations.values() if tests is None else (self.durations.get(t, 0.0) for t in tests)
