@@ -699,3 +699,27 @@ def test_a_bot_that_stops_reading_cannot_block_the_referee(tmp_path):
         assert proc.stderr_tail() == "e" * 2048  # stderr was drained while waiting
     finally:
         proc.kill()
+
+
+def test_stderr_since_a_mark_is_only_what_came_after_it(tmp_path):
+    """What a violation quotes of the bot's stderr: the lines of that request, not earlier ones."""
+    proc = start_script(tmp_path, """
+        import sys
+        for line in sys.stdin:
+            sys.stderr.write(f"seen {line.strip()}\\n"); sys.stderr.flush()
+            print("ok", flush=True)
+    """)
+    try:
+        deadline = time.monotonic() + 10
+        assert proc.exchange(b"talk\n", deadline) == (OK, b"ok")
+        time.sleep(0.2)
+        proc.drain_stderr()
+        mark = proc.stderr_mark()
+        assert proc.stderr_since(mark) == ""  # nothing new yet: not the whole tail again
+        assert proc.exchange(b"again\n", deadline) == (OK, b"ok")
+        time.sleep(0.2)
+        proc.drain_stderr()
+        assert proc.stderr_since(mark) == "seen again\n"
+        assert proc.stderr_tail() == "seen talk\nseen again\n"
+    finally:
+        proc.kill()
