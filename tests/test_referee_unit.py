@@ -7,6 +7,7 @@ tests/test_referee_e2e.py.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import signal
@@ -721,5 +722,20 @@ def test_stderr_since_a_mark_is_only_what_came_after_it(tmp_path):
         proc.drain_stderr()
         assert proc.stderr_since(mark) == "seen again\n"
         assert proc.stderr_tail() == "seen talk\nseen again\n"
+    finally:
+        proc.kill()
+
+
+def test_a_request_bigger_than_the_pipe_arrives_whole_and_once(tmp_path):
+    """The first write takes what the pipe holds; the rest follows, never the start again."""
+    proc = start_script(tmp_path, """
+        import hashlib, sys
+        for line in sys.stdin.buffer:
+            print(len(line), hashlib.sha256(line).hexdigest(), flush=True)
+    """)
+    try:
+        line = b"".join(b"%07d," % i for i in range(125_000)) + b"\n"  # 1 MB, no two chunks alike
+        code, data = proc.exchange(line, time.monotonic() + 20)
+        assert code == OK and data.decode() == f"{len(line)} {hashlib.sha256(line).hexdigest()}"
     finally:
         proc.kill()
