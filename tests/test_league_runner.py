@@ -292,7 +292,7 @@ def test_schema_version_is_recorded(tmp_path: Path) -> None:
     cfg = load_config(path)
     LeagueStore(cfg.store).close()
     db = sqlite3.connect(cfg.store)
-    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     db.close()
     assert dataclasses.is_dataclass(cfg)
@@ -407,7 +407,7 @@ def test_a_schema_1_store_is_migrated_and_its_league_finishes_as_a_new_one_would
     assert first.played == 20
     as_schema_1(old.store)
     with LeagueStore(old.store) as store:  # migrated on open
-        assert store.db.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert store.db.execute("PRAGMA user_version").fetchone()[0] == 3
         assert store.db.execute("SELECT count(*) FROM seats WHERE rank IS NULL").fetchone()[0] == 0
         pending = store.pending_games()
         assert len(pending) == len(build_schedule(old)) - 20 and all(len(g.version_ids) == 2 for g in pending)

@@ -11,17 +11,21 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from itertools import chain
 from typing import TYPE_CHECKING
 
 from harness.league.store import LeagueStore
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from harness.league.ratings_fit import TableBatch
 
 __all__ = ["done_games", "done_seats", "done_table_batches", "finished_rounds", "games_of_version", "latest_games",
            "scheduled_seating", "violation_count", "versions_of_bot", "version_labels", "done_games_page", "games_by_seq",
-           "latest_seqs_of_versions", "violations_of_versions", "pair_ranks", "seat_totals"]
+           "latest_seqs_of_versions", "violations_of_versions", "pair_ranks", "seat_totals", "read_snapshot",
+           "done_results_after", "done_count_upto", "first_pending_seq", "latest_violations"]
 
 
 def done_seats(store: LeagueStore) -> Iterator[tuple[int, int, int, int, int, float | None]]:
@@ -222,3 +226,70 @@ def seat_totals(store: LeagueStore, seqs: Sequence[int] | None = None) -> tuple[
                                        f"({_marks(chunk)}) AND version_id IS NOT NULL GROUP BY version_id", chunk):
             totals.setdefault(vid, [0, 0, 0, 0, 0])[4] += n
     return totals, found
+
+
+# -- the rating history (harness.report.history): finished games after a point, as arrays -----------
+
+
+@contextmanager
+def read_snapshot(store: LeagueStore) -> Iterator[None]:
+    """Reads inside see one state of the store while a writer records games (a read transaction;
+    inside the caller's transaction if there is one)."""
+    if store.db.in_transaction:
+        yield
+        return
+    store.db.execute("BEGIN")
+    try:
+        yield
+    finally:
+        store.db.execute("COMMIT")
+
+
+def done_results_after(store: LeagueStore, after_seq: int = 0) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """The finished games with a seq above ``after_seq``, per table size (smallest first), in
+    schedule order: ``(seqs (G,), version ids by seat (G x n), ranks by seat (G x n))``. As
+    :func:`done_table_batches` reads them (two range scans, one integer per seat, numpy)."""
+    import numpy as np
+
+    cursor = store.db.cursor()
+    cursor.row_factory = None
+    with read_snapshot(store):
+        seqs = np.fromiter(chain.from_iterable(cursor.execute(
+            "SELECT seq FROM games WHERE status = 'done' AND seq > ? ORDER BY seq", (after_seq,))), dtype=np.int64)
+        seats = np.fromiter(chain.from_iterable(cursor.execute(
+            "SELECT game_seq, (version_id << 8) | ifnull(rank, 255) FROM seats WHERE game_seq > ? "
+            "ORDER BY game_seq, seat", (after_seq,))), dtype=np.int64).reshape(-1, 2)
+    if not len(seqs):
+        return []
+    at = np.minimum(np.searchsorted(seqs, seats[:, 0]), len(seqs) - 1)
+    seats = seats[seqs[at] == seats[:, 0]]  # the seats of finished games only
+    starts = np.flatnonzero(np.diff(seats[:, 0], prepend=-1))
+    sizes = np.diff(np.append(starts, len(seats)))
+    out = []
+    for size in np.unique(sizes).tolist():
+        mine = starts[sizes == size]
+        at_seat = mine[:, None] + np.arange(size)
+        out.append((seats[mine, 0], seats[at_seat, 1] >> 8, seats[at_seat, 1] & 255))
+    return out
+
+
+def done_count_upto(store: LeagueStore, seq: int) -> int:
+    """How many finished games have a seq of at most ``seq``."""
+    return int(store.db.execute("SELECT count(*) FROM games WHERE status = 'done' AND seq <= ?", (seq,)).fetchone()[0])
+
+
+def first_pending_seq(store: LeagueStore) -> int | None:
+    """The lowest seq of a game not played yet (None: none is pending)."""
+    row = store.db.execute("SELECT min(seq) FROM games WHERE status = 'pending'").fetchone()
+    return None if row[0] is None else int(row[0])
+
+
+def latest_violations(store: LeagueStore, limit: int, version_id: int | None = None) -> list[sqlite3.Row]:
+    """The last ``limit`` violations (of ``version_id``, if given), latest first: id, decision,
+    seat, kind, detail, game_id, name, version."""
+    sql = ("SELECT x.id, x.decision, x.seat, x.kind, x.detail, g.id AS game_id, b.name, v.version "
+           "FROM violations x JOIN games g ON g.seq = x.game_seq "
+           "LEFT JOIN versions v ON v.id = x.version_id LEFT JOIN bots b ON b.id = v.bot_id")
+    if version_id is None:
+        return store.db.execute(sql + " ORDER BY x.id DESC LIMIT ?", (limit,)).fetchall()
+    return store.db.execute(sql + " WHERE x.version_id = ? ORDER BY x.id DESC LIMIT ?", (version_id, limit)).fetchall()

@@ -36,13 +36,16 @@ from harness.league import queries
 from harness.league.config import LeagueConfig
 from harness.league.store import LeagueStore
 from harness.report import statistics
+from harness.report.history import rating_history
 from harness.report.replay_data import game_replay, script_json
 from harness.report.tables import league_table, move_number, request_id_of
 
-__all__ = ["MAX_LISTED", "Site", "replay_viewer_html", "write_report"]
+__all__ = ["HISTORY_SHOWN", "MAX_LISTED", "Site", "replay_viewer_html", "write_report"]
 
 MAX_LISTED = 200
-COLORS = ("#3a6fd8", "#d8563a", "#2f9e5b", "#9a55c9", "#c99a1f", "#1f9fb0", "#b0386d", "#5b6b7f")
+HISTORY_SHOWN = 10  # lines on the ratings chart: the table's first 10 bots (1,000 lines would be unreadable)
+COLORS = ("#3a6fd8", "#d8563a", "#2f9e5b", "#9a55c9", "#c99a1f", "#1f9fb0", "#b0386d", "#5b6b7f", "#7a8f1f",
+          "#e0559e")
 
 
 def _fmt(value: float | None) -> str:
@@ -64,7 +67,8 @@ def _share_color(share: float) -> str:
 
 
 def _history_svg(points: dict[int, list[tuple[int, float]]], labels: dict[int, str]) -> str:
-    """Lines of mu against games played, one per bot, as inline SVG (escaped by hand: labels are config names)."""
+    """Lines of mu against games played, one per bot of ``points``, as inline SVG (escaped by
+    hand: labels are config names)."""
     if not points:
         return '<p class="muted">no games yet</p>'
     width, height, left, bottom = 860, 260, 48, 28
@@ -138,14 +142,15 @@ class Site:
                                        "color": _share_color(p["a_won_share"])}
             cells[(p["b"], p["a"])] = {"share": 1 - p["a_won_share"], "games": p["games"], "diff": diff,
                                        "color": _share_color(1 - p["a_won_share"])}
-        r = self.config.rating
-        history = statistics.rating_history(games, mu=r.mu, sigma=r.sigma, beta=r.beta)
+        history = rating_history(self.store, self.config.rating)
+        top = [v for v in (ids[(r.bot, r.version)] for r in rows) if v in history][:HISTORY_SHOWN]
         latest = self.latest_games(MAX_LISTED)
         for g in latest:
             g["page"] = f"{g['id']}.html" if replay_pages is None or g["id"] in replay_pages else None
         return self._render("index.html", "", rows=table, h2h={"bots": [{"id": b, "label": self.label(b)} for b in bots],
                                                                    "cells": cells},
-                            history_svg=_history_svg(history, {v: self.label(v) for v in history}),
+                            history_svg=_history_svg({v: history[v] for v in top}, {v: self.label(v) for v in top}),
+                            history_of={"shown": len(top), "of": len(history)},
                             seat_bias=statistics.seat_bias(games, resamples=200), violations=self.latest_violations(),
                             games=latest)
 
@@ -159,13 +164,12 @@ class Site:
         return out
 
     def latest_violations(self, version_id: int | None = None) -> list[dict[str, Any]]:
-        rows = self.store.violations()
-        if version_id is not None:
-            label = self.label(version_id)
-            rows = [r for r in rows if f"{r['name']}@{r['version']}" == label]
+        """The last ``MAX_LISTED`` violations (of ``version_id``), latest first: one query with a
+        limit (reading every violation for each bot page made the report quadratic)."""
+        rows = queries.latest_violations(self.store, MAX_LISTED, version_id)
         return [{"id": r["id"], "game_id": r["game_id"], "move": move_number(r["decision"]), "seat": r["seat"],
                  "bot": f"{r['name']}@{r['version']}", "kind": r["kind"], "detail": r["detail"]}
-                for r in rows[-MAX_LISTED:][::-1]]
+                for r in rows]
 
     def bot(self, version_id: int, replay_pages: set[str] | None = None) -> str:
         v = self.versions[version_id]

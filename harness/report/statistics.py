@@ -1,4 +1,4 @@
-"""How sure is the table? Intervals, head-to-head, seat bias and rating history from the store.
+"""How sure is the table? Intervals, head-to-head and seat bias from the store.
 
 Every interval here is a percentile bootstrap over **duplicate sets**, never over single games:
 the games of one set share a deal (the same seed, every seat order of the same bots), so their
@@ -28,7 +28,7 @@ from harness.league import queries
 from harness.league.store import LeagueStore
 
 __all__ = ["GameRow", "bot_intervals", "duplicate_sets", "head_to_head", "load_games",
-           "rating_history", "seat_bias"]
+           "seat_bias"]
 
 BOOTSTRAP = 1000
 _CHUNK = 100  # resamples per matrix product
@@ -193,22 +193,4 @@ def seat_bias(games: Sequence[GameRow], resamples: int = BOOTSTRAP, seed: int = 
         out[size] = [{"seat": seat, "games": int(count[:, seat].sum()),
                       "win_rate": float(wins[:, seat].sum() / count[:, seat].sum()), "win_rate_ci": _ci(boot[:, seat])}
                      for seat in range(size)]
-    return out
-
-
-def rating_history(games: Sequence[GameRow], *, mu: float, sigma: float, beta: float,
-                   points: int = 30) -> dict[int, list[tuple[int, float]]]:
-    """Every bot's mu after each of ``points`` shares of the league's games, in schedule order:
-    version -> [(games of the league so far, mu)], the table's order-free fit of each prefix
-    (derived from the results; nothing is stored)."""
-    from harness.league.ratings_fit import fit_ratings  # here: scipy costs ~0.3 s to import, only the history needs it
-
-    out: dict[int, list[tuple[int, float]]] = {}
-    if not games:
-        return out
-    marks = sorted({max(1, round(len(games) * k / points)) for k in range(1, points + 1)})
-    for n in marks:
-        for vid, (m, _s) in fit_ratings(((g.versions, g.ranks) for g in games[:n]), mu=mu, sigma=sigma,
-                                        beta=beta).items():
-            out.setdefault(vid, []).append((n, m))
     return out
