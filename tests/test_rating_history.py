@@ -176,7 +176,7 @@ def test_ignoring_validity_would_reuse_a_stale_prefix(tmp_path, monkeypatch) -> 
         rating_history(store, config.rating)
         store.db.execute("UPDATE games SET status = 'pending' WHERE seq = ?", (late[0],))
         record(store, [late], rng, upset=True)
-        monkeypatch.setattr(history, "_valid_prefix", lambda store, entries: len(entries))
+        monkeypatch.setattr(history, "_valid_prefix", lambda store, entries, total: len(entries))
         wrong = rating_history(store, config.rating)
         want = from_scratch(store, config)
         assert max(abs(a[1] - b[1]) for v in want for a, b in zip(wrong[v], want[v])) > 0.05

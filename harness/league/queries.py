@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 __all__ = ["done_games", "done_seats", "done_table_batches", "finished_rounds", "games_of_version", "latest_games",
            "scheduled_seating", "violation_count", "versions_of_bot", "version_labels", "done_games_page", "games_by_seq",
            "latest_seqs_of_versions", "violations_of_versions", "pair_ranks", "seat_totals", "read_snapshot",
-           "done_results_after", "done_count_upto", "first_pending_seq", "latest_violations"]
+           "done_results_after", "done_count_after", "first_pending_seq", "latest_violations"]
 
 
 def done_seats(store: LeagueStore) -> Iterator[tuple[int, int, int, int, int, float | None]]:
@@ -273,9 +273,9 @@ def done_results_after(store: LeagueStore, after_seq: int = 0) -> list[tuple[np.
     return out
 
 
-def done_count_upto(store: LeagueStore, seq: int) -> int:
-    """How many finished games have a seq of at most ``seq``."""
-    return int(store.db.execute("SELECT count(*) FROM games WHERE status = 'done' AND seq <= ?", (seq,)).fetchone()[0])
+def done_count_after(store: LeagueStore, seq: int) -> int:
+    """How many finished games have a seq above ``seq`` (0: every finished game)."""
+    return int(store.db.execute("SELECT count(*) FROM games WHERE status = 'done' AND seq > ?", (seq,)).fetchone()[0])
 
 
 def first_pending_seq(store: LeagueStore) -> int | None:

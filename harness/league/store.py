@@ -23,7 +23,9 @@ Tables (schema version in ``PRAGMA user_version``):
   games kept so that a report or page load fits only what is new (derived data, a cache:
   :mod:`harness.report.history` says when an entry is still valid; deleting the rows is safe).
 
-Only one process writes (the league runner's parent); each game is recorded whole inside one
+Only one process writes results (the league runner's parent; a report or ``harness serve`` may
+add to the ``rating_history`` cache, waiting at most a second for the lock, else skipping it);
+each game is recorded whole inside one
 transaction (with its rating update; games that finish together share one) and only while its
 row is still ``pending``, so a game is never half-recorded nor counted twice, even after the
 runner was killed with ``kill -9``.

@@ -32,7 +32,7 @@ from __future__ import annotations
 import io
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -144,18 +144,60 @@ def _params(rating: RatingParams) -> str:
     return json.dumps({"mu": rating.mu, "sigma": rating.sigma, "beta": rating.beta}, sort_keys=True)
 
 
-def _valid_prefix(store: LeagueStore, entries: list[tuple[int, int]]) -> int:
+def _valid_prefix(store: LeagueStore, entries: list[tuple[int, int]], total: int) -> int:
     """How many of the cached ``(games, last_seq)`` entries, fewest games first, are still the
-    first finished games: a binary search, validity being monotone (see the module docstring)."""
-    low, high = 0, len(entries)
+    first finished games (``total`` finished now): the last one checked first (a short count of
+    the games after it), then a binary search, validity being monotone (see the module docstring)."""
+    def valid(i: int) -> bool:
+        games, last_seq = entries[i]
+        return total - queries.done_count_after(store, last_seq) == games
+
+    if not entries or valid(len(entries) - 1):
+        return len(entries)
+    low, high = 0, len(entries) - 1
     while low < high:
         mid = (low + high + 1) // 2
-        games, last_seq = entries[mid - 1]
-        if queries.done_count_upto(store, last_seq) == games:
+        if valid(mid - 1):
             low = mid
         else:
             high = mid - 1
     return low
+
+
+@dataclass
+class _Plan:
+    """What a call fits: the points known from the cache, the totals it resumes from (at
+    ``first`` games), the games after them, the chart's points and the settled prefix."""
+
+    known: dict[int, dict[int, float]]
+    totals: _Totals
+    first: int
+    tail: _Tail
+    wanted: list[int]
+    settled: int
+
+
+def _plan(store: LeagueStore, rows: list[Any], points: int) -> tuple[_Plan, list[Any], Any]:
+    """Read, in one snapshot of the store, what is valid in the cache and the games after it:
+    (the plan, the valid rows, the row the totals come from)."""
+    with queries.read_snapshot(store):
+        total = queries.done_count_after(store, 0)
+        valid = rows[:_valid_prefix(store, [(r["games"], r["last_seq"]) for r in rows], total)]
+        pending = queries.first_pending_seq(store)
+        wanted = marks(total, points)
+        known = {r["games"]: _unpack_mu(r["mu"]) for r in valid if r["mu"] is not None}
+        base = next((r for r in reversed(valid) if r["totals"] is not None), None)
+        if base is not None and any(m <= base["games"] and m not in known for m in wanted):
+            base = None  # a point below the cached totals is missing: read every game
+        first = base["games"] if base is not None else 0
+        tail = _tail(queries.done_results_after(store, base["last_seq"] if base is not None else 0))
+    if first + tail.seqs.size != total:  # (one snapshot: only if the cache lied about its games)
+        total = first + tail.seqs.size
+        wanted = [m for m in marks(total, points) if m > first or m in known]
+    settled = first + int(np.searchsorted(tail.seqs, pending, "left")) if pending is not None else total
+    needs_totals = settled > first or any(m > first and m not in known for m in wanted)
+    totals = _Totals.unpack(base["totals"]) if base is not None and needs_totals else _Totals.empty()
+    return _Plan(known, totals, first, tail, wanted, settled), valid, base
 
 
 def rating_history(store: LeagueStore, rating: RatingParams, *, points: int = POINTS,
@@ -164,29 +206,32 @@ def rating_history(store: LeagueStore, rating: RatingParams, *, points: int = PO
     version -> [(games of the league so far, mu)], a bot from the first point after its first
     game. Fitted prefixes are read from and written to the store's cache (``cache``; a store
     that cannot be written is only read)."""
-    from harness.league.ratings_fit import fit_skills  # here: scipy costs ~0.3 s to import
-
     params = _params(rating)
     rows = store.history_cache(params) if cache else []
-    with queries.read_snapshot(store):
-        valid = rows[:_valid_prefix(store, [(r["games"], r["last_seq"]) for r in rows])]
-        total = queries.done_count_upto(store, 2**62)
-        pending = queries.first_pending_seq(store)
-        wanted = marks(total, points)
-        known = {r["games"]: _unpack_mu(r["mu"]) for r in valid if r["mu"] is not None}
-        base = next((r for r in reversed(valid) if r["totals"] is not None), None)
-        if base is not None and any(m <= base["games"] and m not in known for m in wanted):
-            base = None  # a point below the cached totals is missing: read every game
-        tail = _tail(queries.done_results_after(store, base["last_seq"] if base is not None else 0))
-    totals = _Totals.unpack(base["totals"]) if base is not None else _Totals.empty()
-    first = base["games"] if base is not None else 0
-    if first + tail.seqs.size != total:  # (the same snapshot: only if the cache lied about its games)
-        total = first + tail.seqs.size
-        wanted = [m for m in marks(total, points) if m > first or m in known]
-    settled = first + int(np.searchsorted(tail.seqs, pending, "left")) if pending is not None else total
-    fit_at = [m for m in wanted if m > first and m not in known]
-    cuts = sorted({*fit_at, *([settled] if settled > first else [])})
+    plan, valid, base = _plan(store, rows, points)
+    new_entries = _fit(plan, rating)
+    if cache and (new_entries or len(valid) < len(rows)):
+        keep = [r["games"] for r in valid if r["games"] in plan.wanted]  # the points still on the chart
+        if base is not None and not any(e[3] is not None for e in new_entries):
+            keep.append(base["games"])  # (no newer settled prefix: resume from the same totals)
+        store.save_history_cache(params, new_entries, keep)
+    out: History = {}
+    for n in plan.wanted:
+        for vid, m in plan.known[n].items():
+            out.setdefault(vid, []).append((n, m))
+    return out
 
+
+def _fit(plan: _Plan, rating: RatingParams) -> list[tuple[int, int, bytes | None, bytes | None]]:
+    """Fit the points the cache lacks, in order, each from the last (``plan.known`` gains them);
+    return the entries to cache: the settled points, and the totals at the settled prefix."""
+    from harness.league.ratings_fit import fit_skills  # here: scipy costs ~0.3 s to import
+
+    known, totals, first, tail = plan.known, plan.totals, plan.first, plan.tail
+    fit_at = [m for m in plan.wanted if m > first and m not in known]
+    cuts = sorted({*fit_at, *([plan.settled] if plan.settled > first else [])})
+    if not cuts:
+        return []
     keys, inverse = np.unique(np.concatenate([totals.keys, tail.pair_key]), return_inverse=True)
     bots = np.union1d(totals.bots, tail.seat_bot)
     pa, pb = np.searchsorted(bots, keys >> 32), np.searchsorted(bots, keys & 0xFFFFFFFF)
@@ -196,7 +241,7 @@ def rating_history(store: LeagueStore, rating: RatingParams, *, points: int = PO
     games[np.searchsorted(bots, totals.bots)] = totals.games
     pair_at, seat_at = inverse[totals.keys.size:], np.searchsorted(bots, tail.seat_bot)
     skills = np.full(bots.size, float(rating.mu))
-    for m, mu in known.items():  # start from the latest point cached below the first to fit
+    for m, mu in sorted(known.items()):  # start from the latest point cached below the first to fit
         if m <= first:
             skills[np.searchsorted(bots, list(mu))] = list(mu.values())
     done_pairs = done_seats = 0
@@ -209,7 +254,7 @@ def rating_history(store: LeagueStore, rating: RatingParams, *, points: int = PO
         count += np.bincount(pair_at[done_pairs:upto_pairs], minlength=keys.size)
         games += np.bincount(seat_at[done_seats:upto_seats], minlength=bots.size)
         done_pairs, done_seats = upto_pairs, upto_seats
-        mu_blob = None
+        mu_blob = totals_blob = None
         if n in fit_at:
             met = count > 0
             skills = fit_skills(pa[met], pb[met], wins[met], count[met], bots.size, mu=rating.mu, sigma=rating.sigma,
@@ -217,20 +262,9 @@ def rating_history(store: LeagueStore, rating: RatingParams, *, points: int = PO
             played = games > 0
             known[n] = dict(zip(bots[played].tolist(), skills[played].tolist()))
             mu_blob = _pack_mu(bots[played], skills[played])
-        if n <= settled:  # only settled prefixes are kept (see the module docstring)
-            totals_blob = None
-            if n == settled:
-                met, played = count > 0, games > 0
-                totals_blob = _Totals(keys[met], wins[met], count[met], bots[played], games[played]).pack()
-            if mu_blob is not None or totals_blob is not None:
-                new_entries.append((n, last_seq, mu_blob, totals_blob))
-    if cache and (new_entries or len(valid) < len(rows)):
-        keep = [r["games"] for r in valid if r["games"] in wanted]  # the points still on the chart
-        if base is not None and not any(e[3] is not None for e in new_entries):
-            keep.append(base["games"])  # (no newer settled prefix: resume from the same totals)
-        store.save_history_cache(params, new_entries, keep)
-    out: History = {}
-    for n in wanted:
-        for vid, m in known[n].items():
-            out.setdefault(vid, []).append((n, m))
-    return out
+        if n == plan.settled:
+            met, played = count > 0, games > 0
+            totals_blob = _Totals(keys[met], wins[met], count[met], bots[played], games[played]).pack()
+        if n <= plan.settled and (mu_blob is not None or totals_blob is not None):
+            new_entries.append((n, last_seq, mu_blob, totals_blob))  # only settled prefixes are kept
+    return new_entries

@@ -231,8 +231,8 @@ def write_report(config: LeagueConfig, out_dir: str | Path, *, max_replays: int 
         wanted: list[str] = [g["id"] for g in site.latest_games(MAX_LISTED)]
         violations = site.latest_violations()
         wanted += [v["game_id"] for v in violations]
-        for vid in site.versions:
-            wanted += [g["id"] for g in site.latest_games(50, vid)]
+        for vid in site.versions:  # ids only: the seats are read when the bot's page is written
+            wanted += [g["id"] for g in queries.latest_games(store, 50, vid)]
         replay_ids = list(dict.fromkeys(wanted))[:max_replays]
         pages = set(replay_ids)
         (out / "index.html").write_text(site.index(pages), encoding="utf-8")
