@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 __all__ = ["done_games", "done_seats", "done_table_batches", "finished_rounds", "games_of_version", "latest_games",
            "scheduled_seating", "violation_count", "versions_of_bot", "version_labels", "done_games_page", "games_by_seq",
            "latest_seqs_of_versions", "violations_of_versions", "pair_ranks", "seat_totals", "read_snapshot",
-           "done_results_after", "done_count_after", "first_pending_seq", "latest_violations"]
+           "done_results_after", "done_count_after", "first_pending_seq", "latest_violations", "seats_of_games"]
 
 
 def done_seats(store: LeagueStore) -> Iterator[tuple[int, int, int, int, int, float | None]]:
@@ -293,3 +293,18 @@ def latest_violations(store: LeagueStore, limit: int, version_id: int | None = N
     if version_id is None:
         return store.db.execute(sql + " ORDER BY x.id DESC LIMIT ?", (limit,)).fetchall()
     return store.db.execute(sql + " WHERE x.version_id = ? ORDER BY x.id DESC LIMIT ?", (version_id, limit)).fetchall()
+
+
+def seats_of_games(store: LeagueStore, seqs: Sequence[int]) -> dict[int, list[sqlite3.Row]]:
+    """The seats of the finished games ``seqs`` (one query per 900 games, where
+    :meth:`LeagueStore.game_seats` takes one per game): seq -> [seat, rank, score, forfeited,
+    name, version, version_id by seat]."""
+    out: dict[int, list[sqlite3.Row]] = {}
+    for i in range(0, len(seqs), 900):
+        chunk = list(seqs[i:i + 900])
+        for row in store.db.execute(
+                f"SELECT s.game_seq, s.seat, s.rank, s.score, s.forfeited, b.name, v.version, v.id AS version_id "
+                f"FROM seats s JOIN versions v ON v.id = s.version_id JOIN bots b ON b.id = v.bot_id "
+                f"WHERE s.game_seq IN ({_marks(chunk)}) ORDER BY s.game_seq, s.seat", chunk):
+            out.setdefault(row["game_seq"], []).append(row)
+    return out

@@ -156,8 +156,10 @@ class Site:
 
     def latest_games(self, limit: int, version_id: int | None = None) -> list[dict[str, Any]]:
         out = []
-        for row in queries.latest_games(self.store, limit, version_id):
-            seats = self.store.game_seats(row["seq"])
+        rows = queries.latest_games(self.store, limit, version_id)
+        seats_of = queries.seats_of_games(self.store, [row["seq"] for row in rows])
+        for row in rows:
+            seats = seats_of.get(row["seq"], [])
             out.append({"seq": row["seq"], "id": row["id"], "round": row["round"], "ended_by": row["ended_by"],
                         "seats_rows": seats, "page": f"{row['id']}.html",
                         "seats": ", ".join(f"{s['name']} ({s['rank'] + 1}, {s['score']})" for s in seats)})
