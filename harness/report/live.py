@@ -9,8 +9,9 @@
   violations and of bot versions, and the config's stamp. The live page asks ``api/status``
   (three small queries) every 2 seconds and fetches the whole index again only when the
   generation changed, at most once per twice the time the last one took: the index of a
-  100,000-game league takes 7 s to make (statistics recomputed), and one render serves every
-  open page.
+  100,000-game league took 7 s to make (statistics recomputed), and one render serves every
+  open page. The rating history's fitted points are kept in the store
+  (:mod:`harness.report.history`), so a new render fits only the points since the last one.
 - **Before the store exists** (or while ``harness run`` is creating it) the page says so and
   polls until the store appears, then shows the league. A reader never creates the store or
   its schema: it waits for a store whose schema is written.
