@@ -213,6 +213,20 @@ class Matchmaker:
         self.by_size[idx, self.sizes.index(k)] += g
         self.rounds = max(self.rounds, round_ + 1)
 
+    def note_games(self, seats: np.ndarray, players: np.ndarray, last_round: int) -> None:
+        """Count scheduled games in bulk, one each (as :meth:`note_set` with ``games=1`` per game):
+        ``seats`` the bot *indices* of every seat of every game, game after game, ``players`` each
+        game's seats; rounds up to ``last_round`` are then planned."""
+        if not len(players):
+            return
+        size_of_seat = np.repeat(players, players)
+        for k in np.unique(players).tolist():
+            column = self.sizes.index(k)  # a size the league does not play: ValueError, as note_set
+            mine = seats[size_of_seat == k]
+            self.by_size[:, column] += np.bincount(mine, minlength=self.games.size)
+        self.games += np.bincount(seats, minlength=self.games.size)
+        self.rounds = max(self.rounds, last_round + 1)
+
     def unnote_games(self, versions: Sequence[int], games: int) -> None:
         """Take back ``games`` scheduled games of a set that will not be played (dropped)."""
         idx = [self.index[v] for v in versions]
@@ -236,6 +250,35 @@ class Matchmaker:
                                 np.array(weights))
         self.results += 1
 
+    def record_games(self, rounds: np.ndarray, seats: np.ndarray, ranks: np.ndarray) -> None:
+        """Finished games of one table size in bulk: ``rounds[g]`` and, by seat, the bot *indices*
+        ``seats[g]`` and ranks ``ranks[g]``; the same comparisons, in the same rounds, as one
+        :meth:`record` call per game (the counts they add up to are sums of halves: exact in any order)."""
+        if not len(rounds):
+            return
+        winners: list[np.ndarray] = []
+        losers: list[np.ndarray] = []
+        weights: list[np.ndarray] = []
+        of_round: list[np.ndarray] = []
+        k = seats.shape[1]
+        for s in range(k):
+            for t in range(s + 1, k):
+                a, b, ra, rb = seats[:, s], seats[:, t], ranks[:, s], ranks[:, t]
+                tie = ra == rb
+                ahead = ra < rb
+                winners += [np.where(ahead, a, b)[~tie], a[tie], b[tie]]
+                losers += [np.where(ahead, b, a)[~tie], b[tie], a[tie]]
+                weights += [np.ones(int((~tie).sum())), np.full(int(tie.sum()), 0.5), np.full(int(tie.sum()), 0.5)]
+                of_round += [rounds[~tie], rounds[tie], rounds[tie]]
+        w, lo, wt, r = (np.concatenate(x) for x in (winners, losers, weights, of_round))
+        order = np.argsort(r, kind="stable")
+        w, lo, wt, r = w[order], lo[order], wt[order], r[order]
+        cuts = np.flatnonzero(np.diff(r)) + 1
+        for part in np.split(np.arange(r.size), cuts):
+            if part.size:
+                self.record_comparisons(int(r[part[0]]), w[part], lo[part], wt[part])
+        self.results += len(rounds)
+
     def _compare(self, versions: Sequence[int], ranks: Sequence[int], s: int, t: int, winners: list[int],
                  losers: list[int], weights: list[float]) -> None:
         """Seat ``s`` (placed ahead of or level with seat ``t``) against ``t``."""
@@ -258,9 +301,10 @@ class Matchmaker:
 
     def _absorb(self, upto: int) -> None:
         """Add the results of rounds up to ``upto`` to the counts (a sum of halves: exact in any order)."""
-        for r in sorted(k for k in self._pending if k <= upto):
-            for winners, losers, weights in self._pending.pop(r):
-                np.add.at(self.wins, (winners, losers), weights)
+        parts = [part for r in sorted(k for k in self._pending if k <= upto) for part in self._pending.pop(r)]
+        if parts:
+            winners, losers, weights = (np.concatenate([p[i] for p in parts]) for i in range(3))
+            np.add.at(self.wins, (winners, losers), weights)
         self._seen_upto = max(self._seen_upto, upto)
 
     def _fit_point(self, round_: int) -> int:
