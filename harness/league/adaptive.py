@@ -148,15 +148,21 @@ class AdaptiveSchedule:
         if ours.any():
             self.mm.note_games(seats[np.repeat(ours, log.players)], log.players[ours], int(log.round[ours].max()))
             self.scheduled += int(ours.sum())
-        rounds = np.where(ours, log.round, -1)
-        for k in np.unique(log.players[log.done]).tolist():
-            mine = log.done & (log.players == k)
-            at = starts[mine][:, None] + np.arange(k)
-            self.mm.record_games(rounds[mine], seats[at], log.ranks[at])
-        in_flight = np.flatnonzero(ours & ~log.done).tolist()
-        versions, first, players = log.versions.tolist(), starts.tolist(), log.players.tolist()
-        for i in in_flight:
-            self._track(int(log.seq[i]), int(log.round[i]), versions[first[i]:first[i] + players[i]])
+        # the finished games round by round (another schedule's: round -1), in schedule order within
+        # a round, then by table size: one bulk call each, its temporaries the size of one round
+        done = np.flatnonzero(log.done)
+        by_round = np.argsort(np.where(ours, log.round, -1)[done], kind="stable")
+        done = done[by_round]
+        rounds = np.where(ours, log.round, -1)[done]
+        bounds = [0, *(np.flatnonzero(np.diff(rounds)) + 1).tolist(), done.size]
+        for lo, hi in zip(bounds, bounds[1:]):
+            games = done[lo:hi]
+            for k in np.unique(log.players[games]).tolist():
+                mine = games[log.players[games] == k]
+                at = starts[mine][:, None] + np.arange(k)
+                self.mm.record_games(int(rounds[lo]), seats[at], log.ranks[at])
+        for i in np.flatnonzero(ours & ~log.done).tolist():  # a few rounds' games
+            self._track(int(log.seq[i]), int(log.round[i]), log.versions[starts[i]:starts[i] + log.players[i]].tolist())
 
     def _drop_games_of(self, gone: set[int]) -> None:
         """Drop the pending games of the versions ``gone``; they no longer count as scheduled."""

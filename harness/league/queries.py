@@ -127,11 +127,10 @@ def schedule_arrays(store: LeagueStore, id_prefix: str) -> ScheduleArrays:
         packed = np.fromiter(chain.from_iterable(cursor.execute(
             "SELECT (game_seq << 32) | (version_id << 16) | (ifnull(rank, 255) << 8) | seat FROM seats "
             "ORDER BY game_seq, seat")), dtype=np.int64)
-        seats = np.column_stack([packed >> 32, packed & 0xFFFFFFFF])
-        game = np.minimum(np.searchsorted(games[:, 0], seats[:, 0]), max(len(games) - 1, 0))
+        game = np.minimum(np.searchsorted(games[:, 0], packed >> 32), max(len(games) - 1, 0))
         if len(games):
-            mine = (games[game, 0] == seats[:, 0]) & (games[game, 3] == 1)  # finished games' seats only
-            seats, game = seats[mine], game[mine]
+            mine = (games[game, 0] == packed >> 32) & (games[game, 3] == 1)  # finished games' seats only
+            packed, game = packed[mine], game[mine]
         count = np.bincount(game, minlength=len(games))
         done = (games[:, 3] == 1) & (count > 0)
         # the games not finished (or, never in practice, finished without seats): their planned seats
@@ -149,9 +148,9 @@ def schedule_arrays(store: LeagueStore, id_prefix: str) -> ScheduleArrays:
     starts = np.cumsum(players) - players
     versions = np.empty(int(players.sum()), dtype=np.int64)
     ranks = np.full(versions.size, -1, dtype=np.int64)
-    at = starts[game] + (seats[:, 1] & 255)  # a seat's place: its game's first + its seat
-    versions[at] = seats[:, 1] >> 16
-    ranks[at] = (seats[:, 1] >> 8) & 255
+    at = starts[game] + (packed & 255)  # a seat's place: its game's first + its seat
+    versions[at] = (packed >> 16) & 0xFFFF
+    ranks[at] = (packed >> 8) & 255
     if rest:
         open_players = players[~done]
         ends = np.cumsum(open_players)
