@@ -137,7 +137,7 @@ class AdaptiveSchedule:
         games (and any before :data:`FROM_KEY`) are results of round -1; this schedule's games
         not dropped are scheduled, their results recorded in their rounds, the rest tracked as
         in flight. The same state as replaying the games one by one (tests/test_adaptive_resume.py),
-        without a Python step per game: ~15x faster at 1,000,000 games (bench/resume.py)."""
+        without a Python step per game: 5-10x faster at 1,000,000 games (bench/resume.py)."""
         if not len(log.seq) or not self.mm.ids:
             return
         index = np.full(max(self.mm.ids) + 1, -1, dtype=np.int64)
