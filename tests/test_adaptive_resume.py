@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 from test_adaptive_schedule import write_config
 
 from harness.games import ranking_from_keys
@@ -88,12 +89,16 @@ def strengths(store: LeagueStore) -> dict[int, int]:
     return {r["id"]: int(r["name"][1:]) for r in store.versions()}
 
 
-def make_league(dir_: Path) -> Path:
+def make_league(dir_: Path, first_id: int) -> Path:
     names = [f"s{i}" for i in range(9)]
     dir_.mkdir()
     path = write_config(dir_, names, "round_robin", players="[2, 3]")
     cfg = load_config(path)
     with LeagueStore(cfg.store) as store:
+        store.bind(cfg)
+        store.register_versions(cfg.bots)
+        with store.transaction():  # version ids from first_id on (above 2^16: the query's other path)
+            store.db.execute("UPDATE versions SET id = id - 1 + ?", (first_id,))
         plan_league(cfg, store)
         record(store, None, store.pending_games()[:60], strengths(store))  # the rest is dropped below
     path.write_text(path.read_text().replace("schedule: round_robin", "schedule: {kind: adaptive}"))
@@ -144,8 +149,9 @@ def state(schedule: AdaptiveSchedule) -> dict[str, Any]:
             "outstanding": dict(schedule.outstanding), "labels": dict(schedule.labels)}
 
 
-def test_the_array_rebuild_equals_the_per_game_replay(tmp_path: Path) -> None:
-    make_league(tmp_path / "league")
+@pytest.mark.parametrize("first_id", [1, 70_000])
+def test_the_array_rebuild_equals_the_per_game_replay(tmp_path: Path, first_id: int) -> None:
+    make_league(tmp_path / "league", first_id)
     chosen, states, stores = [], [], []
     for kind, maker in (("per_game", PerGame), ("arrays", AdaptiveSchedule)):
         path = copy_league(tmp_path / "league", tmp_path / kind)

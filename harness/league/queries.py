@@ -123,14 +123,24 @@ def schedule_arrays(store: LeagueStore, id_prefix: str) -> ScheduleArrays:
             "WHERE status != 'dropped' ORDER BY seq", (len(id_prefix), id_prefix))), dtype=np.int64).reshape(-1, 2)
         flags = games[:, 1] & 7
         games = np.column_stack([games[:, 0], games[:, 1] >> 3, flags >> 2, (flags >> 1) & 1])
-        # a seat as game seq << 32 | version id << 16 | rank << 8 | seat (seqs below 2^31, ids below 2^16)
-        packed = np.fromiter(chain.from_iterable(cursor.execute(
-            "SELECT (game_seq << 32) | (version_id << 16) | (ifnull(rank, 255) << 8) | seat FROM seats "
-            "ORDER BY game_seq, seat")), dtype=np.int64)
-        game = np.minimum(np.searchsorted(games[:, 0], packed >> 32), max(len(games) - 1, 0))
+        # a seat as game seq << 32 | version id << 16 | rank << 8 | seat when seqs are below 2^31 and
+        # ids below 2^16 (always, but for a store of tens of thousands of versions: then two columns)
+        small = cursor.execute("SELECT (SELECT coalesce(max(id), 0) FROM versions) < 65536 AND "
+                               "(SELECT coalesce(max(seq), 0) FROM games) < 2147483648").fetchone()[0]
+        if small:
+            packed = np.fromiter(chain.from_iterable(cursor.execute(
+                "SELECT (game_seq << 32) | (version_id << 16) | (ifnull(rank, 255) << 8) | seat FROM seats "
+                "ORDER BY game_seq, seat")), dtype=np.int64)
+            seat_game, seat_version = packed >> 32, (packed >> 16) & 0xFFFF
+        else:
+            both = np.fromiter(chain.from_iterable(cursor.execute(
+                "SELECT game_seq, version_id, (ifnull(rank, 255) << 8) | seat FROM seats ORDER BY game_seq, seat")),
+                dtype=np.int64).reshape(-1, 3)
+            seat_game, seat_version, packed = both[:, 0], both[:, 1], both[:, 2]
+        game = np.minimum(np.searchsorted(games[:, 0], seat_game), max(len(games) - 1, 0))
         if len(games):
-            mine = (games[game, 0] == packed >> 32) & (games[game, 3] == 1)  # finished games' seats only
-            packed, game = packed[mine], game[mine]
+            mine = (games[game, 0] == seat_game) & (games[game, 3] == 1)  # finished games' seats only
+            packed, game, seat_version = packed[mine], game[mine], seat_version[mine]
         count = np.bincount(game, minlength=len(games))
         done = (games[:, 3] == 1) & (count > 0)
         # the games not finished (or, never in practice, finished without seats): their planned seats
@@ -149,7 +159,7 @@ def schedule_arrays(store: LeagueStore, id_prefix: str) -> ScheduleArrays:
     versions = np.empty(int(players.sum()), dtype=np.int64)
     ranks = np.full(versions.size, -1, dtype=np.int64)
     at = starts[game] + (packed & 255)  # a seat's place: its game's first + its seat
-    versions[at] = (packed >> 16) & 0xFFFF
+    versions[at] = seat_version
     ranks[at] = (packed >> 8) & 255
     if rest:
         open_players = players[~done]
