@@ -16,7 +16,9 @@ side by side in one run, each path in a fresh process on its own copy of the sto
   peak RSS of each process; the round chosen must be the same (its hash);
 - *BLAS threads*: the schedule's path again with one BLAS thread (``OPENBLAS_NUM_THREADS=1``):
   on 2 cores shared with busy workers, OpenBLAS's threads wait on each other in every Newton
-  step of the fit;
+  step of the fit (the schedule's ``next_games`` limits its fits to one thread with threadpoolctl,
+  so the first ``next_games`` differs little between the two; the per-round rows call the fit
+  directly, outside that limit, and show what it avoids);
 - *per round* at that size: the matchmaker's fit (refreshed every round), the choice from it,
   the ``until`` question's cheap check (the fit's P(>next) of the top pairs) and the table's fit
   that decides it (every finished game read from the store and fitted), against the time the

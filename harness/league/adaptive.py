@@ -32,6 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from harness.league import queries
 from harness.league.config import BotEntry, ConfigError, LeagueConfig
@@ -285,6 +286,13 @@ class AdaptiveSchedule:
     def next_games(self) -> list[PendingGame] | None:
         """Choose the next round and store it as pending games; [] when not ready (wait for results),
         None when the schedule has stopped (:attr:`stop_reason` says why) or has no table to fill."""
+        # One BLAS thread for the fits: the workers hold both cores, and OpenBLAS's threads waiting
+        # on each other made the 1,000-bot fit 1.0-1.4 s -> 3-15 s (bench/resume.py). Limited here,
+        # not through the environment, which unsandboxed bots would inherit.
+        with threadpool_limits(limits=1, user_api="blas"):
+            return self._next_round()
+
+    def _next_round(self) -> list[PendingGame] | None:
         if self.stop_reason is not None:
             return None
         if not self.ready():
