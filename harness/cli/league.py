@@ -255,7 +255,7 @@ def table(config: str, fmt: str, recompute: bool, current_only: bool, show_seats
         if show_seats:
             from harness.report import statistics
 
-            seats = statistics.seat_bias(statistics.load_games(store))
+            seats = statistics.seat_bias(statistics.load_arrays(store))
     info: dict[str, Any] = {"league": cfg.name, "game": cfg.game, "games_done": counts["done"],
                             "games_pending": counts["pending"]}
     if seats is not None and fmt == "json":
@@ -411,7 +411,8 @@ def h2h(config: str, fmt: str) -> None:
 
     Each cell is the share of their common games the row bot finished ahead of the column bot
     (level: half), the number of games, and the row bot's mean score difference with its 95%
-    interval (a bootstrap over duplicate sets); JSON gives the same per pair. Example:
+    interval (clustered by duplicate set: a bootstrap over the sets, or in a league of more than
+    10,000 sets its large-sample limit, the delta method); JSON gives the same per pair. Example:
 
     \b
         harness h2h leagues/demo.yaml
@@ -421,7 +422,7 @@ def h2h(config: str, fmt: str) -> None:
     cfg = _load_to_read(config)
     with _open_store(cfg) as store:
         names = {r["id"]: f"{r['name']}@{r['version']}" for r in store.versions()}
-        pairs = statistics.head_to_head(statistics.load_games(store))
+        pairs = statistics.head_to_head(statistics.load_arrays(store))
     if fmt == "json":
         click.echo(json.dumps({"league": cfg.name, "pairs": [
             {**p, "a": names[p["a"]], "b": names[p["b"]]} for p in pairs]}, indent=2))

@@ -18,20 +18,24 @@ HTML report and JSON outputs share. Ranks are 1-based here (1 = first), as peopl
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from harness.league import queries
+from harness.league.queries import GameArrays
 from harness.league.store import LeagueStore
 
-__all__ = ["GameRow", "bot_intervals", "duplicate_sets", "head_to_head", "load_games",
-           "rating_history", "seat_bias"]
+__all__ = ["GameRow", "MAX_BOOTSTRAP_SETS", "Played", "as_arrays", "bot_intervals", "duplicate_sets", "head_to_head",
+           "load_arrays", "load_games", "rating_history", "seat_bias"]
 
 BOOTSTRAP = 1000
+MAX_BOOTSTRAP_SETS = 10_000  # past it (method "auto"), the delta method: see the module's text
+Z95 = 1.959963984540054
 _CHUNK = 100  # resamples per matrix product
+_PAIR_CHUNK = 2000  # pairs per head-to-head bootstrap product (resamples x pairs floats)
 
 
 @dataclass(frozen=True)
@@ -72,12 +76,95 @@ def _row(c: list[Any]) -> GameRow:
     return GameRow(c[0], c[1], c[2], tuple(c[3]), tuple(c[4]), tuple(c[5]))
 
 
+#: finished games as the statistics take them: :func:`load_arrays`' arrays per table size
+#: (fast), or :class:`GameRow` objects in schedule order (small leagues, tests)
+Played = Sequence[GameRow] | Sequence[GameArrays]
+
+
 def duplicate_sets(games: Iterable[GameRow]) -> list[list[GameRow]]:
     """Games grouped by duplicate set: same round, same deal, same bot versions."""
     sets: dict[tuple[Any, ...], list[GameRow]] = {}
     for g in games:
         sets.setdefault((g.round, g.seed, frozenset(g.versions)), []).append(g)
     return list(sets.values())
+
+
+def load_arrays(store: LeagueStore) -> list[GameArrays]:
+    """Every finished game as arrays, one :class:`~harness.league.queries.GameArrays` per table
+    size: what the statistics below read fastest (one query, no Python object per game)."""
+    return queries.done_game_arrays(store)
+
+
+def as_arrays(games: Played) -> list[GameArrays]:
+    """``games`` as arrays per table size: :func:`load_arrays`' output as it is, or
+    :class:`GameRow` objects (schedule order: their position in the sequence) converted."""
+    if not games:
+        return []
+    if isinstance(games[0], GameArrays):
+        return [g for g in games if isinstance(g, GameArrays)]
+    by_size: dict[int, list[tuple[int, GameRow]]] = {}
+    for position, g in enumerate(games):
+        assert isinstance(g, GameRow)
+        by_size.setdefault(g.players, []).append((position, g))
+    out = []
+    for size in sorted(by_size):
+        rows = by_size[size]
+        out.append(GameArrays(np.array([g.versions for _, g in rows], dtype=np.int64).reshape(-1, size),
+                              np.array([g.ranks for _, g in rows], dtype=np.int64).reshape(-1, size),
+                              np.array([g.scores for _, g in rows], dtype=np.float64).reshape(-1, size),
+                              np.array([p for p, _ in rows], dtype=np.int64),
+                              np.array([g.round for _, g in rows], dtype=np.int64),
+                              np.array([g.seed for _, g in rows], dtype=np.int64)))
+    return out
+
+
+@dataclass
+class _Sets:
+    """The duplicate sets of the games of every table size: per table, each game's set, numbered
+    over all tables (``ids``) and within its table (``local``), both in order of first appearance
+    in the schedule (the order in which :func:`duplicate_sets` lists them)."""
+
+    tables: list[GameArrays]
+    ids: list[np.ndarray]
+    local: list[np.ndarray]
+    local_count: list[int]
+    count: int
+
+
+def _duplicate_set_ids(tables: list[GameArrays]) -> _Sets:
+    """One integer per (round, deal seed, sorted bot versions), by sorting, no Python loop over games."""
+    local, firsts, counts = [], [], []
+    for t in tables:
+        if not len(t.seqs):
+            local.append(np.zeros(0, dtype=np.int64))
+            firsts.append(np.zeros(0, dtype=np.int64))
+            counts.append(0)
+            continue
+        key = np.column_stack([t.rounds, t.seeds, np.sort(t.versions, axis=1)])
+        order = np.lexsort(key.T[::-1])  # stable: within a set, schedule order
+        new = np.ones(len(order), dtype=bool)
+        new[1:] = (key[order[1:]] != key[order[:-1]]).any(axis=1)
+        sorted_id = np.cumsum(new) - 1
+        first = t.seqs[order[new]]  # each set's first game (seqs ascend within a table)
+        by_first = np.empty(len(first), dtype=np.int64)
+        by_first[np.argsort(first, kind="stable")] = np.arange(len(first))
+        ids = np.empty(len(order), dtype=np.int64)
+        ids[order] = by_first[sorted_id]
+        local.append(ids)
+        firsts.append(np.sort(first))
+        counts.append(len(first))
+    everything = np.concatenate(firsts) if firsts else np.zeros(0, dtype=np.int64)
+    rank = np.empty(len(everything), dtype=np.int64)
+    rank[np.argsort(everything, kind="stable")] = np.arange(len(everything))
+    offsets = np.cumsum([0, *counts])
+    numbered = [rank[offsets[i] + ids] for i, ids in enumerate(local)]
+    return _Sets(tables, numbered, local, counts, int(offsets[-1]))
+
+
+def _bootstrapped(method: str, sets: int) -> bool:
+    if method not in ("auto", "bootstrap", "delta"):
+        raise ValueError(f"unknown interval method {method!r} (known: auto, bootstrap, delta)")
+    return method == "bootstrap" or (method == "auto" and sets <= MAX_BOOTSTRAP_SETS)
 
 
 def _weights(n_sets: int, resamples: int, seed: int) -> Iterable[np.ndarray]:
@@ -93,13 +180,14 @@ def _weights(n_sets: int, resamples: int, seed: int) -> Iterable[np.ndarray]:
         done += k
 
 
-def _ratio_bootstrap(numerators: np.ndarray, denominators: np.ndarray, resamples: int, seed: int) -> np.ndarray:
-    """Bootstrap distribution of sum(num)/sum(den) over sets: (resamples, columns)."""
+def _ratio_bootstrap(numerators: Any, denominators: Any, n_sets: int, resamples: int, seed: int) -> np.ndarray:
+    """Bootstrap distribution of sum(num)/sum(den) over sets: (resamples, columns). The matrices
+    are columns x sets, dense or sparse (a sparse product costs its entries, not its cells)."""
     out = []
-    for w in _weights(numerators.shape[0], resamples, seed):
+    for w in _weights(n_sets, resamples, seed):
         with np.errstate(invalid="ignore", divide="ignore"):
-            out.append((w @ numerators) / (w @ denominators))
-    return np.vstack(out) if out else np.empty((0, numerators.shape[1]))
+            out.append(np.asarray(numerators @ w.T).T / np.asarray(denominators @ w.T).T)
+    return np.vstack(out) if out else np.empty((0, numerators.shape[0]))
 
 
 def _ci(samples: np.ndarray) -> list[float | None]:
@@ -110,88 +198,170 @@ def _ci(samples: np.ndarray) -> list[float | None]:
     return [float(low), float(high)]
 
 
-def bot_intervals(games: Sequence[GameRow], resamples: int = BOOTSTRAP, seed: int = 0) -> dict[int, dict[str, Any]]:
-    """Per bot version: games, mean score and mean rank (1 = first), each with a 95% interval."""
-    sets = duplicate_sets(games)
-    bots = sorted({v for g in games for v in g.versions})
-    if not sets or not bots:
+def _percentile_cis(samples: np.ndarray) -> list[list[float | None]]:
+    """The 95% percentile interval of each column of bootstrap ``samples``, NaN resamples dropped."""
+    finite = np.isfinite(samples).all(axis=0)
+    out: list[list[float | None]] = [[None, None]] * samples.shape[1]
+    if finite.any() and samples.shape[0]:
+        low, high = np.percentile(samples[:, finite], [2.5, 97.5], axis=0)
+        for column, lo, hi in zip(np.flatnonzero(finite).tolist(), low.tolist(), high.tolist()):
+            out[column] = [lo, hi]
+    for column in np.flatnonzero(~finite).tolist():
+        out[column] = _ci(samples[:, column])
+    return out
+
+
+def _delta_cis(estimate: np.ndarray, column: np.ndarray, numerator: np.ndarray, denominator: np.ndarray,
+               columns: int) -> list[list[float | None]]:
+    """The cluster-robust (linearised) 95% interval of each ratio ``estimate[c] = sum num / sum
+    den`` from its per-set sums (entry ``i``: set sums of ``column[i]``): the variance
+    sum_s (num_s - estimate * den_s)^2 / (sum den)^2, the Poisson bootstrap's own variance to
+    first order."""
+    residual = numerator - estimate[column] * denominator
+    total = np.bincount(column, weights=denominator, minlength=columns)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        half = Z95 * np.sqrt(np.bincount(column, weights=residual ** 2, minlength=columns)) / total
+    return [[lo, hi] for lo, hi in zip((estimate - half).tolist(), (estimate + half).tolist())]
+
+
+def _sums(keys: np.ndarray, *values: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Distinct ``keys`` (sorted) and, per key, the sum of each of ``values`` and the count."""
+    distinct, at = np.unique(keys, return_inverse=True)
+    return (distinct, *(np.bincount(at, weights=v, minlength=len(distinct)) for v in values),
+            np.bincount(at, minlength=len(distinct)).astype(np.float64))
+
+
+def bot_intervals(games: Played, resamples: int = BOOTSTRAP, seed: int = 0,
+                  method: str = "auto") -> dict[int, dict[str, Any]]:
+    """Per bot version: games, mean score and mean rank (1 = first), each with a 95% interval
+    clustered by duplicate set (``method``: auto, bootstrap or delta; see the module's text)."""
+    grouped = _duplicate_set_ids(as_arrays(games))
+    if not grouped.count:
         return {}
-    col = {v: i for i, v in enumerate(bots)}
-    score = np.zeros((len(sets), len(bots)))
-    rank = np.zeros((len(sets), len(bots)))
-    count = np.zeros((len(sets), len(bots)))
-    for s, group in enumerate(sets):
-        for g in group:
-            for v, r, sc in zip(g.versions, g.ranks, g.scores):
-                score[s, col[v]] += sc
-                rank[s, col[v]] += r + 1
-                count[s, col[v]] += 1
-    boot_score = _ratio_bootstrap(score, count, resamples, seed)
-    boot_rank = _ratio_bootstrap(rank, count, resamples, seed + 1)
-    out = {}
-    totals = count.sum(axis=0)
-    for v, i in col.items():
-        n = float(totals[i])
-        out[v] = {"games": int(n), "mean_score": float(score[:, i].sum() / n), "mean_score_ci": _ci(boot_score[:, i]),
-                  "mean_rank": float(rank[:, i].sum() / n), "mean_rank_ci": _ci(boot_rank[:, i])}
+    t = grouped.tables
+    versions = np.concatenate([g.versions.ravel() for g in t])
+    set_of = np.concatenate([np.repeat(ids, g.versions.shape[1]) for g, ids in zip(t, grouped.ids)])
+    bots, col = np.unique(versions, return_inverse=True)
+    k = len(bots)
+    # per (set, bot): the sums of score and of rank (1 = first), and the games
+    cells, score, rank, count = _sums(set_of * k + col, np.concatenate([g.scores.ravel() for g in t]),
+                                      np.concatenate([g.ranks.ravel() for g in t]) + 1.0)
+    cell_set, cell_bot = cells // k, cells % k
+    games_of = np.bincount(cell_bot, weights=count, minlength=k)
+    mean_score = np.bincount(cell_bot, weights=score, minlength=k) / games_of
+    mean_rank = np.bincount(cell_bot, weights=rank, minlength=k) / games_of
+    if _bootstrapped(method, grouped.count):
+        from scipy import sparse  # here: only the bootstrap needs it
+
+        def matrix(values: np.ndarray) -> Any:
+            return sparse.csr_matrix((values, (cell_bot, cell_set)), shape=(k, grouped.count))
+
+        n = matrix(count)
+        score_ci = _percentile_cis(_ratio_bootstrap(matrix(score), n, grouped.count, resamples, seed))
+        rank_ci = _percentile_cis(_ratio_bootstrap(matrix(rank), n, grouped.count, resamples, seed + 1))
+    else:
+        score_ci = _delta_cis(mean_score, cell_bot, score, count, k)
+        rank_ci = _delta_cis(mean_rank, cell_bot, rank, count, k)
+    return {v: {"games": n, "mean_score": s, "mean_score_ci": sc, "mean_rank": r, "mean_rank_ci": rc}
+            for v, n, s, sc, r, rc in zip(bots.tolist(), games_of.astype(np.int64).tolist(), mean_score.tolist(),
+                                          score_ci, mean_rank.tolist(), rank_ci)}
+
+
+def _pair_entries(grouped: _Sets, among: Collection[int] | None) -> tuple[np.ndarray, ...]:
+    """For every two seats of every game, as arrays: the lower version id a, the higher b, the
+    game's set, a's score minus b's, and a's win over b (ahead 1, level 1/2)."""
+    parts: list[tuple[np.ndarray, ...]] = []
+    wanted = None if among is None else np.fromiter(among, dtype=np.int64)
+    for t, ids in zip(grouped.tables, grouped.ids):
+        for i in range(t.versions.shape[1]):
+            for j in range(i + 1, t.versions.shape[1]):
+                vi, vj = t.versions[:, i], t.versions[:, j]
+                swap = vi > vj
+                a, b = np.where(swap, vj, vi), np.where(swap, vi, vj)
+                ra, rb = np.where(swap, t.ranks[:, j], t.ranks[:, i]), np.where(swap, t.ranks[:, i], t.ranks[:, j])
+                sa, sb = np.where(swap, t.scores[:, j], t.scores[:, i]), np.where(swap, t.scores[:, i], t.scores[:, j])
+                keep = a != b
+                if wanted is not None:
+                    keep &= np.isin(a, wanted) & np.isin(b, wanted)
+                win = np.where(ra < rb, 1.0, np.where(ra == rb, 0.5, 0.0))
+                parts.append((a[keep], b[keep], ids[keep], (sa - sb)[keep], win[keep]))
+    if not parts:
+        return tuple(np.zeros(0) for _ in range(5))
+    return tuple(np.concatenate(column) for column in zip(*parts))
+
+
+def head_to_head(games: Played, resamples: int = BOOTSTRAP, seed: int = 0, method: str = "auto",
+                 among: Collection[int] | None = None) -> list[dict[str, Any]]:
+    """Every pair that met (both in ``among``, if given), a < b: games together, a's share won
+    against b (ahead of it: 1, level: 0.5), and a's mean score difference with its 95% interval
+    clustered by duplicate set, on the deals they shared. The interval's method (``method``:
+    auto, bootstrap or delta) depends on the whole league's sets, not on ``among``: a pair's
+    numbers are the same in the full list and in a part of it."""
+    grouped = _duplicate_set_ids(as_arrays(games))
+    a, b, set_of, diff, win = _pair_entries(grouped, among)
+    if not len(a):
+        return []
+    span = int(max(a.max(), b.max())) + 1
+    pairs, pair = np.unique(a.astype(np.int64) * span + b.astype(np.int64), return_inverse=True)
+    together = np.bincount(pair).astype(np.float64)
+    won = np.bincount(pair, weights=win)
+    mean_diff = np.bincount(pair, weights=diff) / together
+    # per (pair, set), sorted by pair then by set: the sums of the score difference and the games
+    cells, cell_diff, cell_count = _sums(pair * max(1, grouped.count) + set_of.astype(np.int64), diff)
+    cell_pair = cells // max(1, grouped.count)
+    if _bootstrapped(method, grouped.count):
+        cis = _pair_bootstrap(cell_pair, cell_diff, cell_count, len(pairs), resamples, seed)
+    else:
+        cis = _delta_cis(mean_diff, cell_pair, cell_diff, cell_count, len(pairs))
+    return [{"a": int(key // span), "b": int(key % span), "games": n, "a_won_share": w / n, "score_diff": d,
+             "score_diff_ci": ci}
+            for key, n, w, d, ci in zip(pairs.tolist(), together.astype(np.int64).tolist(), won.tolist(),
+                                        mean_diff.tolist(), cis)]
+
+
+def _pair_bootstrap(cell_pair: np.ndarray, diff: np.ndarray, count: np.ndarray, n_pairs: int, resamples: int,
+                    seed: int) -> list[list[float | None]]:
+    """Each pair's percentile bootstrap over its own shared sets, with the weights a pair of k
+    sets always draws (the generator seeded with ``seed``): pairs with the same k share one
+    weight matrix, so every pair costs one matrix product, no Python loop over pairs."""
+    per_pair = np.bincount(cell_pair, minlength=n_pairs)
+    start = np.concatenate([[0], np.cumsum(per_pair)[:-1]])
+    out: list[list[float | None]] = [[None, None]] * n_pairs
+    for k in np.unique(per_pair).tolist():
+        weights = np.vstack(list(_weights(k, resamples, seed)))
+        mine = np.flatnonzero(per_pair == k)
+        for chunk in range(0, len(mine), _PAIR_CHUNK):
+            part = mine[chunk:chunk + _PAIR_CHUNK]
+            at = start[part][None, :] + np.arange(k)[:, None]  # k x pairs: each pair's sets in order
+            with np.errstate(invalid="ignore", divide="ignore"):
+                boot = (weights @ diff[at]) / (weights @ count[at])
+            for p, ci in zip(part.tolist(), _percentile_cis(boot)):
+                out[p] = ci
     return out
 
 
-def _pairs(sets: Sequence[Sequence[GameRow]]) -> dict[tuple[int, int], dict[str, Any]]:
-    """For every pair (a, b) with a < b that met, in one pass over the games: per shared set the
-    sums of (b's rank - a's rank), of (a's score - b's score) and the games, plus a's wins over b
-    (ahead 1, level 1/2). O(games x seats^2), whatever the number of bots."""
-    acc: dict[tuple[int, int], dict[str, Any]] = {}
-    for index, group in enumerate(sets):
-        for g in group:
-            n = len(g.versions)
-            for i in range(n):
-                for j in range(n):
-                    a, b = g.versions[i], g.versions[j]
-                    if a >= b:
-                        continue
-                    entry = acc.setdefault((a, b), {"sets": {}, "wins": 0.0, "games": 0})
-                    row = entry["sets"].setdefault(index, [0.0, 0.0, 0.0])
-                    row[0] += g.ranks[j] - g.ranks[i]
-                    row[1] += g.scores[i] - g.scores[j]
-                    row[2] += 1
-                    entry["wins"] += 1.0 if g.ranks[i] < g.ranks[j] else 0.5 if g.ranks[i] == g.ranks[j] else 0.0
-                    entry["games"] += 1
-    for entry in acc.values():
-        rows = np.array(list(entry.pop("sets").values()))
-        entry["rank_diff"], entry["score_diff"], entry["count"] = rows[:, 0], rows[:, 1], rows[:, 2]
-    return acc
-
-
-def head_to_head(games: Sequence[GameRow], resamples: int = BOOTSTRAP, seed: int = 0) -> list[dict[str, Any]]:
-    """Every pair that met: games together, the share won against the other (ahead of it: 1,
-    level: 0.5), and the mean score difference with its 95% interval, on the deals they shared."""
-    out = []
-    for (a, b), entry in sorted(_pairs(duplicate_sets(games)).items()):
-        n = entry["games"]
-        boot = _ratio_bootstrap(entry["score_diff"][:, None], entry["count"][:, None], resamples, seed)[:, 0]
-        out.append({"a": a, "b": b, "games": n, "a_won_share": entry["wins"] / n,
-                    "score_diff": float(entry["score_diff"].sum() / n), "score_diff_ci": _ci(boot)})
-    return out
-
-
-def seat_bias(games: Sequence[GameRow], resamples: int = BOOTSTRAP, seed: int = 0) -> dict[int, list[dict[str, Any]]]:
+def seat_bias(games: Played, resamples: int = BOOTSTRAP, seed: int = 0,
+              method: str = "auto") -> dict[int, list[dict[str, Any]]]:
     """Per table size: each seat position's win rate (first place, shared or not) with its 95%
-    interval. With duplicate deals every bot sits in every seat equally often, so a seat whose
-    interval excludes 1/players favours or handicaps whoever sits there."""
+    interval clustered by duplicate set. With duplicate deals every bot sits in every seat
+    equally often, so a seat whose interval excludes 1/players favours or handicaps whoever sits
+    there."""
+    grouped = _duplicate_set_ids(as_arrays(games))
     out: dict[int, list[dict[str, Any]]] = {}
-    for size in sorted({g.players for g in games}):
-        sets = duplicate_sets(g for g in games if g.players == size)
-        wins = np.zeros((len(sets), size))
-        count = np.zeros((len(sets), size))
-        for s, group in enumerate(sets):
-            for g in group:
-                for seat, r in enumerate(g.ranks):
-                    wins[s, seat] += r == 0
-                    count[s, seat] += 1
-        boot = _ratio_bootstrap(wins, count, resamples, seed)
-        out[size] = [{"seat": seat, "games": int(count[:, seat].sum()),
-                      "win_rate": float(wins[:, seat].sum() / count[:, seat].sum()), "win_rate_ci": _ci(boot[:, seat])}
+    for t, local, n_sets in zip(grouped.tables, grouped.local, grouped.local_count):
+        size = t.versions.shape[1]
+        # per (set, seat): first places and games, a dense sets x seats matrix
+        at = (local[:, None] * size + np.arange(size)).ravel()
+        wins = np.bincount(at, weights=(t.ranks == 0).ravel().astype(np.float64), minlength=n_sets * size)
+        count = np.bincount(at, minlength=n_sets * size).astype(np.float64)
+        rate = wins.reshape(-1, size).sum(axis=0) / count.reshape(-1, size).sum(axis=0)
+        if _bootstrapped(method, n_sets):
+            cis = _percentile_cis(_ratio_bootstrap(wins.reshape(-1, size).T, count.reshape(-1, size).T, n_sets,
+                                                   resamples, seed))
+        else:
+            cis = _delta_cis(rate, np.tile(np.arange(size), n_sets), wins, count, size)
+        seats = count.reshape(-1, size).sum(axis=0).astype(np.int64).tolist()
+        out[size] = [{"seat": seat, "games": seats[seat], "win_rate": float(rate[seat]), "win_rate_ci": cis[seat]}
                      for seat in range(size)]
     return out
 
