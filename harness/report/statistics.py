@@ -1,13 +1,37 @@
 """How sure is the table? Intervals, head-to-head, seat bias and rating history from the store.
 
-Every interval here is a percentile bootstrap over **duplicate sets**, never over single games:
-the games of one set share a deal (the same seed, every seat order of the same bots), so their
-outcomes are correlated, and resampling them one by one would make the intervals too narrow.
-A set is the games of one round and one deal between the same bot versions. Resampling is
-vectorised with numpy: per-set sums are multiplied by multinomial weights (B resamples, in
-chunks so that memory stays ~50 MB for 100,000 games; past 2,000 sets, Poisson(1) weights, the
-standard large-sample equivalent that is far cheaper to draw), so 1,000 resamples of a
-100,000-game league take about a second.
+Every interval here is clustered by **duplicate set**, never by single game: the games of one
+set share a deal (the same seed, every seat order of the same bots), so their outcomes are
+correlated, and treating them one by one would make the intervals wrong (too narrow when the
+deal's luck lands on one bot in every game, too wide when the seat orders cancel it). A set is
+the games of one round and one deal between the same bot versions.
+
+The games come as numpy arrays per table size (:func:`load_arrays`, one query) and stay arrays:
+sets are numbered by sorting (round, seed, sorted versions), and the per-set sums a statistic
+needs (per set and bot, per set and pair of bots, per set and seat) are ``np.bincount`` over the
+games' seats. A bot plays in few of a large league's sets, so these sums are sparse: at 1,000
+bots and 1,000,000 games, 500,000 entries where a sets x bots matrix has 167 million cells.
+
+Two interval methods, both of the ratio sum(x) / sum(n) over sets (mean score = score per game):
+
+- the **percentile bootstrap** over sets, while a league has at most ``MAX_BOOTSTRAP_SETS``
+  (10,000) sets: 1,000 resamples (multinomial weights; past 2,000 sets, Poisson(1) weights, the
+  standard large-sample equivalent, far cheaper to draw) multiplied through the sparse per-set
+  sums, so it costs resamples x entries. Its numbers are the former dense bootstrap's (the same
+  weights from the same seed; tests compare them with a per-game reference);
+- past that, the **delta method** (linearised, cluster-robust): variance sum over sets of (x_s -
+  r n_s)^2 / (sum n)^2, the Poisson bootstrap's own variance to first order, hence its
+  large-sample limit; it costs one pass over the entries and draws nothing.
+
+Measured (2 shared cores): at 10,000 sets of 1,000 bots the bootstrap of mean score and rank
+takes 0.9 s, the delta method 0.1 s; at 1,000,000 games (166,667 sets) the delta method takes
+0.9 s (bot intervals), 1.9 s (head to head, 315,861 pairs) and 0.4 s (seat bias), where the
+dense bootstrap and per-pair Python loops took >90 s, 52 s and 13 s (bench/table.py). The two
+methods agree where a bot has many sets: on 5,000 sets of 40 bots (375 sets per bot) the
+endpoints differ by at most 6% of the interval's width (median 1.5%, the bootstrap's own noise
+at 2,000 resamples); at 30 sets per bot (10,000 sets of 1,000 bots) by at most 15% (median 3%).
+A head-to-head pair sharing only a few sets gets a rough interval from either (with one set,
+none at all: [x, x]); at 1,000 bots most pairs share one or two deals.
 
 The table's mu, its interval, its order and P(>next) are not here: they come from one model
 fitted in the league stage (:func:`harness.league.ratings_fit.fit_table`).
@@ -186,7 +210,10 @@ def _ratio_bootstrap(numerators: Any, denominators: Any, n_sets: int, resamples:
     out = []
     for w in _weights(n_sets, resamples, seed):
         with np.errstate(invalid="ignore", divide="ignore"):
-            out.append(np.asarray(numerators @ w.T).T / np.asarray(denominators @ w.T).T)
+            if isinstance(numerators, np.ndarray):  # w @ M.T: a transposed view BLAS takes as it is
+                out.append((w @ numerators.T) / (w @ denominators.T))
+            else:
+                out.append(np.asarray(numerators @ w.T).T / np.asarray(denominators @ w.T).T)
     return np.vstack(out) if out else np.empty((0, numerators.shape[0]))
 
 
