@@ -234,8 +234,8 @@ def table(config: str, fmt: str, recompute: bool, current_only: bool, show_seats
     interval (+- 1.96 sigma) from TrueSkill's model fitted to all games at once (the same
     results give the same table in any order; the interval allows for the games of a duplicate
     set sharing a deal; docs/ratings.md), mu - 3 sigma, games, wins (first places, shared or
-    not), mean score and mean rank (1 = always first) with 95% intervals (a bootstrap over
-    duplicate sets), P(>next): the fit's probability that the bot is really better than the next
+    not), mean score and mean rank (1 = always first) with 95% intervals (clustered by
+    duplicate set), P(>next): the fit's probability that the bot is really better than the next
     one (never below 0.5: the order is the fit's), and violations. With --incremental, the
     runner's TrueSkill sorted by mu - 3 sigma, without intervals. JSON carries every interval
     as [low, high] under a key ending in _ci, CSV as two columns <name>_low and <name>_high.

@@ -27,10 +27,12 @@ __all__ = ["GameArrays", "done_games", "done_game_arrays", "done_seats", "done_t
            "latest_seqs_of_versions", "violations_of_versions", "pair_ranks", "seat_totals"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class GameArrays:
     """Finished games of one table size as arrays: by seat (G x n) version ids, ranks (0 =
-    first) and scores; by game (G,) seq, round and deal seed."""
+    first) and scores; by game (G,) seq, round and deal seed. Compared and hashed by identity
+    (what is derived from one, such as its duplicate sets, can be kept with it); do not change
+    its arrays in place."""
 
     versions: np.ndarray
     ranks: np.ndarray

@@ -42,6 +42,8 @@ HTML report and JSON outputs share. Ranks are 1-based here (1 = first), as peopl
 
 from __future__ import annotations
 
+import itertools
+import weakref
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -155,34 +157,44 @@ class _Sets:
     count: int
 
 
+#: each table's duplicate sets, computed once per arrays object (the index asks for several statistics)
+_TABLE_SETS: weakref.WeakKeyDictionary[GameArrays, tuple[np.ndarray, np.ndarray]] = weakref.WeakKeyDictionary()
+
+
+def _table_sets(t: GameArrays) -> tuple[np.ndarray, np.ndarray]:
+    """One table's sets, one integer per (round, deal seed, sorted bot versions) by sorting, no
+    Python loop over games: each game's set, numbered in order of first appearance, and the
+    sets' first seqs (ascending)."""
+    cached = _TABLE_SETS.get(t)
+    if cached is not None:
+        return cached
+    if not len(t.seqs):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    key = np.column_stack([t.rounds, t.seeds, np.sort(t.versions, axis=1)])
+    order = np.lexsort(key.T[::-1])  # stable: within a set, schedule order
+    ordered = key[order]
+    new = np.ones(len(order), dtype=bool)
+    new[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
+    sorted_id = np.cumsum(new) - 1
+    first = t.seqs[order[new]]  # each set's first game (seqs ascend within a table)
+    by_first = np.empty(len(first), dtype=np.int64)
+    by_first[np.argsort(first, kind="stable")] = np.arange(len(first))
+    ids = np.empty(len(order), dtype=np.int64)
+    ids[order] = by_first[sorted_id]
+    _TABLE_SETS[t] = (ids, np.sort(first))
+    return _TABLE_SETS[t]
+
+
 def _duplicate_set_ids(tables: list[GameArrays]) -> _Sets:
-    """One integer per (round, deal seed, sorted bot versions), by sorting, no Python loop over games."""
-    local, firsts, counts = [], [], []
-    for t in tables:
-        if not len(t.seqs):
-            local.append(np.zeros(0, dtype=np.int64))
-            firsts.append(np.zeros(0, dtype=np.int64))
-            counts.append(0)
-            continue
-        key = np.column_stack([t.rounds, t.seeds, np.sort(t.versions, axis=1)])
-        order = np.lexsort(key.T[::-1])  # stable: within a set, schedule order
-        new = np.ones(len(order), dtype=bool)
-        new[1:] = (key[order[1:]] != key[order[:-1]]).any(axis=1)
-        sorted_id = np.cumsum(new) - 1
-        first = t.seqs[order[new]]  # each set's first game (seqs ascend within a table)
-        by_first = np.empty(len(first), dtype=np.int64)
-        by_first[np.argsort(first, kind="stable")] = np.arange(len(first))
-        ids = np.empty(len(order), dtype=np.int64)
-        ids[order] = by_first[sorted_id]
-        local.append(ids)
-        firsts.append(np.sort(first))
-        counts.append(len(first))
+    """The duplicate sets of every table, numbered within each table and over all of them."""
+    local, firsts = zip(*(_table_sets(t) for t in tables)) if tables else ((), ())
+    counts = [len(f) for f in firsts]
     everything = np.concatenate(firsts) if firsts else np.zeros(0, dtype=np.int64)
     rank = np.empty(len(everything), dtype=np.int64)
     rank[np.argsort(everything, kind="stable")] = np.arange(len(everything))
     offsets = np.cumsum([0, *counts])
     numbered = [rank[offsets[i] + ids] for i, ids in enumerate(local)]
-    return _Sets(tables, numbered, local, counts, int(offsets[-1]))
+    return _Sets(tables, numbered, list(local), counts, int(offsets[-1]))
 
 
 def _bootstrapped(method: str, sets: int) -> bool:
@@ -252,10 +264,29 @@ def _delta_cis(estimate: np.ndarray, column: np.ndarray, numerator: np.ndarray, 
 
 
 def _sums(keys: np.ndarray, *values: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Distinct ``keys`` (sorted) and, per key, the sum of each of ``values`` and the count."""
+    """Distinct ``keys`` (sorted) and, per key, the sum of each of ``values``."""
     distinct, at = np.unique(keys, return_inverse=True)
-    return (distinct, *(np.bincount(at, weights=v, minlength=len(distinct)) for v in values),
-            np.bincount(at, minlength=len(distinct)).astype(np.float64))
+    return (distinct, *(np.bincount(at, weights=v, minlength=len(distinct)) for v in values))
+
+
+def _by_set(grouped: _Sets) -> Iterable[tuple[np.ndarray, np.ndarray, int, tuple[np.ndarray, ...]]]:
+    """Per table: each game's set within it, each of its sets' number over all tables,
+    the number of its sets, and the games' versions, ranks and scores with the seats of each game
+    ordered by version. Every game of a set seats the same versions, so a seat's place in that
+    order names the same bot in every game of its set: sums per (set, place) are per (set, bot),
+    by ``np.bincount``, without sorting the games' seats."""
+    for t, local, n_local, ids in zip(grouped.tables, grouped.local, grouped.local_count, grouped.ids):
+        order = np.argsort(t.versions, axis=1, kind="stable")
+        seats = tuple(np.take_along_axis(x, order, axis=1) for x in (t.versions, t.ranks, t.scores))
+        number = np.empty(n_local, dtype=np.int64)
+        number[local] = ids
+        yield local, number, n_local, seats
+
+
+def _per_set_and_place(local: np.ndarray, n_local: int, places: int, *values: np.ndarray) -> list[np.ndarray]:
+    """Per (set, place) in set-major order: the sum of each of ``values`` (games x places)."""
+    at = (local[:, None] * places + np.arange(places)).ravel()
+    return [np.bincount(at, weights=v.ravel().astype(np.float64), minlength=n_local * places) for v in values]
 
 
 def bot_intervals(games: Played, resamples: int = BOOTSTRAP, seed: int = 0,
@@ -265,14 +296,19 @@ def bot_intervals(games: Played, resamples: int = BOOTSTRAP, seed: int = 0,
     grouped = _duplicate_set_ids(as_arrays(games))
     if not grouped.count:
         return {}
-    t = grouped.tables
-    versions = np.concatenate([g.versions.ravel() for g in t])
-    set_of = np.concatenate([np.repeat(ids, g.versions.shape[1]) for g, ids in zip(t, grouped.ids)])
-    bots, col = np.unique(versions, return_inverse=True)
+    parts: list[tuple[np.ndarray, ...]] = []
+    for local, number, n_local, (versions, ranks, scores) in _by_set(grouped):
+        size = versions.shape[1]
+        bot = np.empty((n_local, size), dtype=np.int64)
+        bot[local] = versions  # each set's bots, by place
+        sums = _per_set_and_place(local, n_local, size, scores, ranks + 1, np.ones_like(ranks))
+        parts.append((np.repeat(number, size), bot.ravel(), *sums))
+    set_of, version, score_e, rank_e, count_e = (np.concatenate(column) for column in zip(*parts))
+    bots, col = np.unique(version, return_inverse=True)
     k = len(bots)
-    # per (set, bot): the sums of score and of rank (1 = first), and the games
-    cells, score, rank, count = _sums(set_of * k + col, np.concatenate([g.scores.ravel() for g in t]),
-                                      np.concatenate([g.ranks.ravel() for g in t]) + 1.0)
+    # per (set, bot): the sums of score and of rank (1 = first), and the games (a bot seated twice
+    # in a game fills two places of its set: summed here)
+    cells, score, rank, count = _sums(set_of * k + col, score_e, rank_e, count_e)
     cell_set, cell_bot = cells // k, cells % k
     games_of = np.bincount(cell_bot, weights=count, minlength=k)
     mean_score = np.bincount(cell_bot, weights=score, minlength=k) / games_of
@@ -295,25 +331,28 @@ def bot_intervals(games: Played, resamples: int = BOOTSTRAP, seed: int = 0,
 
 
 def _pair_entries(grouped: _Sets, among: Collection[int] | None) -> tuple[np.ndarray, ...]:
-    """For every two seats of every game, as arrays: the lower version id a, the higher b, the
-    game's set, a's score minus b's, and a's win over b (ahead 1, level 1/2)."""
+    """For every two places of every set (two bots of its games), as arrays: the lower version
+    id a, the higher b, the set, and over the set's games the sums of a's score minus b's, of
+    a's wins over b (ahead 1, level 1/2) and the games."""
     parts: list[tuple[np.ndarray, ...]] = []
     wanted = None if among is None else np.fromiter(among, dtype=np.int64)
-    for t, ids in zip(grouped.tables, grouped.ids):
-        for i in range(t.versions.shape[1]):
-            for j in range(i + 1, t.versions.shape[1]):
-                vi, vj = t.versions[:, i], t.versions[:, j]
-                swap = vi > vj
-                a, b = np.where(swap, vj, vi), np.where(swap, vi, vj)
-                ra, rb = np.where(swap, t.ranks[:, j], t.ranks[:, i]), np.where(swap, t.ranks[:, i], t.ranks[:, j])
-                sa, sb = np.where(swap, t.scores[:, j], t.scores[:, i]), np.where(swap, t.scores[:, i], t.scores[:, j])
-                keep = a != b
-                if wanted is not None:
-                    keep &= np.isin(a, wanted) & np.isin(b, wanted)
-                win = np.where(ra < rb, 1.0, np.where(ra == rb, 0.5, 0.0))
-                parts.append((a[keep], b[keep], ids[keep], (sa - sb)[keep], win[keep]))
+    for local, number, n_local, (versions, ranks, scores) in _by_set(grouped):
+        places = list(itertools.combinations(range(versions.shape[1]), 2))
+        first, second = [i for i, _ in places], [j for _, j in places]
+        a, b = versions[:, first], versions[:, second]  # a <= b: the seats are ordered by version
+        ra, rb = ranks[:, first], ranks[:, second]
+        win = np.where(ra < rb, 1.0, np.where(ra == rb, 0.5, 0.0))
+        diff, together, won = _per_set_and_place(local, n_local, len(places), scores[:, first] - scores[:, second],
+                                                 (a != b).astype(np.float64), win)
+        set_a, set_b = np.empty((n_local, len(places)), dtype=np.int64), np.empty((n_local, len(places)), dtype=np.int64)
+        set_a[local], set_b[local] = a, b
+        keep = together > 0  # not a bot against itself
+        if wanted is not None:
+            keep &= np.isin(set_a.ravel(), wanted) & np.isin(set_b.ravel(), wanted)
+        parts.append((set_a.ravel()[keep], set_b.ravel()[keep], np.repeat(number, len(places))[keep], diff[keep],
+                      won[keep], together[keep]))
     if not parts:
-        return tuple(np.zeros(0) for _ in range(5))
+        return tuple(np.zeros(0) for _ in range(6))
     return tuple(np.concatenate(column) for column in zip(*parts))
 
 
@@ -325,16 +364,16 @@ def head_to_head(games: Played, resamples: int = BOOTSTRAP, seed: int = 0, metho
     auto, bootstrap or delta) depends on the whole league's sets, not on ``among``: a pair's
     numbers are the same in the full list and in a part of it."""
     grouped = _duplicate_set_ids(as_arrays(games))
-    a, b, set_of, diff, win = _pair_entries(grouped, among)
+    a, b, set_of, diff, win, count = _pair_entries(grouped, among)
     if not len(a):
         return []
     span = int(max(a.max(), b.max())) + 1
     pairs, pair = np.unique(a.astype(np.int64) * span + b.astype(np.int64), return_inverse=True)
-    together = np.bincount(pair).astype(np.float64)
+    together = np.bincount(pair, weights=count)
     won = np.bincount(pair, weights=win)
     mean_diff = np.bincount(pair, weights=diff) / together
     # per (pair, set), sorted by pair then by set: the sums of the score difference and the games
-    cells, cell_diff, cell_count = _sums(pair * max(1, grouped.count) + set_of.astype(np.int64), diff)
+    cells, cell_diff, cell_count = _sums(pair * max(1, grouped.count) + set_of.astype(np.int64), diff, count)
     cell_pair = cells // max(1, grouped.count)
     if _bootstrapped(method, grouped.count):
         cis = _pair_bootstrap(cell_pair, cell_diff, cell_count, len(pairs), resamples, seed)
