@@ -424,8 +424,10 @@ def h2h(config: str, fmt: str) -> None:
         names = {r["id"]: f"{r['name']}@{r['version']}" for r in store.versions()}
         pairs = statistics.head_to_head(statistics.load_arrays(store))
     if fmt == "json":
-        click.echo(json.dumps({"league": cfg.name, "pairs": [
-            {**p, "a": names[p["a"]], "b": names[p["b"]]} for p in pairs]}, indent=2))
+        import orjson  # the stdlib's indenting encoder is pure Python: 20 s for 1,000 bots' 300,000 pairs
+
+        click.echo(orjson.dumps({"league": cfg.name, "pairs": [
+            {**p, "a": names[p["a"]], "b": names[p["b"]]} for p in pairs]}, option=orjson.OPT_INDENT_2).decode())
         return
     bots = sorted({p["a"] for p in pairs} | {p["b"] for p in pairs}, key=lambda v: names[v])
     cell: dict[tuple[int, int], str] = {}

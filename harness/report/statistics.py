@@ -46,6 +46,7 @@ import itertools
 import weakref
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -135,12 +136,17 @@ def as_arrays(games: Played) -> list[GameArrays]:
     out = []
     for size in sorted(by_size):
         rows = by_size[size]
-        out.append(GameArrays(np.array([g.versions for _, g in rows], dtype=np.int64).reshape(-1, size),
-                              np.array([g.ranks for _, g in rows], dtype=np.int64).reshape(-1, size),
-                              np.array([g.scores for _, g in rows], dtype=np.float64).reshape(-1, size),
-                              np.array([p for p, _ in rows], dtype=np.int64),
-                              np.array([g.round for _, g in rows], dtype=np.int64),
-                              np.array([g.seed for _, g in rows], dtype=np.int64)))
+
+        def seats(field: str, dtype: type, rows: list[tuple[int, GameRow]] = rows, size: int = size) -> np.ndarray:
+            return np.fromiter(chain.from_iterable(getattr(g, field) for _, g in rows), dtype=dtype,
+                               count=len(rows) * size).reshape(-1, size)
+
+        def per_game(values: Iterable[int]) -> np.ndarray:
+            return np.fromiter(values, dtype=np.int64)
+
+        out.append(GameArrays(seats("versions", np.int64), seats("ranks", np.int64), seats("scores", np.float64),
+                              per_game(p for p, _ in rows), per_game(g.round for _, g in rows),
+                              per_game(g.seed for _, g in rows)))
     return out
 
 

@@ -54,8 +54,9 @@ def league_table(store: LeagueStore, config: LeagueConfig, *, recompute: bool = 
     ``current_only``). With ``stats``: mu, sigma, the order (by mu) and P(>next) from the fit of
     :func:`harness.league.ratings_fit.fit_table`, and the mean score and rank intervals of
     :mod:`harness.report.statistics` (clustered by duplicate set); without, the incremental
-    ratings by mu - 3 sigma. ``played`` is ignored (the table reads the finished games once, as
-    arrays, for the fit and the intervals): accepted for callers that still pass their games."""
+    ratings by mu - 3 sigma. ``played``: the finished games as :func:`statistics.load_arrays`
+    returns them, when the caller has them already (the fit and the intervals read them; per-game
+    rows, as :func:`statistics.load_games` returns them, are not used: the table reads arrays)."""
     if recompute:
         rating_mod.recompute(store, config.rating)
     ratings, _applied, _tail = rating_mod.current_ratings(store, config.rating)
@@ -78,7 +79,6 @@ def league_table(store: LeagueStore, config: LeagueConfig, *, recompute: bool = 
                              wins=int(s.get("wins", 0) or 0),
                              mean_rank=(s["rank_sum"] / games + 1) if games else None,
                              violations=int(s.get("violations", 0) or 0)))
-    del played
     fit = None
     if stats and rows:
         # here: numpy and scipy cost ~0.4 s to import; `harness table --incremental` stays instant without them
@@ -92,7 +92,8 @@ def league_table(store: LeagueStore, config: LeagueConfig, *, recompute: bool = 
         # one round; the deal's seed already names its bots (a set merged with an older
         # version's on the same deal is a coarser cluster: still valid)
         # the same arrays feed the mean score and rank intervals below: the games are read once
-        arrays = queries.done_game_arrays(store)
+        given = list(played or ())
+        arrays = given if given and isinstance(given[0], queries.GameArrays) else queries.done_game_arrays(store)
         fit = fit_batches(queries.table_batches(arrays), mu=config.rating.mu, sigma=config.rating.sigma,
                           beta=config.rating.beta)
         for r in rows:
