@@ -167,7 +167,9 @@ def _largest_difference(old: dict[str, Any], new: dict[str, Any]) -> str:
     """The largest endpoint difference between old and new intervals, as a share of the old width."""
     shares = [max(abs(o[0] - n[0]), abs(o[1] - n[1])) / (o[1] - o[0]) for k, o in old.items()
               if (n := new.get(k)) and None not in o and None not in n and o[1] > o[0]]
-    return f"{max(shares):.2f} of the width ({len(shares):,} intervals)" if shares else "-"
+    if not shares:
+        return "-"
+    return f"median {float(np.median(shares)):.2f}, largest {max(shares):.2f} of the width ({len(shares):,} intervals)"
 
 
 def main() -> None:
