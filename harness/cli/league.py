@@ -162,11 +162,19 @@ def run(config: str, workers: int | None, rounds: int | None, progress: bool | N
                    f"See: harness table {cfg.path}")
         return
     left = plan.pending - summary.played
-    echo(f"{cfg.name}: played {summary.played} games in {summary.seconds:.1f} s "
-               f"({summary.games_per_second:.1f} games/s, {summary.workers} {'Dask ' if dask or cfg.executor else ''}"
-               f"worker{'' if summary.workers == 1 else 's'}), "
-               f"{summary.violations} violations; {plan.done + summary.played} done, {left} left. "
-               f"See: harness table {cfg.path}")
+    _run_summary(cfg, summary, dask, f"{plan.done + summary.played} done, {left} left", left)
+    if summary.errors:
+        raise SystemExit(1)
+
+
+def _run_summary(cfg: LeagueConfig, summary: Any, dask: str | None, totals: str, pending: int) -> None:
+    """What a run played (``totals``: the league's games done and left), where its results are,
+    the harness's errors, and why it stopped early if it did (exit 1 for a stop, e.g. a lost
+    cluster; ``pending`` games are left)."""
+    echo(f"{cfg.name}: played {summary.played} games in {summary.seconds:.1f} s ({summary.games_per_second:.1f} "
+         f"games/s, {summary.workers} {'Dask ' if dask or cfg.executor else ''}worker"
+         f"{'' if summary.workers == 1 else 's'}), {summary.violations} violations; {totals}. "
+         f"See: harness table {cfg.path}")
     if summary.violations:
         echo(f"violations: harness violations {cfg.path}")
     echo(f"results: {_shown_path(cfg.store)}")
@@ -175,41 +183,22 @@ def run(config: str, workers: int | None, rounds: int | None, progress: bool | N
         games = f" ({times} games)" if times > 1 else ""
         echo(f"error{games}: {err.rstrip() if i == 0 else err.strip().splitlines()[-1]}", err=True)
     if summary.stop_reason:
-        echo(f"stopped: {summary.stop_reason}; the games recorded are kept, {left} are still pending: run the "
+        echo(f"stopped: {summary.stop_reason}; the games recorded are kept, {pending} are still pending: run the "
              f"same command again once it is back", err=True)
         raise SystemExit(1)
     if summary.gave_up:
         echo(f"stopped after {len(summary.errors)} games failed inside the harness (not because of a bot); "
-                   f"they are still pending", err=True)
-    if summary.errors:
-        raise SystemExit(1)
+             f"they are still pending", err=True)
 
 
 def _adaptive_summary(cfg: LeagueConfig, summary: Any, dask: str | None) -> None:
     """What an adaptive run did and why it stopped."""
     with LeagueStore(cfg.store) as store:
         counts = store.counts()
-    echo(f"{cfg.name}: played {summary.played} games in {summary.seconds:.1f} s ({summary.games_per_second:.1f} "
-         f"games/s, {summary.workers} {'Dask ' if dask or cfg.executor else ''}worker"
-         f"{'' if summary.workers == 1 else 's'}), {summary.violations} violations; {counts['done']} done in all. "
-         f"See: harness table {cfg.path}")
-    if summary.violations:
-        echo(f"violations: harness violations {cfg.path}")
-    echo(f"results: {_shown_path(cfg.store)}")
-    for i, (err, times) in enumerate(collections.Counter(summary.errors).items()):
-        games = f" ({times} games)" if times > 1 else ""
-        echo(f"error{games}: {err.rstrip() if i == 0 else err.strip().splitlines()[-1]}", err=True)
-    if summary.stop_reason:
-        echo(f"stopped: {summary.stop_reason}; the games recorded are kept, {counts['pending']} are still pending: "
-             f"run the same command again once it is back", err=True)
-        raise SystemExit(1)
-    if summary.gave_up:
-        echo(f"stopped after {len(summary.errors)} games failed inside the harness (not because of a bot); "
-             f"they are still pending", err=True)
-    elif summary.finished:
-        echo(f"finished: {summary.finished}")
-    else:
-        echo(f"finished: no table to fill ({counts['pending']} games pending)")
+    _run_summary(cfg, summary, dask, f"{counts['done']} done in all", counts["pending"])
+    if not summary.gave_up:  # (a run that gave up said why)
+        pending = counts["pending"]
+        echo(f"finished: {summary.finished or f'no table to fill ({pending} games pending)'}")
     if summary.errors:
         raise SystemExit(1)
 

@@ -13,7 +13,7 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import chain
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from harness.league.store import LeagueStore
 
@@ -22,7 +22,8 @@ if TYPE_CHECKING:
 
     from harness.league.ratings_fit import TableBatch
 
-__all__ = ["GameArrays", "done_games", "done_game_arrays", "done_seats", "done_table_batches", "table_batches", "finished_rounds", "games_of_version", "latest_games",
+__all__ = ["GameArrays", "done_games", "done_game_arrays", "done_seats", "done_table_batches", "table_batches",
+           "ScheduleArrays", "schedule_arrays", "finished_rounds", "games_of_version", "latest_games",
            "scheduled_seating", "violation_count", "versions_of_bot", "version_labels", "done_games_page", "games_by_seq",
            "latest_seqs_of_versions", "violations_of_versions", "pair_ranks", "seat_totals"]
 
@@ -125,6 +126,88 @@ def done_table_batches(store: LeagueStore) -> list[TableBatch]:
     schedule order), version ids and ranks by seat, and the game's duplicate set, one integer per
     (round, deal seed). The table's fit reads this instead of one Python object per game."""
     return table_batches(done_game_arrays(store))
+
+
+class ScheduleArrays(NamedTuple):
+    """Every game of a store not dropped, in schedule order, as arrays (see :func:`schedule_arrays`)."""
+
+    seq: np.ndarray  # (games,) int64
+    round: np.ndarray  # (games,) int64
+    tagged: np.ndarray  # (games,) bool: the game's id starts with the prefix asked for
+    done: np.ndarray  # (games,) bool: finished, its seats recorded
+    players: np.ndarray  # (games,) int64: its seats (a game's seats follow the previous game's)
+    versions: np.ndarray  # (seats,) int64: version ids by seat, game after game (every game)
+    ranks: np.ndarray  # (seats,) int64: rank by seat (-1 in a game not done)
+
+
+def schedule_arrays(store: LeagueStore, id_prefix: str) -> ScheduleArrays:
+    """The store's schedule log as arrays: every game not dropped (pending or done), in schedule
+    order, with its seats' versions and, once done, ranks; ``tagged`` marks the games whose id
+    starts with ``id_prefix`` (a schedule's own games).
+
+    What :meth:`~harness.league.store.LeagueStore.schedule_log` gives one game at a time, read as
+    :func:`done_table_batches` reads the finished games: in one read transaction, the seats of
+    finished games scanned in their key order with each seat packed into one integer by SQL and
+    flattened by ``np.fromiter``; only the games not finished (a few rounds at most) have their
+    seats parsed from their JSON ``versions``."""
+    import numpy as np
+
+    cursor = store.db.cursor()
+    cursor.row_factory = None
+    own = not store.db.in_transaction
+    if own:
+        cursor.execute("BEGIN")
+    try:
+        # one integer per row where it fits: the rows' count, not their width, is what reading costs
+        games = np.fromiter(chain.from_iterable(cursor.execute(
+            "SELECT seq, (round << 3) | ((substr(id, 1, ?) = ?) << 2) | ((status = 'done') << 1) FROM games "
+            "WHERE status != 'dropped' ORDER BY seq", (len(id_prefix), id_prefix))), dtype=np.int64).reshape(-1, 2)
+        flags = games[:, 1] & 7
+        games = np.column_stack([games[:, 0], games[:, 1] >> 3, flags >> 2, (flags >> 1) & 1])
+        # a seat as game seq << 32 | version id << 16 | rank << 8 | seat when seqs are below 2^31 and
+        # ids below 2^16 (always, but for a store of tens of thousands of versions: then two columns)
+        small = cursor.execute("SELECT (SELECT coalesce(max(id), 0) FROM versions) < 65536 AND "
+                               "(SELECT coalesce(max(seq), 0) FROM games) < 2147483648").fetchone()[0]
+        if small:
+            packed = np.fromiter(chain.from_iterable(cursor.execute(
+                "SELECT (game_seq << 32) | (version_id << 16) | (ifnull(rank, 255) << 8) | seat FROM seats "
+                "ORDER BY game_seq, seat")), dtype=np.int64)
+            seat_game, seat_version = packed >> 32, (packed >> 16) & 0xFFFF
+        else:
+            both = np.fromiter(chain.from_iterable(cursor.execute(
+                "SELECT game_seq, version_id, (ifnull(rank, 255) << 8) | seat FROM seats ORDER BY game_seq, seat")),
+                dtype=np.int64).reshape(-1, 3)
+            seat_game, seat_version, packed = both[:, 0], both[:, 1], both[:, 2]
+        game = np.minimum(np.searchsorted(games[:, 0], seat_game), max(len(games) - 1, 0))
+        if len(games):
+            mine = (games[game, 0] == seat_game) & (games[game, 3] == 1)  # finished games' seats only
+            packed, game, seat_version = packed[mine], game[mine], seat_version[mine]
+        count = np.bincount(game, minlength=len(games))
+        done = (games[:, 3] == 1) & (count > 0)
+        # the games not finished (or, never in practice, finished without seats): their planned seats
+        rest = games[~done, 0].tolist()
+        planned: dict[int, list[int]] = {}
+        for i in range(0, len(rest), 900):
+            chunk = rest[i:i + 900]
+            planned.update((s, json.loads(v or "[]")) for s, v in cursor.execute(
+                f"SELECT seq, versions FROM games WHERE seq IN ({_marks(chunk)})", chunk))
+    finally:
+        if own:
+            cursor.execute("COMMIT")
+    players = count.astype(np.int64)
+    players[~done] = [len(planned[s]) for s in rest]
+    starts = np.cumsum(players) - players
+    versions = np.empty(int(players.sum()), dtype=np.int64)
+    ranks = np.full(versions.size, -1, dtype=np.int64)
+    at = starts[game] + (packed & 255)  # a seat's place: its game's first + its seat
+    versions[at] = seat_version
+    ranks[at] = (packed >> 8) & 255
+    if rest:
+        open_players = players[~done]
+        ends = np.cumsum(open_players)
+        within = np.arange(int(ends[-1]), dtype=np.int64) - np.repeat(ends - open_players, open_players)
+        versions[np.repeat(starts[~done], open_players) + within] = list(chain.from_iterable(planned[s] for s in rest))
+    return ScheduleArrays(games[:, 0], games[:, 1], games[:, 2] == 1, done, players, versions, ranks)
 
 
 def done_games(store: LeagueStore) -> list[sqlite3.Row]:
