@@ -308,3 +308,40 @@ def test_the_index_shows_the_head_to_head_of_the_table_s_first_bots_only(tmp_pat
     assert header[0] == "" and [h.split("@")[0] for h in header[1:]] == table[:H2H_SHOWN]  # the table's order
     assert matrix.count("<tr>") == H2H_SHOWN + 1
     assert f"The first {H2H_SHOWN} of 26 bots in the table's order" in html and "harness h2h" in html
+
+
+def test_h2h_top_and_bot_narrow_the_matrix_to_the_table_s_first_bots_and_a_bot_s_opponents(tmp_path):
+    from click.testing import CliRunner
+
+    from harness.cli import cli
+    from harness.league.config import load_config
+    from harness.league.store import LeagueStore
+    from harness.report.tables import league_table
+
+    config = _synthetic_store(tmp_path, 12, 200)
+    cfg = load_config(str(config), strict=False)
+    with LeagueStore(cfg.store, create=False) as store:
+        order = [f"{r.bot}@{r.version}" for r in league_table(store, cfg)]
+        everything = {(p["a"], p["b"]): p for p in head_to_head(statistics.load_arrays(store))}
+        names = {r["id"]: f"{r['name']}@{r['version']}" for r in store.versions()}
+
+    def run(*args: str) -> str:
+        result = CliRunner().invoke(cli, ["h2h", str(config), *args], terminal_width=400)
+        assert result.exit_code == 0, result.output
+        return result.output
+
+    header = run("--top", "4").splitlines()[1].split()
+    assert sorted(header) == sorted(order[:4])  # the table's first four, whatever their names
+    last = order[-1].split("@")[0]
+    assert sorted(run("--top", "3", "--bot", last).splitlines()[1].split()) == sorted(order[:3] + [order[-1]])
+    lines = run("--bot", last).splitlines()[1:]
+    mine = [(a, b) for (a, b) in everything if order[-1] in (names[a], names[b])]
+    assert len(lines) == len(mine) > 0 and all(line.startswith(f"{order[-1]} vs ") for line in lines)
+    a, b = mine[0]
+    p = everything[(a, b)]
+    other = names[b] if names[a] == order[-1] else names[a]
+    share = p["a_won_share"] if names[a] == order[-1] else 1 - p["a_won_share"]
+    line = next(x for x in lines if f" vs {other} " in x)
+    assert f"{share:.2f} ({p['games']})" in line
+    refused = CliRunner().invoke(cli, ["h2h", str(config), "--bot", "nobody"])
+    assert refused.exit_code == 2 and "no bot named 'nobody'" in refused.output
