@@ -336,13 +336,28 @@ def _pages(config: str, games: int) -> None:
         store.db.execute("DELETE FROM rating_history")
         bot = store.versions()[0]["id"]
     live = LiveLeague(cfg)
+    # the index is made in the background: a load answers within FRESH_WAIT (2 s) with the newest
+    # page made, and the page made of the league as it is follows when its render ends
     start = time.perf_counter()
-    live.respond("/")
-    print(f"  index, first load (the history's cache empty): {time.perf_counter() - start:.1f} s", flush=True)
+    _status, body, _ = live.respond("/")
+    answered = time.perf_counter() - start
+    generation = live._generation_now()
+    while live.renderer.rendered() != generation:
+        time.sleep(0.05)
+    what = "the being-prepared page" if 'id="preparing"' in body else "the index"
+    print(f"  index, first load (the history's cache empty): answered in {answered:.1f} s ({what}), "
+          f"the index ready after {time.perf_counter() - start:.1f} s", flush=True)
     append_games(Path(config), max(1, games // 100), seed=3)
     start = time.perf_counter()
-    live.respond("/")
-    print(f"  index, a load after 1% more games: {time.perf_counter() - start:.1f} s", flush=True)
+    _status, body, _ = live.respond("/")
+    answered = time.perf_counter() - start
+    generation = live._generation_now()
+    fresh = live.renderer.rendered() == generation
+    while live.renderer.rendered() != generation:
+        time.sleep(0.05)
+    print(f"  index, a load after 1% more games: answered in {answered:.1f} s "
+          f"({'the new games in it' if fresh else 'the page before them'}), the page with them ready after "
+          f"{time.perf_counter() - start:.1f} s", flush=True)
     times = []
     for _ in range(5):
         start = time.perf_counter()

@@ -236,6 +236,12 @@ class LiveLeague:
                 return (200, page, HTML) if page else (404, "no such violation", HTML)
             return 404, "not found", HTML
 
+    def _generation_now(self) -> str:
+        """The league's generation as the store is now (for benchmarks and tests)."""
+        config = self.config()
+        with LeagueStore(config.store, create=False) as store:
+            return self._generation(store, config)[0]
+
     def _render_index(self, generation: str) -> str:
         """The index of the league now (in the renderer's thread, with its own store connection)."""
         config = self.config()
