@@ -361,6 +361,14 @@ def report(k: int, rungs: list[int], results: dict[str, list[list[tuple[bool, bo
           "(two-sided sign test p where uniform has more):")
     print("    " + ", ".join(paired_cell(rung, [lg[i] for lg in results["adaptive"]], [lg[i] for lg in results["uniform"]])
                              for i, rung in enumerate(rungs)))
+    stuck = []
+    for league, per_rung in enumerate(results["adaptive"]):
+        if per_rung[-1] is not None and not per_rung[-1][0]:
+            since = len(rungs) - 1
+            while since > 0 and per_rung[since - 1] is not None and not per_rung[since - 1][0]:  # type: ignore[index]
+                since -= 1
+            stuck.append(f"league {league} since {rungs[since]:,}")
+    print(f"  adaptive leagues with the wrong top-{TOP} set at the last rung: {', '.join(stuck) if stuck else 'none'}")
     done = [s for s in stops if s is not None]
     if done:
         print(f"  until {{top: {TOP}, confidence: 0.95}}: {len(done)} of {leagues} adaptive leagues stopped "
