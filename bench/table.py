@@ -9,9 +9,12 @@ only for reading and fitting. Printed side by side:
 - the fit's input: the old path (``statistics.load_games``: one Python object per game, then
   ``fit_table`` converts the tuples to arrays) against the new (``queries.done_table_batches``
   straight into arrays, then ``fit_batches``), and the two fits' largest difference;
-- the other statistics the table and the report index compute from ``load_games``, each in
-  its own process with a time limit (``--limit``): mean score/rank intervals (the table), head to
-  head, seat bias and the rating history (the index);
+- the statistics the table and the report index compute, old against new: the old from
+  ``load_games``' rows (bench/statistics_before.py: dense bootstrap matrices, a Python loop and a
+  bootstrap per pair), each in its own process with a time limit (``--limit``); the new from
+  ``statistics.load_arrays`` (the delta method past 10,000 sets), in this process; and the new
+  intervals' largest difference from the old where both finished; mean score/rank intervals
+  (the table), head to head and seat bias (the index), and the rating history (the index);
 - ``harness table`` end to end (a new process, imports included).
 
 Run: python bench/table.py [--games 1000000] [--bots 1000] [--limit 300]
@@ -23,17 +26,22 @@ import argparse
 import json
 import multiprocessing as mp
 import os
+import queue
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
 
 import numpy as np  # noqa: E402
+import statistics_before  # noqa: E402  (bench/, next to this file)
 
+from harness.league import queries  # noqa: E402
 from harness.league.config import load_config  # noqa: E402
 from harness.league.queries import done_table_batches  # noqa: E402
 from harness.league.ratings_fit import fit_batches, fit_table  # noqa: E402
@@ -89,34 +97,79 @@ def synthesize(path: Path, games: int, seed: int = 1) -> None:
             store.set_meta("rated_upto", str(games))
 
 
+STATISTICS = ("score and rank intervals (table)", "seat bias (index)", "head to head (every pair)")
+
+
+def _old_statistic(name: str, played: list[statistics.GameRow]) -> Any:
+    if name == "score and rank intervals (table)":
+        return statistics_before.bot_intervals(played)
+    if name == "head to head (every pair)":
+        return statistics_before.head_to_head(played, resamples=200)
+    return statistics_before.seat_bias(played, resamples=200)
+
+
+def _new_statistic(name: str, arrays: list[Any]) -> Any:
+    if name == "score and rank intervals (table)":
+        return statistics.bot_intervals(arrays)
+    if name == "head to head (every pair)":
+        return statistics.head_to_head(arrays, resamples=200)
+    return statistics.seat_bias(arrays, resamples=200)
+
+
+def _intervals(result: Any) -> dict[str, list[float | None]]:
+    """Every interval of a statistic's output by its place in it: {'3/0/win_rate_ci': [low, high], ...}."""
+    if isinstance(result, list):
+        result = {f"{p['a']}-{p['b']}" if "a" in p else str(i): p for i, p in enumerate(result)}
+    out: dict[str, list[float | None]] = {}
+    for key, value in result.items():
+        if isinstance(value, dict):
+            out.update({f"{key}/{k}": v for k, v in value.items() if k.endswith("_ci")})
+        elif isinstance(value, list):
+            out.update({f"{key}/{k}": v for k, v in _intervals(value).items()})
+    return out
+
+
 def _part(name: str, config: str, out: mp.Queue) -> None:
     cfg = load_config(config, strict=False)
     with LeagueStore(cfg.store, create=False) as store:
         played = statistics.load_games(store)
         r = cfg.rating
         start = time.perf_counter()
-        if name == "score and rank intervals (table)":
-            statistics.bot_intervals(played)
-        elif name == "head to head (index)":
-            statistics.head_to_head(played, resamples=200)
-        elif name == "seat bias (index)":
-            statistics.seat_bias(played, resamples=200)
-        elif name == "rating history (index)":
+        if name == "rating history (index)":
             statistics.rating_history(played, mu=r.mu, sigma=r.sigma, beta=r.beta)
-        out.put(time.perf_counter() - start)
+            out.put((time.perf_counter() - start, {}))
+            return
+        result = _old_statistic(name, played)
+        out.put((time.perf_counter() - start, _intervals(result)))
 
 
-def timed_part(name: str, config: str, limit: float) -> str:
-    """One statistic in its own process (memory and a time limit of its own); load_games excluded."""
+def timed_part(name: str, config: str, limit: float) -> tuple[float | None, str, dict[str, Any]]:
+    """One statistic in its own process (memory and a time limit of its own), load_games excluded:
+    (seconds or None, as text, its intervals)."""
     out: mp.Queue = mp.Queue()
     proc = mp.get_context("fork").Process(target=_part, args=(name, config, out))
     proc.start()
-    proc.join(limit)
-    if proc.is_alive():
+    got = None
+    try:
+        got = out.get(timeout=limit)  # before join: a large result would fill the pipe
+    except queue.Empty:
+        pass
+    if got is None:
         proc.kill()
         proc.join()
-        return f"> {limit:.0f} s (stopped)"
-    return f"{out.get():.1f} s" if proc.exitcode == 0 else f"failed (exit {proc.exitcode})"
+        return None, (f"> {limit:.0f} s (stopped)" if proc.exitcode in (None, -9) else
+                      f"failed (exit {proc.exitcode})"), {}
+    proc.join()
+    return got[0], f"{got[0]:.1f} s", got[1]
+
+
+def _largest_difference(old: dict[str, Any], new: dict[str, Any]) -> str:
+    """The largest endpoint difference between old and new intervals, as a share of the old width."""
+    shares = [max(abs(o[0] - n[0]), abs(o[1] - n[1])) / (o[1] - o[0]) for k, o in old.items()
+              if (n := new.get(k)) and None not in o and None not in n and o[1] > o[0]]
+    if not shares:
+        return "-"
+    return f"median {float(np.median(shares)):.2f}, largest {max(shares):.2f} of the width ({len(shares):,} intervals)"
 
 
 def main() -> None:
@@ -152,10 +205,28 @@ def main() -> None:
         print(f"{'  reading the games':<34} {t_load:>26.1f} s {t_read:>24.1f} s {t_load / t_read:>8.1f}")
         print(f"{'  reading + fit':<34} {t_old:>26.1f} s {t_new:>24.1f} s {t_old / t_new:>8.1f}")
         print(f"  same fit: largest |mu difference| {diff:.1e}, same order: {new.order == old.order}")
-        print(f"the other statistics, each from load_games' rows (its {t_load:.1f} s not included):")
-        for name in ("score and rank intervals (table)", "seat bias (index)", "head to head (index)",
-                     "rating history (index)"):
-            print(f"  {name:<36} {timed_part(name, str(config), args.limit)}", flush=True)
+        with LeagueStore(cfg.store, create=False) as store:
+            start = time.perf_counter()
+            arrays = statistics.load_arrays(store)
+            t_arrays = time.perf_counter() - start
+        print(f"{'the statistics':<34} {'old: load_games rows':>28} {'new: load_arrays':>26} {'old/new':>8}"
+              "   new vs old intervals: largest endpoint difference")
+        print(f"{'  reading the games':<34} {t_load:>26.1f} s {t_arrays:>24.1f} s {t_load / t_arrays:>8.1f}")
+        for name in STATISTICS:
+            old_s, old_text, old_cis = timed_part(name, str(config), args.limit)
+            start = time.perf_counter()
+            new_cis = _intervals(_new_statistic(name, arrays))
+            t = time.perf_counter() - start
+            ratio = f"{old_s / t:>8.1f}" if old_s else f"{'>' + format(args.limit / t, '.0f'):>8}"
+            print(f"  {name:<32} {old_text:>28} {t:>24.1f} s {ratio}   {_largest_difference(old_cis, new_cis)}",
+                  flush=True)
+        start = time.perf_counter()
+        fitted = fit_batches(queries.table_batches(arrays), mu=r.mu, sigma=r.sigma, beta=r.beta)
+        statistics.head_to_head(arrays, resamples=200, among=fitted.order[:20])
+        print(f"  head to head of the table's first 20 (the index's matrix, fit included): "
+              f"{time.perf_counter() - start:.1f} s")
+        for name in ("rating history (index)",):
+            print(f"  {name:<32} {timed_part(name, str(config), args.limit)[1]:>28} (from load_games' rows)", flush=True)
         start = time.perf_counter()
         try:
             done = subprocess.run([sys.executable, "-m", "harness", "table", str(config), "--format", "csv"],

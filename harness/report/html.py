@@ -4,7 +4,8 @@ Pages (Jinja2 templates under ``templates/``, autoescaped: every bot-supplied st
 name, stderr, an answer, shows as text and runs nothing; the replay data is embedded as JSON
 with ``<``, ``>`` and ``&`` escaped, parsed with ``JSON.parse`` and drawn with ``textContent``):
 
-- ``index.html``: the table with its intervals, the head-to-head heat map, ratings over time
+- ``index.html``: the table with its intervals, the head-to-head heat map (of the table's first
+  ``H2H_SHOWN`` bots; ``harness h2h`` gives every pair), ratings over time
   (inline SVG, no chart library: a few KB), seat bias, the violations and the latest games;
 - ``bots/<id>.html``: a bot version's games and violations (the table links to it);
 - ``games/<id>.html``: the replay viewer (``replay_viewer.html``, which other pages embed),
@@ -39,9 +40,10 @@ from harness.report import statistics
 from harness.report.replay_data import game_replay, script_json
 from harness.report.tables import league_table, move_number, request_id_of
 
-__all__ = ["MAX_LISTED", "Site", "replay_viewer_html", "write_report"]
+__all__ = ["H2H_SHOWN", "MAX_LISTED", "Site", "replay_viewer_html", "write_report"]
 
 MAX_LISTED = 200
+H2H_SHOWN = 20  # the index's head-to-head matrix: the table's first 20 bots
 COLORS = ("#3a6fd8", "#d8563a", "#2f9e5b", "#9a55c9", "#c99a1f", "#1f9fb0", "#b0386d", "#5b6b7f")
 
 
@@ -129,8 +131,15 @@ class Site:
         rows = league_table(self.store, self.config, played=games)
         ids = {(v["name"], v["version"]): vid for vid, v in self.versions.items()}
         table = [{**r.__dict__, "page": f"{ids[(r.bot, r.version)]}.html"} for r in rows]
-        pairs = statistics.head_to_head(games, resamples=200)
-        bots = sorted({p["a"] for p in pairs} | {p["b"] for p in pairs}, key=self.label)
+        # the matrix of the table's first H2H_SHOWN bots, in the table's order (1,000 bots would
+        # make a million cells); `harness h2h` prints every pair
+        order = [ids[(r.bot, r.version)] for r in rows]
+        shown = order[:H2H_SHOWN]
+        played = statistics.load_arrays(self.store)  # for the head to head and the seat bias: arrays read
+        # in one query cost less than converting the per-game rows (3 s against 10 s at 1,000,000 games)
+        pairs = statistics.head_to_head(played, resamples=200, among=shown)
+        met = {p["a"] for p in pairs} | {p["b"] for p in pairs}
+        bots = [b for b in shown if b in met]
         cells: dict[tuple[int, int], dict[str, Any]] = {}
         for p in pairs:
             diff = f"{p['score_diff']:+.2f}"
@@ -144,9 +153,10 @@ class Site:
         for g in latest:
             g["page"] = f"{g['id']}.html" if replay_pages is None or g["id"] in replay_pages else None
         return self._render("index.html", "", rows=table, h2h={"bots": [{"id": b, "label": self.label(b)} for b in bots],
-                                                                   "cells": cells},
+                                                                   "cells": cells, "of": len(order),
+                                                                   "shown": len(shown)},
                             history_svg=_history_svg(history, {v: self.label(v) for v in history}),
-                            seat_bias=statistics.seat_bias(games, resamples=200), violations=self.latest_violations(),
+                            seat_bias=statistics.seat_bias(played, resamples=200), violations=self.latest_violations(),
                             games=latest)
 
     def latest_games(self, limit: int, version_id: int | None = None) -> list[dict[str, Any]]:
