@@ -38,12 +38,12 @@ from harness.league import queries
 from harness.league.config import BotEntry, ConfigError, LeagueConfig
 from harness.league.matchmaking import Matchmaker, MatchParams, SkillFit, adjacent_confidence
 from harness.league.pending import PendingGame
-from harness.league.ratings_fit import fit_batches
+from harness.league.ratings_fit import TableFit, fit_batches
 from harness.league.schedule import SEED_LIMIT, StoreRow
 from harness.league.sources import blocked_by_deal
 from harness.league.store import GameOutcome, LeagueStore
 
-__all__ = ["AdaptiveSchedule", "AdaptiveSource", "LAG", "table_confidence", "Answer", "config_roster"]
+__all__ = ["AdaptiveSchedule", "AdaptiveSource", "LAG", "table_confidence", "table_fit_answer", "Answer", "config_roster"]
 
 #: Rounds in flight while the next is chosen (results of the last LAG - 1 rounds are not read).
 LAG = 3
@@ -69,6 +69,19 @@ def table_confidence(fit: SkillFit, index: dict[int, int], active: Sequence[int]
     if len(order) < 2:
         return Answer(0.0, None, order)
     probs = adjacent_confidence(fit, [index[v] for v in order])
+    worst = min(range(len(probs)), key=lambda i: probs[i])
+    return Answer(probs[worst], (order[worst], order[worst + 1]), order[:top])
+
+
+def table_fit_answer(fit: TableFit, active: Sequence[int], top: int) -> Answer:
+    """The ``until`` question by the table's fit (what decides a stop): P(>next) of each adjacent
+    pair of the ``top`` best ``active`` versions in the fit's order, and the last of them against
+    the next; the lowest of them. bench/matchmaking.py applies the same function."""
+    wanted = set(active)
+    order = [v for v in fit.order if v in wanted][: top + 1]
+    if len(order) < 2:
+        return Answer(0.0, None, order)
+    probs = [fit.p_better(a, b) for a, b in zip(order, order[1:])]
     worst = min(range(len(probs)), key=lambda i: probs[i])
     return Answer(probs[worst], (order[worst], order[worst + 1]), order[:top])
 
@@ -252,13 +265,7 @@ class AdaptiveSchedule:
         if not batches:
             return None
         r = self.config.rating
-        fit = fit_batches(batches, mu=r.mu, sigma=r.sigma, beta=r.beta)
-        order = [v for v in fit.order if v in set(self.active)][: spec.top + 1]
-        if len(order) < 2:
-            return Answer(0.0, None, order)
-        probs = [fit.p_better(a, b) for a, b in zip(order, order[1:])]
-        worst = min(range(len(probs)), key=lambda i: probs[i])
-        return Answer(probs[worst], (order[worst], order[worst + 1]), order[: spec.top])
+        return table_fit_answer(fit_batches(batches, mu=r.mu, sigma=r.sigma, beta=r.beta), self.active, spec.top)
 
     def _stop_now(self) -> str | None:
         spec = self.config.schedule
