@@ -1,7 +1,7 @@
 """The cost of fair play, measured side by side with the behaviour before it, in one run.
 
 1. One process per deal (a bot process never plays two seat orders of one deal): league games
-   per second with the rule and without it (``TABLEBOTS_BENCH_BASELINE=reuse-deals``: processes
+   per second with the rule and without it (``FairPlay(process_per_deal=False)``: processes
    reused for every seat order, as before), and the bot processes each started. On the bench
    league of bench/league.py (Crisps, greedy / random-py / random-js, 2 seats: 2 seat orders a
    deal) and on Dominoes at 4 seats (24 seat orders a deal, the worst case: each bot needs 24
@@ -10,7 +10,7 @@
    schedule order (``schedule-order``), and the rule with the dispatch blocked by deal (after).
 2. CPU fairness (bots frozen between turns, deadlines in the CPU time of the bot's tree): the
    same league's games per second with it and with wall-clock deadlines and no freezing
-   (``TABLEBOTS_BENCH_BASELINE=wall-clock``), i.e. the cost of a freeze, a thaw and two CPU
+   (``FairPlay(cpu_clock=False)``), i.e. the cost of a freeze, a thaw and two CPU
    readings per decision.
    And per decision, in one process pinned to one core (less noisy than games per second on
    a shared machine): the referee's CPU time and the wall time per request sent, with and
@@ -19,8 +19,8 @@
    ``move_ms: 100``, with twice as many workers as cores, eight busy processes beside the
    league and a bot spinning four threads at the table; before and after.
 
-Runs alternate between the two behaviours (each in fresh worker processes, which read the
-switch when they start); every run is printed, and the best of each is compared. The machine is
+Runs alternate between the two behaviours (each in fresh worker processes, given the rules by
+``run_league(fair_play=...)``: :class:`harness.play.referee.FairPlay`); every run is printed, and the best of each is compared. The machine is
 shared: say with which load the figures were taken (the load average is printed).
 
     python bench/fairplay.py [--rounds N] [--repeat N] [--parts 1,2,3,4]
@@ -41,6 +41,7 @@ from pathlib import Path
 from harness.league.config import LeagueConfig, load_config
 from harness.league.runner import run_league
 from harness.league.sources import DEAL_WINDOW, StoreSource
+from harness.play.referee import FAIR_PLAY, FairPlay
 
 REPO = Path(__file__).resolve().parent.parent
 BOTS = REPO / "bots"
@@ -76,25 +77,25 @@ bots:
 """
 
 
+#: the behaviours measured: "" (fair play, as in a league), and what each baseline turns off
+BASELINES = {"": FAIR_PLAY, "schedule-order": FAIR_PLAY, "reuse-deals": FairPlay(process_per_deal=False),
+             "wall-clock": FairPlay(cpu_clock=False)}
+
+
 def play(config: LeagueConfig, baseline: str, workers: int | None = None) -> tuple[float, int, int, int]:
-    """Play the league from scratch under ``baseline``; (games/s from the first recorded game to
-    the last, games, bot processes started, timeouts). ``baseline`` ``schedule-order``: the rule,
-    games dispatched in schedule order (no blocking by deal)."""
+    """Play the league from scratch under ``baseline`` (a key of :data:`BASELINES`); (games/s from
+    the first recorded game to the last, games, bot processes started, timeouts). ``baseline``
+    ``schedule-order``: the rule, games dispatched in schedule order (no blocking by deal)."""
     window = 1 if baseline == "schedule-order" else DEAL_WINDOW
-    baseline = "" if baseline == "schedule-order" else baseline
     cfg = dataclasses.replace(config, workers=workers or config.workers)
     for suffix in ("", "-wal", "-shm", "-logs"):
         Path(cfg.store + suffix).unlink(missing_ok=True)
     logs = Path(str(Path(cfg.store).with_suffix("")) + ".logs")
     for log in logs.glob("**/*.log*"):
         log.unlink()
-    os.environ["TABLEBOTS_BENCH_BASELINE"] = baseline
     stamps: list[float] = []
-    try:
-        run_league(cfg, progress=False, on_game=lambda seq, outcome: stamps.append(time.perf_counter()),
-                   source=functools.partial(StoreSource, window=window))
-    finally:
-        os.environ.pop("TABLEBOTS_BENCH_BASELINE", None)
+    run_league(cfg, progress=False, on_game=lambda seq, outcome: stamps.append(time.perf_counter()),
+               source=functools.partial(StoreSource, window=window), fair_play=BASELINES[baseline])
     started = sum(log.read_text(errors="replace").count("# tablebots: started pid") for log in logs.glob("**/*.log*"))
     with sqlite3.connect(cfg.store) as db:
         timeouts = db.execute("SELECT count(*) FROM violations WHERE kind = 'timeout'").fetchone()[0]
@@ -166,7 +167,6 @@ def part4(games: int, repeat: int) -> None:
     """Per decision: the referee's CPU and wall time per request, CPU clock on and off."""
     import sys
 
-    import harness.play.botproc as botproc
     from harness.games import get_game
     from harness.play.limits import BotSpec, ResourceLimits, pin_to_cpu
     from harness.play.referee import BotPool, RefereeConfig, play_game
@@ -175,12 +175,12 @@ def part4(games: int, repeat: int) -> None:
     game = get_game("crisps")
     spec = [BotSpec(name=f"r{i}", command=(sys.executable, str(BOTS / "random_bot.py"), "--seed", str(i)),
                     cwd=str(REPO)) for i in range(2)]
-    config = RefereeConfig(limits=ResourceLimits(sandbox=None))
+    limits = ResourceLimits(sandbox=None)
     results: dict[str, list[tuple[float, float]]] = {"before": [], "after": []}
     seed = 0
     for _ in range(repeat):
-        for name, baseline in (("before", frozenset({"wall-clock"})), ("after", frozenset())):
-            botproc.BASELINE = baseline
+        for name, baseline in (("before", "wall-clock"), ("after", "")):
+            config = RefereeConfig(limits=limits, fair_play=BASELINES[baseline])
             with BotPool(config) as pool:
                 play_game(game, {}, 10**6 + seed, "warm", spec, pool, config)  # start the processes
                 requests = 0
@@ -190,7 +190,6 @@ def part4(games: int, repeat: int) -> None:
                     requests += play_game(game, {}, seed, f"g{seed}", spec, pool, config).requests
                 cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
             results[name].append((cpu / requests * 1e6, wall / requests * 1e6))
-    botproc.BASELINE = frozenset()
     print(f"\n4. per request, one process pinned to one core, Crisps between two random bots ({games} games a run)")
     for name in ("before", "after"):
         runs = results[name]

@@ -11,10 +11,14 @@ likelihood; harness.league.matchmaking.fit_skills, mu only). Side by side in one
    rung of a geometric ladder of games played, for the adaptive schedule (the matchmaker with
    its defaults, except the fit refreshed when the rounds grow by 10% and the previous round's
    results known when choosing the next: an in-process league plays a round at once), uniform
-   random sets, and round-robin rounds (whole rounds only); the games each needs for 95%. The
-   adaptive leagues also apply ``until: {top: 10, confidence: 0.95}`` at each rung (each adjacent
-   pair of the top 10, and the 10th against the 11th, with P(>next) >= 0.95 in the fit): how many
-   stopped, and the share of those with the right top-10 order and set.
+   random sets, and round-robin rounds (whole rounds only); the games each needs for 95%; per
+   rung, the leagues right with adaptive only and with uniform only (the same skills in both:
+   a paired comparison, with a sign test where uniform has more). The adaptive leagues also
+   apply ``until: {top: 10, confidence: 0.95}`` as the league applies it (:class:`Until`: the
+   matchmaker's count fit says when to ask; the table's own fit, ratings_fit.fit_batches on every
+   game played with each duplicate set a cluster, decides by adaptive.table_fit_answer, the
+   function the league calls): how many stopped, and the share of those with the right top-10
+   order and set, judged on the games played when they stopped.
 2. Balance (adaptive): the most- over the least-played bot's games, seats (every seat order of
    each set: equal by construction, counted), and each table size's share per bot in a league
    with tables of 2 and 3.
@@ -22,10 +26,24 @@ likelihood; harness.league.matchmaking.fit_skills, mu only). Side by side in one
    its rank error after its first 100 and 200 games, and how many league games and sets those
    took, adaptive (the settings of part 1) against uniform random sets.
 4. Speed: choosing a round among 1,000 active bots (tables of 2 and of 3), and the fit it draws from.
+5. The real engines: bots that are in-process policies (bench/greedy_mix.py: the greedy choice of
+   bots/<game>_greedy.py with probability p, a uniformly random move otherwise), p graded from 1
+   down to 0 over the field, so the true order is the order of p; the premise is checked first
+   on a sample (p=1 against p=0.9, and against p=0). Dominoes at tables of 2, Epizodiak at
+   tables of 3; adaptive, uniform random sets and round-robin rounds, rated and judged as in
+   part 1, with ``until`` as in part 1. Not at full size: the engines play 300-700 games/s per
+   core in process (~150-450 on this shared machine under load), and p from 0 to 1 spans only
+   ~8.8 TrueSkill units in Dominoes (p=1 ahead of p=0 in 93% of games) and ~2.2 in Epizodiak
+   (64.5%): 200 bots would be 0.04 and 0.01 units apart, beyond any ladder in reach. The default
+   is 20 Dominoes bots (p step 0.053) and 12 Epizodiak bots (step 0.091), 12 leagues per
+   schedule, ladders to 22,627 and 16,000 games (--real, --real-leagues); the full case (200
+   bots, 40 leagues) would need a faster engine or policy (C++), many cores, and a wider
+   strength range than greedy/random gives.
 
 The last line is the headline: games adaptive / games uniform for the top-10 set, per table size.
 
-Run: python bench/matchmaking.py [--leagues 40] [--max-games 2:1.6e7,3:8e6] [--parts 1,2,3,4]
+Run: python bench/matchmaking.py [--leagues 40] [--max-games 2:1.6e7,3:8e6] [--parts 1,2,3,4,5]
+     [--real 2:20:22627,3:12:16000] [--real-leagues 12]
 The figures in docs/leagues.md come from this script (its --leagues and the load are printed).
 """
 
@@ -35,8 +53,10 @@ import argparse
 import itertools
 import math
 import os
+import random
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 # One BLAS thread: on a shared two-core machine OpenBLAS's threads made a 200-bot Cholesky 10x slower.
@@ -47,7 +67,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from scipy.special import ndtr  # noqa: E402
 
-from harness.league.matchmaking import Matchmaker, MatchParams, adjacent_confidence, fit_skills  # noqa: E402
+from harness.league.adaptive import table_confidence, table_fit_answer  # noqa: E402
+from harness.league.matchmaking import Matchmaker, MatchParams, fit_skills  # noqa: E402
+from harness.league.ratings_fit import TableBatch, fit_batches  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from greedy_mix import Field, play_set  # noqa: E402
 
 MU, SIGMA, BETA = 25.0, 25.0 / 3, 25.0 / 6
 LUCK = BETA / math.sqrt(2)  # the seat's deal luck, shared by the seat orders of a set
@@ -60,9 +85,11 @@ BENCH_PARAMS = MatchParams(lag=1, refit_growth=0.1)
 # playing sets
 
 
-def play_sets(sets: np.ndarray, skills: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def play_sets(sets: np.ndarray, skills: np.ndarray, rng: np.random.Generator,
+              games: list[np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Every seat order of each set (rows of bot indices) on one deal: (winners, losers) of the
-    comparisons of every pair of places of every game (as the table's fit reads a game)."""
+    comparisons of every pair of places of every game (as the table's fit reads a game). With
+    ``games``, each game's bots from first place to last are appended to it (sets x k! x k)."""
     n_sets, k = sets.shape
     perms = np.array(list(itertools.permutations(range(k))))  # (k!, k): seat -> member
     members = sets[:, perms]  # (S, k!, k): the bot at each seat of each game
@@ -70,6 +97,8 @@ def play_sets(sets: np.ndarray, skills: np.ndarray, rng: np.random.Generator) ->
     perf = skills[members] + luck + rng.normal(0.0, NOISE, members.shape)
     order = np.argsort(-perf, axis=2)
     placed = np.take_along_axis(members, order, axis=2)  # bots from first place to last
+    if games is not None:
+        games.append(placed.astype(np.int16))
     ahead, behind = zip(*itertools.combinations(range(k), 2))
     return placed[:, :, list(ahead)].ravel(), placed[:, :, list(behind)].ravel()
 
@@ -123,13 +152,13 @@ def uniform_sets(n: int, k: int, count: int, rng: np.random.Generator) -> np.nda
 
 
 def play_block(mm: Matchmaker, block: list[np.ndarray], skills: np.ndarray, wins: np.ndarray,
-               rng: np.random.Generator) -> None:
+               rng: np.random.Generator, games: list[np.ndarray] | None = None) -> None:
     """Play the rounds ``block`` (just planned by ``mm``) at once; each round's results go to ``mm`` under its number."""
     sizes = {sets.shape[1] for sets in block if sets.size}
     first = mm.rounds - len(block)
     for k in sizes:
         rounds = [i for i, sets in enumerate(block) if sets.size and sets.shape[1] == k]
-        winners, losers = play_sets(np.concatenate([block[i] for i in rounds]), skills, rng)
+        winners, losers = play_sets(np.concatenate([block[i] for i in rounds]), skills, rng, games)
         add_wins(wins, winners, losers)
         per_set = math.factorial(k) * math.comb(k, 2)
         bounds = np.cumsum([len(block[i]) * per_set for i in rounds])[:-1]
@@ -148,10 +177,37 @@ def top_right(wins: np.ndarray, truth: np.ndarray) -> tuple[bool, bool, np.ndarr
     return set(order[:TOP]) == set(truth[:TOP]), bool((order[:TOP] == truth[:TOP]).all()), order
 
 
-def until_answered(wins: np.ndarray, confidence: float) -> bool:
-    fit = fit_skills(wins, mu=MU, sigma=SIGMA, beta=BETA)
-    order = np.argsort(-fit.mu, kind="stable")[: TOP + 1]
-    return min(adjacent_confidence(fit, list(order))) >= confidence
+class Until:
+    """``until: {top: 10, confidence: C}`` as the league applies it (adaptive.AdaptiveSchedule._stop_now):
+    the matchmaker's cheap count fit says when to ask; the table's own fit (ratings_fit.fit_batches on
+    every game played, each duplicate set a cluster) decides, by adaptive.table_fit_answer; when it
+    says no, it is asked again once the games have grown by a tenth."""
+
+    def __init__(self, confidence: float) -> None:
+        self.confidence = confidence
+        self.confirm_after = 0
+        self.asked = 0
+
+    def stop(self, mm: Matchmaker, batch: Callable[[], TableBatch], played: int) -> bool:
+        """Whether the league stops now, with ``played`` games; ``batch()`` gives every game played."""
+        active = [v for v, on in zip(mm.ids, mm.active) if on]
+        cheap = table_confidence(mm.fit(mm.rounds), mm.index, active, TOP)
+        if cheap.pair is None or cheap.confidence < self.confidence or played < self.confirm_after:
+            return False
+        self.asked += 1
+        answer = table_fit_answer(fit_batches([batch()], mu=MU, sigma=SIGMA, beta=BETA), active, TOP)
+        if answer.pair is not None and answer.confidence >= self.confidence:
+            return True
+        self.confirm_after = int(played * 1.1) + 1
+        return False
+
+
+def table_batch(games: list[np.ndarray]) -> TableBatch:
+    """The games played (blocks of sets x k! x k, bots from first place to last) as the table's fit reads them."""
+    placed = np.concatenate(games)
+    n_sets, per_set, k = placed.shape
+    return TableBatch(placed.reshape(-1, k).astype(np.int64), np.tile(np.arange(k), (n_sets * per_set, 1)),
+                      np.repeat(np.arange(n_sets), per_set))
 
 
 def ladder(max_games: float, start: float = 2e4) -> list[int]:
@@ -220,15 +276,19 @@ def run_adaptive(skills: np.ndarray, k: int, rungs: list[int], seed: int, rng: n
     stopped: tuple[int, bool, bool] | None = None
     truth = np.argsort(-skills)
     per_set = math.factorial(k)
+    games: list[np.ndarray] | None = []
+    until = Until(confidence)
     for rung in rungs:
         while played < rung:
             block = mm.plan_rounds(min(mm.rounds_on_this_fit(), max(1, (rung - played) // (n * per_set // k))))
-            play_block(mm, block, skills, wins, rng)
+            play_block(mm, block, skills, wins, rng, games)
             played += sum(len(sets) for sets in block) * per_set
+            if games is not None and until.stop(mm, lambda kept=games: table_batch(kept), played):
+                # judged on the games played when it stopped (the fit of the wins so far)
+                stopped = (played, *top_right(wins, truth)[:2])
+                games = None  # asked and answered: no more games to keep
         right_set, right_order, _ = top_right(wins, truth)
         out.append((right_set, right_order))
-        if stopped is None and until_answered(wins, confidence):
-            stopped = (played, right_set, right_order)
     games = mm.games[:n]
     balance = {"games_ratio": float(games.max() / max(games.min(), 1))}
     return out, balance, stopped
@@ -259,9 +319,10 @@ def part1(n_bots: int, leagues: int, max_games: dict[int, float], sizes: list[in
 
 
 def report(k: int, rungs: list[int], results: dict[str, list[list[tuple[bool, bool] | None]]],
-           stops: list[tuple[int, bool, bool] | None], ratios: list[float], seconds: float) -> tuple[int | None, int | None]:
+           stops: list[tuple[int, bool, bool] | None], ratios: list[float], seconds: float,
+           title: str = "") -> tuple[int | None, int | None]:
     leagues = len(stops)
-    print(f"\ntables of {k}: {leagues} leagues ({seconds:.0f} s)")
+    print(f"\n{title or f'tables of {k}'}: {leagues} leagues ({seconds:.0f} s, load {os.getloadavg()[0]:.1f})")
     print(f"{'games':>12}  " + "  ".join(f"{name:>17}" for name in results))
     shares: dict[str, list[tuple[float, float] | None]] = {}
     for name, per_league in results.items():
@@ -296,6 +357,18 @@ def report(k: int, rungs: list[int], results: dict[str, list[list[tuple[bool, bo
              if shares["adaptive"][i][j] < shares["uniform"][i][j]]  # type: ignore[index]
     print(f"  rungs where adaptive has fewer leagues right than uniform: "
           f"{', '.join(f'{r:,} ({w})' for r, w in worse) if worse else 'none'}")
+    print("  paired (the same skills in both): leagues right with adaptive only / with uniform only, top-10 set "
+          "(two-sided sign test p where uniform has more):")
+    print("    " + ", ".join(paired_cell(rung, [lg[i] for lg in results["adaptive"]], [lg[i] for lg in results["uniform"]])
+                             for i, rung in enumerate(rungs)))
+    stuck = []
+    for league, per_rung in enumerate(results["adaptive"]):
+        if per_rung[-1] is not None and not per_rung[-1][0]:
+            since = len(rungs) - 1
+            while since > 0 and per_rung[since - 1] is not None and not per_rung[since - 1][0]:  # type: ignore[index]
+                since -= 1
+            stuck.append(f"league {league} since {rungs[since]:,}")
+    print(f"  adaptive leagues with the wrong top-{TOP} set at the last rung: {', '.join(stuck) if stuck else 'none'}")
     done = [s for s in stops if s is not None]
     if done:
         print(f"  until {{top: {TOP}, confidence: 0.95}}: {len(done)} of {leagues} adaptive leagues stopped "
@@ -303,8 +376,21 @@ def report(k: int, rungs: list[int], results: dict[str, list[list[tuple[bool, bo
               f"right top-{TOP} order, {sum(s[1] for s in done)} with the right set")
     else:
         print(f"  until {{top: {TOP}, confidence: 0.95}}: no adaptive league stopped by {rungs[-1]:,} games")
-    print(f"  adaptive balance at {rungs[-1]:,} games: most/least-played games {max(ratios):.3f} (worst league)")
+    if ratios:
+        print(f"  adaptive balance at {rungs[-1]:,} games: most/least-played games {max(ratios):.3f} (worst league)")
     return needed["adaptive"][0], needed["uniform"][0]
+
+
+def paired_cell(rung: int, adaptive: list[tuple[bool, bool] | None], uniform: list[tuple[bool, bool] | None]) -> str:
+    """One rung's discordant leagues for the top-10 set: right with adaptive only, right with uniform only."""
+    a_only = sum(1 for a, u in zip(adaptive, uniform) if a and u and a[0] and not u[0])
+    u_only = sum(1 for a, u in zip(adaptive, uniform) if a and u and u[0] and not a[0])
+    cell = f"{rung:,}: {a_only}/{u_only}"
+    if u_only > a_only:
+        n = a_only + u_only
+        p = min(1.0, 2 * sum(math.comb(n, i) for i in range(a_only + 1)) / 2**n)
+        cell += f" (p {p:.2f})"
+    return cell
 
 
 # ---------------------------------------------------------------------------------------------
@@ -450,19 +536,112 @@ def part4(n_bots: int) -> None:
               f"{1000 * float(np.median(times)):.1f} ms); the fit it draws from {1000 * fit_s:.0f} ms")
 
 
+# ---------------------------------------------------------------------------------------------
+# part 5: the real engines
+
+
+REAL_GAMES = {2: "dominoes", 3: "epizodiak"}
+
+
+def real_verify(k: int, sets: int) -> None:
+    """The premise of part 5 on a sample: a bot with p = 1 against one with p = 0.9, and p = 1 against p = 0."""
+    game = REAL_GAMES[k]
+    for strong, weak in ((1.0, 0.9), (1.0, 0.0)):
+        rng = random.Random(f"verify:{k}:{weak}")
+        score, games = 0.0, 0
+        for _ in range(sets):
+            greedy = [strong, weak] + [0.5] * (k - 2)
+            for seats, ranking in play_set(game, rng.randrange(2**31), greedy, rng):
+                ra, rb = ranking[seats.index(0)], ranking[seats.index(1)]
+                score += 1.0 if ra < rb else 0.5 if ra == rb else 0.0
+                games += 1
+        share = score / games
+        half = 1.96 * math.sqrt(share * (1 - share) / games)  # (sets' games are dependent: a rough interval)
+        print(f"  {game}, tables of {k}: p={strong:g} placed ahead of p={weak:g} in {share:.3f} +- {half:.3f} of "
+              f"{games:,} games ({sets} sets)")
+
+
+def real_league(k: int, schedule: str, greedy: np.ndarray, rungs: list[int], league: int,
+                confidence: float = 0.95) -> tuple[list[tuple[bool, bool] | None], tuple[int, bool, bool] | None]:
+    """One league of bots playing greedy at the rates ``greedy`` (bot 0 strongest) on the real
+    engine, up to each rung: (right top-10 set, right order) per rung, and where ``until`` stopped it."""
+    n = greedy.size
+    field = Field(REAL_GAMES[k], greedy.tolist(), seed=f"{k}:{schedule}:{league}")
+    np_rng = np.random.default_rng([k, league, len(schedule)])
+    truth = np.arange(n)
+    per_set = math.factorial(k)
+    mm = Matchmaker(league, (k,), params=BENCH_PARAMS)
+    for v in range(n):
+        mm.add_bot(v)
+    combos = np.array(list(itertools.combinations(range(n), k)))
+    until = Until(confidence) if schedule == "adaptive" else None
+    played, out, stopped = 0, [], None
+    last: tuple[bool, bool] | None = None
+
+    def batch() -> TableBatch:
+        return TableBatch(np.array(field.versions), np.array(field.ranks), np.array(field.sets))
+
+    for rung in rungs:
+        while played + (len(combos) * per_set if schedule == "round robin" else per_set) <= rung:
+            if schedule == "adaptive":
+                (sets,) = mm.plan_rounds(1)
+                for members in sets.tolist():
+                    for seats, ranking in field.play(members):
+                        mm.record(mm.rounds - 1, seats, ranking)
+            else:
+                sets = combos if schedule == "round robin" else uniform_sets(n, k, min(n // k, (rung - played) // per_set), np_rng)
+                for members in sets.tolist():
+                    field.play(members)
+            played += len(sets) * per_set
+            if until is not None and stopped is None and until.stop(mm, batch, played):
+                stopped = (played, *top_right(np.array(field.wins), truth)[:2])
+            last = top_right(np.array(field.wins), truth)[:2] if played else None
+        out.append(last)
+    return out, stopped
+
+
+def part5(k: int, n_bots: int, leagues: int, max_games: float, verify_sets: int) -> tuple[int | None, int | None]:
+    game = REAL_GAMES[k]
+    greedy = np.linspace(1.0, 0.0, n_bots)
+    print(f"\n5. the real engines: {game}, tables of {k}, {n_bots} bots, bot i greedy with probability "
+          f"{greedy[0]:g}..{greedy[-1]:g} (step {greedy[0] - greedy[1]:.3f}) and uniformly random otherwise; "
+          f"{leagues} leagues per schedule")
+    t0 = time.perf_counter()
+    real_verify(k, verify_sets)
+    print(f"  (the check took {time.perf_counter() - t0:.0f} s)")
+    rungs = ladder(max_games, start=max(1000.0, math.comb(n_bots, k) * math.factorial(k) / 8))
+    results: dict[str, list[list[tuple[bool, bool] | None]]] = {"adaptive": [], "uniform": [], "round robin": []}
+    stops: list[tuple[int, bool, bool] | None] = []
+    needed: tuple[int | None, int | None] = (None, None)
+    t0 = time.perf_counter()
+    for league in range(leagues):
+        for name in results:
+            got, stopped = real_league(k, name, greedy, rungs, league)
+            results[name].append(got)
+            if name == "adaptive":
+                stops.append(stopped)
+        needed = report(k, rungs, results, stops, [], time.perf_counter() - t0, title=f"{game}, tables of {k}")
+        sys.stdout.flush()
+    return needed
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--leagues", type=int, default=40)
     parser.add_argument("--bots", type=int, default=200)
     parser.add_argument("--max-games", default="2:1.6e7,3:8e6", help="the ladder's top per table size")
     parser.add_argument("--sizes", default="2,3")
-    parser.add_argument("--parts", default="1,2,3,4")
+    parser.add_argument("--parts", default="1,2,3,4,5")
     parser.add_argument("--newcomer-leagues", type=int, default=20)
+    parser.add_argument("--real", default="2:20:22627,3:12:16000",
+                        help="part 5 per table size: size:bots:ladder top (dominoes at 2, epizodiak at 3)")
+    parser.add_argument("--real-leagues", type=int, default=12)
+    parser.add_argument("--verify-sets", type=int, default=200, help="part 5's check of the premise: sets per pair")
     args = parser.parse_args()
     parts = {int(p) for p in args.parts.split(",")}
     sizes = [int(s) for s in args.sizes.split(",")]
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (a shared machine)")
-    headline = {}
+    cells = []
     if 4 in parts:
         part4(1000)
     if 2 in parts:
@@ -471,14 +650,25 @@ def main() -> None:
         part3(args.bots, args.newcomer_leagues, sizes)
     if 1 in parts:
         tops = {int(k): float(v) for k, v in (item.split(":") for item in args.max_games.split(","))}
-        headline = part1(args.bots, args.leagues, tops, sizes)
+        for k, (a, u) in part1(args.bots, args.leagues, tops, sizes).items():
+            cells.append(headline_cell(f"synthetic, tables of {k}", a, u, tops[k]))
+    if 5 in parts:
+        for item in args.real.split(","):
+            k, bots, top = (float(x) for x in item.split(":"))
+            if int(k) in sizes:
+                a, u = part5(int(k), int(bots), args.real_leagues, top, args.verify_sets)
+                cells.append(headline_cell(f"{REAL_GAMES[int(k)]} ({int(bots)} bots, {args.real_leagues} leagues), "
+                                           f"tables of {int(k)}", a, u, top))
     print(f"\nload average at end: {os.getloadavg()[0]:.1f}")
-    cells = []
-    for k, (a, u) in headline.items():
-        ratio = f"{a / u:.2f}" if a and u else (f"< {a / tops[k]:.2f}" if a else "n/a (adaptive did not reach 95%)")
-        cells.append(f"tables of {k}: {ratio} ({'> max' if a is None else f'{a:,}'} / {'> max' if u is None else f'{u:,}'})")
     if cells:
         print("headline: games adaptive / games uniform for the right top-10 set in 95% of leagues: " + "; ".join(cells))
+
+
+def headline_cell(label: str, adaptive: int | None, uniform: int | None, top: float) -> str:
+    ratio = (f"{adaptive / uniform:.2f}" if adaptive and uniform else f"< {adaptive / top:.2f}" if adaptive
+             else "n/a (adaptive did not reach 95%)")
+    return (f"{label}: {ratio} ({'> max' if adaptive is None else f'{adaptive:,}'} / "
+            f"{'> max' if uniform is None else f'{uniform:,}'})")
 
 
 if __name__ == "__main__":

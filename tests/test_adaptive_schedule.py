@@ -251,3 +251,27 @@ def test_a_round_robin_turned_adaptive_keeps_its_results_and_drops_its_pending_g
     path.write_text(path.read_text().replace("schedule: round_robin", "schedule: {kind: adaptive, games: 20}"))
     again = run_league(load_config(path), player=FAKE, progress=False)
     assert again.played == 0 and again.finished is not None and "budget" in again.finished
+
+
+def test_the_rounds_are_chosen_with_one_blas_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fits behind a round run with one BLAS thread (on cores the workers hold, OpenBLAS's
+    threads waiting on each other made a 1,000-bot fit several times slower), and the limit is
+    lifted after the choice (the harness's environment, which bots inherit, is not touched)."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    def blas_threads() -> set[int]:
+        return {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
+
+    path = write_config(tmp_path, [f"s{i}" for i in range(6)])
+    cfg = load_config(path)
+    seen: list[set[int]] = []
+    with LeagueStore(cfg.store) as store:
+        store.bind(cfg)
+        schedule = AdaptiveSchedule(cfg, store, store.register_versions(cfg.bots))
+        plan = schedule.mm.plan_round
+        monkeypatch.setattr(schedule.mm, "plan_round", lambda: (seen.append(blas_threads()), plan())[1])
+        with threadpool_limits(limits=2, user_api="blas"):  # as on any machine of 2 cores or more
+            assert blas_threads() == {2}
+            assert schedule.next_games()
+            assert blas_threads() == {2}
+    assert seen == [{1}]

@@ -630,6 +630,17 @@ def test_ladder_standings_and_finals_with_real_bots(contest) -> None:  # type: i
         assert before == [tuple(r) for r in db.db.execute("SELECT submission_id, games, wins, rank_sum FROM standings "
                                                           "ORDER BY 1")]
         db.close()
+        # a team's own game opens in its own seat's view, the only seat offered besides the
+        # spectator's; the public replay offers the spectator's view alone
+        _sign_in(client, tokens["alpha"])
+        link = re.search(r'href="(/me/games/([^/"]+)/seat/(\d+))"', client.get("/me").text)
+        assert link, "alpha's games on its page"
+        views = re.compile(r'<select id="view"[^>]*>(.*?)</select>', re.S)
+        own = views.search(client.get(link.group(1)).text).group(1)
+        assert re.findall(r'<option value="(-?\d+)"', own) == ["-1", link.group(3)]
+        assert re.findall(r'<option value="(-?\d+)" selected', own) == [link.group(3)]
+        public = views.search(_client(root).get(f"/games/{link.group(2)}").text).group(1)
+        assert re.findall(r'<option value="(-?\d+)"( selected)?', public) == [("-1", " selected")]
         result = CliRunner().invoke(cli, ["contest", "finals", str(root), "--top", "2", "--rounds", "1"])
         assert result.exit_code == 0, result.output
         assert "finalists: 1." in result.output and (root / "finals" / "report" / "index.html").is_file()

@@ -16,11 +16,7 @@ import time
 import warnings
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
-from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
@@ -31,19 +27,6 @@ import httpx  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 LATE_VIOLATOR = REPO / "tests" / "bots" / "contest_late_violator.py"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
-    assert chromium and driver, "Debian's chromium and chromium-driver are needed (.ci/run installs them)"
-    opts = Options()
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,1000"):
-        opts.add_argument(arg)
-    opts.binary_location = chromium
-    d = webdriver.Chrome(service=Service(driver), options=opts)
-    yield d
-    d.quit()
 
 
 def shoot(browser, tmp_path: Path, name: str) -> None:
@@ -155,6 +138,18 @@ def test_participant_end_to_end(browser, tmp_path: Path) -> None:  # type: ignor
         browser.get(base + "/me")
         browser.find_element(By.CSS_SELECTOR, "#my-games a").click()
         _until(lambda: "/seat/" in browser.current_url, 10, "the replay from alpha's seat")
+        # it opens in alpha's own seat's view (the only seat offered besides the spectator): at the
+        # deal, alpha's cards face up and the other seat's face down
+        seat = browser.current_url.split("#")[0].rsplit("/seat/", 1)[1]
+        view = Select(browser.find_element(By.ID, "view"))
+        assert view.first_selected_option.get_attribute("value") == seat
+        assert [o.get_attribute("value") for o in view.options] == ["-1", seat]
+        browser.find_element(By.ID, "first").click()
+        for row in browser.find_elements(By.CSS_SELECTOR, "#seats-table tbody tr"):
+            faces = row.find_elements(By.CSS_SELECTOR, "td.hand g.card:not(.back)")
+            backs = row.find_elements(By.CSS_SELECTOR, "td.hand g.card.back")
+            assert (bool(faces), bool(backs)) == ((True, False) if row.get_attribute("data-seat") == seat else (False, True))
+        assert browser.find_element(By.ID, "observation-box").get_attribute("open") is not None
         shoot(browser, tmp_path, "07-replay-from-my-seat")
         browser.get(base + "/me/stderr")
         assert "on purpose" in browser.find_element(By.ID, "stderr").text
@@ -168,6 +163,8 @@ def test_participant_end_to_end(browser, tmp_path: Path) -> None:  # type: ignor
         shoot(browser, tmp_path, "09-games")
         browser.find_element(By.CSS_SELECTOR, "#games a").click()
         assert "late-violator: answering" not in browser.page_source
+        view = Select(browser.find_element(By.ID, "view"))  # the public: the spectator's view alone
+        assert [o.get_attribute("value") for o in view.options] == ["-1"] and view.first_selected_option.text.startswith("spectator")
         shoot(browser, tmp_path, "10-public-replay")
         browser.get(base + "/h2h?a=alpha&b=house")
         assert "games together" in browser.find_element(By.ID, "h2h-summary").text

@@ -547,3 +547,40 @@ bots:
         assert all(r["seed"] != _deal_seed(None, cfg.name, cfg.seed, r["round"], ["a", "b"]) for r in rows)
         seeds.append([r["seed"] for r in rows])
     assert seeds[0] != seeds[1]  # same config and roster, another store: other deals
+
+
+# The fair-play rules are on in every league; only a benchmark of their cost turns one off, by
+# an explicit parameter (RefereeConfig.fair_play): no environment variable reaches the referee.
+_FAIR_PLAY_SWITCHES = """
+import json, sys
+from harness.games import get_game
+from harness.play.limits import BotSpec, ResourceLimits
+from harness.play.referee import BotPool, FairPlay, RefereeConfig, play_game
+
+specs = [BotSpec(name=f"r{i}", command=(sys.executable, sys.argv[1], "--seed", str(i)), cwd="/") for i in range(2)]
+out = {}
+for name, rules in (("default", FairPlay()), ("reuse", FairPlay(process_per_deal=False)),
+                    ("wall", FairPlay(cpu_clock=False))):
+    config = RefereeConfig(limits=ResourceLimits(sandbox=None), fair_play=rules)
+    with BotPool(config) as pool:
+        for order in (specs, specs[::-1]):  # the two seat orders of one deal (one seed)
+            play_game(get_game("crisps"), {"max_turns": 20}, 7, "g", order, pool, config)
+        out[name] = [pool.started, sorted({p.cpu_clock for p in pool.processes()})]
+print(json.dumps(out))
+"""
+
+
+def test_fair_play_is_off_only_by_an_explicit_parameter_never_by_the_environment(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    env = {**os.environ, "TABLEBOTS_BENCH_BASELINE": "wall-clock,reuse-deals"}
+    done = subprocess.run([sys.executable, "-c", _FAIR_PLAY_SWITCHES, str(RANDOM)], env=env, cwd=str(REPO),
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    clock = _cpu_clock_here()
+    assert out["default"] == [4, [clock]]  # one process per seat order of the deal, the CPU clock where it can be
+    assert out["reuse"] == [2, [clock]]  # the benchmark's baseline: reused across the deal's seat orders
+    assert out["wall"] == [4, [False]]  # the benchmark's baseline: wall-clock deadlines, never frozen

@@ -115,10 +115,7 @@ def test_a_league_of_the_plugin_game_runs_rates_exports_and_reports(plugin, tmp_
     assert sorted((out / "games").glob("*.html"))
 
 
-def test_the_report_shows_a_plugin_game_as_text(plugin, tmp_path):
-    from selenium import webdriver
-    from selenium.webdriver.chrome.options import Options
-    from selenium.webdriver.chrome.service import Service
+def test_the_report_shows_a_plugin_game_as_text(plugin, tmp_path, browser):
     from selenium.webdriver.common.by import By
 
     config = tmp_path / "toy.yaml"
@@ -127,31 +124,21 @@ def test_the_report_shows_a_plugin_game_as_text(plugin, tmp_path):
     assert harness(plugin, "run", str(config), "--quiet").returncode == 0
     out = tmp_path / "site"
     assert harness(plugin, "report", str(config), "-o", str(out)).returncode == 0
-    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
-    assert chromium and driver, "Debian's chromium and chromium-driver are needed (.ci/run installs them)"
-    opts = Options()
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,1000"):
-        opts.add_argument(arg)
-    opts.binary_location = chromium
-    browser = webdriver.Chrome(service=Service(driver), options=opts)
-    try:
-        page = sorted((out / "games").glob("*.html"))[0]
-        browser.get(page.as_uri())
-        picture = browser.find_element(By.ID, "picture")
-        assert picture.find_element(By.TAG_NAME, "pre").text.startswith("pile 21, turn 0")  # the engine's render()
-        browser.find_element(By.ID, "last").click()
-        assert "game over" in browser.find_element(By.ID, "move-panel").text
-        assert "pile 0" in picture.text
-        assert "take: seat " in browser.find_element(By.ID, "move-panel").text  # the event, as text
-        scores = [td.text for td in browser.find_elements(By.CSS_SELECTOR, "#seats-table td.score")]
-        assert sorted(scores) == ["0", "1"]
-        # a seat's view: its own observation, as readable text (its secret number, no JSON braces)
-        browser.find_element(By.CSS_SELECTOR, "#view option[value='1']").click()
-        text = picture.find_element(By.TAG_NAME, "pre").text
-        assert "secret: " in text and "pile: " in text and "{" not in text
-        where = Path(os.environ.get("TABLEBOTS_SCREENSHOTS", tmp_path))
-        where.mkdir(parents=True, exist_ok=True)
-        browser.save_screenshot(str(where / "plugin-replay-seat-view.png"))
-        assert not browser.get_log("browser") or all(e["level"] != "SEVERE" for e in browser.get_log("browser"))
-    finally:
-        browser.quit()
+    page = sorted((out / "games").glob("*.html"))[0]
+    browser.get(page.as_uri())
+    picture = browser.find_element(By.ID, "picture")
+    assert picture.find_element(By.TAG_NAME, "pre").text.startswith("pile 21, turn 0")  # the engine's render()
+    browser.find_element(By.ID, "last").click()
+    assert "game over" in browser.find_element(By.ID, "move-panel").text
+    assert "pile 0" in picture.text
+    assert "take: seat " in browser.find_element(By.ID, "move-panel").text  # the event, as text
+    scores = [td.text for td in browser.find_elements(By.CSS_SELECTOR, "#seats-table td.score")]
+    assert sorted(scores) == ["0", "1"]
+    # a seat's view: its own observation, as readable text (its secret number, no JSON braces)
+    browser.find_element(By.CSS_SELECTOR, "#view option[value='1']").click()
+    text = picture.find_element(By.TAG_NAME, "pre").text
+    assert "secret: " in text and "pile: " in text and "{" not in text
+    where = Path(os.environ.get("TABLEBOTS_SCREENSHOTS", tmp_path))
+    where.mkdir(parents=True, exist_ok=True)
+    browser.save_screenshot(str(where / "plugin-replay-seat-view.png"))
+    assert not browser.get_log("browser") or all(e["level"] != "SEVERE" for e in browser.get_log("browser"))

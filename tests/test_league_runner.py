@@ -292,7 +292,7 @@ def test_schema_version_is_recorded(tmp_path: Path) -> None:
     cfg = load_config(path)
     LeagueStore(cfg.store).close()
     db = sqlite3.connect(cfg.store)
-    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     db.close()
     assert dataclasses.is_dataclass(cfg)
@@ -407,7 +407,7 @@ def test_a_schema_1_store_is_migrated_and_its_league_finishes_as_a_new_one_would
     assert first.played == 20
     as_schema_1(old.store)
     with LeagueStore(old.store) as store:  # migrated on open
-        assert store.db.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert store.db.execute("PRAGMA user_version").fetchone()[0] == 3
         assert store.db.execute("SELECT count(*) FROM seats WHERE rank IS NULL").fetchone()[0] == 0
         pending = store.pending_games()
         assert len(pending) == len(build_schedule(old)) - 20 and all(len(g.version_ids) == 2 for g in pending)
@@ -420,3 +420,43 @@ def test_a_schema_1_store_is_migrated_and_its_league_finishes_as_a_new_one_would
                  "ORDER BY g.seq, s.seat")
         assert a.db.execute(query).fetchall() == b.db.execute(query).fetchall()
         assert a.counts() == b.counts() == {"pending": 0, "done": len(build_schedule(old)), "dropped": 0}
+
+
+@pytest.mark.parametrize("schedule", ["rounds: 2\n", "schedule: {kind: adaptive, games: 8}\n"])
+@pytest.mark.parametrize("how", ["stop", "gave_up", "finished"])
+def test_harness_run_says_what_it_played_and_why_it_stopped(tmp_path, monkeypatch, schedule, how):
+    # one summary for both schedules: the counts, the results, the harness's errors (the first in
+    # full, the others in one line, counted), and a stop, a give-up or the end, each as its exit code
+    from click.testing import CliRunner
+
+    import harness.league.runner as runner_mod
+    from harness.cli import cli
+    from harness.league.store import PlanSummary
+
+    bots = Path(__file__).resolve().parent.parent / "bots"
+    config = tmp_path / "l.yaml"
+    config.write_text(f"name: l\ngame: crisps\nworkers: 1\n{schedule}bots:\n"
+                      f"  - {{name: a, command: python3 {bots}/random_bot.py}}\n"
+                      f"  - {{name: b, command: python3 {bots}/random_bot.py --seed 2}}\n")
+    errors = ["Traceback (most recent call last):\nRuntimeError: engine bug\n"] * 2 + ["Traceback\nValueError: other\n"]
+    summary = runner_mod.RunSummary(plan=PlanSummary(0, 0, 0, 4, 0), played=1, violations=2, seconds=2.0, workers=1,
+                         errors=errors if how != "finished" else [],
+                         stop_reason="the cluster is gone" if how == "stop" else None, gave_up=how == "gave_up",
+                         finished="the budget of 8 games is played (schedule.games)" if how == "finished" else None)
+    monkeypatch.setattr(runner_mod, "run_league", lambda cfg, **kw: summary)
+    result = CliRunner().invoke(cli, ["run", str(config), "--quiet"])
+    adaptive = "adaptive" in schedule
+    totals = "0 done in all" if adaptive else "1 done, 3 left"
+    assert f"l: played 1 games in 2.0 s (0.5 games/s, 1 worker), 2 violations; {totals}. See: harness table" in result.output
+    assert f"violations: harness violations {config}" in result.output and "results: " in result.output
+    if how == "finished":
+        assert result.exit_code == 0, result.output
+        assert ("finished: the budget of 8 games" in result.output) == adaptive
+        return
+    assert result.exit_code == 1, result.output
+    assert "error (2 games): Traceback (most recent call last):\nRuntimeError: engine bug" in result.output
+    assert "error: ValueError: other" in result.output
+    pending = 0 if adaptive else 3
+    said = {"stop": f"stopped: the cluster is gone; the games recorded are kept, {pending} are still pending",
+            "gave_up": "stopped after 3 games failed inside the harness (not because of a bot)"}[how]
+    assert said in result.output and "finished:" not in result.output

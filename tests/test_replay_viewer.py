@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -19,9 +18,6 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
 from harness.cli import cli
@@ -37,18 +33,13 @@ def downloads(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def browser(downloads):
-    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
-    assert chromium and driver, "Debian's chromium and chromium-driver are needed (.ci/run installs them)"
-    opts = Options()
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,1100"):
-        opts.add_argument(arg)
-    opts.add_experimental_option("prefs", {"download.default_directory": str(downloads),
-                                           "download.prompt_for_download": False})
-    opts.binary_location = chromium
-    d = webdriver.Chrome(service=Service(driver), options=opts)
-    yield d
-    d.quit()
+def browser_window() -> str:
+    return "1400,1100"
+
+
+@pytest.fixture(scope="module")
+def browser_prefs(downloads: Path) -> dict[str, object]:
+    return {"download.default_directory": str(downloads), "download.prompt_for_download": False}
 
 
 def shoot(browser, tmp_path: Path, name: str) -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -16,10 +15,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from selenium import webdriver
 from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
@@ -30,19 +26,6 @@ from harness.league.store import LeagueStore
 REPO = Path(__file__).resolve().parent.parent
 BOTS = REPO / "bots"
 HOSTILE = REPO / "tests" / "bots" / "hostile_html.py"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
-    assert chromium and driver, "Debian's chromium and chromium-driver are needed (.ci/run installs them)"
-    opts = Options()
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,1000"):
-        opts.add_argument(arg)
-    opts.binary_location = chromium
-    d = webdriver.Chrome(service=Service(driver), options=opts)
-    yield d
-    d.quit()
 
 
 def shoot(browser, tmp_path: Path, name: str) -> None:

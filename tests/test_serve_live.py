@@ -18,27 +18,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
-from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
 REPO = Path(__file__).resolve().parent.parent
 HARNESS = str(Path(sys.executable).parent / "harness")
-
-
-@pytest.fixture(scope="module")
-def browser():
-    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
-    assert chromium and driver, "Debian's chromium and chromium-driver are needed (.ci/run installs them)"
-    opts = Options()
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,1000"):
-        opts.add_argument(arg)
-    opts.binary_location = chromium
-    d = webdriver.Chrome(service=Service(driver), options=opts)
-    yield d
-    d.quit()
 
 
 def wait_for(what: Callable[[], Any], seconds: float = 60.0, every: float = 0.25) -> Any:

@@ -89,3 +89,47 @@ def test_a_store_made_before_it_recorded_its_config_is_adopted(tmp_path):
     assert "already played" in invoke("run", config, "--no-progress")
     with sqlite3.connect(path) as db:
         assert db.execute("SELECT value FROM meta WHERE key = 'config'").fetchone() == ("../dom.yaml",)
+
+
+def test_serve_warns_on_start_and_on_every_page_when_its_config_is_not_the_stores_owner(tmp_path):
+    import re
+    import signal
+    import subprocess
+    import time
+    import urllib.request
+
+    from harness.league.config import load_config
+    from harness.report.serve import make_server
+
+    original = league(tmp_path)
+    invoke("run", original, "--no-progress")
+    copy = original.with_name("mydom.yaml")
+    copy.write_text(original.read_text())  # kept the name: it reaches the original's store
+    own = make_server(load_config(str(original)), "127.0.0.1", 0)
+    assert own.owner_warning() is None  # the store's own config: nothing to say
+    own.server_close()
+
+    harness = str(Path(sys.executable).parent / "harness")
+    serve = subprocess.Popen([harness, "serve", str(copy), "--port", "0"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        port = int(re.search(r":(\d+)/", serve.stdout.readline()).group(1))  # it serves: only reading
+        warning = serve.stderr.readline()
+        assert warning.startswith("warning: ") and f"holds the league of {original}, not of {copy}" in warning
+        assert "`harness serve` only reads" in warning
+
+        def get(path: str) -> str:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=30) as r:
+                return r.read().decode()
+
+        index = get("/")
+        assert re.search(r'<p class="bad" id="owner-warning"[^>]*>warning: \S+ holds the league of ', index)
+        game = re.search(r'href="(games/g-[0-9a-f]+\.html)"', index).group(1)
+        assert 'id="owner-warning"' in get("/" + game)  # every page, not only the index
+        assert json.loads(get("/api/status"))["store"] is True  # the API stays JSON
+        assert "already played" in invoke("run", copy, "--no-progress", "--claim-store")
+        time.sleep(1.2)  # the check stands for a second
+        assert 'id="owner-warning"' not in get("/")  # now it is the store's owner
+    finally:
+        serve.send_signal(signal.SIGINT)
+        serve.wait(timeout=20)

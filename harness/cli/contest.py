@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from harness.cli.common import echo
+
+if TYPE_CHECKING:
+    from harness.contest.db import ContestDB
 
 contest_dir = click.argument("contest_dir", metavar="DIR", type=click.Path(file_okay=False, path_type=Path))
 
@@ -57,6 +62,21 @@ def init(contest_dir: Path, game: str, name: str | None) -> None:
     echo(f"next: harness contest team add {contest_dir} TEAM")
 
 
+def _new_token(root: Path, make: Callable[[ContestDB, str], str], name: str) -> str:
+    """``make(db, name)`` (a new team, or a team's new token) on the contest's database: the token,
+    or one line saying why not (a name taken, a team unknown)."""
+    from harness.contest.auth import TeamError
+    from harness.contest.db import ContestDB
+
+    db = ContestDB(_load(root).db_path)
+    try:
+        return make(db, name)
+    except TeamError as exc:
+        raise click.ClickException(str(exc)) from None
+    finally:
+        db.close()
+
+
 @contest.group()
 def team() -> None:
     """Add teams, list them, or give one a new token."""
@@ -71,17 +91,9 @@ def team_add(contest_dir: Path, name: str) -> None:
     The token is the last line of the output, alone, for scripts:
     TOKEN=$(harness contest team add DIR NAME | tail -n 1)
     """
-    from harness.contest.auth import TeamError, add_team
-    from harness.contest.db import ContestDB
+    from harness.contest.auth import add_team
 
-    cfg = _load(contest_dir)
-    db = ContestDB(cfg.db_path)
-    try:
-        token = add_team(db, name)
-    except TeamError as exc:
-        raise click.ClickException(str(exc)) from None
-    finally:
-        db.close()
+    token = _new_token(contest_dir, add_team, name)
     echo(f"team {name} added; its token (shown only now, give it to the team; it signs in and uploads):")
     echo(token)
 
@@ -91,17 +103,9 @@ def team_add(contest_dir: Path, name: str) -> None:
 @click.argument("name")
 def team_token(contest_dir: Path, name: str) -> None:
     """Give the team NAME a new token (the old one and its sessions stop working); printed last, alone."""
-    from harness.contest.auth import TeamError, renew_token
-    from harness.contest.db import ContestDB
+    from harness.contest.auth import renew_token
 
-    cfg = _load(contest_dir)
-    db = ContestDB(cfg.db_path)
-    try:
-        token = renew_token(db, name)
-    except TeamError as exc:
-        raise click.ClickException(str(exc)) from None
-    finally:
-        db.close()
+    token = _new_token(contest_dir, renew_token, name)
     echo(f"new token for {name} (the old one no longer works):")
     echo(token)
 

@@ -56,7 +56,9 @@ def serve(config: str, port: int, host: str) -> None:
     The same pages as `harness report`, made from the store, with any game's replay. The index
     keeps itself current: its counts every 2 seconds, the whole page (table, matrix, charts,
     violations, games) when games were played; the config is read again when it or a bot's
-    file changes. Started before the league, it waits for the store. Ctrl-C stops it.
+    file changes. Started before the league, it waits for the store. A config that is not its
+    store's owner (a copy that kept the name, which `harness run` refuses) is served with a
+    warning line, on start and on every page: serve only reads. Ctrl-C stops it.
     Example:
 
     \b
@@ -71,6 +73,9 @@ def serve(config: str, port: int, host: str) -> None:
         raise click.BadParameter(f"cannot listen on {host}:{port}: {exc.strerror or exc} (choose another port, "
                                  f"or 0 for any free one)", param_hint="'--port'") from None
     echo(f"serving {cfg.name} at http://{host}:{server.server_address[1]}/ (Ctrl-C stops)")
+    warning = server.owner_warning()  # a copied config: it only reads, so it serves, and says so
+    if warning:
+        echo(warning, err=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

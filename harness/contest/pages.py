@@ -2,7 +2,7 @@
 
 Public: the leaderboard (``/``, ``/api/leaderboard``), finished games as spectator replays
 (``/games``), head to head (``/h2h``). A team's own (``/me...``): its versions with their build
-and check logs and code, its games replayed from its own seats, its violations with the
+and check logs and code, its games replayed from its own seats (opened in that seat's view), its violations with the
 request, its answer and its stderr, its ladder stderr. Every ``/me`` handler loads the object
 asked for and compares its team with the session's team: another team's gets 403, whatever the
 id. No page shows a game that is not finished.
@@ -121,8 +121,12 @@ def _replay_page(site: Site, request: Request, team: Team | None, game_id: str, 
         start = min(violation["decision"] + 1, max(0, len(replay["frames"]) - 1))
     seats = site.ladder.game(game_id)
     bot_pages = [f"{s['version_id']}.html" for s in seats[1]] if seats else []
+    # a team's own game opens in its own seat's view (the only seats whose observations it holds);
+    # the public sees the spectator's view alone
+    own = sorted(seats_shown or ())
     return site.render("game.html", request, team, replay=replay, replay_json=script_json(replay),
-                       violation=violation, start_move=start, bot_pages=bot_pages, own_seats=seats_shown)
+                       violation=violation, start_move=start, bot_pages=bot_pages,
+                       view_seats=own, view_seat=own[0] if own else None)
 
 
 @public

@@ -31,16 +31,19 @@ from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+from threadpoolctl import threadpool_limits
+
 from harness.league import queries
 from harness.league.config import BotEntry, ConfigError, LeagueConfig
 from harness.league.matchmaking import Matchmaker, MatchParams, SkillFit, adjacent_confidence
 from harness.league.pending import PendingGame
-from harness.league.ratings_fit import fit_batches
+from harness.league.ratings_fit import TableFit, fit_batches
 from harness.league.schedule import SEED_LIMIT, StoreRow
 from harness.league.sources import blocked_by_deal
 from harness.league.store import GameOutcome, LeagueStore
 
-__all__ = ["AdaptiveSchedule", "AdaptiveSource", "LAG", "table_confidence", "Answer", "config_roster"]
+__all__ = ["AdaptiveSchedule", "AdaptiveSource", "LAG", "table_confidence", "table_fit_answer", "Answer", "config_roster"]
 
 #: Rounds in flight while the next is chosen (results of the last LAG - 1 rounds are not read).
 LAG = 3
@@ -66,6 +69,19 @@ def table_confidence(fit: SkillFit, index: dict[int, int], active: Sequence[int]
     if len(order) < 2:
         return Answer(0.0, None, order)
     probs = adjacent_confidence(fit, [index[v] for v in order])
+    worst = min(range(len(probs)), key=lambda i: probs[i])
+    return Answer(probs[worst], (order[worst], order[worst + 1]), order[:top])
+
+
+def table_fit_answer(fit: TableFit, active: Sequence[int], top: int) -> Answer:
+    """The ``until`` question by the table's fit (what decides a stop): P(>next) of each adjacent
+    pair of the ``top`` best ``active`` versions in the fit's order, and the last of them against
+    the next; the lowest of them. bench/matchmaking.py applies the same function."""
+    wanted = set(active)
+    order = [v for v in fit.order if v in wanted][: top + 1]
+    if len(order) < 2:
+        return Answer(0.0, None, order)
+    probs = [fit.p_better(a, b) for a, b in zip(order, order[1:])]
     worst = min(range(len(probs)), key=lambda i: probs[i])
     return Answer(probs[worst], (order[worst], order[worst + 1]), order[:top])
 
@@ -127,20 +143,40 @@ class AdaptiveSchedule:
             self.names[row["id"]] = row["name"]
             self.mm.add_bot(row["id"])
         self.mm.set_roster(sorted(version_ids.values()))
-        for seq, game_id, round_, status, versions, ranks in store.schedule_log(0):
-            if seq <= self.start or not game_id.startswith(ID_PREFIX):  # another schedule's games: results
-                if status == "done" and ranks is not None:
-                    self.mm.record(-1, versions, ranks)
-                continue
-            if status == "dropped":
-                continue
-            self.mm.note_set(round_, versions, games=1)
-            self.scheduled += 1
-            if status == "done" and ranks is not None:
-                self.mm.record(round_, versions, ranks)
-            else:
-                self._track(seq, round_, versions)
+        self._replay(queries.schedule_arrays(store, ID_PREFIX))
         self._drop_games_of(set(self.mm.ids) - set(self.active))  # versions that left while no run was on
+
+    def _replay(self, log: queries.ScheduleArrays) -> None:
+        """The matchmaker's state from the store's games, as arrays: another schedule's finished
+        games (and any before :data:`FROM_KEY`) are results of round -1; this schedule's games
+        not dropped are scheduled, their results recorded in their rounds, the rest tracked as
+        in flight. The same state as replaying the games one by one (tests/test_adaptive_resume.py),
+        without a Python step per game: 5-10x faster at 1,000,000 games (bench/resume.py)."""
+        if not len(log.seq) or not self.mm.ids:
+            return
+        index = np.full(max(self.mm.ids) + 1, -1, dtype=np.int64)
+        index[self.mm.ids] = np.arange(len(self.mm.ids))
+        seats = index[log.versions]  # bot indices, seat after seat, game after game
+        starts = np.cumsum(log.players) - log.players  # each game's first seat
+        ours = log.tagged & (log.seq > self.start)
+        if ours.any():
+            self.mm.note_games(seats[np.repeat(ours, log.players)], log.players[ours], int(log.round[ours].max()))
+            self.scheduled += int(ours.sum())
+        # the finished games round by round (another schedule's: round -1), in schedule order within
+        # a round, then by table size: one bulk call each, its temporaries the size of one round
+        done = np.flatnonzero(log.done)
+        by_round = np.argsort(np.where(ours, log.round, -1)[done], kind="stable")
+        done = done[by_round]
+        rounds = np.where(ours, log.round, -1)[done]
+        bounds = [0, *(np.flatnonzero(np.diff(rounds)) + 1).tolist(), done.size]
+        for lo, hi in zip(bounds, bounds[1:]):
+            games = done[lo:hi]
+            for k in np.unique(log.players[games]).tolist():
+                mine = games[log.players[games] == k]
+                at = starts[mine][:, None] + np.arange(k)
+                self.mm.record_games(int(rounds[lo]), seats[at], log.ranks[at])
+        for i in np.flatnonzero(ours & ~log.done).tolist():  # a few rounds' games
+            self._track(int(log.seq[i]), int(log.round[i]), log.versions[starts[i]:starts[i] + log.players[i]].tolist())
 
     def _drop_games_of(self, gone: set[int]) -> None:
         """Drop the pending games of the versions ``gone``; they no longer count as scheduled."""
@@ -229,13 +265,7 @@ class AdaptiveSchedule:
         if not batches:
             return None
         r = self.config.rating
-        fit = fit_batches(batches, mu=r.mu, sigma=r.sigma, beta=r.beta)
-        order = [v for v in fit.order if v in set(self.active)][: spec.top + 1]
-        if len(order) < 2:
-            return Answer(0.0, None, order)
-        probs = [fit.p_better(a, b) for a, b in zip(order, order[1:])]
-        worst = min(range(len(probs)), key=lambda i: probs[i])
-        return Answer(probs[worst], (order[worst], order[worst + 1]), order[: spec.top])
+        return table_fit_answer(fit_batches(batches, mu=r.mu, sigma=r.sigma, beta=r.beta), self.active, spec.top)
 
     def _stop_now(self) -> str | None:
         spec = self.config.schedule
@@ -263,6 +293,13 @@ class AdaptiveSchedule:
     def next_games(self) -> list[PendingGame] | None:
         """Choose the next round and store it as pending games; [] when not ready (wait for results),
         None when the schedule has stopped (:attr:`stop_reason` says why) or has no table to fill."""
+        # One BLAS thread for the fits: the workers hold both cores, and OpenBLAS's threads waiting
+        # on each other made the 1,000-bot fit 1.0-1.4 s -> 3-15 s (bench/resume.py). Limited here,
+        # not through the environment, which unsandboxed bots would inherit.
+        with threadpool_limits(limits=1, user_api="blas"):
+            return self._next_round()
+
+    def _next_round(self) -> list[PendingGame] | None:
         if self.stop_reason is not None:
             return None
         if not self.ready():

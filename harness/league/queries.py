@@ -11,17 +11,38 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from itertools import chain
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from harness.league.store import LeagueStore
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from harness.league.ratings_fit import TableBatch
 
-__all__ = ["done_games", "done_seats", "done_table_batches", "finished_rounds", "games_of_version", "latest_games",
+__all__ = ["GameArrays", "done_games", "done_game_arrays", "done_seats", "done_table_batches", "table_batches",
+           "ScheduleArrays", "schedule_arrays", "finished_rounds", "games_of_version", "latest_games",
            "scheduled_seating", "violation_count", "versions_of_bot", "version_labels", "done_games_page", "games_by_seq",
-           "latest_seqs_of_versions", "violations_of_versions", "pair_ranks", "seat_totals"]
+           "latest_seqs_of_versions", "violations_of_versions", "pair_ranks", "seat_totals", "read_snapshot",
+           "done_results_after", "done_count_after", "first_pending_seq", "latest_violations", "seats_of_games"]
+
+
+@dataclass(frozen=True, eq=False)
+class GameArrays:
+    """Finished games of one table size as arrays: by seat (G x n) version ids, ranks (0 =
+    first) and scores; by game (G,) seq, round and deal seed. Compared and hashed by identity
+    (what is derived from one, such as its duplicate sets, can be kept with it); do not change
+    its arrays in place."""
+
+    versions: np.ndarray
+    ranks: np.ndarray
+    scores: np.ndarray
+    seqs: np.ndarray
+    rounds: np.ndarray
+    seeds: np.ndarray
 
 
 def done_seats(store: LeagueStore) -> Iterator[tuple[int, int, int, int, int, float | None]]:
@@ -32,20 +53,18 @@ def done_seats(store: LeagueStore) -> Iterator[tuple[int, int, int, int, int, fl
         "ON s.game_seq = g.seq WHERE g.status = 'done' ORDER BY g.seq, s.seat")
 
 
-def done_table_batches(store: LeagueStore) -> list[TableBatch]:
-    """Every finished game as arrays, one :class:`~harness.league.ratings_fit.TableBatch` per
-    table size (smallest first, games in schedule order): version ids and ranks by seat, and the
-    game's duplicate set, one integer per (round, deal seed).
+def done_game_arrays(store: LeagueStore) -> list[GameArrays]:
+    """Every finished game as arrays, one :class:`GameArrays` per table size (smallest first,
+    games in schedule order): version ids, ranks (0 = first) and scores by seat, and each game's
+    seq, round and deal seed.
 
-    The table's fit reads this instead of one Python object per game: two scans in one read
-    transaction (a consistent snapshot while a writer records games), the finished games'
-    (seq, round, seed) and every seat packed into one integer by SQL, each flattened straight
-    into an int64 array by ``np.fromiter`` and grouped with numpy, no Python loop over games.
-    Scanning the seats table in its key order and matching the games in numpy took 0.8 s at
-    300,000 games where the join of the two took 1.0 s (bench/table.py)."""
+    Two scans in one read transaction (a consistent snapshot while a writer records games), the
+    finished games' (seq, round, seed) and every seat packed by SQL into (game seq, version id,
+    rank and seat in one integer, score), each flattened straight into an array by ``np.fromiter``
+    and grouped with numpy, no Python loop over games. Scanning the seats table in its key order
+    and matching the games in numpy took 0.8 s at 300,000 games where the join of the two took
+    1.0 s (bench/table.py)."""
     import numpy as np  # here: numpy costs ~0.1 s to import, and most readers of this module need none
-
-    from harness.league.ratings_fit import TableBatch
 
     cursor = store.db.cursor()
     cursor.row_factory = None  # plain tuples: a sqlite3.Row per row costs more than its values
@@ -55,34 +74,142 @@ def done_table_batches(store: LeagueStore) -> list[TableBatch]:
     try:
         games = np.fromiter(chain.from_iterable(cursor.execute(
             "SELECT seq, round, seed FROM games WHERE status = 'done' ORDER BY seq")), dtype=np.int64).reshape(-1, 3)
-        # a seat as (game seq, version id << 16 | rank << 8 | seat): ranks and seats are below 256
+        # a seat as (game seq, version id << 16 | rank << 8 | seat, score): ranks and seats are
+        # below 256, and every value is exact in a float64 (integers below 2^53)
         seats = np.fromiter(chain.from_iterable(cursor.execute(
-            "SELECT game_seq, (version_id << 16) | (ifnull(rank, 255) << 8) | seat FROM seats "
-            "ORDER BY game_seq, seat")), dtype=np.int64).reshape(-1, 2)
+            "SELECT game_seq, (version_id << 16) | (ifnull(rank, 255) << 8) | seat, ifnull(score, 0) FROM seats "
+            "ORDER BY game_seq, seat")), dtype=np.float64).reshape(-1, 3)
     finally:
         if own:
             cursor.execute("COMMIT")
     if not len(games):
         return []
-    at = np.minimum(np.searchsorted(games[:, 0], seats[:, 0]), len(games) - 1)
-    seats = seats[games[at, 0] == seats[:, 0]]  # the seats of finished games only
-    starts = np.flatnonzero(np.diff(seats[:, 0], prepend=-1))  # a game's seats come together
-    sizes = np.diff(np.append(starts, len(seats)))
-    version, rank = seats[:, 1] >> 16, (seats[:, 1] >> 8) & 255
-    # the duplicate set: one integer per distinct (round, seed), numbered in sorted order
-    game_at = np.searchsorted(games[:, 0], seats[starts, 0])
-    round_, seed = games[game_at, 1], games[game_at, 2]
+    seq, packed, score = seats[:, 0].astype(np.int64), seats[:, 1].astype(np.int64), seats[:, 2]
+    at = np.minimum(np.searchsorted(games[:, 0], seq), len(games) - 1)
+    finished = games[at, 0] == seq  # the seats of finished games only
+    seq, packed, score = seq[finished], packed[finished], score[finished]
+    starts = np.flatnonzero(np.diff(seq, prepend=-1))  # a game's seats come together
+    sizes = np.diff(np.append(starts, len(seq)))
+    version, rank = packed >> 16, (packed >> 8) & 255
+    game = games[np.searchsorted(games[:, 0], seq[starts])]
+    out = []
+    for size in np.unique(sizes).tolist():
+        mine = np.flatnonzero(sizes == size)
+        at_seat = starts[mine][:, None] + np.arange(size)
+        out.append(GameArrays(version[at_seat], rank[at_seat], score[at_seat], game[mine, 0], game[mine, 1],
+                              game[mine, 2]))
+    return out
+
+
+def table_batches(tables: Sequence[GameArrays]) -> list[TableBatch]:
+    """The fit's input from :func:`done_game_arrays`: per table size, versions and ranks by seat
+    and each game's duplicate set, one integer per distinct (round, deal seed) over all sizes,
+    numbered in sorted order."""
+    import numpy as np
+
+    from harness.league.ratings_fit import TableBatch
+
+    if not tables:
+        return []
+    round_ = np.concatenate([t.rounds for t in tables])
+    seed = np.concatenate([t.seeds for t in tables])
     order = np.lexsort((seed, round_))
     new = np.ones(len(order), dtype=bool)
     new[1:] = (np.diff(round_[order]) != 0) | (np.diff(seed[order]) != 0)
     sets = np.empty(len(order), dtype=np.int64)
     sets[order] = np.cumsum(new) - 1
-    batches = []
-    for size in np.unique(sizes).tolist():
-        mine = np.flatnonzero(sizes == size)
-        at_seat = starts[mine][:, None] + np.arange(size)
-        batches.append(TableBatch(version[at_seat], rank[at_seat], sets[mine]))
-    return batches
+    bounds = np.cumsum([0] + [len(t.rounds) for t in tables])
+    return [TableBatch(t.versions, t.ranks, sets[bounds[i]:bounds[i + 1]]) for i, t in enumerate(tables)]
+
+
+def done_table_batches(store: LeagueStore) -> list[TableBatch]:
+    """Every finished game as the fit's input (:func:`table_batches` of :func:`done_game_arrays`):
+    one :class:`~harness.league.ratings_fit.TableBatch` per table size (smallest first, games in
+    schedule order), version ids and ranks by seat, and the game's duplicate set, one integer per
+    (round, deal seed). The table's fit reads this instead of one Python object per game."""
+    return table_batches(done_game_arrays(store))
+
+
+class ScheduleArrays(NamedTuple):
+    """Every game of a store not dropped, in schedule order, as arrays (see :func:`schedule_arrays`)."""
+
+    seq: np.ndarray  # (games,) int64
+    round: np.ndarray  # (games,) int64
+    tagged: np.ndarray  # (games,) bool: the game's id starts with the prefix asked for
+    done: np.ndarray  # (games,) bool: finished, its seats recorded
+    players: np.ndarray  # (games,) int64: its seats (a game's seats follow the previous game's)
+    versions: np.ndarray  # (seats,) int64: version ids by seat, game after game (every game)
+    ranks: np.ndarray  # (seats,) int64: rank by seat (-1 in a game not done)
+
+
+def schedule_arrays(store: LeagueStore, id_prefix: str) -> ScheduleArrays:
+    """The store's schedule log as arrays: every game not dropped (pending or done), in schedule
+    order, with its seats' versions and, once done, ranks; ``tagged`` marks the games whose id
+    starts with ``id_prefix`` (a schedule's own games).
+
+    What :meth:`~harness.league.store.LeagueStore.schedule_log` gives one game at a time, read as
+    :func:`done_table_batches` reads the finished games: in one read transaction, the seats of
+    finished games scanned in their key order with each seat packed into one integer by SQL and
+    flattened by ``np.fromiter``; only the games not finished (a few rounds at most) have their
+    seats parsed from their JSON ``versions``."""
+    import numpy as np
+
+    cursor = store.db.cursor()
+    cursor.row_factory = None
+    own = not store.db.in_transaction
+    if own:
+        cursor.execute("BEGIN")
+    try:
+        # one integer per row where it fits: the rows' count, not their width, is what reading costs
+        games = np.fromiter(chain.from_iterable(cursor.execute(
+            "SELECT seq, (round << 3) | ((substr(id, 1, ?) = ?) << 2) | ((status = 'done') << 1) FROM games "
+            "WHERE status != 'dropped' ORDER BY seq", (len(id_prefix), id_prefix))), dtype=np.int64).reshape(-1, 2)
+        flags = games[:, 1] & 7
+        games = np.column_stack([games[:, 0], games[:, 1] >> 3, flags >> 2, (flags >> 1) & 1])
+        # a seat as game seq << 32 | version id << 16 | rank << 8 | seat when seqs are below 2^31 and
+        # ids below 2^16 (always, but for a store of tens of thousands of versions: then two columns)
+        small = cursor.execute("SELECT (SELECT coalesce(max(id), 0) FROM versions) < 65536 AND "
+                               "(SELECT coalesce(max(seq), 0) FROM games) < 2147483648").fetchone()[0]
+        if small:
+            packed = np.fromiter(chain.from_iterable(cursor.execute(
+                "SELECT (game_seq << 32) | (version_id << 16) | (ifnull(rank, 255) << 8) | seat FROM seats "
+                "ORDER BY game_seq, seat")), dtype=np.int64)
+            seat_game, seat_version = packed >> 32, (packed >> 16) & 0xFFFF
+        else:
+            both = np.fromiter(chain.from_iterable(cursor.execute(
+                "SELECT game_seq, version_id, (ifnull(rank, 255) << 8) | seat FROM seats ORDER BY game_seq, seat")),
+                dtype=np.int64).reshape(-1, 3)
+            seat_game, seat_version, packed = both[:, 0], both[:, 1], both[:, 2]
+        game = np.minimum(np.searchsorted(games[:, 0], seat_game), max(len(games) - 1, 0))
+        if len(games):
+            mine = (games[game, 0] == seat_game) & (games[game, 3] == 1)  # finished games' seats only
+            packed, game, seat_version = packed[mine], game[mine], seat_version[mine]
+        count = np.bincount(game, minlength=len(games))
+        done = (games[:, 3] == 1) & (count > 0)
+        # the games not finished (or, never in practice, finished without seats): their planned seats
+        rest = games[~done, 0].tolist()
+        planned: dict[int, list[int]] = {}
+        for i in range(0, len(rest), 900):
+            chunk = rest[i:i + 900]
+            planned.update((s, json.loads(v or "[]")) for s, v in cursor.execute(
+                f"SELECT seq, versions FROM games WHERE seq IN ({_marks(chunk)})", chunk))
+    finally:
+        if own:
+            cursor.execute("COMMIT")
+    players = count.astype(np.int64)
+    players[~done] = [len(planned[s]) for s in rest]
+    starts = np.cumsum(players) - players
+    versions = np.empty(int(players.sum()), dtype=np.int64)
+    ranks = np.full(versions.size, -1, dtype=np.int64)
+    at = starts[game] + (packed & 255)  # a seat's place: its game's first + its seat
+    versions[at] = seat_version
+    ranks[at] = (packed >> 8) & 255
+    if rest:
+        open_players = players[~done]
+        ends = np.cumsum(open_players)
+        within = np.arange(int(ends[-1]), dtype=np.int64) - np.repeat(ends - open_players, open_players)
+        versions[np.repeat(starts[~done], open_players) + within] = list(chain.from_iterable(planned[s] for s in rest))
+    return ScheduleArrays(games[:, 0], games[:, 1], games[:, 2] == 1, done, players, versions, ranks)
 
 
 def done_games(store: LeagueStore) -> list[sqlite3.Row]:
@@ -222,3 +349,85 @@ def seat_totals(store: LeagueStore, seqs: Sequence[int] | None = None) -> tuple[
                                        f"({_marks(chunk)}) AND version_id IS NOT NULL GROUP BY version_id", chunk):
             totals.setdefault(vid, [0, 0, 0, 0, 0])[4] += n
     return totals, found
+
+
+# -- the rating history (harness.report.history): finished games after a point, as arrays -----------
+
+
+@contextmanager
+def read_snapshot(store: LeagueStore) -> Iterator[None]:
+    """Reads inside see one state of the store while a writer records games (a read transaction;
+    inside the caller's transaction if there is one)."""
+    if store.db.in_transaction:
+        yield
+        return
+    store.db.execute("BEGIN")
+    try:
+        yield
+    finally:
+        store.db.execute("COMMIT")
+
+
+def done_results_after(store: LeagueStore, after_seq: int = 0) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """The finished games with a seq above ``after_seq``, per table size (smallest first), in
+    schedule order: ``(seqs (G,), version ids by seat (G x n), ranks by seat (G x n))``. As
+    :func:`done_table_batches` reads them (two range scans, one integer per seat, numpy)."""
+    import numpy as np
+
+    cursor = store.db.cursor()
+    cursor.row_factory = None
+    with read_snapshot(store):
+        seqs = np.fromiter(chain.from_iterable(cursor.execute(
+            "SELECT seq FROM games WHERE status = 'done' AND seq > ? ORDER BY seq", (after_seq,))), dtype=np.int64)
+        seats = np.fromiter(chain.from_iterable(cursor.execute(
+            "SELECT game_seq, (version_id << 8) | ifnull(rank, 255) FROM seats WHERE game_seq > ? "
+            "ORDER BY game_seq, seat", (after_seq,))), dtype=np.int64).reshape(-1, 2)
+    if not len(seqs):
+        return []
+    at = np.minimum(np.searchsorted(seqs, seats[:, 0]), len(seqs) - 1)
+    seats = seats[seqs[at] == seats[:, 0]]  # the seats of finished games only
+    starts = np.flatnonzero(np.diff(seats[:, 0], prepend=-1))
+    sizes = np.diff(np.append(starts, len(seats)))
+    out = []
+    for size in np.unique(sizes).tolist():
+        mine = starts[sizes == size]
+        at_seat = mine[:, None] + np.arange(size)
+        out.append((seats[mine, 0], seats[at_seat, 1] >> 8, seats[at_seat, 1] & 255))
+    return out
+
+
+def done_count_after(store: LeagueStore, seq: int) -> int:
+    """How many finished games have a seq above ``seq`` (0: every finished game)."""
+    return int(store.db.execute("SELECT count(*) FROM games WHERE status = 'done' AND seq > ?", (seq,)).fetchone()[0])
+
+
+def first_pending_seq(store: LeagueStore) -> int | None:
+    """The lowest seq of a game not played yet (None: none is pending)."""
+    row = store.db.execute("SELECT min(seq) FROM games WHERE status = 'pending'").fetchone()
+    return None if row[0] is None else int(row[0])
+
+
+def latest_violations(store: LeagueStore, limit: int, version_id: int | None = None) -> list[sqlite3.Row]:
+    """The last ``limit`` violations (of ``version_id``, if given), latest first: id, decision,
+    seat, kind, detail, game_id, name, version."""
+    sql = ("SELECT x.id, x.decision, x.seat, x.kind, x.detail, g.id AS game_id, b.name, v.version "
+           "FROM violations x JOIN games g ON g.seq = x.game_seq "
+           "LEFT JOIN versions v ON v.id = x.version_id LEFT JOIN bots b ON b.id = v.bot_id")
+    if version_id is None:
+        return store.db.execute(sql + " ORDER BY x.id DESC LIMIT ?", (limit,)).fetchall()
+    return store.db.execute(sql + " WHERE x.version_id = ? ORDER BY x.id DESC LIMIT ?", (version_id, limit)).fetchall()
+
+
+def seats_of_games(store: LeagueStore, seqs: Sequence[int]) -> dict[int, list[sqlite3.Row]]:
+    """The seats of the finished games ``seqs`` (one query per 900 games, where
+    :meth:`LeagueStore.game_seats` takes one per game): seq -> [seat, rank, score, forfeited,
+    name, version, version_id by seat]."""
+    out: dict[int, list[sqlite3.Row]] = {}
+    for i in range(0, len(seqs), 900):
+        chunk = list(seqs[i:i + 900])
+        for row in store.db.execute(
+                f"SELECT s.game_seq, s.seat, s.rank, s.score, s.forfeited, b.name, v.version, v.id AS version_id "
+                f"FROM seats s JOIN versions v ON v.id = s.version_id JOIN bots b ON b.id = v.bot_id "
+                f"WHERE s.game_seq IN ({_marks(chunk)}) ORDER BY s.game_seq, s.seat", chunk):
+            out.setdefault(row["game_seq"], []).append(row)
+    return out

@@ -55,7 +55,8 @@ import scipy.sparse.linalg as spla
 from scipy.linalg import cho_factor, cho_solve
 from scipy.special import log_ndtr, ndtr, stdtrit
 
-__all__ = ["TableBatch", "TableFit", "batches_from_games", "fit_arrays", "fit_batches", "fit_ratings", "fit_table"]
+__all__ = ["TableBatch", "TableFit", "batches_from_games", "fit_arrays", "fit_batches", "fit_ratings", "fit_skills",
+           "fit_table"]
 
 @dataclass
 class TableBatch:
@@ -270,17 +271,12 @@ def _newton_step(hessian: sp.csr_matrix, grad: np.ndarray) -> np.ndarray:
     return np.asarray(step)
 
 
-def fit_arrays(batches: Sequence[TableBatch], k: int, *, mu: float = 25.0, sigma: float = 25 / 3,
-               beta: float = 25 / 6, iterations: int = 30) -> tuple[np.ndarray, np.ndarray, int]:
-    """The fit on bot indices 0..k-1: (mu (k,), robust covariance relative to the mean (k x k),
-    number of duplicate sets). The covariance is scaled by :func:`small_sample_factor` squared,
-    so that mu +- 1.96 sigma is the 95% interval whatever the number of sets."""
-    pairs = _pairs(batches, k)
-    scale = math.sqrt(2.0) * beta
-    precision = 1.0 / sigma**2
-    skills = np.full(k, float(mu))
-
-    hessian = _Hessian(pairs, k, precision)
+def _maximise(pairs: _Pairs, hessian: _Hessian, skills: np.ndarray, mu: float, precision: float, scale: float,
+              iterations: int, tolerance: float = 1e-4) -> tuple[np.ndarray, np.ndarray]:
+    """Newton's method with step halving on the log-posterior from ``skills``, until a step
+    moves no mu by ``tolerance``: (the maximum, each pair's -d2/dx2 there). A start near the
+    answer (the fit of a prefix of the same games) saves steps."""
+    k = skills.size
 
     def evaluate(x: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
         loglik, _, _, both = _pair_terms(pairs, x, scale, 2)
@@ -300,8 +296,21 @@ def fit_arrays(batches: Sequence[TableBatch], k: int, *, mu: float = 25.0, sigma
             t *= 0.5
         skills, current, first, second = trial, value, trial_first, trial_second
         # Newton converges quadratically: after a step of 1e-4 the error is ~1e-8 (mu is shown to 0.01)
-        if float(np.max(np.abs(t * step))) < 1e-4:
+        if float(np.max(np.abs(t * step))) < tolerance:
             break
+    return skills, second
+
+
+def fit_arrays(batches: Sequence[TableBatch], k: int, *, mu: float = 25.0, sigma: float = 25 / 3,
+               beta: float = 25 / 6, iterations: int = 30) -> tuple[np.ndarray, np.ndarray, int]:
+    """The fit on bot indices 0..k-1: (mu (k,), robust covariance relative to the mean (k x k),
+    number of duplicate sets). The covariance is scaled by :func:`small_sample_factor` squared,
+    so that mu +- 1.96 sigma is the 95% interval whatever the number of sets."""
+    pairs = _pairs(batches, k)
+    scale = math.sqrt(2.0) * beta
+    precision = 1.0 / sigma**2
+    hessian = _Hessian(pairs, k, precision)
+    skills, second = _maximise(pairs, hessian, np.full(k, float(mu)), mu, precision, scale, iterations)
     factor = cho_factor(hessian.at(second).toarray())
     _, up, down, _ = _pair_terms(pairs, skills, scale, 1)
     # a seat pair's gradient is linear in its result: (r (up + down) - down) / scale for bot a
@@ -355,3 +364,22 @@ def fit_ratings(games: Iterable[tuple[Sequence[int], Sequence[int]]], *, mu: flo
     by seat), each game its own set (for callers without duplicate sets, e.g. rating history)."""
     fit = fit_table(((v, r, i) for i, (v, r) in enumerate(games)), mu=mu, sigma=sigma, beta=beta)
     return {v: (fit.mu[v], fit.sigma[v]) for v in fit.mu}
+
+
+def fit_skills(pa: np.ndarray, pb: np.ndarray, wins: np.ndarray, count: np.ndarray, k: int, *, mu: float,
+               sigma: float, beta: float, start: np.ndarray | None = None, iterations: int = 30,
+               tolerance: float = 1e-4) -> np.ndarray:
+    """The fit's mu alone (no covariance) on bot indices 0..k-1 from each pair of bots' totals:
+    bot ``pa[i]`` met ``pb[i]`` (``pa[i] < pb[i]``) in ``count[i]`` seat pairs and its result
+    against it was ``wins[i]`` (1 ahead, 1/2 level). These totals are all the maximum depends
+    on, so a caller can keep them as games come in (the rating history does). ``start``: where
+    Newton's method starts (default: every bot at ``mu``); a previous fit of fewer games cuts
+    the steps. ``tolerance``: it stops after a step that moves no mu by as much (the error is
+    then about the step squared, Newton converging quadratically). A bot in no pair keeps ``mu``."""
+    e = np.empty(0)
+    pairs = _Pairs(np.empty(0, dtype=np.int64), e, e, np.asarray(pa, dtype=np.int64), np.asarray(pb, dtype=np.int64),
+                   np.asarray(wins, dtype=np.float64), np.asarray(count, dtype=np.float64))
+    precision = 1.0 / sigma**2
+    skills = np.full(k, float(mu)) if start is None else np.array(start, dtype=np.float64)
+    return _maximise(pairs, _Hessian(pairs, k, precision), skills, mu, precision, math.sqrt(2.0) * beta,
+                     iterations, tolerance)[0]

@@ -45,7 +45,7 @@ from harness.league.schedule import deal_seed, planned_chunks, schedule_fingerpr
 from harness.league.sources import GameSource, StoreSource
 from harness.league.store import GameOutcome, LeagueStore, PlanSummary, StoreError
 from harness.play.limits import BotSpec, ResourceLimits, TimeControls
-from harness.play.referee import RefereeConfig
+from harness.play.referee import FAIR_PLAY, FairPlay, RefereeConfig
 
 __all__ = ["GamePlayer", "RunSummary", "run_league", "plan_league", "referee_player", "LeagueInterrupted",
            "build_referee_config", "bot_spec", "bot_specs", "worker_setup", "MAX_ERRORS"]
@@ -93,10 +93,10 @@ class RunSummary:
         return self.played / self.seconds if self.seconds > 0 else 0.0
 
 
-def build_referee_config(config: LeagueConfig, log_dir: str) -> RefereeConfig:
+def build_referee_config(config: LeagueConfig, log_dir: str, fair_play: FairPlay = FAIR_PLAY) -> RefereeConfig:
     """The referee's RefereeConfig for this league (time controls, limits, violation policy)."""
     return RefereeConfig(time=TimeControls(**config.time), limits=ResourceLimits(**config.limits),
-                         strikes=config.strikes, log_dir=log_dir, record_messages=True)
+                         strikes=config.strikes, log_dir=log_dir, record_messages=True, fair_play=fair_play)
 
 
 def bot_spec(bot: BotEntry) -> BotSpec:
@@ -109,10 +109,12 @@ def bot_specs(config: LeagueConfig, version_ids: dict[str, int]) -> dict[int, Bo
     return {version_ids[b.label]: bot_spec(b) for b in config.bots}
 
 
-def worker_setup(config: LeagueConfig, version_ids: dict[str, int], player: GamePlayer) -> WorkerSetup:
+def worker_setup(config: LeagueConfig, version_ids: dict[str, int], player: GamePlayer,
+                 fair_play: FairPlay = FAIR_PLAY) -> WorkerSetup:
     """What the executor's workers need to play ``config``'s games (stderr logs in ``<store>.logs``)."""
     log_dir = str(Path(config.store).with_suffix("").as_posix() + ".logs")
-    return WorkerSetup(game=config.game, options=config.options, referee_config=build_referee_config(config, log_dir),
+    return WorkerSetup(game=config.game, options=config.options,
+                       referee_config=build_referee_config(config, log_dir, fair_play),
                        specs=bot_specs(config, version_ids), player=player, idle_bots=config.idle_bots)
 
 
@@ -134,7 +136,7 @@ def run_league(config: LeagueConfig, *, player: GamePlayer | None = None, progre
                should_stop: Callable[[], bool] | None = None, dask: str | None = None,
                source: SourceFactory | None = None, forever: bool = False,
                roster: Callable[[], Sequence[BotEntry] | None] | None = None,
-               notify: Callable[[str], None] | None = None) -> RunSummary:
+               notify: Callable[[str], None] | None = None, fair_play: FairPlay = FAIR_PLAY) -> RunSummary:
     """Play the games of ``config``'s league that ``source`` gives (default: every pending game of
     a round robin; the rounds an adaptive schedule chooses) and record them; return what was done.
 
@@ -149,6 +151,8 @@ def run_league(config: LeagueConfig, *, player: GamePlayer | None = None, progre
     file; see :func:`harness.league.adaptive.config_roster`); ``notify(line)`` hears who joined
     or left; ``forever`` plays on past the budget and the ``until`` question (a standing ladder,
     until Ctrl-C or ``should_stop()``). Why it stopped is in :attr:`RunSummary.finished`.
+
+    ``fair_play`` turns a fair-play rule off, for a benchmark of its cost only (bench/fairplay.py).
     """
     player = player or referee_player()
     store = LeagueStore(config.store)
@@ -170,7 +174,7 @@ def run_league(config: LeagueConfig, *, player: GamePlayer | None = None, progre
         rating_mod.advance(store, config.rating)  # catch up (e.g. after a changed rating parameter)
         if games.remaining() == 0:
             return summary
-        setups = [worker_setup(config, version_ids, player)]
+        setups = [worker_setup(config, version_ids, player, fair_play)]
 
         def start_executor() -> Executor:
             if adaptive is not None and adaptive.new_bots:  # bots that joined: the workers must know them

@@ -19,8 +19,13 @@ Tables (schema version in ``PRAGMA user_version``):
   to a file of their own, ``<store>-logs`` (:mod:`harness.league.logstore`); read from either.
 - ``ratings``: TrueSkill mu and sigma per version over the games up to ``rated_upto`` (derived
   data, rebuilt by :mod:`harness.league.ratings`).
+- ``rating_history`` (schema 3): the report's rating history, fitted prefixes of the finished
+  games kept so that a report or page load fits only what is new (derived data, a cache:
+  :mod:`harness.report.history` says when an entry is still valid; deleting the rows is safe).
 
-Only one process writes (the league runner's parent); each game is recorded whole inside one
+Only one process writes results (the league runner's parent; a report or ``harness serve`` may
+add to the ``rating_history`` cache, waiting at most a second for the lock, else skipping it);
+each game is recorded whole inside one
 transaction (with its rating update; games that finish together share one) and only while its
 row is still ``pending``, so a game is never half-recorded nor counted twice, even after the
 runner was killed with ``kill -9``.
@@ -51,7 +56,7 @@ from harness.league.schedule import ScheduledGame, StoreRow
 __all__ = ["LeagueStore", "GameOutcome", "PendingGame", "PendingView", "PlanSummary", "StoreError", "SCHEMA_VERSION",
            "compress_log", "decompress_log"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -108,6 +113,13 @@ CREATE TABLE ratings (
     version_id INTEGER PRIMARY KEY REFERENCES versions(id),
     mu REAL NOT NULL,
     sigma REAL NOT NULL
+);
+CREATE TABLE rating_history (
+    games INTEGER PRIMARY KEY,  -- the first `games` finished games in schedule order
+    last_seq INTEGER NOT NULL,  -- the seq of the last of them
+    params TEXT NOT NULL,       -- the rating parameters of the fit
+    mu BLOB,                    -- a point of the chart: version ids and their mu (harness.report.history)
+    totals BLOB                 -- where the next fit resumes: the pairs' totals over these games
 );
 """
 
@@ -199,12 +211,15 @@ class LeagueStore:
                 os.chmod(self.path, 0o600)  # (SQLite gives its -wal and -shm files the same mode)
             except OSError:
                 pass
-        elif version == 1:
-            self._migrate_from_1()
         elif version > SCHEMA_VERSION:
             self.db.close()
             raise StoreError(f"{self.path}: made by a newer tablebots (store schema {version}, this one reads "
                              f"{SCHEMA_VERSION})")
+        else:
+            if version == 1:
+                self._migrate_from_1()
+            if version <= 2:
+                self._migrate_from_2()
 
     def _migrate_from_1(self) -> None:
         """Schema 1 -> 2: every game's seat versions into its row, seat rows kept only for finished games."""
@@ -217,6 +232,17 @@ class LeagueStore:
                                 [(json.dumps(v, separators=(",", ":")), seq) for seq, v in by_game.items()])
             self.db.execute("DELETE FROM seats WHERE game_seq IN (SELECT seq FROM games WHERE status != 'done')")
             self.db.execute("PRAGMA user_version=2")
+
+    def _migrate_from_2(self) -> None:
+        """Schema 2 -> 3: the rating history's cache (a store only readable here stays at 2 and
+        the history is fitted without its cache)."""
+        try:
+            with self.transaction():
+                table = SCHEMA[SCHEMA.index("CREATE TABLE rating_history"):].rstrip().rstrip(";")
+                self.db.execute(table.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS", 1))
+                self.db.execute("PRAGMA user_version=3")
+        except sqlite3.OperationalError:
+            pass
 
     # -- plumbing --------------------------------------------------------------------------
 
@@ -514,9 +540,10 @@ class LeagueStore:
         return int(self.db.execute("SELECT coalesce(max(seq), 0) FROM games").fetchone()[0])
 
     def counts(self) -> dict[str, int]:
-        """Number of games per status."""
-        counts = dict(self.db.execute("SELECT status, count(*) FROM games GROUP BY status").fetchall())
-        return {s: counts.get(s, 0) for s in ("pending", "done", "dropped")}
+        """Number of games per status (a count per status over its range of the status index: at
+        1,000,000 games 1.5-2x faster than one GROUP BY, which compares every row's status)."""
+        return {s: int(self.db.execute("SELECT count(*) FROM games WHERE status = ?", (s,)).fetchone()[0])
+                for s in ("pending", "done", "dropped")}
 
     def record(self, seq: int, outcome: GameOutcome) -> bool:
         """Record a finished game; False (and nothing written) if it is not pending any more.
@@ -691,6 +718,39 @@ class LeagueStore:
         self.db.executemany("INSERT INTO ratings (version_id, mu, sigma) VALUES (?, ?, ?) ON CONFLICT (version_id) "
                             "DO UPDATE SET mu = excluded.mu, sigma = excluded.sigma",
                             [(k, mu, sigma) for k, (mu, sigma) in ratings.items()])
+
+    # -- the rating history's cache (derived data, kept by harness.report.history) -----------------
+
+    def history_cache(self, params: str) -> list[sqlite3.Row]:
+        """The cached prefixes fitted with ``params``, fewest games first: games, last_seq, mu, totals."""
+        try:
+            return self.db.execute("SELECT games, last_seq, mu, totals FROM rating_history WHERE params = ? "
+                                   "ORDER BY games", (params,)).fetchall()
+        except sqlite3.OperationalError:  # a schema-2 store this process could not migrate
+            return []
+
+    def save_history_cache(self, params: str, entries: Sequence[tuple[int, int, bytes | None, bytes | None]],
+                           keep: Iterable[int]) -> bool:
+        """Store the prefixes ``entries`` (games, last_seq, mu, totals) and drop every other one
+        except those of ``keep`` games with the same ``params`` (and older totals when ``entries``
+        bring new ones). Best effort: False when the store
+        cannot be written (read-only, or busy for more than a second)."""
+        keep = sorted({*keep, *(e[0] for e in entries)})
+        try:
+            self.db.execute("PRAGMA busy_timeout=1000")
+            with self.transaction():
+                self.db.execute(f"DELETE FROM rating_history WHERE params != ? OR games NOT IN "
+                                f"({','.join('?' * len(keep))})", [params, *keep])
+                if any(e[3] is not None for e in entries):  # one set of totals: the newest
+                    self.db.execute("UPDATE rating_history SET totals = NULL WHERE totals IS NOT NULL")
+                self.db.executemany("INSERT OR REPLACE INTO rating_history (games, last_seq, params, mu, totals) "
+                                    "VALUES (?, ?, ?, ?, ?)", [(n, last, params, mu, totals)
+                                                               for n, last, mu, totals in entries])
+            return True
+        except sqlite3.OperationalError:
+            return False
+        finally:
+            self.db.execute("PRAGMA busy_timeout=30000")
 
     def clear_ratings(self) -> None:
         self.db.execute("DELETE FROM ratings")

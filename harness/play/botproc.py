@@ -44,7 +44,7 @@ import subprocess
 import time
 
 from harness.play.cgroups import BotCgroup, CgroupBase, cgroup_base
-from harness.play.cpuclock import BASELINE, HARD_FACTOR, WALL_FACTOR, Clock, host_load
+from harness.play.cpuclock import HARD_FACTOR, WALL_FACTOR, Clock, host_load
 from harness.play.limits import (
     TOKEN_VAR,
     WRAPPERS,
@@ -86,7 +86,7 @@ class BotProcess:
     ``self.detail`` explains the last non-OK outcome in one line.
     """
 
-    def __init__(self, spec: BotSpec, limits: ResourceLimits, stderr: StderrLog) -> None:
+    def __init__(self, spec: BotSpec, limits: ResourceLimits, stderr: StderrLog, cpu_clock: bool = True) -> None:
         self.spec = spec
         self.limits = limits
         self.stderr = stderr
@@ -107,6 +107,7 @@ class BotProcess:
         self._wrapped = False
         self._cgroup: BotCgroup | None = None
         self._cgroup_base: CgroupBase | None = None
+        self._want_cpu_clock = cpu_clock  # off only in a benchmark of its cost (referee.FairPlay)
         self._cap = limits.max_line_bytes
         self._buf = bytearray()
         self._popen: subprocess.Popen | None = None
@@ -373,9 +374,10 @@ class BotProcess:
     @property
     def cpu_clock(self) -> bool:
         """Whether this bot is frozen between turns and its deadlines count CPU time (a cgroup
-        with a freezer and a CPU counter could be made for it); else deadlines are wall-clock."""
+        with a freezer and a CPU counter could be made for it, and it was not started without
+        the CPU clock); else deadlines are wall-clock."""
         group = self._cgroup
-        return group is not None and group.can_freeze and group.can_count_cpu and "wall-clock" not in BASELINE
+        return self._want_cpu_clock and group is not None and group.can_freeze and group.can_count_cpu
 
     def freeze(self) -> None:
         """Stop the bot's every process until its next turn (no-op without the CPU clock)."""

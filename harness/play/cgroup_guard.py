@@ -19,43 +19,44 @@ import sys
 import time
 
 
-def sweep(bases: list[str]) -> None:
-    """Thaw, kill and remove every bot cgroup under ``bases``, then the bases themselves."""
+def _groups(bases: list[str]) -> list[str]:
+    """The bot cgroups (the directories) under ``bases`` now; a base that is gone has none."""
+    groups: list[str] = []
     for base in bases:
         try:
-            groups = [e.path for e in os.scandir(base) if e.is_dir()]
+            groups.extend(e.path for e in os.scandir(base) if e.is_dir())
         except OSError:
             continue
-        for group in groups:
-            for name, value in (("freezer.state", "THAWED"), ("cgroup.freeze", "0")):
-                try:
-                    with open(os.path.join(group, name), "w") as fh:
-                        fh.write(value)
-                except OSError:
-                    pass
+    return groups
+
+
+def sweep(bases: list[str]) -> None:
+    """Thaw, kill and remove every bot cgroup under ``bases``, then the bases themselves."""
+    for group in _groups(bases):
+        for name, value in (("freezer.state", "THAWED"), ("cgroup.freeze", "0")):
+            try:
+                with open(os.path.join(group, name), "w") as fh:
+                    fh.write(value)
+            except OSError:
+                pass
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline:
         left = False
-        for base in bases:
+        for group in _groups(bases):
             try:
-                groups = [e.path for e in os.scandir(base) if e.is_dir()]
-            except OSError:
-                continue
-            for group in groups:
+                with open(os.path.join(group, "cgroup.procs")) as fh:
+                    pids = [int(p) for p in fh.read().split()]
+            except (OSError, ValueError):
+                pids = []
+            for pid in pids:
                 try:
-                    with open(os.path.join(group, "cgroup.procs")) as fh:
-                        pids = [int(p) for p in fh.read().split()]
-                except (OSError, ValueError):
-                    pids = []
-                for pid in pids:
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                    except OSError:
-                        pass
-                try:
-                    os.rmdir(group)
+                    os.kill(pid, signal.SIGKILL)
                 except OSError:
-                    left = True
+                    pass
+            try:
+                os.rmdir(group)
+            except OSError:
+                left = True
         if not left:
             break
         time.sleep(0.01)

@@ -26,7 +26,8 @@ Each timeout says what was measured (CPU and wall time) and whether the host was
 (load average above its cores), in the violation's ``detail`` and its ``clock`` field.
 
 Where cgroups cannot be made (an ordinary user), deadlines stay wall-clock and bots are not
-frozen; :attr:`BotProcess.cpu_clock` says which applies.
+frozen; :attr:`BotProcess.cpu_clock` says which applies. A benchmark of its cost turns it off
+explicitly (``RefereeConfig.fair_play``, :class:`harness.play.referee.FairPlay`).
 """
 
 from __future__ import annotations
@@ -34,12 +35,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-__all__ = ["WALL_FACTOR", "HARD_FACTOR", "BASELINE", "Clock", "host_load"]
-
-#: For benchmarks only (bench/fairplay.py): ``TABLEBOTS_BENCH_BASELINE=wall-clock,reuse-deals``
-#: brings back the behaviour before fair play, to measure it side by side: wall-clock deadlines
-#: with no freezing, and processes reused for every seat order of a deal. Never set it in a league.
-BASELINE = frozenset(w for w in os.environ.get("TABLEBOTS_BENCH_BASELINE", "").split(",") if w)
+__all__ = ["WALL_FACTOR", "HARD_FACTOR", "Clock", "host_load"]
 
 #: A bot that sleeps or blocks is out of time after this many times its CPU budget in wall time.
 WALL_FACTOR = 3

@@ -26,11 +26,10 @@ import orjson
 from harness.games.base import Action, Game
 from harness.play import protocol
 from harness.play.botproc import CRASH, OK, OVERSIZE, TIMEOUT, BotProcess, StderrLog
-from harness.play.cpuclock import BASELINE
 from harness.play.explain import explain_illegal
 from harness.play.limits import MAX_IDLE_BOTS, BotSpec, ResourceLimits, TimeControls, check_sandbox
 
-__all__ = ["RefereeConfig", "BotPool", "GameRecord", "play_game", "request_action", "VIOLATION_KINDS", "BotSpec", "TimeControls",
+__all__ = ["RefereeConfig", "FairPlay", "FAIR_PLAY", "BotPool", "GameRecord", "play_game", "request_action", "VIOLATION_KINDS", "BotSpec", "TimeControls",
            "ResourceLimits"]
 
 VIOLATION_KINDS = ("timeout", "illegal", "malformed", "oversize", "crash", "protocol")
@@ -45,6 +44,26 @@ APPEND_NEWLINE = orjson.OPT_APPEND_NEWLINE
 
 
 @dataclass(frozen=True)
+class FairPlay:
+    """The fair-play rules, each on by default. Only a benchmark turns one off (bench/fairplay.py
+    measures what each costs, side by side with the behaviour before it); a league never does.
+
+    cpu_clock:        bots frozen between turns, deadlines in the CPU time of the bot's process
+                      tree, where cgroups can be made (:mod:`harness.play.cpuclock`); off:
+                      wall-clock deadlines, never frozen.
+    process_per_deal: a bot process never plays two games of one deal (:class:`BotPool`); off:
+                      processes reused across the seat orders of a deal.
+    """
+
+    cpu_clock: bool = True
+    process_per_deal: bool = True
+
+
+#: every fair-play rule on: what a league plays with
+FAIR_PLAY = FairPlay()
+
+
+@dataclass(frozen=True)
 class RefereeConfig:
     """How games are refereed.
 
@@ -52,6 +71,7 @@ class RefereeConfig:
     log_dir:         directory of the per-bot stderr logs (``None``: keep only the tail in memory).
     record_messages: keep every message and public event in ``GameRecord.log`` (violations are
                      always logged there).
+    fair_play:       the fair-play rules (:class:`FairPlay`; all on unless a benchmark says otherwise).
     """
 
     time: TimeControls = TimeControls()
@@ -59,6 +79,7 @@ class RefereeConfig:
     strikes: int = 0
     log_dir: str | None = None
     record_messages: bool = False
+    fair_play: FairPlay = FAIR_PLAY
 
 
 @dataclass
@@ -100,7 +121,7 @@ def forfeit_ranking(ranking: Sequence[int], forfeits: Sequence[int]) -> list[int
 
 
 def _pool_key(game: Game, options: Mapping[str, Any], config: RefereeConfig) -> tuple:
-    return (game.name, _dumps(dict(options), option=orjson.OPT_SORT_KEYS), config.time, config.limits)
+    return (game.name, _dumps(dict(options), option=orjson.OPT_SORT_KEYS), config.time, config.limits, config.fair_play)
 
 
 class BotPool:
@@ -147,14 +168,15 @@ class BotPool:
 
     def take(self, spec: BotSpec, key: tuple, deal: int | None = None) -> BotProcess | None:
         """An idle live process of ``spec`` started for ``key`` that has never played ``deal`` (the
-        most recently used such); idle ones started for another key, or dead, are killed."""
+        most recently used such; ``deal`` None: whatever it played); idle ones started for another
+        key, or dead, are killed."""
         idle = self._idle.get(spec)
         if not idle:
             return None
         for i in range(len(idle) - 1, -1, -1):
             proc = idle[i]
             usable = proc.key == key and proc.alive and proc.exit_status() is None
-            if usable and deal is not None and deal in proc.deals and "reuse-deals" not in BASELINE:
+            if usable and deal is not None and deal in proc.deals:
                 continue  # it played this deal: kept for the games of other deals
             del idle[i]
             self._lru.pop(proc, None)
@@ -171,7 +193,7 @@ class BotPool:
 
     def spawn(self, spec: BotSpec, key: tuple, config: RefereeConfig, deal: int | None = None) -> BotProcess:
         """Start a new process for a game of ``deal`` (no hello sent yet). Raises OSError if it cannot be started."""
-        proc = BotProcess(spec, config.limits, self._log_for(spec, config))
+        proc = BotProcess(spec, config.limits, self._log_for(spec, config), cpu_clock=config.fair_play.cpu_clock)
         proc.key = key
         if deal is not None:
             proc.deals.add(deal)
@@ -473,8 +495,9 @@ class _Table:
         """Give every seat a process (an idle one of the pool, else a new one, started in
         parallel), wait for the readys and send each seat its start."""
         fresh: list[tuple[int, BotProcess, bytes]] = []
+        deal = self.seed if self.config.fair_play.process_per_deal else None  # None: any process will do
         for seat, spec in enumerate(self.seats):
-            proc = self.pool.take(spec, self.key, self.seed)
+            proc = self.pool.take(spec, self.key, deal)
             if proc is not None:
                 self.procs[seat] = proc
                 continue

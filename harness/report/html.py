@@ -4,7 +4,8 @@ Pages (Jinja2 templates under ``templates/``, autoescaped: every bot-supplied st
 name, stderr, an answer, shows as text and runs nothing; the replay data is embedded as JSON
 with ``<``, ``>`` and ``&`` escaped, parsed with ``JSON.parse`` and drawn with ``textContent``):
 
-- ``index.html``: the table with its intervals, the head-to-head heat map, ratings over time
+- ``index.html``: the table with its intervals, the head-to-head heat map (of the table's first
+  ``H2H_SHOWN`` bots; ``harness h2h`` gives every pair), ratings over time
   (inline SVG, no chart library: a few KB), seat bias, the violations and the latest games;
 - ``bots/<id>.html``: a bot version's games and violations (the table links to it);
 - ``games/<id>.html``: the replay viewer (``replay_viewer.html``, which other pages embed),
@@ -36,13 +37,17 @@ from harness.league import queries
 from harness.league.config import LeagueConfig
 from harness.league.store import LeagueStore
 from harness.report import statistics
+from harness.report.history import rating_history
 from harness.report.replay_data import game_replay, script_json
 from harness.report.tables import league_table, move_number, request_id_of
 
-__all__ = ["MAX_LISTED", "Site", "replay_viewer_html", "write_report"]
+__all__ = ["H2H_SHOWN", "HISTORY_SHOWN", "MAX_LISTED", "Site", "replay_viewer_html", "write_report"]
 
 MAX_LISTED = 200
-COLORS = ("#3a6fd8", "#d8563a", "#2f9e5b", "#9a55c9", "#c99a1f", "#1f9fb0", "#b0386d", "#5b6b7f")
+H2H_SHOWN = 20  # the index's head-to-head matrix: the table's first 20 bots
+HISTORY_SHOWN = 10  # lines on the ratings chart: the table's first 10 bots (1,000 lines would be unreadable)
+COLORS = ("#3a6fd8", "#d8563a", "#2f9e5b", "#9a55c9", "#c99a1f", "#1f9fb0", "#b0386d", "#5b6b7f", "#7a8f1f",
+          "#e0559e")
 
 
 def _fmt(value: float | None) -> str:
@@ -64,7 +69,8 @@ def _share_color(share: float) -> str:
 
 
 def _history_svg(points: dict[int, list[tuple[int, float]]], labels: dict[int, str]) -> str:
-    """Lines of mu against games played, one per bot, as inline SVG (escaped by hand: labels are config names)."""
+    """Lines of mu against games played, one per bot of ``points``, as inline SVG (escaped by
+    hand: labels are config names)."""
     if not points:
         return '<p class="muted">no games yet</p>'
     width, height, left, bottom = 860, 260, 48, 28
@@ -106,14 +112,17 @@ class Site:
         #: config on disk does not load (the last good one is shown)
         self.generation = ""
         self.config_problem: str | None = None
+        self._counts: tuple[dict[str, int], int] | None = None
 
     def label(self, version_id: int) -> str:
         v = self.versions.get(version_id)
         return f"{v['name']}@{v['version']}" if v else str(version_id)
 
     def _league(self) -> dict[str, Any]:
-        counts = self.store.counts()
-        n_violations = queries.violation_count(self.store)
+        # counted once per Site: at 1,000,000 games a count costs 0.1-0.8 s, and a report has 1,500 pages
+        if self._counts is None:
+            self._counts = self.store.counts(), queries.violation_count(self.store)
+        counts, n_violations = self._counts
         return {"name": self.config.name, "game": self.config.game, "path": self.config.path, "done": counts["done"],
                 "pending": counts["pending"], "violations": n_violations,
                 "made": dt.datetime.now().strftime("%Y-%m-%d %H:%M:%S" if self.live else "%Y-%m-%d %H:%M"),
@@ -125,12 +134,20 @@ class Site:
 
     # -- pages ------------------------------------------------------------------------------
     def index(self, replay_pages: set[str] | None = None) -> str:
-        games = statistics.load_games(self.store)
-        rows = league_table(self.store, self.config, played=games)
+        # the games read once, as arrays, for the table, the head to head and the seat bias (the
+        # per-game rows the index also read took ~half of a 1,000,000-game index; the rating
+        # history reads only what its cache in the store lacks)
+        played = statistics.load_arrays(self.store)
+        rows = league_table(self.store, self.config, played=played)
         ids = {(v["name"], v["version"]): vid for vid, v in self.versions.items()}
         table = [{**r.__dict__, "page": f"{ids[(r.bot, r.version)]}.html"} for r in rows]
-        pairs = statistics.head_to_head(games, resamples=200)
-        bots = sorted({p["a"] for p in pairs} | {p["b"] for p in pairs}, key=self.label)
+        # the matrix of the table's first H2H_SHOWN bots, in the table's order (1,000 bots would
+        # make a million cells); `harness h2h` prints every pair
+        order = [ids[(r.bot, r.version)] for r in rows]
+        shown = order[:H2H_SHOWN]
+        pairs = statistics.head_to_head(played, resamples=200, among=shown)
+        met = {p["a"] for p in pairs} | {p["b"] for p in pairs}
+        bots = [b for b in shown if b in met]
         cells: dict[tuple[int, int], dict[str, Any]] = {}
         for p in pairs:
             diff = f"{p['score_diff']:+.2f}"
@@ -138,34 +155,37 @@ class Site:
                                        "color": _share_color(p["a_won_share"])}
             cells[(p["b"], p["a"])] = {"share": 1 - p["a_won_share"], "games": p["games"], "diff": diff,
                                        "color": _share_color(1 - p["a_won_share"])}
-        r = self.config.rating
-        history = statistics.rating_history(games, mu=r.mu, sigma=r.sigma, beta=r.beta)
+        history = rating_history(self.store, self.config.rating)
+        top = [v for v in (ids[(r.bot, r.version)] for r in rows) if v in history][:HISTORY_SHOWN]
         latest = self.latest_games(MAX_LISTED)
         for g in latest:
             g["page"] = f"{g['id']}.html" if replay_pages is None or g["id"] in replay_pages else None
         return self._render("index.html", "", rows=table, h2h={"bots": [{"id": b, "label": self.label(b)} for b in bots],
-                                                                   "cells": cells},
-                            history_svg=_history_svg(history, {v: self.label(v) for v in history}),
-                            seat_bias=statistics.seat_bias(games, resamples=200), violations=self.latest_violations(),
+                                                                   "cells": cells, "of": len(order),
+                                                                   "shown": len(shown)},
+                            history_svg=_history_svg({v: history[v] for v in top}, {v: self.label(v) for v in top}),
+                            history_of={"shown": len(top), "of": len(history)},
+                            seat_bias=statistics.seat_bias(played, resamples=200), violations=self.latest_violations(),
                             games=latest)
 
     def latest_games(self, limit: int, version_id: int | None = None) -> list[dict[str, Any]]:
         out = []
-        for row in queries.latest_games(self.store, limit, version_id):
-            seats = self.store.game_seats(row["seq"])
+        rows = queries.latest_games(self.store, limit, version_id)
+        seats_of = queries.seats_of_games(self.store, [row["seq"] for row in rows])
+        for row in rows:
+            seats = seats_of.get(row["seq"], [])
             out.append({"seq": row["seq"], "id": row["id"], "round": row["round"], "ended_by": row["ended_by"],
                         "seats_rows": seats, "page": f"{row['id']}.html",
                         "seats": ", ".join(f"{s['name']} ({s['rank'] + 1}, {s['score']})" for s in seats)})
         return out
 
     def latest_violations(self, version_id: int | None = None) -> list[dict[str, Any]]:
-        rows = self.store.violations()
-        if version_id is not None:
-            label = self.label(version_id)
-            rows = [r for r in rows if f"{r['name']}@{r['version']}" == label]
+        """The last ``MAX_LISTED`` violations (of ``version_id``), latest first: one query with a
+        limit (reading every violation for each bot page made the report quadratic)."""
+        rows = queries.latest_violations(self.store, MAX_LISTED, version_id)
         return [{"id": r["id"], "game_id": r["game_id"], "move": move_number(r["decision"]), "seat": r["seat"],
                  "bot": f"{r['name']}@{r['version']}", "kind": r["kind"], "detail": r["detail"]}
-                for r in rows[-MAX_LISTED:][::-1]]
+                for r in rows]
 
     def bot(self, version_id: int, replay_pages: set[str] | None = None) -> str:
         v = self.versions[version_id]
@@ -227,8 +247,8 @@ def write_report(config: LeagueConfig, out_dir: str | Path, *, max_replays: int 
         wanted: list[str] = [g["id"] for g in site.latest_games(MAX_LISTED)]
         violations = site.latest_violations()
         wanted += [v["game_id"] for v in violations]
-        for vid in site.versions:
-            wanted += [g["id"] for g in site.latest_games(50, vid)]
+        for vid in site.versions:  # ids only: the seats are read when the bot's page is written
+            wanted += [g["id"] for g in queries.latest_games(store, 50, vid)]
         replay_ids = list(dict.fromkeys(wanted))[:max_replays]
         pages = set(replay_ids)
         (out / "index.html").write_text(site.index(pages), encoding="utf-8")

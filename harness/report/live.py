@@ -6,11 +6,17 @@
   A config that no longer loads (half-saved, broken) keeps the last good one, and the page says
   what is wrong.
 - **The index is cached per generation**: the numbers of finished and planned games, of
-  violations and of bot versions, and the config's stamp. The live page asks ``api/status``
-  (three small queries) every 2 seconds and fetches the whole index again only when the
-  generation changed, at most once per twice the time the last one took: the index of a
-  100,000-game league takes 7 s to make (statistics recomputed), and one render serves every
-  open page.
+  violations and of bot versions, and the config's stamp. It is made in the background
+  (:class:`IndexRenderer`): a request for it, or the page's poll of ``api/status`` (three small
+  queries, every 2 seconds), starts a render when the league moved past the last one; a request
+  waits for that render up to :data:`FRESH_WAIT` seconds, then gets the last one made (the
+  page's live refresh fetches the newer one once ``api/status`` says it is ready: ``rendered``).
+  So a small league's page is always current, and a large one's loads at once, at most one
+  render behind: at 1,000 bots and 1,000,000 games a render takes ~20 s (the table's fit and
+  statistics over every game; docs/performance.md), which a request used to wait for. The very
+  first render of a large league shows a page that says it is being prepared. The rating
+  history's fitted points are kept in the store (:mod:`harness.report.history`), so a new render
+  fits only the points since the last one.
 - **Before the store exists** (or while ``harness run`` is creating it) the page says so and
   polls until the store appears, then shows the league. A reader never creates the store or
   its schema: it waits for a store whose schema is written.
@@ -23,6 +29,9 @@ import os
 import re
 import sqlite3
 import threading
+import time
+import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +42,11 @@ from harness.league.config import ConfigError, LeagueConfig, load_config
 from harness.league.store import LeagueStore, StoreError
 from harness.report.html import Site
 
-__all__ = ["LiveLeague"]
+__all__ = ["LiveLeague", "IndexRenderer", "FRESH_WAIT"]
+
+#: seconds a request for the index waits for a render of the league as it is now before it gets
+#: the last one made (a first render is waited for this long too, then a "being prepared" page)
+FRESH_WAIT = 2.0
 
 Response = tuple[int, str, str]
 HTML = "text/html; charset=utf-8"
@@ -47,6 +60,78 @@ setInterval(async () => {{
   catch (e) {{ /* the server is gone: keep waiting */ }}
 }}, 2000);
 </script></body></html>"""
+
+
+_PREPARING = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{name} · tablebots</title></head>
+<body style="font: 15px system-ui, sans-serif; margin: 40px"><h1>{name}</h1>
+<p id="preparing">The table of {done} finished games is being computed (a large league takes a while the first
+time); this page shows it when it is ready.</p>
+<script>
+setInterval(async () => {{
+  try {{ const s = await (await fetch("api/status", {{cache: "no-store"}})).json(); if (s.rendered) location.reload(); }}
+  catch (e) {{ /* the server is gone: keep waiting */ }}
+}}, 2000);
+</script></body></html>"""
+
+
+class IndexRenderer:
+    """The index made in a background thread, one render at a time, the last one kept.
+
+    ``render(generation)`` makes the page (its own store connection: SQLite connections stay in
+    the thread that opened them). :meth:`page` returns the render of ``generation`` if one is made
+    within ``wait`` seconds, else the last one made (None before the first); :meth:`kick` starts a
+    render without waiting. A render that fails is logged on stderr and tried again on the next
+    request; the last good page stays.
+    """
+
+    def __init__(self, render: Callable[[str], str]) -> None:
+        self._render = render
+        self._lock = threading.Lock()
+        self._done = threading.Condition(self._lock)
+        self.last: tuple[str, str] | None = None  # (generation, html)
+        self._busy: str | None = None  # the generation being rendered
+
+    def kick(self, generation: str) -> None:
+        """Start rendering ``generation`` unless it is the last one made or one is under way."""
+        with self._lock:
+            self._start(generation)
+
+    def _start(self, generation: str) -> None:
+        if self._busy is not None or (self.last is not None and self.last[0] == generation):
+            return
+        self._busy = generation
+        threading.Thread(target=self._run, args=(generation,), name="index-render", daemon=True).start()
+
+    def _run(self, generation: str) -> None:
+        html: str | None = None
+        try:
+            html = self._render(generation)
+        except Exception:  # a page that cannot be made must not stop the server: said, tried again
+            traceback.print_exc()
+        with self._lock:
+            if html is not None:
+                self.last = (generation, html)
+            self._busy = None
+            self._done.notify_all()
+
+    def page(self, generation: str, wait: float) -> str | None:
+        """The index of ``generation`` if made within ``wait`` s, else the last made (or None)."""
+        deadline = time.monotonic() + wait
+        with self._lock:
+            self._start(generation)
+            while not (self.last is not None and self.last[0] == generation):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                if self._busy is None:  # the render failed: no point waiting
+                    break
+                self._done.wait(left)
+            return self.last[1] if self.last is not None else None
+
+    def rendered(self) -> str | None:
+        """The generation of the last page made."""
+        with self._lock:
+            return self.last[0] if self.last is not None else None
 
 
 def _stamp(paths: list[str]) -> tuple[tuple[str, int, int], ...]:
@@ -68,7 +153,7 @@ class LiveLeague:
         self._stamp = self._files_stamp(config)
         self.problem: str | None = None  # why the config on disk does not load (the last good one is used)
         self._lock = threading.Lock()
-        self._index: tuple[str, str] | None = None  # (generation, html)
+        self.renderer = IndexRenderer(self._render_index)
 
     @staticmethod
     def _files_stamp(config: LeagueConfig) -> tuple[tuple[str, int, int], ...]:
@@ -128,11 +213,16 @@ class LiveLeague:
             if path == "/api/status":
                 site = Site(config, store, live=True)
                 status["generation"] = generation
+                self.renderer.kick(generation)  # the page's poll keeps the index coming
+                status["rendered"] = self.renderer.rendered()
                 status["latest"] = [{"id": g["id"], "round": g["round"], "seats": g["seats"], "ended_by": g["ended_by"]}
                                     for g in site.latest_games(20)]
                 return 200, json.dumps(status), "application/json"
             if path in ("/", "/index.html"):
-                return 200, self._cached_index(store, config, generation), HTML
+                page = self.renderer.page(generation, FRESH_WAIT)
+                if page is None:
+                    return 200, _PREPARING.format(name=escape(config.name), done=f"{status['done']:,}"), HTML
+                return 200, page, HTML
             site = Site(config, store, live=True)
             if m := re.fullmatch(r"/games/(g-[0-9a-f]+)\.html", path):
                 page = site.game(m.group(1))
@@ -146,14 +236,17 @@ class LiveLeague:
                 return (200, page, HTML) if page else (404, "no such violation", HTML)
             return 404, "not found", HTML
 
-    def _cached_index(self, store: LeagueStore, config: LeagueConfig, generation: str) -> str:
-        with self._lock:  # one render at a time: every open page waits for it and shares it
-            cached = self._index
-            if cached is not None and cached[0] == generation:
-                return cached[1]
+    def _generation_now(self) -> str:
+        """The league's generation as the store is now (for benchmarks and tests)."""
+        config = self.config()
+        with LeagueStore(config.store, create=False) as store:
+            return self._generation(store, config)[0]
+
+    def _render_index(self, generation: str) -> str:
+        """The index of the league now (in the renderer's thread, with its own store connection)."""
+        config = self.config()
+        with LeagueStore(config.store, create=False) as store:
             site = Site(config, store, live=True)
             site.generation = generation
             site.config_problem = self.problem
-            html = site.index()
-            self._index = (generation, html)
-            return html
+            return site.index()

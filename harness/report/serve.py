@@ -11,22 +11,82 @@ Only requests whose ``Host`` names the address the server is bound to, or this m
 otherwise point a DNS name of its own at 127.0.0.1 (DNS rebinding) and read the league's pages
 from the user's browser. Bound to every address (``0.0.0.0``), any IP address is accepted too:
 only names can be rebound.
+
+A store belongs to the config file that made it (:meth:`LeagueStore.owner_problem`); ``harness
+run`` refuses any other config. Serving only reads, so it goes on, but with a copied config the
+pages show another league's results under this config's name: a warning line says so on start
+and on every page (rechecked at most once a second, so a claimed store clears it).
 """
 
 from __future__ import annotations
 
 import ipaddress
+import sqlite3
+import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from harness.league.config import LeagueConfig
+from markupsafe import escape
+
+from harness.league.config import LeagueConfig, LeagueError
+from harness.league.store import LeagueStore
 from harness.report.live import LiveLeague
 
 _LOCAL_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+#: how long an owner check stands (seconds): pages are polled every 2 s, a store is claimed rarely
+_OWNER_RECHECK = 1.0
+
+
+def owner_warning(live: LiveLeague) -> str | None:
+    """One line when the config served is not its store's owner (``harness run`` would refuse
+    it), else None; never raises (a store that cannot be read is the pages' to report)."""
+    config = live.config()
+    if not live.store_ready(config):
+        return None
+    try:
+        with LeagueStore(config.store, create=False) as store:
+            problem = store.owner_problem(config)
+    except (LeagueError, sqlite3.Error, OSError):
+        return None
+    if problem is None:
+        return None
+    return f"warning: {problem}. `harness serve` only reads: these pages show that league's results as they are"
+
+
+class _OwnerCheck:
+    """:func:`owner_warning`, computed at most once every :data:`_OWNER_RECHECK` seconds."""
+
+    def __init__(self, live: LiveLeague) -> None:
+        self.live = live
+        self._lock = threading.Lock()
+        self._at = -_OWNER_RECHECK
+        self._line: str | None = None
+
+    def line(self) -> str | None:
+        with self._lock:
+            if time.monotonic() - self._at >= _OWNER_RECHECK:
+                self._line = owner_warning(self.live)
+                self._at = time.monotonic()
+            return self._line
+
+
+def with_banner(html: str, line: str) -> str:
+    """``html`` with ``line`` shown first in its ``<main>`` (which the live index replaces whole when
+    it refreshes, so the line stays), else first in its ``<body>``."""
+    banner = f'<p class="bad" id="owner-warning" style="font-weight:600">{escape(line)}</p>'
+    at = html.find("<main>")
+    if at >= 0:
+        at += len("<main>")
+    else:
+        body = html.find("<body")
+        at = html.find(">", body) + 1 if body >= 0 else 0
+    return html[:at] + banner + html[at:]
 
 
 class _Handler(BaseHTTPRequestHandler):
     live: LiveLeague
+    owner: _OwnerCheck
     bound_host: str = "127.0.0.1"
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
@@ -64,11 +124,28 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(421, "this server answers only requests addressed to it (its address or localhost)")
             return
         path = self.path.split("?", 1)[0].split("#", 1)[0]
-        self._send(*self.live.respond(path))
+        status, body, kind = self.live.respond(path)
+        if kind.startswith("text/html") and (line := self.owner.line()):
+            body = with_banner(body, line)
+        self._send(status, body, kind)
 
 
-def make_server(config: LeagueConfig, host: str, port: int) -> ThreadingHTTPServer:
+class LeagueServer(ThreadingHTTPServer):
+    """The HTTP server of one league's live pages."""
+
+    owner: _OwnerCheck
+
+    def owner_warning(self) -> str | None:
+        """The line shown when the config served is not its store's owner, or None."""
+        return self.owner.line()
+
+
+def make_server(config: LeagueConfig, host: str, port: int) -> LeagueServer:
     """An HTTP server for ``config``'s league pages (``port`` 0: any free port), kept current as
     the store and the config change (:class:`harness.report.live.LiveLeague`)."""
-    handler = type("Handler", (_Handler,), {"live": LiveLeague(config), "bound_host": host})
-    return ThreadingHTTPServer((host, port), handler)
+    live = LiveLeague(config)
+    owner = _OwnerCheck(live)
+    handler = type("Handler", (_Handler,), {"live": live, "owner": owner, "bound_host": host})
+    server = LeagueServer((host, port), handler)
+    server.owner = owner
+    return server

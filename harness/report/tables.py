@@ -43,7 +43,7 @@ class TableRow:
     violations: int
     mu_ci: list[float] | None = None  # mu +- 1.96 sigma: TrueSkill's own 95% interval
     mean_score: float | None = None
-    mean_score_ci: list[float | None] | None = None  # bootstrap over duplicate sets
+    mean_score_ci: list[float | None] | None = None  # clustered by duplicate set (harness.report.statistics)
     mean_rank_ci: list[float | None] | None = None
     p_better: float | None = None  # P(this bot's skill > the next row's), from the table's fit
 
@@ -53,9 +53,10 @@ def league_table(store: LeagueStore, config: LeagueConfig, *, recompute: bool = 
     """The table: every current bot version, and every older version that played (unless
     ``current_only``). With ``stats``: mu, sigma, the order (by mu) and P(>next) from the fit of
     :func:`harness.league.ratings_fit.fit_table`, and the mean score and rank intervals of
-    :mod:`harness.report.statistics` (a bootstrap over duplicate sets); without, the incremental
-    ratings by mu - 3 sigma. ``played``: the finished games as :func:`statistics.load_games`
-    returns them, when the caller has them already."""
+    :mod:`harness.report.statistics` (clustered by duplicate set); without, the incremental
+    ratings by mu - 3 sigma. ``played``: the finished games as :func:`statistics.load_arrays`
+    returns them, when the caller has them already (the fit and the intervals read them; per-game
+    rows, as :func:`statistics.load_games` returns them, are not used: the table reads arrays)."""
     if recompute:
         rating_mod.recompute(store, config.rating)
     ratings, _applied, _tail = rating_mod.current_ratings(store, config.rating)
@@ -78,8 +79,6 @@ def league_table(store: LeagueStore, config: LeagueConfig, *, recompute: bool = 
                              wins=int(s.get("wins", 0) or 0),
                              mean_rank=(s["rank_sum"] / games + 1) if games else None,
                              violations=int(s.get("violations", 0) or 0)))
-    if not stats:
-        played = None
     fit = None
     if stats and rows:
         # here: numpy and scipy cost ~0.4 s to import; `harness table --incremental` stays instant without them
@@ -92,7 +91,10 @@ def league_table(store: LeagueStore, config: LeagueConfig, *, recompute: bool = 
         # per game took 6.5 s and the fit 1.5 s; bench/table.py). A duplicate set is one deal of
         # one round; the deal's seed already names its bots (a set merged with an older
         # version's on the same deal is a coarser cluster: still valid)
-        fit = fit_batches(queries.done_table_batches(store), mu=config.rating.mu, sigma=config.rating.sigma,
+        # the same arrays feed the mean score and rank intervals below: the games are read once
+        given = list(played or ())
+        arrays = given if given and isinstance(given[0], queries.GameArrays) else queries.done_game_arrays(store)
+        fit = fit_batches(queries.table_batches(arrays), mu=config.rating.mu, sigma=config.rating.sigma,
                           beta=config.rating.beta)
         for r in rows:
             vid = ids[(r.bot, r.version)]
@@ -110,9 +112,7 @@ def league_table(store: LeagueStore, config: LeagueConfig, *, recompute: bool = 
     if fit is not None:
         from harness.report import statistics
 
-        if played is None:
-            played = statistics.load_games(store)
-        per_bot = statistics.bot_intervals(played)
+        per_bot = statistics.bot_intervals(arrays)
         order = [ids[(r.bot, r.version)] for r in rows]
         for r, vid, below in zip(rows, order, [*order[1:], None]):
             got = per_bot.get(vid)
