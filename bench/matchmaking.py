@@ -13,7 +13,11 @@ likelihood; harness.league.matchmaking.fit_skills, mu only). Side by side in one
    results known when choosing the next: an in-process league plays a round at once), uniform
    random sets, and round-robin rounds (whole rounds only); the games each needs for 95%; per
    rung, the leagues right with adaptive only and with uniform only (the same skills in both:
-   a paired comparison, with a sign test where uniform has more). The adaptive leagues also
+   a paired comparison, with a sign test where uniform has more); the adaptive leagues with the
+   wrong set at the last rung, since which rung, and their true gap between the 10th and 11th
+   bots (a gap of a few thousandths of beta is a coin flip for any schedule within the ladder).
+   --workers spreads the leagues over processes (the same leagues whatever the count; --first-league
+   starts elsewhere, to add leagues to a run). The adaptive leagues also
    apply ``until: {top: 10, confidence: 0.95}`` as the league applies it (:class:`Until`: the
    matchmaker's count fit says when to ask; the table's own fit, ratings_fit.fit_batches on every
    game played with each duplicate set a cluster, decides by adaptive.table_fit_answer, the
@@ -30,8 +34,10 @@ likelihood; harness.league.matchmaking.fit_skills, mu only). Side by side in one
    bots/<game>_greedy.py with probability p, a uniformly random move otherwise), p graded from 1
    down to 0 over the field, so the true order is the order of p; the premise is checked first
    on a sample (p=1 against p=0.9, and against p=0). Dominoes at tables of 2, Epizodiak at
-   tables of 3; adaptive, uniform random sets and round-robin rounds, rated and judged as in
-   part 1, with ``until`` as in part 1. Not at full size: the engines play 300-700 games/s per
+   tables of 3; adaptive, uniform random sets, round-robin rounds and random rounds (every bot at
+   one table a round, the tables drawn at random: the adaptive schedule's rounds without its
+   choice, which tells the rounds' share of a difference from the choice's), rated and judged as in
+   part 1, with ``until`` as in part 1 (the part's loop is bench/matchmaking_real.py). Not at full size: the engines play 300-700 games/s per
    core in process (~150-450 on this shared machine under load), and p from 0 to 1 spans only
    ~8.8 TrueSkill units in Dominoes (p=1 ahead of p=0 in 93% of games) and ~2.2 in Epizodiak
    (64.5%): 200 bots would be 0.04 and 0.01 units apart, beyond any ladder in reach. The default
@@ -42,7 +48,7 @@ likelihood; harness.league.matchmaking.fit_skills, mu only). Side by side in one
 
 The last line is the headline: games adaptive / games uniform for the top-10 set, per table size.
 
-Run: python bench/matchmaking.py [--leagues 40] [--max-games 2:1.6e7,3:8e6] [--parts 1,2,3,4,5]
+Run: python bench/matchmaking.py [--leagues 40] [--workers 2] [--max-games 2:1.6e7,3:8e6] [--parts 1,2,3,4,5]
      [--real 2:20:22627,3:12:16000] [--real-leagues 12]
 The figures in docs/leagues.md come from this script (its --leagues and the load are printed).
 """
@@ -52,8 +58,8 @@ from __future__ import annotations
 import argparse
 import itertools
 import math
+import multiprocessing
 import os
-import random
 import sys
 import time
 from collections.abc import Callable
@@ -70,9 +76,6 @@ from scipy.special import ndtr  # noqa: E402
 from harness.league.adaptive import table_confidence, table_fit_answer  # noqa: E402
 from harness.league.matchmaking import Matchmaker, MatchParams, fit_skills  # noqa: E402
 from harness.league.ratings_fit import TableBatch, fit_batches  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from greedy_mix import Field, play_set  # noqa: E402
 
 MU, SIGMA, BETA = 25.0, 25.0 / 3, 25.0 / 6
 LUCK = BETA / math.sqrt(2)  # the seat's deal luck, shared by the seat orders of a set
@@ -294,33 +297,55 @@ def run_adaptive(skills: np.ndarray, k: int, rungs: list[int], seed: int, rng: n
     return out, balance, stopped
 
 
-def part1(n_bots: int, leagues: int, max_games: dict[int, float], sizes: list[int]) -> dict[int, tuple[int | None, int | None]]:
-    print(f"\n1. {n_bots} bots, {leagues} leagues per case: share of leagues with the right top-{TOP} set / order")
+def league_case(case: tuple[int, int, int, list[int]]) -> tuple[list[tuple[bool, bool]], dict[str, float],
+                                                               tuple[int, bool, bool] | None, list[tuple[bool, bool]],
+                                                               list[tuple[bool, bool] | None]]:
+    """One league of part 1, the three schedules on the same skills (a worker's task: it depends
+    only on its arguments, so the leagues come out the same whatever ``--workers`` is). The
+    balance dict also carries the true gap between the 10th and 11th bots, in units of beta."""
+    k, league, n_bots, rungs = case
+    rng = np.random.default_rng([k, league])
+    skills = rng.normal(MU, SIGMA, n_bots)
+    adaptive, balance, stopped = run_adaptive(skills, k, rungs, seed=league, rng=rng)
+    ranked = np.sort(skills)[::-1]
+    balance["gap"] = float(ranked[TOP - 1] - ranked[TOP]) / BETA
+    return adaptive, balance, stopped, run_uniform(skills, k, rungs, rng), run_round_robin(skills, k, rungs, rng)
+
+
+def part1(n_bots: int, leagues: int, max_games: dict[int, float], sizes: list[int], workers: int = 1,
+          first: int = 0) -> dict[int, tuple[int | None, int | None]]:
+    print(f"\n1. {n_bots} bots, {leagues} leagues per case (from league {first}, {workers} worker(s)): share of "
+          f"leagues with the right top-{TOP} set / order")
     headline: dict[int, tuple[int | None, int | None]] = {}
+    pool = multiprocessing.get_context("fork").Pool(workers) if workers > 1 else None
     for k in sizes:
         rungs = ladder(max_games[k])
         results: dict[str, list[list[tuple[bool, bool] | None]]] = {"adaptive": [], "uniform": [], "round robin": []}
         stops: list[tuple[int, bool, bool] | None] = []
         ratios: list[float] = []
+        gaps: list[float] = []
         t0 = time.perf_counter()
-        for league in range(leagues):
-            rng = np.random.default_rng([k, league])
-            skills = rng.normal(MU, SIGMA, n_bots)
-            adaptive, balance, stopped = run_adaptive(skills, k, rungs, seed=league, rng=rng)
+        cases = [(k, league, n_bots, rungs) for league in range(first, first + leagues)]
+        outcomes = pool.imap(league_case, cases) if pool else map(league_case, cases)
+        for done, (adaptive, balance, stopped, uniform, round_robin) in enumerate(outcomes, 1):
             results["adaptive"].append(adaptive)  # type: ignore[arg-type]
             stops.append(stopped)
             ratios.append(balance["games_ratio"])
-            results["uniform"].append(run_uniform(skills, k, rungs, rng))  # type: ignore[arg-type]
-            results["round robin"].append(run_round_robin(skills, k, rungs, rng))
-            if (league + 1) % 10 == 0 or league + 1 == leagues:  # a partial table now and then: a long run says something
-                headline[k] = report(k, rungs, results, stops, ratios, time.perf_counter() - t0)
+            gaps.append(balance["gap"])
+            results["uniform"].append(uniform)  # type: ignore[arg-type]
+            results["round robin"].append(round_robin)
+            if done % 10 == 0 or done == leagues:  # a partial table now and then: a long run says something
+                headline[k] = report(k, rungs, results, stops, ratios, time.perf_counter() - t0, first_league=first, gaps=gaps)
                 sys.stdout.flush()
+    if pool:
+        pool.close()
     return headline
 
 
 def report(k: int, rungs: list[int], results: dict[str, list[list[tuple[bool, bool] | None]]],
            stops: list[tuple[int, bool, bool] | None], ratios: list[float], seconds: float,
-           title: str = "") -> tuple[int | None, int | None]:
+           title: str = "", first_league: int = 0,
+           gaps: list[float] | None = None) -> tuple[int | None, int | None]:
     leagues = len(stops)
     print(f"\n{title or f'tables of {k}'}: {leagues} leagues ({seconds:.0f} s, load {os.getloadavg()[0]:.1f})")
     print(f"{'games':>12}  " + "  ".join(f"{name:>17}" for name in results))
@@ -367,7 +392,8 @@ def report(k: int, rungs: list[int], results: dict[str, list[list[tuple[bool, bo
             since = len(rungs) - 1
             while since > 0 and per_rung[since - 1] is not None and not per_rung[since - 1][0]:  # type: ignore[index]
                 since -= 1
-            stuck.append(f"league {league} since {rungs[since]:,}")
+            gap = f" (true {TOP}th/{TOP + 1}th gap {gaps[league]:.3f} beta)" if gaps else ""
+            stuck.append(f"league {first_league + league} since {rungs[since]:,}{gap}")
     print(f"  adaptive leagues with the wrong top-{TOP} set at the last rung: {', '.join(stuck) if stuck else 'none'}")
     done = [s for s in stops if s is not None]
     if done:
@@ -536,99 +562,12 @@ def part4(n_bots: int) -> None:
               f"{1000 * float(np.median(times)):.1f} ms); the fit it draws from {1000 * fit_s:.0f} ms")
 
 
-# ---------------------------------------------------------------------------------------------
-# part 5: the real engines
-
-
-REAL_GAMES = {2: "dominoes", 3: "epizodiak"}
-
-
-def real_verify(k: int, sets: int) -> None:
-    """The premise of part 5 on a sample: a bot with p = 1 against one with p = 0.9, and p = 1 against p = 0."""
-    game = REAL_GAMES[k]
-    for strong, weak in ((1.0, 0.9), (1.0, 0.0)):
-        rng = random.Random(f"verify:{k}:{weak}")
-        score, games = 0.0, 0
-        for _ in range(sets):
-            greedy = [strong, weak] + [0.5] * (k - 2)
-            for seats, ranking in play_set(game, rng.randrange(2**31), greedy, rng):
-                ra, rb = ranking[seats.index(0)], ranking[seats.index(1)]
-                score += 1.0 if ra < rb else 0.5 if ra == rb else 0.0
-                games += 1
-        share = score / games
-        half = 1.96 * math.sqrt(share * (1 - share) / games)  # (sets' games are dependent: a rough interval)
-        print(f"  {game}, tables of {k}: p={strong:g} placed ahead of p={weak:g} in {share:.3f} +- {half:.3f} of "
-              f"{games:,} games ({sets} sets)")
-
-
-def real_league(k: int, schedule: str, greedy: np.ndarray, rungs: list[int], league: int,
-                confidence: float = 0.95) -> tuple[list[tuple[bool, bool] | None], tuple[int, bool, bool] | None]:
-    """One league of bots playing greedy at the rates ``greedy`` (bot 0 strongest) on the real
-    engine, up to each rung: (right top-10 set, right order) per rung, and where ``until`` stopped it."""
-    n = greedy.size
-    field = Field(REAL_GAMES[k], greedy.tolist(), seed=f"{k}:{schedule}:{league}")
-    np_rng = np.random.default_rng([k, league, len(schedule)])
-    truth = np.arange(n)
-    per_set = math.factorial(k)
-    mm = Matchmaker(league, (k,), params=BENCH_PARAMS)
-    for v in range(n):
-        mm.add_bot(v)
-    combos = np.array(list(itertools.combinations(range(n), k)))
-    until = Until(confidence) if schedule == "adaptive" else None
-    played, out, stopped = 0, [], None
-    last: tuple[bool, bool] | None = None
-
-    def batch() -> TableBatch:
-        return TableBatch(np.array(field.versions), np.array(field.ranks), np.array(field.sets))
-
-    for rung in rungs:
-        while played + (len(combos) * per_set if schedule == "round robin" else per_set) <= rung:
-            if schedule == "adaptive":
-                (sets,) = mm.plan_rounds(1)
-                for members in sets.tolist():
-                    for seats, ranking in field.play(members):
-                        mm.record(mm.rounds - 1, seats, ranking)
-            else:
-                sets = combos if schedule == "round robin" else uniform_sets(n, k, min(n // k, (rung - played) // per_set), np_rng)
-                for members in sets.tolist():
-                    field.play(members)
-            played += len(sets) * per_set
-            if until is not None and stopped is None and until.stop(mm, batch, played):
-                stopped = (played, *top_right(np.array(field.wins), truth)[:2])
-            last = top_right(np.array(field.wins), truth)[:2] if played else None
-        out.append(last)
-    return out, stopped
-
-
-def part5(k: int, n_bots: int, leagues: int, max_games: float, verify_sets: int) -> tuple[int | None, int | None]:
-    game = REAL_GAMES[k]
-    greedy = np.linspace(1.0, 0.0, n_bots)
-    print(f"\n5. the real engines: {game}, tables of {k}, {n_bots} bots, bot i greedy with probability "
-          f"{greedy[0]:g}..{greedy[-1]:g} (step {greedy[0] - greedy[1]:.3f}) and uniformly random otherwise; "
-          f"{leagues} leagues per schedule")
-    t0 = time.perf_counter()
-    real_verify(k, verify_sets)
-    print(f"  (the check took {time.perf_counter() - t0:.0f} s)")
-    rungs = ladder(max_games, start=max(1000.0, math.comb(n_bots, k) * math.factorial(k) / 8))
-    results: dict[str, list[list[tuple[bool, bool] | None]]] = {"adaptive": [], "uniform": [], "round robin": []}
-    stops: list[tuple[int, bool, bool] | None] = []
-    needed: tuple[int | None, int | None] = (None, None)
-    t0 = time.perf_counter()
-    for league in range(leagues):
-        for name in results:
-            got, stopped = real_league(k, name, greedy, rungs, league)
-            results[name].append(got)
-            if name == "adaptive":
-                stops.append(stopped)
-        needed = report(k, rungs, results, stops, [], time.perf_counter() - t0, title=f"{game}, tables of {k}")
-        sys.stdout.flush()
-    return needed
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--leagues", type=int, default=40)
     parser.add_argument("--bots", type=int, default=200)
+    parser.add_argument("--workers", type=int, default=1, help="part 1's and part 5's leagues on this many processes")
+    parser.add_argument("--first-league", type=int, default=0, help="part 1's first league (its skills' seed)")
     parser.add_argument("--max-games", default="2:1.6e7,3:8e6", help="the ladder's top per table size")
     parser.add_argument("--sizes", default="2,3")
     parser.add_argument("--parts", default="1,2,3,4,5")
@@ -650,13 +589,16 @@ def main() -> None:
         part3(args.bots, args.newcomer_leagues, sizes)
     if 1 in parts:
         tops = {int(k): float(v) for k, v in (item.split(":") for item in args.max_games.split(","))}
-        for k, (a, u) in part1(args.bots, args.leagues, tops, sizes).items():
+        for k, (a, u) in part1(args.bots, args.leagues, tops, sizes, args.workers, args.first_league).items():
             cells.append(headline_cell(f"synthetic, tables of {k}", a, u, tops[k]))
     if 5 in parts:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from matchmaking_real import REAL_GAMES, part5  # (imported here: it imports this module)
+
         for item in args.real.split(","):
             k, bots, top = (float(x) for x in item.split(":"))
             if int(k) in sizes:
-                a, u = part5(int(k), int(bots), args.real_leagues, top, args.verify_sets)
+                a, u = part5(int(k), int(bots), args.real_leagues, top, args.verify_sets, args.workers)
                 cells.append(headline_cell(f"{REAL_GAMES[int(k)]} ({int(bots)} bots, {args.real_leagues} leagues), "
                                            f"tables of {int(k)}", a, u, top))
     print(f"\nload average at end: {os.getloadavg()[0]:.1f}")
