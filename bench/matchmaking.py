@@ -567,7 +567,7 @@ def main() -> None:
     parser.add_argument("--leagues", type=int, default=40)
     parser.add_argument("--bots", type=int, default=200)
     parser.add_argument("--workers", type=int, default=1, help="part 1's and part 5's leagues on this many processes")
-    parser.add_argument("--first-league", type=int, default=0, help="part 1's first league (its skills' seed)")
+    parser.add_argument("--first-league", type=int, default=0, help="part 1's and part 5's first league (its seed)")
     parser.add_argument("--max-games", default="2:1.6e7,3:8e6", help="the ladder's top per table size")
     parser.add_argument("--sizes", default="2,3")
     parser.add_argument("--parts", default="1,2,3,4,5")
@@ -598,7 +598,8 @@ def main() -> None:
         for item in args.real.split(","):
             k, bots, top = (float(x) for x in item.split(":"))
             if int(k) in sizes:
-                a, u = part5(int(k), int(bots), args.real_leagues, top, args.verify_sets, args.workers)
+                a, u = part5(int(k), int(bots), args.real_leagues, top, args.verify_sets, args.workers,
+                             args.first_league)
                 cells.append(headline_cell(f"{REAL_GAMES[int(k)]} ({int(bots)} bots, {args.real_leagues} leagues), "
                                            f"tables of {int(k)}", a, u, top))
     print(f"\nload average at end: {os.getloadavg()[0]:.1f}")

@@ -101,7 +101,7 @@ def real_case(case: tuple[int, int, list[float], list[int]]) -> dict[str, tuple[
 
 
 def part5(k: int, n_bots: int, leagues: int, max_games: float, verify_sets: int,
-          workers: int = 1) -> tuple[int | None, int | None]:
+          workers: int = 1, first: int = 0) -> tuple[int | None, int | None]:
     game = REAL_GAMES[k]
     greedy = np.linspace(1.0, 0.0, n_bots)
     print(f"\n5. the real engines: {game}, tables of {k}, {n_bots} bots, bot i greedy with probability "
@@ -117,14 +117,15 @@ def part5(k: int, n_bots: int, leagues: int, max_games: float, verify_sets: int,
     needed: tuple[int | None, int | None] = (None, None)
     t0 = time.perf_counter()
     pool = multiprocessing.get_context("fork").Pool(workers) if workers > 1 else None
-    cases = [(k, league, greedy.tolist(), rungs) for league in range(leagues)]
+    cases = [(k, league, greedy.tolist(), rungs) for league in range(first, first + leagues)]
     for outcome in pool.imap(real_case, cases) if pool else map(real_case, cases):
         for name in results:
             got, stopped = outcome[name]
             results[name].append(got)
             if name == "adaptive":
                 stops.append(stopped)
-        needed = report(k, rungs, results, stops, [], time.perf_counter() - t0, title=f"{game}, tables of {k}")
+        needed = report(k, rungs, results, stops, [], time.perf_counter() - t0, title=f"{game}, tables of {k}",
+                        first_league=first)
         sys.stdout.flush()
     if pool:
         pool.close()
