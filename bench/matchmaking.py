@@ -562,12 +562,19 @@ def part4(n_bots: int) -> None:
               f"{1000 * float(np.median(times)):.1f} ms); the fit it draws from {1000 * fit_s:.0f} ms")
 
 
+def count(text: str) -> int:
+    """An argparse type: a whole number >= 0 (league numbers seed numpy, which takes no negatives)."""
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 0")
+    return int(text)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--leagues", type=int, default=40)
     parser.add_argument("--bots", type=int, default=200)
-    parser.add_argument("--workers", type=int, default=1, help="part 1's and part 5's leagues on this many processes")
-    parser.add_argument("--first-league", type=int, default=0, help="part 1's and part 5's first league (its seed)")
+    parser.add_argument("--workers", type=count, default=1, help="part 1's and part 5's leagues on this many processes")
+    parser.add_argument("--first-league", type=count, default=0, help="part 1's and part 5's first league (its seed)")
     parser.add_argument("--max-games", default="2:1.6e7,3:8e6", help="the ladder's top per table size")
     parser.add_argument("--sizes", default="2,3")
     parser.add_argument("--parts", default="1,2,3,4,5")
