@@ -132,6 +132,27 @@ def test_yaml_syntax_errors_give_the_line(league_dir: Path) -> None:
     assert "Traceback" not in result.output
 
 
+def test_a_yaml_error_names_its_own_line_and_column(league_dir: Path) -> None:
+    # line 4 is indented under a scalar: the parser stops at its colon, column 7 (both 1-based)
+    path = write(league_dir, "name: t\ngame: crisps\nrounds: 2\n  seed: 3\nbots: []\n")
+    with pytest.raises(ConfigError, match=r": line 4, column 7: YAML syntax error: mapping values are not allowed"):
+        load_config(path)
+
+
+def test_too_many_rounds_says_how_many_games_and_how_many_rounds_fit(league_dir: Path) -> None:
+    path = write(league_dir, GOOD.replace("rounds: 2", "rounds: 200000000"))
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert "200000000 rounds of 2 games make 400,000,000 games" in str(err.value)
+    assert "at most 50,000,000 rounds" in str(err.value)
+
+
+def test_the_rating_defaults_are_trueskills(league_dir: Path) -> None:
+    cfg = load_config(write(league_dir, GOOD))
+    assert (cfg.rating.mu, cfg.rating.sigma, cfg.rating.beta, cfg.rating.tau) == (25.0, 25.0 / 3, 25.0 / 6, 0.0)
+    assert cfg.rating.draw_probability == 0.10
+
+
 def test_missing_config_file(tmp_path: Path) -> None:
     result = run_cli(tmp_path / "nope.yaml")
     assert result.exit_code == 2 and "no such file" in result.output

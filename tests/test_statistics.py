@@ -9,6 +9,7 @@ import random
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from harness.cli import cli
@@ -278,3 +279,14 @@ def test_the_fit_read_as_arrays_equals_the_fit_from_game_rows_on_real_leagues(tm
             ids = {(v["name"], v["version"]): v["id"] for v in store.versions()}
             assert [ids[(t.bot, t.version)] for t in table] == old.order
             assert all(abs(t.mu - old.mu[ids[(t.bot, t.version)]]) < 1e-9 for t in table)
+
+
+def test_the_small_sample_factor_is_students_t_over_the_normals() -> None:
+    """95% intervals from few duplicate sets widen by t(sets - 1) / 1.96; the t quantiles are
+    the printed table's (0.975, 1, 3, 9 and 39 degrees of freedom)."""
+    from harness.league.ratings_fit import small_sample_factor
+
+    for sets, t in ((2, 12.706), (4, 3.182), (10, 2.262), (40, 2.023)):
+        assert small_sample_factor(sets) * 1.96 == pytest.approx(t, abs=1e-3), sets
+    assert small_sample_factor(1) == small_sample_factor(0) == 1.0  # no spread to widen
+    assert 1.0 < small_sample_factor(10_000) < 1.001

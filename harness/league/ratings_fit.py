@@ -102,7 +102,7 @@ class TableFit:
 def small_sample_factor(sets: int) -> float:
     """How much wider than the normal's a 95% interval from ``sets`` clusters must be: Student's
     t with sets - 1 degrees of freedom over 1.96 (the usual small-sample rule for a
-    cluster-robust variance: 1.62 at 4 sets, 1.05 at 40, 1.005 at 400)."""
+    cluster-robust variance: 1.62 at 4 sets, 1.03 at 40, 1.003 at 400)."""
     if sets < 2:
         return 1.0
     return float(stdtrit(sets - 1, 0.975) / 1.959963984540054)
