@@ -70,11 +70,6 @@ class SkillFit:
     mu: np.ndarray
     chol: np.ndarray  # upper-triangular U with U^T U = precision
 
-    def sample(self, rng: np.random.Generator, draws: int = 1) -> np.ndarray:
-        """``draws`` joint draws of the skills from the Laplace posterior, shape (draws, n)."""
-        z = rng.standard_normal((self.mu.size, draws))
-        return (self.mu[:, None] + solve_triangular(self.chol, z, lower=False)).T
-
     def covariance(self) -> np.ndarray:
         n = self.mu.size
         inv_u = solve_triangular(self.chol, np.eye(n), lower=False)
