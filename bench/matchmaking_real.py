@@ -63,7 +63,6 @@ def real_league(k: int, schedule: str, greedy: np.ndarray, rungs: list[int], lea
     combos = np.array(list(itertools.combinations(range(n), k)))
     until = Until(confidence) if schedule == "adaptive" else None
     played, out, stopped = 0, [], None
-    last: tuple[bool, bool] | None = None
 
     def batch() -> TableBatch:
         return TableBatch(np.array(field.versions), np.array(field.ranks), np.array(field.sets))
@@ -87,8 +86,8 @@ def real_league(k: int, schedule: str, greedy: np.ndarray, rungs: list[int], lea
             played += len(sets) * per_set
             if until is not None and stopped is None and until.stop(mm, batch, played):
                 stopped = (played, *top_right(np.array(field.wins), truth)[:2])
-            last = top_right(np.array(field.wins), truth)[:2] if played else None
-        out.append(last)
+        # judged once per rung, on the games played by then (not after every round)
+        out.append(top_right(np.array(field.wins), truth)[:2] if played else None)
     return out, stopped
 
 
