@@ -89,6 +89,8 @@ def test_killed_and_resumed_it_plays_exactly_the_games_of_an_uninterrupted_run(t
     b = write_config(two, names, "{kind: adaptive, games: 300}", players="[2, 3]")
     played, reason = drive(a, games=10_000, order_seed=1)
     assert played == 300 and reason is not None and "budget" in reason
+    with LeagueStore(load_config(a).store) as sa, LeagueStore(load_config(b).store) as sb:
+        sb.set_meta("deal_secret", sa.deal_secret() or "")  # one secret: the same game ids (they are keyed)
     # the other league is killed twice, its games finishing in other orders
     assert drive(b, games=10_000, order_seed=2, kill_after=77)[1] == "killed"
     assert drive(b, games=10_000, order_seed=3, kill_after=101)[1] == "killed"
@@ -217,6 +219,8 @@ def test_the_local_and_the_dask_executors_play_the_same_adaptive_league(tmp_path
     for where, dask in (("local", None), ("dask", "local:2")):
         (tmp_path / where).mkdir()
         cfg = load_config(write_config(tmp_path / where, names, "{kind: adaptive, games: 150}", players="[2, 3]"))
+        with LeagueStore(cfg.store) as store:  # one secret: the same (keyed) game ids and deals in both
+            store.set_meta("deal_secret", "5" * 64)
         summaries.append(run_league(cfg, player=FAKE, progress=False, dask=dask))
         stores.append(cfg.store)
     local, on_dask = summaries

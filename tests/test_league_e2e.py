@@ -220,7 +220,7 @@ bots:
         assert st.counts() == {"pending": 0, "done": total, "dropped": 0}
         ids = [r[0] for r in st.db.execute("SELECT id FROM games")]
         assert len(ids) == len(set(ids)) == total
-        assert {g.game_id for g in build_schedule(cfg)} == set(ids)
+        assert {g.game_id for g in build_schedule(cfg, id_key=st.id_key())} == set(ids)
         unranked = st.db.execute("SELECT count(*) FROM seats WHERE rank IS NULL").fetchone()[0]
         assert unranked == 0
         assert st.get_meta("rated_upto") == str(total)

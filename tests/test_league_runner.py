@@ -189,6 +189,7 @@ def test_ratings_do_not_depend_on_the_order_games_finish(tmp_path: Path) -> None
     outcomes = {}
     store_a = LeagueStore(tmp_path / "a.sqlite")
     store_b = LeagueStore(tmp_path / "b.sqlite")
+    store_b.set_meta("deal_secret", store_a.deal_secret() or "")  # one secret: the same (keyed) game ids
     for store in (store_a, store_b):
         plan_league(cfg, store)
     pending = store_a.pending_games()

@@ -6,6 +6,8 @@ import dataclasses
 import itertools
 from collections import Counter
 
+import pytest
+
 from harness.league.config import BotEntry, LeagueConfig
 from harness.league.schedule import build_schedule, games_per_round
 
@@ -67,16 +69,18 @@ def test_more_rounds_extend_the_schedule_without_changing_earlier_games() -> Non
     assert [g.game_id for g in three[:len(two)]] == [g.game_id for g in two]
 
 
-def test_a_new_version_replays_the_same_deals_under_new_ids() -> None:
-    cfg = make_config(players=(2,))
+@pytest.mark.parametrize("deals", ["per_version", "per_bot"])
+def test_a_new_version_gets_fresh_deals_unless_the_league_asks_for_the_same(deals: str) -> None:
+    cfg = dataclasses.replace(make_config(players=(2,)), deals=deals)
     bots = list(cfg.bots)
     bots[0] = dataclasses.replace(bots[0], version="new")
     changed = dataclasses.replace(cfg, bots=tuple(bots))
     old, new = build_schedule(cfg), build_schedule(changed)
-    assert [g.seed for g in old] == [g.seed for g in new]
     for a, b in zip(old, new):
         touches = any(s.name == "b0" for s in a.seats)
         assert (a.game_id != b.game_id) == touches
+        # per version, the new version's every deal is fresh; per bot, it replays the old one's
+        assert (a.seed != b.seed) == (touches and deals == "per_version")
 
 
 def test_adding_a_bot_keeps_every_existing_game() -> None:

@@ -57,6 +57,6 @@ def test_a_new_store_at_the_same_path_does_not_show_the_deleted_stores_logs(tmp_
     for suffix in ("", "-wal", "-shm"):
         Path(cfg.store + suffix).unlink(missing_ok=True)  # the user deletes the store, not its logs
     with LeagueStore(cfg.store) as store:
-        plan_league(cfg, store)  # the same league again: the same game ids at the same seqs
-        assert store.pending_games()[0].game_id == game.game_id
+        plan_league(cfg, store)  # the same league again (its ids are keyed with the new store's secret)
         assert store.game_log(game.seq) is None and store.logs.count() == 0
+        assert store.logs.read(game.seq, game.game_id) is None  # not even under the old game's id

@@ -28,23 +28,27 @@ def make_config(tmp_path: Path, n_bots: int = 5, players: tuple[int, ...] = (2, 
                         rounds=rounds, seed=3, store=str(tmp_path / "plan.sqlite"))
 
 
-def test_bulk_rows_are_exactly_the_schedule(tmp_path):
+@pytest.mark.parametrize("secret, key, deals", [(None, None, "per_version"), ("s3cret", "k3y", "per_version"),
+                                                 ("s3cret", None, "per_bot")])
+def test_bulk_rows_are_exactly_the_schedule(tmp_path, secret, key, deals):
     """The bulk rows against the schedule's definition, written out game by game: every round,
-    table size, combination (config order) and seat order, each deal's seed and game's id hashed
-    by deal_seed and game_id."""
-    cfg = make_config(tmp_path)
+    table size, combination (config order) and seat order, each deal's seed (of the versions at
+    the table, or of the names under ``deals: per_bot``) and game's id (keyed or public) hashed by
+    deal_seed and game_id."""
+    cfg = dataclasses.replace(make_config(tmp_path), deals=deals)
     ids = {b.label: 10 + i for i, b in enumerate(cfg.bots)}
     expected = []
     for r in range(cfg.rounds):
         for size in cfg.table_sizes:
             for combo in itertools.combinations(cfg.bots, size):
-                seed = deal_seed(cfg.name, cfg.seed, r, [b.name for b in combo])
+                members = [b.label if deals == "per_version" else b.name for b in combo]
+                seed = deal_seed(cfg.name, cfg.seed, r, members, secret)
                 for seats in itertools.permutations(combo):
-                    gid = game_id(cfg.name, cfg.seed, r, [b.label for b in seats])
+                    gid = game_id(cfg.name, cfg.seed, r, [b.label for b in seats], key)
                     expected.append((gid, seed, r, size, tuple(ids[b.label] for b in seats)))
-    assert list(schedule_rows(cfg, ids)) == expected
+    assert list(schedule_rows(cfg, ids, secret, key)) == expected
     assert [(g.game_id, g.seed, g.round, g.players, tuple(ids[b.label] for b in g.seats))
-            for g in build_schedule(cfg)] == expected
+            for g in build_schedule(cfg, secret=secret, id_key=key)] == expected
 
 
 def test_a_fresh_bulk_plan_stores_what_the_object_plan_stores(tmp_path):
@@ -54,7 +58,8 @@ def test_a_fresh_bulk_plan_stores_what_the_object_plan_stores(tmp_path):
         _, bulk_ids = plan_league(cfg, bulk)
         objects.bind(other)
         objects.set_meta("deal_secret", bulk.deal_secret() or "")  # one secret: the same deals
-        objects.plan(build_schedule(other, secret=bulk.deal_secret()), objects.register_versions(other.bots))
+        objects.plan(build_schedule(other, secret=bulk.deal_secret(), id_key=bulk.id_key()),
+                     objects.register_versions(other.bots))
         query = "SELECT seq, id, round, players, seed, versions, status FROM games ORDER BY seq"
         rows = bulk.db.execute(query).fetchall()
         assert len(rows) == len(build_schedule(cfg)) and rows == objects.db.execute(query).fetchall()

@@ -112,10 +112,15 @@ def test_a_new_bot_keeps_the_old_deals_seeds(tmp_path):
     new_by_key = {(g.round, g.labels): (g.seed, g.game_id) for g in new}
     for g in old:
         assert new_by_key[(g.round, g.labels)] == (g.seed, g.game_id)
-    # a new version of a bot: same deals, other game ids
+    # a new version of a bot: other game ids; fresh deals at its tables (the same deals only
+    # where the league asks for them: deals: per_bot)
     bumped = make_config(["ann", "bob", "cyd"])
     bumped = dataclasses.replace(bumped, bots=tuple(dataclasses.replace(b, version="v2") if b.name == "ann" else b
                                                     for b in bumped.bots))
+    per_bot = build_schedule(dataclasses.replace(make_config(["ann", "bob", "cyd"]), deals="per_bot"))
     for a, b in zip(old, build_schedule(bumped)):
-        assert a.seed == b.seed
-        assert (a.game_id == b.game_id) == ("ann" not in [s.name for s in a.seats])
+        has_ann = "ann" in [s.name for s in a.seats]
+        assert (a.seed == b.seed) == (not has_ann)
+        assert (a.game_id == b.game_id) == (not has_ann)
+    for a, c in zip(per_bot, build_schedule(dataclasses.replace(bumped, deals="per_bot"))):
+        assert a.seed == c.seed

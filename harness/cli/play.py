@@ -248,7 +248,10 @@ def describe_check_game(i: int, n_games: int, seats: Sequence[BotSpec], mine: in
 @click.argument("game", type=GAME)
 @click.argument("command", metavar="CMD")
 @click.option("--players", type=int, default=None, help="Seats per game (default: the game's minimum).")
-@seed_option
+@click.option("--seed", type=int, default=None,
+              help="Derive the games' deals, ids and seats from this number, to get the same games again "
+                   "[default: fresh secret deals each run, as a league's: your bot cannot tell a check from a "
+                   "league game]")
 @click.option("--games", "n_games", type=click.IntRange(min=1), default=4, show_default=True,
               help="Number of games to play.")
 @click.option("--opponent", "opponent_commands", multiple=True, metavar="CMD",
@@ -261,7 +264,7 @@ def describe_check_game(i: int, n_games: int, seats: Sequence[BotSpec], mine: in
 @time_options
 @sandbox_option
 @stderr_dir_option
-def check_bot(game: Game, command: str, players: int | None, seed: int, n_games: int,
+def check_bot(game: Game, command: str, players: int | None, seed: int | None, n_games: int,
               opponent_commands: tuple[str, ...], log_path: str | None, options: dict,
               init_ms: int | None, move_ms: int | None, bank_ms: int | None, sandbox: str | None,
               stderr_dir: str | None) -> None:
@@ -296,7 +299,7 @@ def check_bot(game: Game, command: str, players: int | None, seed: int, n_games:
         raise SystemExit(1)
 
 
-def run_conformance(game: Game, candidate: BotSpec, players: int, seed: int, n_games: int, options: dict,
+def run_conformance(game: Game, candidate: BotSpec, players: int, seed: int | None, n_games: int, options: dict,
                     config: RefereeConfig, opponents: Sequence[BotSpec], log_path: str | None) -> list[dict[str, Any]]:
     """check-bot's games (:func:`harness.play.conformance.conformance_games`), printed: each game,
     the start-up time, the latency and every violation (grouped); returns the violations."""

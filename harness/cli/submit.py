@@ -100,7 +100,7 @@ def submit(config: str, name: str, command: str, cwd: str | None, n_games: int, 
     for players in cfg.table_sizes:  # every table size the league plays: a bot may fail only at 3 seats
         if len(cfg.table_sizes) > 1:
             echo(f"{players}-player tables:")
-        violations += run_conformance(game, candidate, players, 1, max(n_games, players), cfg.options, referee,
+        violations += run_conformance(game, candidate, players, None, max(n_games, players), cfg.options, referee,
                                       opponents, None)
     if violations:
         echo(f"not submitted: {name} committed {len(violations)} violation(s); {config} is unchanged")

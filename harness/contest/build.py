@@ -125,8 +125,10 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         proc.kill()
 
 
-def check_upload(cfg: ContestConfig, runtime: Runtime, workdir: Path, team: str, seed: int = 1) -> tuple[bool, str]:
-    """The conformance games at every table size: (passed, log)."""
+def check_upload(cfg: ContestConfig, runtime: Runtime, workdir: Path, team: str, seed: int | None = None
+                 ) -> tuple[bool, str]:
+    """The conformance games at every table size: (passed, log). Their deals and ids are drawn as
+    the ladder's are (``seed`` None: secret), so an upload cannot tell it is being checked."""
     from harness.games import get_game
     from harness.play.conformance import conformance_games, group_violations, percentile, reference_opponents
     from harness.play.referee import RefereeConfig
@@ -153,7 +155,7 @@ def check_upload(cfg: ContestConfig, runtime: Runtime, workdir: Path, team: str,
 
         lines.append(f"tables of {size}:")
         result = conformance_games(game, candidate, size, seed, n_games, cfg.options, referee,
-                                   opponents, on_game)
+                                   opponents, on_game, id_prefix="a-" if cfg.ladder == "adaptive" else "g-")
         if result.startups_ms:
             lines.append(f"  start-up: {max(result.startups_ms):.0f} ms (init_ms {cfg.time['init_ms']})")
         if result.latencies_ms:

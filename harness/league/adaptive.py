@@ -90,15 +90,19 @@ def table_fit_answer(fit: TableFit, active: Sequence[int], top: int) -> Answer:
 ID_PREFIX = "a-"
 
 
-def _game_id(league: str, seed: int, round_: int, labels: Sequence[str]) -> str:
-    return ID_PREFIX + hashlib.sha256(json.dumps(["adaptive", league, seed, round_, list(labels)],
-                                            separators=(",", ":")).encode()).hexdigest()[:12]
+def _game_id(league: str, seed: int, round_: int, labels: Sequence[str], key: str | None = None) -> str:
+    """An adaptive game's id: keyed with the deal secret (``key``), so that no bot can recompute it
+    from the league, its round and the labels a leaderboard prints (docs/security.md)."""
+    head: list[object] = ["adaptive"] if key is None else ["adaptive", key]
+    return ID_PREFIX + hashlib.sha256(json.dumps([*head, league, seed, round_, list(labels)],
+                                                 separators=(",", ":")).encode()).hexdigest()[:12]
 
 
 def _deal_seed(secret: str | None, league: str, seed: int, round_: int, names: Sequence[str]) -> int:
     """A deal's seed: the league's deal secret (kept in the store, never shown to a bot) before the
     public facts, so that knowing the config and the roster tells nothing about a deal
-    (docs/security.md); None only for a store made before deal secrets existed."""
+    (docs/security.md); None only for a store made before deal secrets existed. ``names``: the
+    versions at the table (``name@version``), or their names under ``deals: per_bot``."""
     head: list[object] = ["adaptive-deal"] if secret is None else ["adaptive-deal", secret]
     digest = hashlib.sha256(json.dumps([*head, league, seed, round_, sorted(names)],
                                        separators=(",", ":")).encode()).digest()
@@ -326,10 +330,11 @@ class AdaptiveSchedule:
             if room is not None and room < math.factorial(k):
                 self.mm.unnote_games(s, math.factorial(k))  # past the budget: not played
                 continue
-            seed = _deal_seed(secret, self.config.name, self.config.seed, r, [self.names[v] for v in s])
+            members = [(self.labels if self.config.deals_per_version else self.names)[v] for v in s]
+            seed = _deal_seed(secret, self.config.name, self.config.seed, r, members)
             for seats in itertools.permutations(s):
-                rows.append((_game_id(self.config.name, self.config.seed, r, [self.labels[v] for v in seats]), r, k,
-                             seed, json.dumps(list(seats), separators=(",", ":"))))
+                gid = _game_id(self.config.name, self.config.seed, r, [self.labels[v] for v in seats], secret)
+                rows.append((gid, r, k, seed, json.dumps(list(seats), separators=(",", ":"))))
                 orders.append(seats)
             if room is not None:
                 room -= math.factorial(k)

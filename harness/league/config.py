@@ -52,7 +52,9 @@ SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".sh", ".l
 PYTHON_RE = re.compile(r"^python(3(\.\d+)?)?$")
 
 TOP_KEYS = ("name", "game", "options", "players", "bots", "rounds", "time", "limits", "policy", "strikes",
-            "rating", "seed", "workers", "store", "executor", "idle_bots", "schedule")
+            "rating", "seed", "workers", "store", "executor", "idle_bots", "schedule", "deals")
+#: ``deals``: fresh deals for every version (default), or the same deals for a bot's versions.
+DEAL_RULES = ("per_version", "per_bot")
 BOT_KEYS = ("name", "command", "cwd", "version")
 #: The largest schedule a league may have (games over all rounds): 100 million games take ~10 GB
 #: of store before any log, and hours to plan and to rate.
@@ -166,6 +168,12 @@ class LeagueConfig:
     idle_bots: int = MAX_IDLE_BOTS
     #: ``schedule``: round robin, or adaptive (docs/leagues.md)
     schedule: ScheduleSpec = ScheduleSpec()
+    #: ``deals``: per_version (a deal's seed hashes the versions at the table) or per_bot (the names)
+    deals: str = "per_version"
+
+    @property
+    def deals_per_version(self) -> bool:
+        return self.deals == "per_version"
 
     def bot(self, name: str) -> BotEntry:
         for b in self.bots:
@@ -385,11 +393,15 @@ def parse_config(data: Any, shown: str, *, base_dir: Path, rounds: int | None = 
     # any current directory (it used to be the current directory, and `cd leagues && harness
     # violations x.yaml` found nothing and advised a run that started a second, empty store).
     store = str((base_dir / store).resolve())
+    deals = data.get("deals", "per_version")
+    if deals not in DEAL_RULES:
+        raise c.fail("deals", f"{_show(deals)} is not allowed (allowed: {', '.join(DEAL_RULES)})")
     return LeagueConfig(path=shown, name=name, game=game_name, options=options, table_sizes=table_sizes, bots=bots,
                         rounds=n_rounds, time=time, limits=limits, policy=policy, strikes=strikes,
                         rating=rating, seed=seed, workers=n_workers, store=store,
                         executor=_check_executor(c, data.get("executor")),
-                        idle_bots=c.integer(data.get("idle_bots", MAX_IDLE_BOTS), "idle_bots", 0), schedule=schedule)
+                        idle_bots=c.integer(data.get("idle_bots", MAX_IDLE_BOTS), "idle_bots", 0), schedule=schedule,
+                        deals=deals)
 
 
 def _check_schedule(c: _Checker, value: Any, n_bots: int) -> ScheduleSpec:

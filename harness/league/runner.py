@@ -122,11 +122,12 @@ def plan_league(config: LeagueConfig, store: LeagueStore) -> tuple[PlanSummary, 
     """Bind the store to the league, register the bot versions, and bring the schedule up to date."""
     store.bind(config)
     version_ids = store.register_versions(config.bots)
-    store.adopt_deal_secret(lambda secret, round_, names: deal_seed(config.name, config.seed, round_, names, secret))
+    store.adopt_deal_secret(lambda secret, round_, names, labels: deal_seed(
+        config.name, config.seed, round_, labels if config.deals_per_version else names, secret), config.deals)
     fingerprint = schedule_fingerprint(config)
     if store.planned_fingerprint() == fingerprint:  # planned before with this very schedule
         return store.unchanged_plan(), version_ids
-    summary = store.plan_rows(planned_chunks(config, version_ids, store.deal_secret()), fingerprint)
+    summary = store.plan_rows(planned_chunks(config, version_ids, store.deal_secret(), store.id_key()), fingerprint)
     return summary, version_ids
 
 

@@ -117,6 +117,7 @@ class LeagueStore:
                 LogStore.remove(self.path)  # a new store: logs left by a deleted one are not its logs
                 store_schema.create(self.db)
                 self.set_meta("deal_secret", secrets.token_hex(32))
+                self.set_meta("game_ids", "keyed")  # ids hash the secret (stores made before keep public ids)
             try:  # the store holds every seat's hands and the deal secret: its owner's eyes only
                 os.chmod(self.path, 0o600)  # (SQLite gives its -wal and -shm files the same mode)
             except OSError:
@@ -183,26 +184,42 @@ class LeagueStore:
         """The league's deal secret (None only in a store made before secrets existed)."""
         return self.get_meta("deal_secret")
 
-    def adopt_deal_secret(self, seed_of: Callable[[str, int, list[str]], int]) -> int:
-        """Give a store made before deal secrets one, and re-seed what can still be re-seeded.
+    def id_key(self) -> str | None:
+        """The key of this store's game ids: its deal secret where they are keyed (every store made
+        since ids are opaque), None where they are the public hashes of an older store."""
+        return self.deal_secret() if self.get_meta("game_ids") == "keyed" else None
 
-        Every game not finished whose deal no finished game used gets the seed
-        ``seed_of(secret, round, bot names)``; games of a deal already (partly) played keep their
-        public seed, so the seat orders of a duplicate deal stay one deal. Returns how many
-        games were re-seeded (0 when the store already has a secret).
+    def adopt_deal_secret(self, seed_of: Callable[[str, int, list[str], list[str]], int], rule: str) -> int:
+        """Give a store made before deal secrets one, and re-seed the deals the rule ``rule`` (the
+        config's ``deals``) no longer deals, where that can still be done.
+
+        ``seed_of(secret, round, bot names, bot labels)`` is the seed of a deal under ``rule``.
+        When the store gets its secret or its deal rule changes (a store made before deals were
+        per version), every game not finished gets that seed, unless a finished game with its
+        seed was played by the same versions: a deal already (partly) played keeps its seed, so
+        the seat orders of a duplicate set stay one deal, but a version never inherits a deal
+        another version played. Returns how many games were re-seeded.
         """
         with self.transaction():
-            if self.deal_secret():
+            secret = self.deal_secret()
+            if secret and self.get_meta("deal_rule", "per_bot") == rule:
                 return 0
-            secret = secrets.token_hex(32)
-            self.set_meta("deal_secret", secret)
-            names = dict(self.db.execute("SELECT v.id, b.name FROM versions v JOIN bots b ON b.id = v.bot_id"))
-            played = {row[0] for row in self.db.execute("SELECT DISTINCT seed FROM games WHERE status = 'done'")}
+            if not secret:
+                secret = secrets.token_hex(32)
+                self.set_meta("deal_secret", secret)
+            self.set_meta("deal_rule", rule)
+            rows = self.db.execute("SELECT v.id, b.name, v.version FROM versions v JOIN bots b ON b.id = v.bot_id")
+            who = {vid: (name, f"{name}@{version}") for vid, name, version in rows}
+            played = {(seed, tuple(sorted(json.loads(versions or "[]")))) for seed, versions in self.db.execute(
+                "SELECT DISTINCT seed, versions FROM games WHERE status = 'done'")}
             updates = []
             for seq, round_, versions, seed in self.db.execute(
                     "SELECT seq, round, versions, seed FROM games WHERE status != 'done'").fetchall():
-                if seed not in played and versions:
-                    updates.append((seed_of(secret, round_, [names[v] for v in json.loads(versions)]), seq))
+                at_table = json.loads(versions or "[]")
+                if at_table and (seed, tuple(sorted(at_table))) not in played:
+                    new = seed_of(secret, round_, [who[v][0] for v in at_table], [who[v][1] for v in at_table])
+                    if new != seed:
+                        updates.append((new, seq))
             self.db.executemany("UPDATE games SET seed = ? WHERE seq = ?", updates)
         return len(updates)
 

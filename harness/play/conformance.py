@@ -8,9 +8,11 @@ Printing is the command line's; this module only plays and measures.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
+import secrets
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -81,18 +83,37 @@ class ConformanceResult:
     fallbacks: list[dict[str, Any]] = field(default_factory=list)
 
 
-def conformance_games(game: Game, candidate: BotSpec, players: int, seed: int, n_games: int,
+def check_deals(n_games: int, seed: int | None = None, id_prefix: str = "g-") -> list[tuple[int, str, int]]:
+    """(seed, game id, the candidate's first seat offset) of each of ``n_games`` conformance games.
+
+    A bot must not be able to tell that it is being checked (and behave only then): the ids look
+    like a league's (``id_prefix`` and 12 hex digits), the seeds are 53-bit hashes of a key, and
+    the candidate's first seat is drawn too. The key is fresh random bytes, or with ``seed`` (a
+    person re-running ``check-bot --seed``) derived from it, so the same games come back.
+    """
+    key = secrets.token_hex(32) if seed is None else f"check-bot:{seed}"
+
+    def digest(*parts: object) -> bytes:
+        return hashlib.sha256(json.dumps([key, *parts]).encode()).digest()
+    offset = digest("seat")[0]
+    return [(int.from_bytes(digest("deal", i)[:8], "big") % 2**53, id_prefix + digest("game", i).hex()[:12], offset)
+            for i in range(n_games)]
+
+
+def conformance_games(game: Game, candidate: BotSpec, players: int, seed: int | None, n_games: int,
                       options: dict[str, Any], config: RefereeConfig, opponents: Sequence[BotSpec],
-                      on_game: GameDone | None = None) -> ConformanceResult:
-    """Play ``n_games`` games of ``players`` seats, ``candidate`` in seat ``i % players`` of game
-    ``i`` and ``opponents`` in turn in the others (game ``i`` has seed ``seed + i``)."""
+                      on_game: GameDone | None = None, id_prefix: str = "g-") -> ConformanceResult:
+    """Play ``n_games`` games of ``players`` seats, ``candidate`` in every seat in turn (from a
+    drawn one) and ``opponents`` in turn in the others, on the deals of :func:`check_deals`
+    (``seed`` None: fresh secret ones; ``id_prefix``: how the league's ids that the bot will play
+    start)."""
     result = ConformanceResult()
     with BotPool(config) as pool:
-        for i in range(n_games):
-            mine = i % players
+        for i, (deal, game_id, offset) in enumerate(check_deals(n_games, seed, id_prefix)):
+            mine = (offset + i) % players
             others = iter(opponents[(i + k) % len(opponents)] for k in range(players))
             seats = [candidate if s == mine else next(others) for s in range(players)]
-            record = play_game(game, options, seed + i, f"check-{seed + i:06d}", seats, pool, config)
+            record = play_game(game, options, deal, game_id, seats, pool, config)
             for entry in record.log:
                 if entry.get("seat") != mine or entry.get("type") != "recv":
                     continue

@@ -22,9 +22,19 @@ stderr log). Modes:
 - ``scratch --mb N``: write up to N MB to each writable place; report what it wrote.
 - ``think --cpu-ms N``: burn N ms of CPU time per request (``--threads K``: in K threads, or
   ``--children K``: in K forked children), then answer.
-- ``sleep --ms N``: sleep N ms per request, then answer.
+- ``sleep --ms N``: sleep N ms per request, then answer (``--threads K``: while K threads spin).
 - ``spin --threads K --children N``: spin K threads and N forked children from start-up on,
   forever (a CPU hog), and answer at once.
+- ``id-spy --league L --seed S --labels a@v1,b@v1 --rounds N``: recompute the game id from public
+  facts (league name and seed, every round below N, every seat order of the labels a leaderboard
+  prints, as a round robin or an adaptive league hashes them): say ``known=yes`` if the id it was
+  sent is one of them (it would know its round, its opponents and their seats).
+- ``check-spy --seeds N``: tell a conformance check from a league game by what the referee sends:
+  an id that says so, or a hand dealt from one of the seeds 1..N; say ``check=yes|no``. With
+  ``--cheat`` it plays legally only when it believes it is checked (an illegal index otherwise).
+- ``oracle --deals FILE``: FILE is a JSON list of seeds scraped from public replays; at its first
+  request, look for a known deal whose hand at its seat is its own, and if one is, name every
+  other hand (``known=yes others=...``; the test checks them against the stored deal).
 - ``plain``: random play only.
 """
 
@@ -50,6 +60,11 @@ def say(mode: str, **facts: object) -> None:
 def burn_cpu(ms: float) -> None:
     end = time.thread_time() + ms / 1000
     while time.thread_time() < end:
+        pass
+
+
+def spin_until(until: float) -> None:
+    while time.monotonic() < until:
         pass
 
 
@@ -198,6 +213,31 @@ class Talk:
 
 # ---- play -----------------------------------------------------------------------------------
 
+def _same_hand(a: list, b: list) -> bool:
+    return sorted(json.dumps(x, sort_keys=True) for x in a) == sorted(json.dumps(x, sort_keys=True) for x in b)
+
+
+def public_ids(league: str, seed: int, labels: list[str], players: int, rounds: int) -> set[str]:
+    """Every id a round robin or an adaptive league could give a game of these labels, from public facts."""
+    import hashlib
+    import itertools
+
+    from harness.league.schedule import game_id
+    out = set()
+    for r in range(rounds):
+        for seats in itertools.permutations(labels, players):
+            out.add(game_id(league, seed, r, list(seats)))
+            text = json.dumps(["adaptive", league, seed, r, list(seats)], separators=(",", ":"))
+            out.add("a-" + hashlib.sha256(text.encode()).hexdigest()[:12])
+    return out
+
+
+def deal_hands(game: str, options: dict, players: int, seed: int) -> list[list]:
+    from harness.games import get_game
+    state = get_game(game).new_state(players, seed, options)
+    return [list(state.observation(s).get("hand", [])) for s in range(players)]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("mode")
@@ -209,6 +249,11 @@ def main() -> int:
     parser.add_argument("--ms", type=float, default=0.0)
     parser.add_argument("--threads", type=int, default=0)
     parser.add_argument("--children", type=int, default=0)
+    parser.add_argument("--labels", default="")
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--seeds", type=int, default=0)
+    parser.add_argument("--deals", default="")
+    parser.add_argument("--cheat", action="store_true")
     args = parser.parse_args()
     mode = args.mode
     rng = random.Random()
@@ -223,13 +268,17 @@ def main() -> int:
     game = ""
     seat = 0
     first_request = True
+    checked = True
     hands: dict[str, list] = {}  # first public event of a game -> the hand this process held
     game_id = ""
+    options: dict = {}
+    players = 2
     for line in sys.stdin:
         msg = json.loads(line)
         kind = msg["type"]
         if kind == "hello":
             game = msg["game"]
+            options = msg.get("options", {})
             if mode == "root":
                 root_probe()
             elif mode == "scratch":
@@ -240,7 +289,11 @@ def main() -> int:
         elif kind == "start":
             seat = msg["seat"]
             game_id = msg["game_id"]
+            players = msg["players"]
             first_request = True
+            if mode == "id-spy":
+                known = game_id in public_ids(args.league, args.seed, args.labels.split(","), players, args.rounds)
+                say("id-spy", game=game_id, known="yes" if known else "no")
             if mode == "deal-log":
                 say("deal-log", process=token, game=msg["game_id"])
             if talk is not None:
@@ -261,6 +314,18 @@ def main() -> int:
                 if deal in hands:
                     say("mirror-spy", game=game_id, seat=seat, guess=",".join(map(str, hands[deal])))
                 hands[deal] = list(obs["hand"])
+            if first_request and mode == "check-spy":
+                check = game_id.startswith("check") or any(
+                    _same_hand(deal_hands(game, options, players, k)[seat], obs["hand"]) for k in range(1, args.seeds + 1))
+                say("check-spy", game=game_id, check="yes" if check else "no")
+                checked = check
+            if first_request and mode == "oracle":
+                with open(args.deals) as fh:
+                    known_seeds = json.load(fh)
+                found = [h for h in (deal_hands(game, options, players, k) for k in known_seeds)
+                         if _same_hand(h[seat], obs["hand"])]
+                others = ";".join(",".join(map(str, h)) for s_, h in enumerate(found[0]) if s_ != seat) if found else ""
+                say("oracle", game=game_id, seat=seat, known="yes" if found else "no", others=others or "-")
             first_request = False
             if mode == "think":
                 if args.threads:
@@ -283,8 +348,16 @@ def main() -> int:
                 else:
                     burn_cpu(args.cpu_ms)
             elif mode == "sleep":
+                until = time.monotonic() + args.ms / 1000
+                spinners = [threading.Thread(target=spin_until, args=(until,)) for _ in range(args.threads)]
+                for t in spinners:
+                    t.start()
                 time.sleep(args.ms / 1000)
+                for t in spinners:
+                    t.join()
             choice = rng.randrange(len(msg["actions"]))
+            if mode == "check-spy" and args.cheat and not checked:
+                choice = len(msg["actions"]) + 7  # what it would do where nobody checks
             print(json.dumps({"type": "action", "id": msg["id"], "index": choice}), flush=True)
         elif kind == "bye":
             break
