@@ -44,7 +44,7 @@ import subprocess
 import time
 
 from harness.play.cgroups import BotCgroup, CgroupBase, cgroup_base
-from harness.play.cpuclock import HARD_FACTOR, WALL_FACTOR, Clock, host_load
+from harness.play.cpuclock import HARD_FACTOR, Clock, RunDelay, host_load, own_wait_ns
 from harness.play.limits import (
     TOKEN_VAR,
     WRAPPERS,
@@ -96,6 +96,7 @@ class BotProcess:
         #: what its last turn cost (:meth:`ask`)
         self.last_clock = Clock()
         self._cpu_mark: int | None = None  # its tree's CPU time when it was last frozen, if read
+        self._run_delay: RunDelay | None = None  # its threads' run delays (made at its first turn)
         #: the deals (seeds) of the games it was given: it never gets a second game of one deal
         self.deals: set[int] = set()
         self.started_at = 0.0
@@ -203,6 +204,8 @@ class BotProcess:
             os.killpg(pid, signal.SIGKILL)
         except OSError:
             pass
+        if self._run_delay is not None:  # (its open files would outlive the cgroup's directory)
+            self._run_delay.close()
         if self._cgroup is not None:
             self._cgroup.kill()
         kill_remnants([self.token], self.pipes)
@@ -406,55 +409,68 @@ class BotProcess:
             if code == TIMEOUT:
                 self.last_clock.load, self.last_clock.cores = host_load()
             return code, data, self.last_clock
-        # Frozen since its previous turn, its CPU time has not moved since the reading that ended
-        # that turn: one reading a turn instead of two (each costs ~55 us on the gVisor machines)
+        # Frozen since its previous turn, its CPU time and run delays have not moved since the
+        # reading that ended that turn: one reading a turn instead of two (each costs ~55 us on
+        # the gVisor machines)
+        delay = self._run_delay
+        if delay is None:
+            delay = self._run_delay = RunDelay(os.path.join(group.path, "cgroup.threads" if group.v2 else "tasks"))
+        if self._cpu_mark is None:
+            delay.mark()
         cpu0 = self._cpu_mark if self._cpu_mark is not None else group.cpu_ns() or 0
         group.thaw()
         start = time.monotonic()
         budget_ns = budget_ms * 1_000_000
         cores = os.cpu_count() or 1
-        wall_cap = start + WALL_FACTOR * budget_ms / 1000
         hard_cap = start + HARD_FACTOR * budget_ms / 1000
         clock = Clock()
+        # the referee's own wait for a CPU in its last look for the answer: once the answer has
+        # woken it, the time it waits to run is not the bot's (the answer was there)
+        waited = own_wait_ns()
         code, data = self.exchange(line, start + budget_ms / 1000 / cores, final=False)
+        late = own_wait_ns() - waited
         while code == TIMEOUT:
             now = time.monotonic()
             used = (group.cpu_ns() or 0) - cpu0
-            if used >= budget_ns:
-                clock.ran_out = "cpu"
-            elif now >= hard_cap or (now >= wall_cap and not group.runnable()):
-                clock.ran_out = "hard" if now >= hard_cap else "wall"
-            else:
-                left = (budget_ns - used) / 1e9 / cores
-                until = min(now + max(left, 0.0005), wall_cap if now < wall_cap else hard_cap)
-                code, data = self.read_line(until if now < wall_cap else min(now + 0.02, hard_cap), final=False)
-                continue
-            code, data = self.read_line(time.monotonic())  # the last look (and the checks of a real timeout)
-            break
+            wall_ns = (now - start) * 1e9
+            # charged: the larger of its CPU time and its wall time minus the time it was kept
+            # from running (cpuclock); the run delays are read only once the wall time could matter
+            charged = max(used, wall_ns - delay.kept_ns(used)) if wall_ns >= budget_ns else used
+            if used >= budget_ns or charged >= budget_ns or now >= hard_cap:
+                clock.ran_out = "cpu" if used >= budget_ns else "wall" if charged >= budget_ns else "hard"
+                code, data = self.read_line(time.monotonic())  # the last look (and the checks of a real timeout)
+                break
+            # the soonest its charge could reach the budget: CPU time grows at most `cores` times as fast
+            left = (budget_ns - charged) / 1e9 / cores
+            waited = own_wait_ns()
+            code, data = self.read_line(min(now + max(left, 0.0005), hard_cap), final=False)
+            late = own_wait_ns() - waited
         clock.wall_ms = (time.monotonic() - start) * 1000
         cpu1 = group.cpu_ns() or 0
         clock.cpu_ms = (cpu1 - cpu0) / 1e6
+        if code == OK:
+            group.freeze()
+            # (a frozen process may still finish the instant it was running: a few microseconds
+            # of CPU time charged to its next turn at most)
+            self._cpu_mark = cpu1
+        clock.kept_ms = (delay.kept_ns(cpu1 - cpu0, remark=code == OK) + (late if code == OK else 0)) / 1e6
         if code == OK or not clock.ran_out:
             clock.ran_out = "" if code == OK else clock.ran_out
         else:
             clock.load, clock.cores = host_load()
             if code == TIMEOUT:
                 self.detail = self._ran_out_detail(clock, budget_ms)
-        if code == OK:
-            group.freeze()
-            # (a frozen process may still finish the instant it was running: a few microseconds
-            # of CPU time charged to its next turn at most)
-            self._cpu_mark = cpu1
         self.last_clock = clock
         return code, data, clock
 
     def _ran_out_detail(self, clock: Clock, budget_ms: int) -> str:
-        used = f"{clock.cpu_ms:.0f} ms of CPU time in {clock.wall_ms:.0f} ms"
+        used = (f"{clock.cpu_ms:.0f} ms of CPU time in {clock.wall_ms:.0f} ms, {clock.kept_ms:.0f} ms of them kept "
+                f"from running by other processes")
         if clock.ran_out == "cpu":
             text = f"used its {budget_ms} ms of CPU time without answering ({used})"
         elif clock.ran_out == "wall":
-            text = (f"no answer after {WALL_FACTOR} x {budget_ms} ms of wall-clock time while sleeping or "
-                    f"blocked ({used})")
+            text = (f"no answer after {budget_ms} ms of wall-clock time not counting the time it was kept from "
+                    f"running (sleeping, blocked or computing: {used})")
         else:
             text = f"no answer after {HARD_FACTOR} x {budget_ms} ms of wall-clock time ({used})"
         if clock.overloaded:

@@ -1,29 +1,30 @@
-"""Deadlines in CPU time: a bot is charged for its own use of the machine, not for the host's load.
+"""Deadlines a bot is charged for fairly: its own time, never the host's load.
 
 Measured before this existed (docs/security.md): two bots that each think 50 ms of CPU per move
 at ``move_ms: 100`` got 0 timeouts with 2 workers on 2 cores but 309 in 6 games with 4 workers,
 and a bot whose threads spin charged its opponent on the same core with 4 timeouts in 6 games.
-Wall-clock deadlines charge a bot for every other process that wants the CPU.
+Wall-clock deadlines charge a bot for every other process that wants the CPU. CPU-time
+deadlines alone let a bot sleep for free: one that slept 2.5 x ``time_left_ms`` a move (a timing
+channel to a partner, or a build worker held for minutes) was never out of time.
 
 Where the harness may create cgroups (root, as in CI), each bot's cgroup (:mod:`harness.play.cgroups`)
-gives two things:
+gives:
 
 - **Frozen between turns**: the ``freezer`` stops every process of the bot from the moment it
   answers (or is ready) until it is sent its next request. A bot gets CPU only while it is its
   turn: spinning threads take nothing from the opponent, and thinking "in the background" is
   not possible (protocol.md, Timing).
-- **CPU time deadline**: a decision may use ``time_left_ms`` of CPU time, counted over the bot's
-  whole process tree (threads and children too) by ``cpuacct``. The wait is sliced: the referee
-  first wakes when the budget could have been used at the fastest possible rate (all cores),
-  reads the tree's CPU time, and sleeps again for what is left; a bot answering in time costs
-  one read before and one after its turn.
-- **Wall-clock cap** for a bot that sleeps or blocks (it uses no CPU, so the CPU deadline would
-  never come): past :data:`WALL_FACTOR` x ``time_left_ms`` of wall-clock time, a bot none of
-  whose threads is running or waiting for a CPU is out of time. One that is runnable, only
-  starved by the host, is given up to :data:`HARD_FACTOR` x ``time_left_ms``.
+- **Charged time**: a decision is charged the larger of the CPU time of the bot's whole tree
+  (``cpuacct``: threads and children too) and the wall time of its turn minus the time the bot
+  was *kept from running*: runnable, but waiting for a CPU that others held
+  (:class:`RunDelay`). Sleeping and blocking count; the host's load does not. The wait is
+  sliced: the referee wakes when the budget could have been used at the fastest possible rate
+  (all cores), reads the clocks, and sleeps again for what is left.
+- **Hard cap**: a bot kept from running so long that even its charged time stays under the
+  budget is out of time at :data:`HARD_FACTOR` x ``time_left_ms`` of wall-clock time.
 
-Each timeout says what was measured (CPU and wall time) and whether the host was overloaded
-(load average above its cores), in the violation's ``detail`` and its ``clock`` field.
+Each timeout says what was measured (CPU, wall and kept time) and whether the host was
+overloaded (load average above its cores), in the violation's ``detail`` and its ``clock`` field.
 
 Where cgroups cannot be made (an ordinary user), deadlines stay wall-clock and bots are not
 frozen; :attr:`BotProcess.cpu_clock` says which applies. A benchmark of its cost turns it off
@@ -33,28 +34,36 @@ explicitly (``RefereeConfig.fair_play``, :class:`harness.play.referee.FairPlay`)
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass
 
-__all__ = ["WALL_FACTOR", "HARD_FACTOR", "Clock", "host_load"]
+__all__ = ["HARD_FACTOR", "Clock", "RunDelay", "host_load", "kept_bound", "own_wait_ns"]
 
-#: A bot that sleeps or blocks is out of time after this many times its CPU budget in wall time.
-WALL_FACTOR = 3
-#: Even a bot that is runnable (starved by the host) is out of time after this many times its budget.
+#: Even a bot kept from running by the host is out of time after this many times its budget.
 HARD_FACTOR = 20
 
 
 @dataclass
 class Clock:
-    """What one decision cost the bot: CPU and wall time (ms), and how its time ran out if it did."""
+    """What one decision cost the bot: CPU, wall and kept time (ms), and how its time ran out if it did."""
 
     cpu_ms: float = 0.0
     wall_ms: float = 0.0
-    #: "cpu" (its CPU budget used up), "wall" (asleep or blocked past the cap), "hard" (runnable
-    #: but past the hard cap), or "" (answered in time)
+    #: of the wall time, how long the bot was kept from running (see :class:`RunDelay`)
+    kept_ms: float = 0.0
+    #: "cpu" (its CPU time reached the budget), "wall" (its wall time minus the time it was kept
+    #: from running did: asleep, blocked or slow), "hard" (kept from running past the hard cap),
+    #: or "" (answered in time)
     ran_out: str = ""
     #: the load average (1 minute) and core count when the time ran out
     load: float = 0.0
     cores: int = 0
+
+    @property
+    def charged_ms(self) -> float:
+        """What the decision costs the bot: the larger of its CPU time and its wall time minus the
+        time it was kept from running."""
+        return max(self.cpu_ms, self.wall_ms - self.kept_ms)
 
     @property
     def overloaded(self) -> bool:
@@ -62,7 +71,8 @@ class Clock:
         return self.cores > 0 and self.load > self.cores
 
     def to_json(self) -> dict[str, object]:
-        return {"cpu_ms": round(self.cpu_ms, 3), "wall_ms": round(self.wall_ms, 3), "ran_out": self.ran_out,
+        return {"cpu_ms": round(self.cpu_ms, 3), "wall_ms": round(self.wall_ms, 3), "kept_ms": round(self.kept_ms, 3),
+                "charged_ms": round(self.charged_ms, 3), "ran_out": self.ran_out,
                 "load": round(self.load, 2), "cores": self.cores, "host_overloaded": self.overloaded}
 
 
@@ -73,3 +83,108 @@ def host_load() -> tuple[float, int]:
     except OSError:
         load = 0.0
     return load, os.cpu_count() or 1
+
+
+def kept_bound(threads: list[tuple[int, int]], cpu_ns: float) -> float:
+    """A lower bound of the time no thread of a bot ran while one was waiting for a CPU, from each
+    thread's (run, wait) over the turn and the tree's CPU time ``cpu_ns`` (which also counts
+    threads and children gone since).
+
+    While thread i waited, the tree was either kept from running, or another thread ran; the
+    others ran at most ``cpu_ns - run_i`` in all. So the tree was kept from running at least
+    ``wait_i + run_i - cpu_ns``, for every i: exact for one thread, and it never credits a
+    many-threaded bot with time it was not kept from running (4 threads spinning on 2 cores
+    wait 2 s a second in sum, and were never kept from running: 0).
+    """
+    best = max((run + wait for run, wait in threads), default=0)
+    return max(0.0, best - cpu_ns)
+
+
+class RunDelay:
+    """How long a bot's whole tree was kept from running (runnable, but no thread of it on a CPU),
+    from the kernel's per-thread run delay (``/proc/<tid>/schedstat``: time on a CPU, time
+    runnable waiting for one) of the threads in its cgroup, bounded by :func:`kept_bound`.
+
+    The cgroup v2 ``cpu.pressure`` "full" total would be the natural measure, but the kernel
+    averages it over CPUs, and v1 hosts have none (bench/kept_time.py prints both side by side).
+    A thread that exits during the turn takes its delay with it: the bot is then charged more,
+    never less.
+    """
+
+    def __init__(self, tasks_file: str) -> None:
+        self.tasks_file = tasks_file  # the cgroup's list of thread ids (v1 ``tasks``, v2 ``cgroup.threads``)
+        self._mark: dict[int, tuple[int, int]] = {}
+        # kept open and re-read with pread (a reading a turn: open/close would double its cost)
+        self._tasks_fd = -1
+        self._fds: dict[bytes, int] = {}
+
+    def _read(self) -> dict[int, tuple[int, int]]:
+        try:
+            if self._tasks_fd < 0:
+                self._tasks_fd = os.open(self.tasks_file, os.O_RDONLY)
+            tids = os.pread(self._tasks_fd, 1 << 16, 0).split()
+        except OSError:
+            return {}
+        out = {}
+        fds = self._fds
+        for tid in tids:
+            try:
+                fd = fds.get(tid)
+                if fd is None:
+                    fd = fds[tid] = os.open(b"/proc/%s/schedstat" % tid, os.O_RDONLY)
+                run, wait = os.pread(fd, 128, 0).split()[:2]
+                out[int(tid)] = (int(run), int(wait))
+            except (OSError, ValueError):
+                continue
+        if len(fds) > len(tids):  # threads that exited: their files go
+            alive = set(tids)
+            for tid in [t for t in fds if t not in alive]:
+                os.close(fds.pop(tid))
+        return out
+
+    def close(self) -> None:
+        """Close the files it keeps open (the bot is gone)."""
+        for fd in [self._tasks_fd, *self._fds.values()]:
+            if fd >= 0:
+                os.close(fd)
+        self._tasks_fd = -1
+        self._fds.clear()
+
+    def mark(self) -> None:
+        """Start counting from now (the bot is thawed for its turn, or was frozen since the last reading)."""
+        self._mark = self._read()
+
+    def kept_ns(self, cpu_ns: float, remark: bool = False) -> float:
+        """How long the tree was kept from running since :meth:`mark` (at least; ``cpu_ns``: the
+        tree's CPU time since then); ``remark``: this reading is the mark of the next turn (the
+        bot is frozen now)."""
+        now = self._read()
+        deltas = []
+        for tid, (run, wait) in now.items():
+            run0, wait0 = self._mark.get(tid, (0, 0))
+            if run < run0 or wait < wait0:  # a thread id reused by a new thread
+                run0 = wait0 = 0
+            deltas.append((run - run0, wait - wait0))
+        if remark:
+            self._mark = now
+        return kept_bound(deltas, cpu_ns)
+
+
+_own_fds: dict[int, int] = {}
+
+
+def own_wait_ns() -> int:
+    """The calling thread's run delay so far (ns): how long it was runnable but waiting for a CPU.
+
+    Read around the referee's wait for an answer: what it waited for a CPU once the answer had
+    woken it is not the bot's time (under load, the referee would charge each bot its own
+    wake-up latency). 0 where the kernel keeps no schedstats.
+    """
+    tid = threading.get_native_id()
+    fd = _own_fds.get(tid)
+    try:
+        if fd is None:
+            fd = _own_fds[tid] = os.open("/proc/thread-self/schedstat", os.O_RDONLY)
+        return int(os.pread(fd, 128, 0).split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0

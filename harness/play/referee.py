@@ -271,8 +271,9 @@ def _detached(snapshot: Any) -> Any:
 def request_action(proc: BotProcess, line: bytes, request_id: int, legal: list[Action], budget_ms: float,
                    max_depth: int) -> tuple[int, bytes, float, int | protocol.BadMessage]:
     """The bot's turn (:meth:`BotProcess.ask`): thaw it, send one request line and read the answer
-    within ``budget_ms`` (of its tree's CPU time where bots are frozen between turns, else of
-    wall-clock time), freeze it again.
+    within ``budget_ms`` (where bots are frozen between turns, of the larger of its tree's CPU
+    time and its wall time minus the time it was kept from running; else of wall-clock time),
+    freeze it again.
 
     Returns the outcome code (OK, TIMEOUT, CRASH, OVERSIZE), the answer line, the milliseconds it
     is charged (``proc.last_clock`` has the CPU and wall time) and, when the code is OK, the index
@@ -280,7 +281,7 @@ def request_action(proc: BotProcess, line: bytes, request_id: int, legal: list[A
     (then the index is -1).
     """
     code, data, clock = proc.ask(line, int(budget_ms))
-    took_ms = clock.cpu_ms
+    took_ms = clock.charged_ms  # (cpuclock: CPU time, or wall time minus the time kept from running)
     if code != OK:
         return code, data, took_ms, -1
     try:
@@ -326,10 +327,13 @@ class _Table:
     def sent(self, seat: int, msg: dict[str, Any]) -> None:
         self.note({"type": "send", "seat": seat, "bot": self.seats[seat].name, "msg": msg})
 
-    def received(self, seat: int, data: bytes, ms: float, cpu_ms: float | None = None) -> None:
+    def received(self, seat: int, data: bytes, ms: float, cpu_ms: float | None = None,
+                 charged_ms: float | None = None) -> None:
         entry: dict[str, Any] = {"type": "recv", "seat": seat, "bot": self.seats[seat].name, "ms": round(ms, 3)}
         if cpu_ms is not None:
             entry["cpu_ms"] = round(cpu_ms, 3)
+        if charged_ms is not None:  # what its time was charged (cpuclock): the bank pays the overrun
+            entry["charged_ms"] = round(charged_ms, 3)
         try:
             entry["msg"] = orjson.loads(data) if len(data) <= 65536 else None
             if entry["msg"] is None:
@@ -566,7 +570,7 @@ class _Table:
             self.violation(seat, _CODE_KIND[code], detail, line, data, clock.to_json())
             return None
         if self.record_messages:
-            self.received(seat, data, clock.wall_ms, clock.cpu_ms)
+            self.received(seat, data, clock.wall_ms, clock.cpu_ms, clock.charged_ms)
         if isinstance(index, protocol.BadMessage):
             detail = index.detail
             if index.kind == "illegal":  # say why, in the game's words (slow path, rare)

@@ -1,0 +1,130 @@
+"""What each measure of "kept from running" charges a bot, side by side (harness/play/cpuclock.py).
+
+A bot is charged the wall time of its turn minus the time it was kept from running (runnable,
+waiting for a CPU); never less than its CPU time. Two measures of the time kept from running:
+
+- ``schedstat``: the sum over the bot's threads of the kernel's run delay
+  (``/proc/<tid>/schedstat``, 2nd field), available on any kernel with schedstats;
+- ``pressure``: the cgroup v2 ``cpu.pressure`` ``full`` total of the bot's cgroup: the time every
+  non-idle thread of the bot was waiting for a CPU at once (exact by definition).
+
+Each scenario runs a "bot" process for about ``--seconds`` of wall time in a cgroup v2 group
+(a cgroup2 file system is mounted at a temporary directory where none is, as root) beside
+``--hogs`` spinning processes, and prints wall, CPU, both measures and what each would charge.
+The exact charge is wall - pressure (with the CPU floor); a measure is honest when it never
+charges less than the CPU time and never gives a sleeper its sleep. Run as root:
+
+    python3 bench/kept_time.py --seconds 1 --hogs 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+SCENARIOS = {
+    "1 thread spins": "spin 1",
+    "4 threads spin": "spin 4",
+    "1 thread sleeps": "sleep",
+    "1 sleeps, 1 spins": "mixed",
+}
+
+BOT = r"""
+import sys, threading, time
+kind, n = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 1
+end = time.monotonic() + float(sys.argv[3])
+def spin():
+    while time.monotonic() < end:
+        pass
+if kind == "spin":
+    ts = [threading.Thread(target=spin) for _ in range(n)]
+    [t.start() for t in ts]; [t.join() for t in ts]
+elif kind == "sleep":
+    time.sleep(end - time.monotonic())
+else:
+    t = threading.Thread(target=spin); t.start(); time.sleep(end - time.monotonic()); t.join()
+"""
+
+
+def _full_us(group: str) -> int:
+    with open(os.path.join(group, "cpu.pressure")) as fh:
+        for line in fh:
+            if line.startswith("full"):
+                return int(line.split("total=")[1])
+    return 0
+
+
+def _usage_us(group: str) -> int:
+    with open(os.path.join(group, "cpu.stat")) as fh:
+        for line in fh:
+            if line.startswith("usage_usec"):
+                return int(line.split()[1])
+    return 0
+
+
+def _wait_ns(pid: int, seen: dict[int, int]) -> None:
+    """Record the latest run delay of every thread of ``pid`` into ``seen`` (tid -> ns)."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as fh:
+                seen[int(tid)] = int(fh.read().split()[1])
+        except (OSError, IndexError, ValueError):
+            pass
+
+
+def run(scenario: str, seconds: float, group: str) -> dict[str, float]:
+    kind, _, n = scenario.partition(" ")
+    usage0, full0 = _usage_us(group), _full_us(group)
+    start = time.monotonic()
+    proc = subprocess.Popen([sys.executable, "-c", BOT, kind, n or "1", str(seconds)])
+    with open(os.path.join(group, "cgroup.procs"), "w") as fh:
+        fh.write(str(proc.pid))
+    waits: dict[int, int] = {}
+    while proc.poll() is None:  # threads' delays read while they live (an exited thread's is gone)
+        _wait_ns(proc.pid, waits)
+        time.sleep(0.01)
+    wall = time.monotonic() - start
+    cpu = (_usage_us(group) - usage0) / 1e6
+    full = (_full_us(group) - full0) / 1e6
+    wait = sum(waits.values()) / 1e9
+    return {"wall": wall, "cpu": cpu, "schedstat": wait, "pressure": full,
+            "charge_schedstat": max(cpu, wall - wait), "charge_pressure": max(cpu, wall - full)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=1.0)
+    parser.add_argument("--hogs", type=int, default=3, help="spinning processes beside the bot (host load)")
+    args = parser.parse_args()
+    mount = tempfile.mkdtemp(prefix="kept-cg2-")
+    subprocess.run(["mount", "-t", "cgroup2", "none", mount], check=True)
+    group = os.path.join(mount, f"kept-{os.getpid()}")
+    os.mkdir(group)
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.hogs)]
+    try:
+        print(f"load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores, {args.hogs} hogs; seconds:")
+        print(f"{'scenario':20} {'wall':>6} {'cpu':>6} {'sched':>6} {'press':>6} {'chg(s)':>7} {'chg(p)':>7}")
+        for name, scenario in SCENARIOS.items():
+            r = run(scenario, args.seconds, group)
+            print(f"{name:20} {r['wall']:6.2f} {r['cpu']:6.2f} {r['schedstat']:6.2f} {r['pressure']:6.2f} "
+                  f"{r['charge_schedstat']:7.2f} {r['charge_pressure']:7.2f}")
+    finally:
+        for h in hogs:
+            h.kill()
+            h.wait()
+        time.sleep(0.1)
+        os.rmdir(group)
+        subprocess.run(["umount", mount], check=False)
+        os.rmdir(mount)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,148 @@
+"""A bot's time: the wall time of its turn minus the time it was kept from running (cpuclock).
+
+Real leagues of real bots (tests/bots/attacker.py), as root with cgroups (the CPU clock):
+- before, a bot that slept 2.5 x time_left_ms each move got no violation and its bank never
+  shrank (its CPU time was all it was charged; the wall-clock cap was 3x);
+- the time a bot was kept from running is a lower bound (per-thread waits do not add up to more
+  than the tree waited), exact for one thread, over random schedules;
+- a bot that uses half its time, by computing or by sleeping, on a loaded host is never charged
+  for the load.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import random
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.league.config import load_config
+from harness.league.runner import run_league
+from harness.league.store import LeagueStore
+
+REPO = Path(__file__).resolve().parent.parent
+ATTACKER = REPO / "tests" / "bots" / "attacker.py"
+RANDOM = REPO / "bots" / "random_bot.py"
+
+
+def _cpu_clock_here() -> bool:
+    from harness.play.cgroups import BotCgroup, cgroup_base
+    group = BotCgroup.create(cgroup_base(), "probe-kept", None)
+    if group is None:
+        return False
+    ok = group.can_freeze and group.can_count_cpu
+    group.kill()
+    return ok
+
+
+needs_cpu_clock = pytest.mark.skipif(not _cpu_clock_here(), reason="no cgroup freezer and cpuacct (not root)")
+
+
+def _league(tmp_path: Path, bot: str, move_ms: int, bank_ms: int = 0, workers: int = 1, rounds: int = 1) -> Path:
+    path = tmp_path / "t.yaml"
+    path.write_text(f"""name: t
+game: crisps
+rounds: {rounds}
+workers: {workers}
+store: {tmp_path / 't.sqlite'}
+options: {{max_turns: 16}}
+time: {{move_ms: {move_ms}, bank_ms: {bank_ms}}}
+limits: {{sandbox: none}}
+bots:
+  - {{name: random, command: python3 {RANDOM}}}
+  - {{name: bot, command: [python3, {ATTACKER}, {bot}]}}
+""")
+    return path
+
+
+def _violations(path: Path) -> list[dict]:
+    with LeagueStore(load_config(path).store) as store:
+        return [dict(v) for v in store.violations()]
+
+
+def _burn(seconds: float) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass
+
+
+@pytest.fixture
+def busy_host():
+    """8 processes spinning beside the league: a host loaded 4 times over (2 cores)."""
+    procs = [mp.get_context("fork").Process(target=_burn, args=(120.0,), daemon=True) for _ in range(8)]
+    for p in procs:
+        p.start()
+    yield
+    for p in procs:
+        p.kill()
+        p.join()
+
+
+@needs_cpu_clock
+def test_a_bot_that_sleeps_two_and_a_half_times_its_time_is_out_of_time(tmp_path):
+    path = _league(tmp_path, "sleep, --ms, '500'", move_ms=200)  # 2.5 x time_left_ms
+    assert not run_league(load_config(path), progress=False).errors
+    found = _violations(path)
+    mine = [v for v in found if v["name"] == "bot"]
+    assert mine and all(v["kind"] == "timeout" for v in mine), found  # each game forfeited at its first move
+    assert all("not counting the time it was kept from running" in v["detail"] for v in mine), mine
+    assert not [v for v in found if v["name"] == "random"]
+
+
+@needs_cpu_clock
+def test_the_bank_pays_for_sleep(tmp_path):
+    """Sleeping 150 ms a move at move_ms 100 draws 50 ms a move from the bank: it lasts the game."""
+    path = _league(tmp_path, "sleep, --ms, '150'", move_ms=100, bank_ms=400)
+    assert not run_league(load_config(path), progress=False).errors
+    mine = [v for v in _violations(path) if v["name"] == "bot"]
+    assert mine and mine[0]["kind"] == "timeout", mine  # at most 8 moves of overrun, then out of time
+    assert "bank left" in mine[0]["detail"]
+
+
+def _timeline(rng: random.Random, threads: int, cores: int, steps: int):
+    """Per-thread (run, wait), the tree's CPU time and the true time it was kept from running
+    (no thread on a CPU, one waiting for it), of a random schedule: each step every thread
+    sleeps or wants a CPU, the host holds some cores, the rest go to the bot's threads."""
+    run = [0] * threads
+    wait = [0] * threads
+    kept = 0
+    for _ in range(steps):
+        wanting = [t for t in range(threads) if rng.random() < 0.7]
+        free = max(0, cores - rng.randrange(cores + 2))
+        running = set(rng.sample(wanting, min(free, len(wanting))))
+        for t in wanting:
+            if t in running:
+                run[t] += 1
+            else:
+                wait[t] += 1
+        kept += bool(wanting) and not running
+    return list(zip(run, wait)), sum(run), kept
+
+
+def test_the_kept_time_is_a_lower_bound_exact_for_one_thread():
+    from harness.play.cpuclock import kept_bound
+
+    rng = random.Random(7)
+    for _ in range(3000):
+        threads, cores = rng.randrange(1, 6), rng.randrange(1, 5)
+        per_thread, cpu, kept = _timeline(rng, threads, cores, rng.randrange(1, 60))
+        seen = per_thread if threads == 1 else rng.sample(per_thread, rng.randrange(1, threads + 1))  # some exited
+        bound = kept_bound(seen, cpu)
+        assert bound <= kept, (per_thread, cpu, kept, bound)
+        if threads == 1:
+            assert bound == kept
+    # 4 threads spinning on 2 cores: each waits half the time, and the tree always runs
+    assert kept_bound([(50, 50)] * 4, 200) == 0
+    # frozen helpers (a sandbox's init, woken by the thaw) do not hide a lone thinker's wait
+    assert kept_bound([(50, 200), (0, 0), (0, 0)], 50) == 200
+
+
+@needs_cpu_clock
+@pytest.mark.parametrize("bot", ["think, --cpu-ms, '50'", "sleep, --ms, '50'"])
+def test_a_bot_using_half_its_time_on_a_loaded_host_is_never_charged_for_the_load(tmp_path, busy_host, bot):
+    path = _league(tmp_path, bot, move_ms=100, workers=2, rounds=3)
+    summary = run_league(load_config(path), progress=False)
+    assert not summary.errors and summary.played == 6
+    assert [v for v in _violations(path) if v["name"] == "bot"] == []
