@@ -142,3 +142,15 @@ def test_the_report_shows_a_plugin_game_as_text(plugin, tmp_path, browser):
     where.mkdir(parents=True, exist_ok=True)
     browser.save_screenshot(str(where / "plugin-replay-seat-view.png"))
     assert not browser.get_log("browser") or all(e["level"] != "SEVERE" for e in browser.get_log("browser"))
+
+
+def test_a_plugin_game_is_checked_by_the_game_kit(plugin):
+    """harness.games.testing, as a plug-in author calls it: the contract and observations that leak nothing."""
+    code = ("from harness.games import get_game\n"
+            "from harness.games.testing import check_game, check_observations\n"
+            "game = get_game('toy')\n"
+            "check_game(game, playouts=10)\n"
+            "print('redealt', check_observations(game, positions=10))\n")
+    result = subprocess.run([sys.executable, "-c", code], env=plugin, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("redealt ") and int(result.stdout.split()[1]) > 0

@@ -1,99 +1,103 @@
-"""The generic test every registered game must pass: random playouts checking the API contract."""
+"""The generic test every registered game must pass: the game kit (harness.games.testing) over
+random playouts, the API contract and observations that leak nothing; and the kit itself finds
+what it is for (a leaking observation, a snapshot that forgets, a sampler that proves nothing)."""
 
 from __future__ import annotations
 
-import json
 import random
+import sys
+from pathlib import Path
 
 import pytest
 
 from harness.games import GAMES, IllegalAction, InvalidOptions, UnknownGame, get_game
+from harness.games.base import State
+from harness.games.testing import check_game, check_observations
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from toygame import ToyGame  # noqa: E402
 
 GAME_SIZES = [(name, n) for name in GAMES for n in range(GAMES[name].min_players, GAMES[name].max_players + 1)]
 PLAYOUTS = 150
 
 
-def _json_roundtrip(value):
-    return json.loads(json.dumps(value))
-
-
-def _playout(game, players, seed, check=False):
-    """Play a random game; return the list of actions and the final state."""
-    state = game.new_state(players, seed, {})
-    chooser = random.Random(seed * 7919 + 1)
-    actions = []
-    while not state.is_terminal():
-        seat = state.current_player
-        legal = state.legal_actions()
-        assert legal, "a non-terminal state offers no action"
-        if check:
-            assert 0 <= seat < players
-            assert _json_roundtrip(legal) == legal, "legal actions are not plain JSON"
-            keys = [json.dumps(a, sort_keys=True) for a in legal]
-            assert len(set(keys)) == len(keys), "duplicate legal actions"
-            for a in legal:
-                text = game.format_action(a)
-                assert game.parse_action(text) == a, f"text form {text!r} does not parse back"
-            for s in range(players):
-                obs = state.observation(s)
-                assert _json_roundtrip(obs) == obs, "observation is not plain JSON"
-        action = chooser.choice(legal)
-        state.apply(action)
-        actions.append(action)
-        assert len(actions) < 200_000, "game does not end"
-    return actions, state
-
-
 @pytest.mark.parametrize("name,players", GAME_SIZES)
-def test_random_playouts_end_with_a_valid_result(name, players):
-    game = get_game(name)
-    for seed in range(PLAYOUTS):
-        _, state = _playout(game, players, seed, check=seed < 10)
-        assert state.current_player is None
-        assert state.legal_actions() == []
-        result = state.result()
-        assert _json_roundtrip(result) == result
-        assert len(result["ranking"]) == players and len(result["scores"]) == players
-        assert min(result["ranking"]) == 0
-        assert result["ended_by"] in ("rules", "turn_cap")
-        # competition ranking: a rank r means exactly r seats did strictly better
-        for r in result["ranking"]:
-            assert sum(1 for o in result["ranking"] if o < r) == r
+def test_every_game_passes_the_kits_contract_checks(name, players):
+    """Random playouts end with a valid result; the same seed and actions give the same game; a
+    snapshot mid-game continues identically (harness.games.testing.check_game)."""
+    check_game(get_game(name), players, playouts=PLAYOUTS)
 
 
-@pytest.mark.parametrize("name,players", GAME_SIZES)
-def test_same_seed_and_actions_give_the_same_game(name, players):
-    game = get_game(name)
-    for seed in range(20):
-        actions, final = _playout(game, players, seed)
-        replay = game.new_state(players, seed, {})
-        for a in actions:
-            replay.apply(a)
-        assert replay.to_json() == final.to_json()
-        assert replay.events == final.events
+@pytest.mark.parametrize("name", list(GAMES))
+def test_observations_and_legal_actions_leak_nothing_a_seat_cannot_see(name):
+    """At random positions, every seat's hidden information re-dealt by the game's sampler
+    leaves its observation and legal actions unchanged (harness.games.testing.check_observations)."""
+    assert check_observations(get_game(name), positions=40) > 0
 
 
-@pytest.mark.parametrize("name,players", GAME_SIZES)
-def test_snapshot_round_trip_mid_game_continues_identically(name, players):
-    game = get_game(name)
-    for seed in range(20):
-        actions, final = _playout(game, players, seed)
-        state = game.new_state(players, seed, {})
-        cut = len(actions) // 2
-        for a in actions[:cut]:
-            state.apply(a)
-        snap = _json_roundtrip(state.to_json())
-        restored = game.state_from_json(snap)
-        assert restored.to_json() == state.to_json()
-        assert restored.events == state.events, "the public event log is part of the snapshot"
-        for s in range(players):
-            assert restored.observation(s) == state.observation(s)
-        assert restored.legal_actions() == state.legal_actions()
-        for a in actions[cut:]:
-            restored.apply(a)
-        assert restored.to_json() == final.to_json()
-        # the RNG is part of the snapshot: a fresh game from the snapshot draws the same future
-        assert restored.result() == final.result()
+class _Peek:
+    """A state whose observation also shows the next seat's: the leak the check must find."""
+
+    def __init__(self, inner: State, players: int) -> None:
+        self.inner, self.players = inner, players
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def observation(self, seat):
+        return {**self.inner.observation(seat), "peek": self.inner.observation((seat + 1) % self.players)}
+
+
+@pytest.mark.parametrize("name", ["crisps", "dominoes", "epizodiak", "toy"])
+def test_the_observation_check_finds_a_leak(name):
+    game = ToyGame() if name == "toy" else get_game(name)
+    players = game.min_players
+    sampler = game.sampler()
+
+    class Leaky(type(game)):  # type: ignore[misc]
+        def new_state(self, n, seed, options=None):
+            return _Peek(super().new_state(n, seed, options), n)
+
+    def leaky_sampler(options, observation, events, rng):
+        clean = {k: v for k, v in observation.items() if k != "peek"}
+        return _Peek(sampler(options, clean, events, rng), players)
+
+    with pytest.raises(AssertionError, match="field\\(s\\) peek"):
+        check_observations(Leaky(), leaky_sampler, players=players, positions=10)
+
+
+def test_the_observation_check_refuses_a_sampler_that_deals_only_the_truth():
+    game = ToyGame()
+
+    def truth(options, observation, events, rng):
+        return current[0]
+
+    current: list[State] = []
+    original = game.new_state
+
+    def remember(n, seed, options=None):
+        current[:] = [original(n, seed, options)]
+        return current[0]
+
+    game.new_state = remember  # type: ignore[method-assign]
+    with pytest.raises(AssertionError, match="never dealt anything but the true state"):
+        check_observations(game, truth, players=2, positions=5)
+
+
+def test_the_contract_check_finds_a_snapshot_that_forgets_the_events():
+    class Forgetful(ToyGame):
+        def state_from_json(self, data):
+            state = super().state_from_json(data)
+            state.events = state.events[:1]
+            return state
+
+    with pytest.raises(AssertionError, match="does not restore the state and its events"):
+        check_game(Forgetful(), players=2, playouts=3)
+
+
+def test_the_toy_plugin_game_passes_the_kit():
+    check_game(ToyGame(), playouts=20)
+    assert check_observations(ToyGame(), positions=20) > 0
 
 
 @pytest.mark.parametrize("name,players", GAME_SIZES)

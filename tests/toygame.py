@@ -1,7 +1,8 @@
 """A tiny game for referee tests: players take 1-3 counters in turn; whoever takes the last one wins.
 
 Each seat also holds a secret number (hidden information, shown only in its own observation).
-With one counter left the only legal action is ``take 1``, which exercises ruling C2.
+With one counter left the only legal action is ``take 1``, which exercises ruling C2. Its
+sampler re-draws the secrets a seat cannot see (for harness.games.testing.check_observations).
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ class ToyState(State):
             self.current_player = (seat + 1) % self.players
 
     def observation(self, seat: int) -> dict[str, Any]:
-        return {"pile": self.pile, "secret": self.secrets[seat], "turn": self.turn}
+        return {"seat": seat, "players": self.players, "pile": self.pile, "secret": self.secrets[seat],
+                "turn": self.turn}
 
     def is_terminal(self) -> bool:
         return self.current_player is None
@@ -93,7 +95,27 @@ class ToyGame(Game):
     def format_action(self, action: dict[str, Any]) -> str:
         return f"take{action['n']}"
 
+    def sampler(self) -> Any:
+        return toy_sampler
+
     def parse_action(self, text: str) -> dict[str, Any]:
         if not text.startswith("take") or not text[4:].isdigit():
             raise InvalidAction(f"not a take: {text!r}")
         return {"type": "take", "n": int(text[4:])}
+
+
+def toy_sampler(options: dict[str, Any], observation: Mapping[str, Any], events: Any, rng: random.Random) -> ToyState:
+    """A state consistent with what one seat knows: the others' secrets drawn afresh."""
+    players, seat = observation["players"], observation["seat"]
+    secrets = [observation["secret"] if s == seat else rng.randrange(100) for s in range(players)]
+    state = ToyState(players, observation["pile"], secrets, options["max_turns"])
+    state.turn = observation["turn"]
+    state.events = [dict(e) for e in events]
+    last = state.events[-1] if len(state.events) > 1 else None
+    if state.pile == 0:
+        state.winner, state.current_player = (last["seat"] if last else None), None
+    elif state.turn >= state.max_turns:
+        state.current_player = None
+    else:
+        state.current_player = state.turn % players
+    return state
