@@ -146,3 +146,42 @@ def test_a_bot_using_half_its_time_on_a_loaded_host_is_never_charged_for_the_loa
     summary = run_league(load_config(path), progress=False)
     assert not summary.errors and summary.played == 6
     assert [v for v in _violations(path) if v["name"] == "bot"] == []
+
+
+def test_jitter_delays_each_request_by_a_fresh_draw_up_to_jitter_ms(tmp_path, monkeypatch):
+    """time.jitter_ms: each request waits 0..jitter_ms before it is sent, drawn from the system's
+    entropy (never the game's seed); the bot is frozen meanwhile, so it is never charged."""
+    from harness.games import get_game
+    from harness.play import referee
+    from harness.play.limits import BotSpec, ResourceLimits, TimeControls
+
+    draws: list[float] = []
+
+    class Recording:
+        def uniform(self, low: float, high: float) -> float:
+            draws.append(referee.random.SystemRandom().uniform(low, high))
+            return draws[-1]
+
+    monkeypatch.setattr(referee, "_JITTER", Recording())
+    bots = [BotSpec(name=f"r{i}", command=("python3", str(RANDOM), "--seed", str(i))) for i in range(2)]
+    for jitter in (0, 20):
+        draws.clear()
+        config = referee.RefereeConfig(time=TimeControls(jitter_ms=jitter), limits=ResourceLimits(sandbox=None),
+                                       record_messages=True)
+        with referee.BotPool(config) as pool:
+            record = referee.play_game(get_game("crisps"), {"max_turns": 12}, 5, "g-j", bots, pool, config)
+        requests = [e for e in record.log if e.get("type") == "send" and e["msg"]["type"] == "request"]
+        assert not record.violations and requests
+        if jitter:
+            assert len(draws) == len(requests) and all(0 <= d <= 20 for d in draws) and len(set(draws)) > 1
+        else:
+            assert draws == []
+
+
+def test_a_bad_jitter_is_one_line_naming_the_key(tmp_path):
+    from harness.league.config import ConfigError
+    path = _league(tmp_path, "plain", move_ms=100)
+    path.write_text(path.read_text().replace("bank_ms: 0}", "bank_ms: 0, jitter_ms: -5}"))
+    with pytest.raises(ConfigError, match=r"time\.jitter_ms: -5 is not allowed") as err:
+        load_config(path)
+    assert "\n" not in str(err.value)

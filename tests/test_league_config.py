@@ -51,7 +51,7 @@ def test_a_good_config_loads_with_defaults_filled(league_dir: Path, monkeypatch:
     assert cfg.bots[0].cwd == str(league_dir)  # commands run in the config file's directory
     assert cfg.bots[0].files == (str(league_dir / "bot.py"),)
     assert cfg.options["max_turns"] == 2000  # the engine's defaults are filled in
-    assert cfg.time == {"init_ms": 5000, "move_ms": 1000, "bank_ms": 0}
+    assert cfg.time == {"init_ms": 5000, "move_ms": 1000, "bank_ms": 0, "jitter_ms": 0}
     # the store is beside the config file, whatever the current directory
     assert cfg.store == str(league_dir.resolve() / "runs" / "t.sqlite") and cfg.policy == "forfeit"
     assert cfg.strikes == 0 and cfg.workers >= 1 and cfg.rounds == 2

@@ -35,6 +35,9 @@ def test_dask_local_2_gives_the_same_table_as_the_local_runner(tmp_path: Path) -
     local = load_config(write_config(tmp_path / "a", n_bots=5, rounds=3, players="[2, 3]"))
     on_dask = load_config(write_config(tmp_path / "b", n_bots=5, rounds=3, players="[2, 3]"))
     total = len(build_schedule(local))
+    for cfg in (local, on_dask):  # one secret: the same (keyed) game ids and deals
+        with LeagueStore(cfg.store) as st:
+            st.set_meta("deal_secret", "d" * 64)
     assert run_league(local, player=FAKE, progress=False).played == total
     summary = run_league(on_dask, player=FAKE, progress=False, dask="local:2")
     assert summary.played == total and summary.workers == 2 and not summary.errors

@@ -198,7 +198,8 @@ def load_contest(root: str | Path) -> ContestConfig:
     time = data.get("time") or {}
     if not isinstance(time, dict) or any(k not in TIME_KEYS for k in time):
         raise _fail(path, "time", f"expected a mapping of {', '.join(TIME_KEYS)}")
-    time = {k: _int(path, time.get(k, d), f"time.{k}", 0 if k == "bank_ms" else 1) for k, d in TIME_KEYS.items()}
+    time = {k: _int(path, time.get(k, d), f"time.{k}", 0 if k in ("bank_ms", "jitter_ms") else 1)
+            for k, d in TIME_KEYS.items()}
     runtimes_data = data.get("runtimes")
     if not isinstance(runtimes_data, dict) or not runtimes_data:
         raise _fail(path, "runtimes", "expected a mapping of runtime names to {entry, build, run}")

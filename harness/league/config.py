@@ -351,7 +351,8 @@ def parse_config(data: Any, shown: str, *, base_dir: Path, rounds: int | None = 
                      f"rounds with these bots and table sizes)")
 
     time_cfg = c.mapping(data.get("time"), "time", TIME_KEYS)
-    time = {k: c.integer(time_cfg.get(k, d), f"time.{k}", 0 if k == "bank_ms" else 1) for k, d in TIME_KEYS.items()}
+    time = {k: c.integer(time_cfg.get(k, d), f"time.{k}", 0 if k in ("bank_ms", "jitter_ms") else 1)
+            for k, d in TIME_KEYS.items()}
 
     limits = _check_limits(c, data.get("limits"))
     if limits.get("sandbox") is not None and c.strict:

@@ -57,11 +57,14 @@ class TimeControls:
 
     A decision may take ``move_ms`` plus whatever is left of the bank; time over ``move_ms`` is
     taken from the bank, which is refilled to ``bank_ms`` at the start of every game.
+    ``jitter_ms``: each request is sent after a random delay of 0 to ``jitter_ms`` (the bot frozen
+    meanwhile, so never charged), which blurs what one bot can read of another's answer times.
     """
 
     init_ms: int = 5000
     move_ms: int = 1000
     bank_ms: int = 0
+    jitter_ms: int = 0
 
 
 @dataclass(frozen=True)

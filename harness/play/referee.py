@@ -36,6 +36,9 @@ VIOLATION_KINDS = ("timeout", "illegal", "malformed", "oversize", "crash", "prot
 #: Violations after which the process cannot be trusted to be in step, so it is killed at once.
 _KILLING_KINDS = frozenset({"timeout", "oversize", "crash"})
 _CODE_KIND = {TIMEOUT: "timeout", CRASH: "crash", OVERSIZE: "oversize"}
+#: Draws each request's delay under ``time.jitter_ms``: from the system's entropy, never from the
+#: game's seed (a bot that could predict it could read its partner's answer times through it).
+_JITTER = random.SystemRandom()
 _RECEIVED_BYTES = 500
 #: characters of what a bot wrote to stderr while deciding that the log keeps with its move
 STDERR_PER_MOVE = 1024
@@ -560,6 +563,8 @@ class _Table:
             self.sent(seat, msg)
         max_depth = self.config.limits.max_json_depth
         stderr_mark = proc.stderr_mark()
+        if self.config.time.jitter_ms:  # (the bot is frozen until it is asked: the delay is never its)
+            time.sleep(_JITTER.uniform(0, self.config.time.jitter_ms) / 1000)
         code, data, took_ms, index = request_action(proc, line, self.request_id, legal, budget_ms, max_depth)
         clock = proc.last_clock
         if code != OK:

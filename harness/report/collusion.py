@@ -1,0 +1,166 @@
+"""The collusion report: pairs of bots whose results at shared tables depart from the table's fit.
+
+Two bots of one author (or two authors who agree) may play for each other: one *feeding* the
+other (losing to it, or playing so that it finishes ahead of the third), or *both gaining*
+against the others at their table (passing what they hold through their play or their timing).
+The report looks at every duplicate set (one deal, every seat order, the same versions) at
+a table of 3 or more where both sat, and in each game compares each one's result against every
+third seat c with that pair's own record in the games the partner did not play (how often a
+finishes ahead of c without b: the expectation, with no model of the game's luck). Per set,
+two residuals (observed minus expected) of a pair {a, b}:
+
+- ``joint``: a's and b's summed against the third seats (both gaining);
+- ``feed``: a's minus b's (b feeding a; negative: a feeding b).
+
+Each is averaged over the pair's sets and judged by its z-score (the set is the unit, its spread
+measured across sets, so the games of a set may depend on one another). A pair is flagged when
+some |z| passes the Bonferroni bound for ``alpha`` over every pair and statistic, scaled by the
+spread of the league's own z-scores (:func:`null_scale`): a league of honest bots is flagged
+with probability about ``alpha`` or less (bench/collusion.py measures it, and the
+detection rate, on simulated leagues). Not covered: two bots at a table of 2 (one losing to the
+other on purpose) have no third seat to compare against.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from statistics import NormalDist
+
+__all__ = ["PairFinding", "SetGames", "analyse", "bound_for", "null_scale", "store_sets"]
+
+#: One duplicate set: its games, each a list of (version id, rank) by seat.
+SetGames = list[list[tuple[int, int]]]
+STATS = ("joint", "feed")
+#: A pair is judged on this many shared sets at least (fewer: listed, never flagged).
+MIN_SETS = 5
+
+
+@dataclass
+class PairFinding:
+    """One pair's residuals: per statistic the mean per set, its z-score; whether it is flagged."""
+
+    a: int
+    b: int
+    sets: int
+    mean: dict[str, float]
+    z: dict[str, float]
+    flagged: bool = False
+
+    @property
+    def worst(self) -> str:
+        return max(STATS, key=lambda k: abs(self.z[k]))
+
+
+def _outcome(rx: int, ry: int) -> float:
+    return 1.0 if rx < ry else 0.5 if rx == ry else 0.0
+
+
+class _Baseline:
+    """How often x finishes ahead of c in the games where a given third bot is *not* at the table:
+    each pair's own record is its expectation, so no model of the game's luck is assumed (the
+    fit's P(ahead) misjudged duplicate deals' luck: 28% of simulated honest leagues flagged)."""
+
+    def __init__(self, sets: Sequence[SetGames]) -> None:
+        self.total: dict[tuple[int, int], list[float]] = defaultdict(lambda: [0.0, 0])
+        self.with_: dict[tuple[int, int, int], list[float]] = defaultdict(lambda: [0.0, 0])
+        for games in sets:
+            for game in games:
+                for (x, rx), (c, rc) in itertools.permutations(game, 2):
+                    o = _outcome(rx, rc)
+                    t = self.total[(x, c)]
+                    t[0] += o
+                    t[1] += 1
+                    for b, _ in game:
+                        if b != x and b != c:
+                            w = self.with_[(x, c, b)]
+                            w[0] += o
+                            w[1] += 1
+
+    def p(self, x: int, c: int, without: int) -> float | None:
+        t, w = self.total[(x, c)], self.with_.get((x, c, without), [0.0, 0])
+        n = t[1] - w[1]
+        return (t[0] - w[0]) / n if n > 0 else None
+
+
+def _set_residuals(games: SetGames, a: int, b: int, base: _Baseline) -> dict[str, float]:
+    out = dict.fromkeys(STATS, 0.0)
+    for game in games:
+        rank = dict(game)
+        for v, r in game:
+            if v in (a, b):
+                continue
+            pa, pb = base.p(a, v, b), base.p(b, v, a)
+            if pa is None or pb is None:
+                continue
+            ga = _outcome(rank[a], r) - pa
+            gb = _outcome(rank[b], r) - pb
+            out["joint"] += ga + gb
+            out["feed"] += ga - gb
+    return out
+
+
+def analyse(sets: Iterable[SetGames], alpha: float = 0.001) -> list[PairFinding]:
+    """Every pair that shared a table with a third bot, most suspicious first; flagged where a
+    |z| passes the Bonferroni bound for ``alpha`` over the judged pairs and the statistics."""
+    sets = [s for s in sets if s and len({v for v, _ in s[0]}) == len(s[0]) >= 3]  # a third seat, no bot twice
+    base = _Baseline(sets)
+    per_pair: dict[tuple[int, int], list[dict[str, float]]] = defaultdict(list)
+    for games in sets:
+        versions = sorted(v for v, _ in games[0])
+        for i, a in enumerate(versions):
+            for b in versions[i + 1:]:
+                per_pair[(a, b)].append(_set_residuals(games, a, b, base))
+    findings = []
+    for (a, b), rows in per_pair.items():
+        n = len(rows)
+        mean, z = {}, {}
+        for k in STATS:
+            values = [r[k] for r in rows]
+            m = sum(values) / n
+            sd = math.sqrt(sum((x - m) ** 2 for x in values) / (n - 1)) if n > 1 else 0.0
+            mean[k] = m
+            z[k] = m / (sd / math.sqrt(n)) if sd > 0 else 0.0
+        findings.append(PairFinding(a, b, n, mean, z))
+    judged = [f for f in findings if f.sets >= MIN_SETS]
+    if judged:
+        bound = bound_for(len(judged), alpha) * null_scale(judged)
+        for f in judged:
+            f.flagged = any(abs(f.z[k]) > bound for k in STATS)
+    return sorted(findings, key=lambda f: (not f.flagged, -max(abs(v) for v in f.z.values())))
+
+
+def null_scale(judged: Sequence[PairFinding]) -> float:
+    """The spread of the z-scores of honest pairs, read from the league's own pairs (an
+    empirical null): the median |z| over every judged pair and statistic, as a normal's
+    standard deviation, never below 1. The baselines are estimated from finite records, which
+    widens the z-scores (their spread was 1.2 in simulated honest leagues, and 18% of them had
+    a pair flagged at alpha 0.01 without this); a colluding pair or two barely moves a median."""
+    values = sorted(abs(f.z[k]) for f in judged for k in STATS)
+    if len(values) < 6:  # too few pairs to read a spread from
+        return 1.0
+    mid = len(values) // 2
+    median = values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+    return max(1.0, median / NormalDist().inv_cdf(0.75))
+
+
+def bound_for(pairs: int, alpha: float) -> float:
+    """The |z| a pair must pass to be flagged among ``pairs`` judged pairs."""
+    return NormalDist().inv_cdf(1 - alpha / (2 * len(STATS) * max(pairs, 1)))
+
+
+def store_sets(rows: Iterable[Sequence[object]]) -> list[SetGames]:
+    """Duplicate sets from finished seats ``(seq, round, seed, version_id, rank, ...)`` in game
+    order (:func:`harness.league.queries.done_seats`): games grouped by round, deal and versions."""
+    games: dict[int, list[tuple[int, int]]] = {}
+    keys: dict[int, tuple[object, object]] = {}
+    for seq, round_, seed, version, rank, *_ in rows:
+        games.setdefault(int(seq), []).append((int(version), int(rank)))  # type: ignore[call-overload]
+        keys[int(seq)] = (round_, seed)  # type: ignore[call-overload]
+    sets: dict[tuple[object, ...], SetGames] = defaultdict(list)
+    for seq, game in games.items():
+        sets[(*keys[seq], tuple(sorted(v for v, _ in game)))].append(game)
+    return list(sets.values())

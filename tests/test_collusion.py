@@ -1,0 +1,55 @@
+"""The collusion report (harness/report/collusion.py, `harness collusion`): simulated leagues with
+a colluding pair and without, and the command on a real league of real bots."""
+
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from harness.cli import cli
+from harness.report.collusion import analyse, store_sets
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "bench"))
+from collusion import league as simulated  # noqa: E402
+
+RANDOM = REPO / "bots" / "random_bot.py"
+
+
+def test_a_feeding_pair_is_flagged_and_an_honest_league_is_not():
+    honest, _ = simulated(random.Random(11), 8, 600, "honest", 0.0)
+    assert not any(f.flagged for f in analyse(honest))
+    for mode in ("feed", "joint"):
+        sets, _ = simulated(random.Random(11), 8, 600, mode, 4.0)
+        found = analyse(sets)
+        assert [{f.a, f.b} for f in found if f.flagged] == [{0, 1}], [(f.a, f.b, f.z) for f in found[:3]]
+        top = found[0]
+        assert abs(top.z[mode]) == max(abs(v) for v in top.z.values())  # the statistic of what they did
+        if mode == "feed":  # bot 1 feeds bot 0: a's gain minus b's, with a the lower id
+            assert top.z["feed"] > 0
+
+
+def test_sets_are_grouped_by_round_deal_and_versions():
+    rows = [(1, 0, 9, 1, 0), (1, 0, 9, 2, 1), (1, 0, 9, 3, 2), (2, 0, 9, 2, 0), (2, 0, 9, 1, 1), (2, 0, 9, 3, 2),
+            (3, 1, 9, 1, 0), (3, 1, 9, 2, 1), (3, 1, 9, 3, 2)]
+    sets = sorted(store_sets(rows), key=len)
+    assert [len(s) for s in sets] == [1, 2] and sets[1][1] == [(2, 0), (1, 1), (3, 2)]
+
+
+def test_harness_collusion_reads_a_real_league(tmp_path):
+    path = tmp_path / "c.yaml"
+    bots = "\n".join(f"  - {{name: r{i}, command: python3 {RANDOM} --seed {i}}}" for i in range(4))
+    path.write_text(f"name: c\ngame: dominoes\nplayers: 3\nrounds: 3\nworkers: 2\nlimits: {{sandbox: none}}\n"
+                    f"store: {tmp_path / 'c.sqlite'}\nbots:\n{bots}\n")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["run", str(path), "--no-progress"]).exit_code == 0
+    result = runner.invoke(cli, ["collusion", str(path)])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].startswith("12 duplicate sets, 6 pairs with at least 5 shared sets") and lines[0].endswith(": 0")
+    assert len(lines) == 7 and all(" & " in line and "6 sets" in line for line in lines[1:])
+    missing = runner.invoke(cli, ["collusion", str(tmp_path / "nope.yaml")])
+    assert missing.exit_code != 0 and "Traceback" not in missing.output
