@@ -137,13 +137,12 @@ def serve(contest_dir: Path, host: str, port: int) -> None:
     Uploads are built and checked in the background by this process; `harness contest run DIR`
     (another process) plays the ladder.
     """
-    import uvicorn
-
+    from harness.contest.guard import serve as serve_guarded
     from harness.contest.server import create_app
 
-    _load(contest_dir)
+    cfg = _load(contest_dir)
     echo(f"contest site on http://{host}:{port}/ (Ctrl-C stops it)")
-    uvicorn.run(create_app(contest_dir), host=host, port=port, log_level="warning")
+    serve_guarded(create_app(contest_dir), host, port, cfg.site)
 
 
 dask_option = click.option("--dask", default=None, metavar="ADDRESS",

@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from harness.contest.guard import SiteLimits, parse_site
 from harness.league.config import TIME_KEYS, StrictBoolLoader
 
 __all__ = ["ContestConfig", "ContestConfigError", "Runtime", "Quotas", "DEFAULT_RUNTIMES", "init_contest",
@@ -41,7 +42,7 @@ QUOTA_DEFAULTS = {
 }
 BUILD_DEFAULTS = {"seconds": 120, "memory_mb": 2048}
 TOP_KEYS = ("name", "game", "options", "players", "time", "limits", "runtimes", "quotas", "build",
-            "conformance_games", "workers", "executor", "secure_cookies", "ladder")
+            "conformance_games", "workers", "executor", "secure_cookies", "ladder", "site")
 LADDER_KINDS = ("round_robin", "adaptive")
 
 
@@ -93,6 +94,8 @@ class ContestConfig:
     secure_cookies: bool = False
     #: the ladder's schedule: round robins re-planned when the roster changes, or the adaptive schedule
     ladder: str = "round_robin"
+    #: what the site refuses before it reads (body sizes, slow clients, trusted proxies)
+    site: SiteLimits = SiteLimits()
 
     @property
     def db_path(self) -> Path:
@@ -234,6 +237,10 @@ def load_contest(root: str | Path) -> ContestConfig:
     ladder = data.get("ladder", "round_robin")
     if ladder not in LADDER_KINDS:
         raise _fail(path, "ladder", f"{ladder!r} is not allowed (allowed: {', '.join(LADDER_KINDS)})")
+    try:
+        site = parse_site(data.get("site"))
+    except ValueError as exc:
+        raise _fail(path, *exc.args[0]) from None
     return ContestConfig(
         root=root, name=name, game=str(game), players=tuple(sorted(set(sizes))), time=time, runtimes=runtimes,
         quotas=quotas, options=options, limits=limits,
@@ -242,4 +249,4 @@ def load_contest(root: str | Path) -> ContestConfig:
         conformance_games=None if games is None else _int(path, games, "conformance_games"),
         workers=_int(path, data.get("workers", 1), "workers"),
         executor=executor if isinstance(executor, dict) else None,
-        secure_cookies=bool(data.get("secure_cookies", False)), ladder=str(ladder))
+        secure_cookies=bool(data.get("secure_cookies", False)), ladder=str(ladder), site=site)
