@@ -164,41 +164,50 @@ class RequestGuard:
         if length is not None and (not length.isdigit() or int(length) > limit):
             await _refuse(scope, send, 413, f"request body too large: {what}; nothing of it was read")
             return
+        chunked = any(k == b"transfer-encoding" for k, _ in scope["headers"])
+        body = _Body(receive, limit, what, self.limits.body_seconds, done=not chunked and not int(length or 0))
         started = False
 
-        async def send_started(message: Message) -> None:
+        async def send_checked(message: Message) -> None:
             nonlocal started
-            started = started or message["type"] == "http.response.start"
+            if message["type"] == "http.response.start":
+                started = True
+                if not body.done:  # a body the page did not read is never read: close after the answer
+                    message["headers"] = [*message.get("headers", []), (b"connection", b"close")]
             await send(message)
 
         try:
-            await self.app(scope, _counting(receive, limit, what, self.limits.body_seconds), send_started)
+            await self.app(scope, body.receive, send_checked)
         except BodyRefused as exc:
             if started:
                 raise
             await _refuse(scope, send, exc.status, exc.message)
 
 
-def _counting(receive: Receive, limit: int, what: str, seconds: int) -> Receive:
-    """``receive`` counting the body's bytes and holding it to its deadline."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + seconds
-    received = 0
+class _Body:
+    """A request's ``receive``, counting the body's bytes and holding it to its deadline."""
 
-    async def guarded() -> Message:
-        nonlocal received
+    def __init__(self, receive: Receive, limit: int, what: str, seconds: int, done: bool) -> None:
+        self._receive = receive
+        self.limit, self.what, self.seconds = limit, what, seconds
+        self.deadline = asyncio.get_running_loop().time() + seconds
+        self.received = 0
+        #: the whole body has arrived (or there is none)
+        self.done = done
+
+    async def receive(self) -> Message:
+        left = max(0.0, self.deadline - asyncio.get_running_loop().time())
         try:
-            message = await asyncio.wait_for(receive(), max(0.0, deadline - loop.time()))
+            message = await asyncio.wait_for(self._receive(), left)
         except TimeoutError:
-            raise BodyRefused(408, f"request body too slow: the whole body must arrive within {seconds} s "
+            raise BodyRefused(408, f"request body too slow: the whole body must arrive within {self.seconds} s "
                                    f"(site.body_seconds)") from None
         if message["type"] == "http.request":
-            received += len(message.get("body", b""))
-            if received > limit:
-                raise BodyRefused(413, f"request body too large: {what}; the rest of it was not read")
+            self.received += len(message.get("body", b""))
+            if self.received > self.limit:
+                raise BodyRefused(413, f"request body too large: {self.what}; the rest of it was not read")
+            self.done = not message.get("more_body", False)
         return message
-
-    return guarded
 
 
 class HeaderTimeoutProtocol(H11Protocol):
@@ -232,7 +241,7 @@ class HeaderTimeoutProtocol(H11Protocol):
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
-        if not self.transport.is_closing() and self.conn.their_state in (h11.IDLE, h11.DONE):
+        if not self.transport.is_closing() and self.conn.their_state is h11.IDLE:
             self._arm()
 
     def connection_lost(self, exc: Exception | None) -> None:
