@@ -196,6 +196,8 @@ class _Body:
         self.done = done
 
     async def receive(self) -> Message:
+        if self.done:  # after the body only a disconnect can come, whenever it does: no deadline
+            return await self._receive()
         left = max(0.0, self.deadline - asyncio.get_running_loop().time())
         try:
             message = await asyncio.wait_for(self._receive(), left)
