@@ -135,7 +135,9 @@ def serve(contest_dir: Path, host: str, port: int) -> None:
     """Serve the contest site: sign-in, uploads, the leaderboard, replays, each team's own pages.
 
     Uploads are built and checked in the background by this process; `harness contest run DIR`
-    (another process) plays the ladder.
+    (another process) plays the ladder. Requests over their limits are refused before they are
+    read (contest.yaml's `site`: body sizes, header and body timeouts, the proxies whose
+    X-Forwarded-For is believed; docs/contest.md).
     """
     from harness.contest.guard import serve as serve_guarded
     from harness.contest.server import create_app
