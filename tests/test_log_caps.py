@@ -19,9 +19,11 @@ import orjson
 from click.testing import CliRunner
 
 from harness.cli import cli
+from harness.games import get_game
 from harness.league.config import load_config
 from harness.league.logstore import logs_path
 from harness.league.store import LeagueStore
+from harness.report.replay_data import game_replay
 
 REPO = Path(__file__).resolve().parent.parent
 RANDOM = REPO / "bots" / "random_bot.py"
@@ -89,6 +91,10 @@ def test_a_game_log_past_its_cap_is_cut_and_marked_and_keeps_its_violations(tmp_
     with LeagueStore(load_config(path).store) as store:
         game_id = store.db.execute("SELECT id FROM games ORDER BY seq LIMIT 1").fetchone()[0]
         violation = store.db.execute("SELECT id FROM violations ORDER BY id LIMIT 1").fetchone()[0]
+        row = store.game(game_id)
+        data = game_replay(get_game("crisps"), {}, row, store.game_seats(row["seq"]), store.game_log(row["seq"]))
+    # the replay pages (the report's and the contest site's) show where the log stops and why
+    assert data["truncated"] and not data["complete"] and "log truncated" in data["error"]
     replay = harness("replay", path, game_id)
     assert "log truncated: this game's log passed its cap of 16 KB (logs.game_kb)" in replay
     shown = harness("violations", path, "--show", str(violation))
