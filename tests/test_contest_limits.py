@@ -181,6 +181,10 @@ def test_wrong_bearer_tokens_past_the_sign_in_limit_are_never_hashed(site: Site)
     assert statuses[:10] == [401] * 10 and statuses[10:] == [429] * 90
     assert "too many sign-in attempts from your address (at most 10 a minute)" in _body(answer)
     assert site.hash_count() == 10  # one per attempt within the limit, none after
+    # the sign-in form shares the limit: refused before its body is parsed or its token hashed
+    form = b"csrf=c&token=tb1_" + b"y" * 43
+    answer = site.request(_post("/signin", len(form), "Cookie: contest_signin=c\r\nConnection: close\r\n") + form)
+    assert _status(answer) == 429 and site.hash_count() == 10
 
 
 def _signin_from(site: Site, forwarded: str) -> int:
