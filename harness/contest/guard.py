@@ -80,23 +80,22 @@ def parse_site(data: Any) -> SiteLimits:
     if not isinstance(data, dict) or any(k not in SITE_DEFAULTS for k in data):
         raise ValueError(("site", f"expected a mapping of {', '.join(SITE_DEFAULTS)}"))
     proxies = data.get("trusted_proxies", [])
-    proxies = proxies if isinstance(proxies, list) else [proxies]
-    nets = []
-    for p in proxies:
+    nets: list[Network] = []
+    for p in proxies if isinstance(proxies, list) else [proxies]:
         try:
-            nets.append(ipaddress.ip_network(str(p), strict=False) if isinstance(p, str) else None)
+            if not isinstance(p, str):
+                raise ValueError(p)
+            nets.append(ipaddress.ip_network(p, strict=False))
         except ValueError:
-            nets.append(None)
-        if nets[-1] is None:
             raise ValueError(("site.trusted_proxies", f"{p!r} is not an address or network (allowed: a list "
-                                                      f"such as [127.0.0.1, 10.0.0.0/8, '::1'])"))
+                                                      f"such as [127.0.0.1, 10.0.0.0/8, '::1'])")) from None
     numbers = {}
     for key in ("header_seconds", "body_seconds", "form_kb"):
         value = data.get(key, SITE_DEFAULTS[key])
         if type(value) is not int or value < 1:
             raise ValueError((f"site.{key}", f"{value!r} is not allowed (allowed: an integer >= 1)"))
         numbers[key] = value
-    return SiteLimits(trusted_proxies=tuple(n for n in nets if n is not None), **numbers)
+    return SiteLimits(trusted_proxies=tuple(nets), **numbers)
 
 
 def client_address(limits: SiteLimits, peer: str, headers: Sequence[tuple[bytes, bytes]]) -> str:
