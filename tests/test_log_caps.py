@@ -111,3 +111,27 @@ def test_past_the_logs_budget_only_games_with_violations_keep_their_logs(tmp_pat
     assert violated and kept == violated  # the games with violations, and only they, keep their logs
     assert (f"over budget: {6 - len(violated)} games without violations were recorded without their logs "
             f"(games with violations keep theirs") in out, out
+
+
+def test_a_contests_logs_section_reaches_its_ladder_and_a_bad_one_is_one_line(tmp_path: Path) -> None:
+    from harness.contest.config import ContestConfigError, init_contest, load_contest
+    from harness.contest.ladder import league_data, write_config
+
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    with open(root / "contest.yaml", "a") as f:
+        f.write("logs: {game_kb: 64, budget_mb: 0}\n")
+    cfg = load_contest(root)
+    roster = [{"team": "a", "submission_id": 1, "runtime": "python"}, {"team": "b", "submission_id": 2, "runtime": "python"}]
+    for n in (1, 2):
+        (cfg.submissions_dir / str(n)).mkdir(parents=True)
+        (cfg.submissions_dir / str(n) / "bot.py").write_text("")
+    ladder = write_config(root / "ladder.yaml", league_data(cfg, roster, name="ladder", rounds=1, store="ladder.sqlite"))
+    assert ladder.logs == {"game_kb": 64, "budget_mb": 0}
+    (root / "contest.yaml").write_text((root / "contest.yaml").read_text().replace("game_kb: 64", "game_kb: 0"))
+    try:
+        load_contest(root)
+    except ContestConfigError as exc:
+        assert str(exc).endswith("contest.yaml: logs.game_kb: 0 is not allowed (allowed: an integer >= 1)")
+    else:
+        raise AssertionError("logs.game_kb: 0 was taken")

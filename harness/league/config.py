@@ -34,7 +34,7 @@ from harness.play.limits import MAX_IDLE_BOTS, TimeControls
 
 __all__ = ["LeagueError", "ConfigError", "LeagueConfig", "BotEntry", "RatingParams", "ScheduleSpec", "load_config",
            "parse_config", "TOP_KEYS", "TIME_KEYS", "LIMIT_KEYS", "RATING_DEFAULTS", "SCHEDULE_KINDS", "default_workers",
-           "games_per_round"]
+           "games_per_round", "LOG_DEFAULTS"]
 
 
 class LeagueError(ValueError):
