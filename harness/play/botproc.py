@@ -205,9 +205,16 @@ class BotProcess:
             os.killpg(pid, signal.SIGKILL)
         except OSError:
             pass
+        contained = False
         if self._cgroup is not None:
             self._cgroup.kill()
-        kill_remnants([self.token], self.pipes)
+            # Removed: it was empty, and no process of the bot ever left it (each joined it before
+            # exec, and a bot may not write to the cgroup files), so nothing is left anywhere. The
+            # /proc scan is then skipped: it reads every process on the machine (~2 ms of CPU per
+            # 100 processes), on every stop of a bot, which one process per deal makes frequent.
+            contained = not os.path.isdir(self._cgroup.path)
+        if not contained:
+            kill_remnants([self.token], self.pipes)
         self._finish(reason)
         BotCgroup.remove_base(self._cgroup_base)
 
