@@ -21,7 +21,8 @@ Design choices, and why:
   documented limit, unless (4) applies. (4) Where the harness may create cgroups (root on
   cgroup v1 ``pids``, or a writable v2 tree: :mod:`harness.play.cgroups`), each bot runs in its own
   cgroup, which no descendant can leave; killing the bot empties it. On v1 its ``pids.max`` also
-  enforces ``processes`` for root, whom ``RLIMIT_NPROC`` does not bind.
+  enforces ``processes`` for root, whom ``RLIMIT_NPROC`` does not bind. When (4) emptied and
+  removed the cgroup, the scan of (2) is skipped: nothing of the bot can be outside it.
 - **stderr through a pipe drained by the referee**, written to a per-bot log that rotates at half
   the cap (``<name>.stderr.log`` and ``.1``), so the disk use per bot is bounded by
   ``stderr_bytes`` and the latest output is kept. The pipe is drained whenever the referee waits
