@@ -226,3 +226,30 @@ def test_a_runnable_but_starved_bot_runs_out_at_the_hard_cap_not_the_sleepers(tm
     assert v["clock"]["wall_ms"] >= HARD_FACTOR * 100  # the cap cannot come early: a fact, not a timing
     assert v["clock"]["cpu_ms"] < 100, v["clock"]  # not its CPU budget: the quota starved it
     assert [v for v in record.violations if v["seat"] == 1] == []
+
+
+# -- the sandbox's walls, one by one ----------------------------------------------------------------
+
+def test_a_sandboxed_bot_has_its_own_namespaces_and_only_its_scratch_is_writable(tmp_path):
+    """Each wall of the sandbox on its own (the attacks in tests/test_fair_play.py are stopped by
+    several at once: an unprivileged uid cannot write /proc/sys whether or not it is read-only,
+    and cannot talk over SysV memory if its IPC namespace is shared but the key is taken...):
+    the bot's network, IPC, PID, UTS and mount namespaces are not the harness's (its user
+    namespace is its own where bwrap runs in one); ``/``, ``/proc/sys``, ``/dev`` and its own
+    directory are mounted read-only, and ``/tmp`` is a tmpfs of ``scratch_mb``."""
+    from harness.play.sandbox import bwrap_userns
+
+    needs_bwrap()
+    config = RefereeConfig(time=TimeControls(move_ms=1000), log_dir=str(tmp_path / "logs"),
+                           limits=dataclasses.replace(ResourceLimits(), sandbox="bwrap", scratch_mb=16))
+    with BotPool(config) as pool:
+        record = play_game(get_game("crisps"), {"max_turns": 2}, 1, "g-walls",
+                           [probe(tmp_path, "walls", "sandbox"), probe(tmp_path, "other", "plain")], pool, config)
+    assert record.violations == []
+    [facts] = findings(tmp_path, "walls", "sandbox")
+    for ns in ("net", "ipc", "pid", "uts", "mnt"):
+        assert facts[f"ns_{ns}"] != os.readlink(f"/proc/self/ns/{ns}"), (ns, facts)
+    assert (facts["ns_user"] != os.readlink("/proc/self/ns/user")) == bwrap_userns(), facts
+    for key in ("root", "proc_sys", "dev", "cwd"):
+        assert facts[f"mnt_{key}"].startswith("ro,"), (key, facts)
+    assert facts["mnt_tmp"] == f"rw,tmpfs,size={16 * 1024}k", facts

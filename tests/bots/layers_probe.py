@@ -20,6 +20,9 @@ Every finding is one stderr line ``LAYERS <what> key=value ...`` (times are
 - ``starve --cgroup DIR``: at hello, moves itself into the cgroup ``DIR`` (the test made it,
   with a CPU quota of a few per cent, and let any user join it); at a request, spins forever:
   a bot always runnable, yet starved of CPU whatever the load.
+- ``sandbox``: at hello, says which namespaces it is in (``ns_net=net:[inode]`` ..., to compare
+  with the harness's own) and how each of ``/``, ``/proc/sys``, ``/dev``, ``/tmp`` and its own
+  directory is mounted as it sees them (``mnt_tmp=ro|rw,fstype,size``; ``absent`` if not a mount).
 - ``plain``: only plays.
 """
 
@@ -91,6 +94,31 @@ def starve_in(cgroup: str) -> None:
         say("starve", cgroup=[line.strip() for line in fh if ":cpu:" in line or ":cpu," in line][0])
 
 
+NAMESPACES = ("net", "ipc", "pid", "uts", "mnt", "cgroup", "user")
+
+
+def sandbox_facts() -> None:
+    facts: dict[str, object] = {}
+    for ns in NAMESPACES:
+        try:
+            facts[f"ns_{ns}"] = os.readlink(f"/proc/self/ns/{ns}")
+        except OSError as exc:
+            facts[f"ns_{ns}"] = f"unreadable({exc.errno})"
+    mounts: dict[str, str] = {}
+    with open("/proc/self/mountinfo") as fh:
+        for line in fh:  # a later mount on the same point hides an earlier one: the last one counts
+            fields = line.split()
+            dash = fields.index("-")
+            point, options = fields[4], fields[5].split(",")
+            fstype, extra = fields[dash + 1], fields[dash + 3].split(",")
+            size = next((o for o in extra if o.startswith("size=")), "size=-")
+            mounts[point] = f"{'ro' if 'ro' in options else 'rw'},{fstype},{size}"
+    for key, point in (("root", "/"), ("proc_sys", "/proc/sys"), ("dev", "/dev"), ("tmp", "/tmp"),
+                       ("cwd", os.getcwd())):
+        facts[f"mnt_{key}"] = mounts.get(point, "absent")
+    say("sandbox", **facts)
+
+
 def main() -> int:
     mode = sys.argv[1]
     ms = float(sys.argv[sys.argv.index("--ms") + 1]) if "--ms" in sys.argv else 0.0
@@ -110,6 +138,8 @@ def main() -> int:
         if kind == "hello":
             if mode == "privs":
                 privileges()
+            elif mode == "sandbox":
+                sandbox_facts()
             elif mode == "starve":
                 starve_in(sys.argv[sys.argv.index("--cgroup") + 1])
             answer = {"type": "ready", "name": f"probe-{mode}"}
