@@ -253,3 +253,26 @@ def test_a_sandboxed_bot_has_its_own_namespaces_and_only_its_scratch_is_writable
     for key in ("root", "proc_sys", "dev", "cwd"):
         assert facts[f"mnt_{key}"].startswith("ro,"), (key, facts)
     assert facts["mnt_tmp"] == f"rw,tmpfs,size={16 * 1024}k", facts
+
+
+# -- what a timeout records ---------------------------------------------------------------------
+
+def test_a_timeout_says_the_host_was_overloaded_only_above_one_runnable_task_per_core():
+    """The load average is compared with the cores strictly (2.0 on 2 cores is a full host, not
+    an overloaded one), and the detail says so, with both figures, only then; each of the three
+    ways time runs out names its own cap."""
+    from harness.play.botproc import BotProcess, StderrLog
+    from harness.play.cpuclock import Clock
+
+    assert Clock(load=2.01, cores=2).overloaded and not Clock(load=2.0, cores=2).overloaded
+    assert not Clock(load=5.0, cores=0).overloaded  # cores unknown: no claim
+    assert Clock(load=2.5, cores=2, ran_out="hard").to_json()["host_overloaded"] is True
+    proc = BotProcess(BotSpec(name="x", command=("true",)), ResourceLimits(), StderrLog(None, "x", 1024))
+    busy = proc._ran_out_detail(Clock(cpu_ms=3, wall_ms=2000, ran_out="hard", load=2.5, cores=2), 100)
+    assert busy == ("no answer after 20 x 100 ms of wall-clock time (3 ms of CPU time in 2000 ms); "
+                    "the host was overloaded (load 2.5 on 2 cores)")
+    calm = proc._ran_out_detail(Clock(cpu_ms=1, wall_ms=300, ran_out="wall", load=2.0, cores=2), 100)
+    assert calm == ("no answer after 3 x 100 ms of wall-clock time while sleeping or blocked "
+                    "(1 ms of CPU time in 300 ms)")
+    spent = proc._ran_out_detail(Clock(cpu_ms=101, wall_ms=120, ran_out="cpu", load=0.5, cores=2), 100)
+    assert spent == "used its 100 ms of CPU time without answering (101 ms of CPU time in 120 ms)"
