@@ -276,3 +276,29 @@ def test_a_timeout_says_the_host_was_overloaded_only_above_one_runnable_task_per
                     "(1 ms of CPU time in 300 ms)")
     spent = proc._ran_out_detail(Clock(cpu_ms=101, wall_ms=120, ran_out="cpu", load=0.5, cores=2), 100)
     assert spent == "used its 100 ms of CPU time without answering (101 ms of CPU time in 120 ms)"
+
+
+def test_the_sandbox_command_drops_every_privilege_on_both_paths():
+    """The words of the two ways a root harness sandboxes a bot, for the path this machine cannot
+    run and for the layers the kernel or bwrap also enforce here (no new privileges, an empty
+    inheritable set): in a user namespace, bwrap runs as the bot's uid (dropped before it, in
+    the child) and drops every capability inside; without one, setpriv inside the sandbox sets
+    the bot's uid and gid, clears the groups, empties the inheritable and bounding sets and
+    forbids new privileges, right before the bot's own command."""
+    from harness.play.privileges import setpriv_prefix
+    from harness.play.sandbox import INNER_UID, bwrap_command
+
+    argv = ["python3", "bot.py"]
+    userns = bwrap_command(argv, "/", ["/srv/bot"], 64, userns=True, uid=0x5A000001)
+    assert userns[userns.index("--unshare-user"):userns.index("--unshare-user") + 5] == [
+        "--unshare-user", "--uid", str(INNER_UID), "--gid", str(INNER_UID)]
+    assert userns[userns.index("--cap-drop"):userns.index("--cap-drop") + 2] == ["--cap-drop", "ALL"]
+    assert not any("setpriv" in w for w in userns) and userns[-2:] == argv
+    plain = bwrap_command(argv, "/", ["/srv/bot"], 64, userns=False, uid=0x5A000001)
+    assert "--unshare-user" not in plain and "--cap-drop" not in plain
+    words = setpriv_prefix(0x5A000001)
+    assert plain[-len(words) - 2:] == [*words, *argv]
+    uid = str(0x5A000001)
+    assert words[1:] == [f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all",
+                         "--bounding-set=-all", "--no-new-privs", "--"]
+    assert setpriv_prefix(None) == []
