@@ -47,22 +47,25 @@ class Spinner:
 
     def __init__(self) -> None:
         self.gaps: list[tuple[float, float]] = []
+        self.last = time.monotonic()  # the last moment it ran
         self.lock = threading.Lock()
         threading.Thread(target=self.spin, daemon=True).start()
 
     def spin(self) -> None:
-        last = time.monotonic()
         while True:
             now = time.monotonic()
-            if now - last > self.GAP:
+            if now - self.last > self.GAP:
                 with self.lock:
-                    self.gaps.append((last, now))
-            last = now
+                    self.gaps.append((self.last, now))
+            self.last = now
 
-    def report(self, since: float) -> str:
-        """The gaps that ended after ``since``."""
+    def report(self, since: float, now: float) -> str:
+        """The gaps that ended after ``since``, and the one still going on at ``now`` if the
+        spinner has not run since (on a busy machine it may not have run again yet)."""
         with self.lock:
             gaps = [(a, b) for a, b in self.gaps if b > since]
+            if now - self.last > self.GAP:
+                gaps.append((self.last, now))
         return ",".join(f"{a:.6f}:{b:.6f}" for a, b in gaps) or "-"
 
 
@@ -133,7 +136,7 @@ def main() -> int:
         kind = msg["type"]
         if spinner is not None and mark is not None:
             say("window", a=f"{mark[0]:.6f}", r=f"{now:.6f}", cpu_ms=f"{(cpu - mark[1]) * 1000:.3f}",
-                gaps=spinner.report(mark[0]))
+                gaps=spinner.report(mark[0], now))
             mark = None
         if kind == "hello":
             if mode == "privs":
