@@ -1,0 +1,110 @@
+"""A build is hostile code: each attack a participant's build made on the host, run for real
+(the contest's own build path, sandboxed as contests are by default), and what stops it now.
+
+Before the envelope: an upload's ``py_compile.py`` ran at build time, a build wrote 300 MB into
+an upload's 16 MB, forked 300 of 300 children, left a 1 TiB sparse file, a FIFO and a link to
+``/`` on the host's disk, and (where bwrap ran in a user namespace) a C++ ``#include`` printed a
+root-only key from ``/etc/ssl/private`` into the team's build log.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+import harness.contest.build as build_mod
+from harness.contest.build import build_upload
+from harness.contest.config import Runtime, init_contest, load_contest
+
+CAP = getattr(build_mod, "BUILD_OUTPUT_MB", 64) << 20
+BUILD_PROCESSES = getattr(build_mod, "BUILD_PROCESSES", 64)
+
+
+def _upload(tmp_path: Path, files: dict[str, str]) -> tuple[object, Path]:
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    cfg = load_contest(root)
+    assert cfg.limits.get("sandbox") == "auto"
+    workdir = root / "submissions" / "1"
+    workdir.mkdir(parents=True)
+    for name, text in {"bot.py": "print('hi')\n", **files}.items():
+        (workdir / name).write_text(text)
+    return cfg, workdir
+
+
+def _sh(script: str) -> Runtime:
+    return Runtime("attack", "bot.py", ("sh", "-c", script), ("python3", "bot.py"))
+
+
+def _left(workdir: Path) -> list[os.stat_result]:
+    return [os.lstat(p) for p in workdir.rglob("*")]
+
+
+def test_an_uploads_own_py_compile_does_not_run_at_build_time(tmp_path: Path) -> None:
+    shadow = "import pathlib\nprint('SHADOW RAN', flush=True)\npathlib.Path('shadow-ran').write_text('x')\n"
+    cfg, workdir = _upload(tmp_path, {"py_compile.py": shadow})
+    built, log = build_upload(cfg, cfg.runtimes["python"], workdir)  # type: ignore[attr-defined]
+    assert built, log
+    assert "SHADOW RAN" not in log and not (workdir / "shadow-ran").exists(), log
+    assert any(p.name.startswith("bot.") and p.suffix == ".pyc" for p in (workdir / "__pycache__").iterdir())
+
+
+def test_a_build_cannot_write_300_mb(tmp_path: Path) -> None:
+    cfg, workdir = _upload(tmp_path, {})
+    script = "for i in 1 2 3 4 5 6; do head -c 50000000 /dev/zero > big$i; done; echo wrote all"
+    built, log = build_upload(cfg, _sh(script), workdir)  # type: ignore[arg-type]
+    assert not built and "No space left on device" in log, log  # its tmpfs is full at the cap
+    assert sum(s.st_size for s in _left(workdir)) < CAP
+
+
+def test_a_build_cannot_fork_300_processes(tmp_path: Path) -> None:
+    forker = ("import os, time\nn = 0\nfor i in range(300):\n    try:\n        pid = os.fork()\n"
+              "    except OSError:\n        break\n    if pid == 0:\n        os.close(1); os.close(2); time.sleep(20); "
+              "os._exit(0)\n    n += 1\nprint('forked', n, flush=True)\n")
+    cfg, workdir = _upload(tmp_path, {"fork.py": forker})
+    built, log = build_upload(cfg, Runtime("fork", "bot.py", ("python3", "fork.py"), ("python3", "bot.py")),
+                              workdir)  # type: ignore[arg-type]
+    forked = int(log.split("forked ", 1)[1].split()[0])
+    assert forked < BUILD_PROCESSES, log
+
+
+def test_a_build_leaves_no_sparse_huge_file_no_fifo_and_no_link(tmp_path: Path) -> None:
+    sparse = "open('sparse', 'wb').truncate(1 << 40)\n"
+    cfg, workdir = _upload(tmp_path, {"sparse.py": sparse})
+    script = "python3 sparse.py; ln -s / root-link; mkfifo fifo; exit 0"
+    built, log = build_upload(cfg, _sh(script), workdir)  # type: ignore[arg-type]
+    assert not built, log
+    left = _left(workdir)
+    assert all(stat.S_ISREG(s.st_mode) or stat.S_ISDIR(s.st_mode) for s in left), log
+    assert max(s.st_size for s in left) < CAP, log
+
+
+# without a user namespace, bwrap runs as root and setpriv drops the build to a uid; with one, the
+# build once ran as uid 0 of a namespace mapped to host root, and read root-only files
+@pytest.mark.parametrize("userns", [False, True])
+def test_a_cpp_include_of_a_root_only_file_under_etc_prints_nothing(tmp_path: Path, monkeypatch,  # type: ignore[no-untyped-def]
+                                                                      userns: bool) -> None:
+    monkeypatch.setattr(build_mod, "bwrap_userns", lambda: userns)
+    secret = Path("/etc/ssl/private/tablebots-envelope-test.key")
+    secret.parent.mkdir(parents=True, exist_ok=True)
+    secret.write_text("TABLEBOTS_ROOT_ONLY_SECRET\n")
+    secret.chmod(0o600)
+    try:
+        cfg, workdir = _upload(tmp_path, {"bot.cpp": f'#include "{secret}"\nint main() {{ return 0; }}\n'})
+        built, log = build_upload(cfg, cfg.runtimes["cpp"], workdir)  # type: ignore[attr-defined]
+    finally:
+        secret.unlink()
+    assert not built and "TABLEBOTS_ROOT_ONLY_SECRET" not in log, log
+
+
+def test_a_build_sees_only_the_public_files_of_etc_and_is_not_root(tmp_path: Path) -> None:
+    cfg, workdir = _upload(tmp_path, {})
+    script = "ls /etc/ssl; ls /etc; id -u; cat /etc/shadow; exit 1"
+    built, log = build_upload(cfg, _sh(script), workdir)  # type: ignore[arg-type]
+    assert not built
+    lines = log.splitlines()
+    assert "certs" in lines and "private" not in lines and "shadow" not in lines, log
+    assert "0" not in lines, log  # not uid 0, in any namespace
