@@ -53,6 +53,7 @@ from harness.play.limits import (
     check_sandbox,
     limit_setter,
     resolve_command,
+    tree_memory_mb,
     unshare_pid_prefix,
 )
 from harness.play.privileges import bot_uid, reachable_paths_mounter, setpriv_prefix
@@ -107,6 +108,7 @@ class BotProcess:
         self._wrapped = False
         self._cgroup: BotCgroup | None = None
         self._cgroup_base: CgroupBase | None = None
+        self._tree_mb: int | None = None  # the memory bound of its whole tree (MB)
         self._want_cpu_clock = cpu_clock  # off only in a benchmark of its cost (referee.FairPlay)
         self._cap = limits.max_line_bytes
         self._buf = bytearray()
@@ -133,11 +135,13 @@ class BotProcess:
             sandbox = resolve_sandbox(sandbox)[0]
         uid = bot_uid(self.spec.name)  # as root: a bot never holds root's powers, sandboxed or not
         drop_uid = uid
+        inner_nproc = False
         if sandbox == "bwrap":
             check_sandbox(self.limits)
             own = own_dirs(argv, cwd, self.spec.sandbox_dir)
             userns = bwrap_userns()
-            argv = bwrap_command(argv, cwd, own, self.limits.scratch_mb, userns, uid)
+            argv = bwrap_command(argv, cwd, own, self.limits.scratch_mb, userns, uid, self.limits.processes)
+            inner_nproc = userns  # RLIMIT_NPROC inside its own user namespace: counted for this bot alone
             drop_uid = uid if userns else None  # else setpriv drops it inside the sandbox
             self._wrapped = True
         elif self.limits.pid_namespace:
@@ -158,13 +162,14 @@ class BotProcess:
         if sandbox == "bwrap":
             env = sandbox_env(env)
         self._cgroup_base = cgroup_base()
-        self._cgroup = BotCgroup.create(self._cgroup_base, self.token, self.limits.processes)
+        self._tree_mb = tree_memory_mb(self.limits, sandbox == "bwrap")
+        self._cgroup = BotCgroup.create(self._cgroup_base, self.token, self.limits.processes, self._tree_mb)
         self.started_at = time.monotonic()
         try:
             self._popen = subprocess.Popen(
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
                 cwd=cwd, env=env, close_fds=True, start_new_session=True,
-                preexec_fn=limit_setter(self.limits, self._cgroup, drop_uid, mounter))
+                preexec_fn=limit_setter(self.limits, self._cgroup, drop_uid, mounter, nproc=not inner_nproc))
         except BaseException:
             if self._cgroup is not None:
                 self._cgroup.kill()
@@ -401,6 +406,8 @@ class BotProcess:
         group = self._cgroup
         if group is None or not self.cpu_clock:
             code, data = self.exchange(line, start + budget_ms / 1000)
+            if code != TIMEOUT and group is not None and self._over_memory():
+                code, data = CRASH, b""
             took = (time.monotonic() - start) * 1000
             self.last_clock = Clock(cpu_ms=took, wall_ms=took, ran_out="wall" if code == TIMEOUT else "")
             if code == TIMEOUT:
@@ -440,6 +447,8 @@ class BotProcess:
             clock.load, clock.cores = host_load()
             if code == TIMEOUT:
                 self.detail = self._ran_out_detail(clock, budget_ms)
+        if code != TIMEOUT and self._over_memory():
+            code, data = CRASH, b""
         if code == OK:
             group.freeze()
             # (a frozen process may still finish the instant it was running: a few microseconds
@@ -447,6 +456,16 @@ class BotProcess:
             self._cpu_mark = cpu1
         self.last_clock = clock
         return code, data, clock
+
+    def _over_memory(self) -> bool:
+        """Whether the kernel stopped a process of the bot for going over its tree's memory bound
+        (then ``detail`` says so): the bot is stopped as a crash, even if its main process lives."""
+        group = self._cgroup
+        kills = group.oom_kills() if group is not None and group.max_memory else 0
+        if kills:
+            self.detail = (f"its processes together went over {self._tree_mb} MB "
+                           f"(memory_mb, plus scratch_mb when sandboxed): the kernel stopped {kills} of them")
+        return kills > 0
 
     def _ran_out_detail(self, clock: Clock, budget_ms: int) -> str:
         used = f"{clock.cpu_ms:.0f} ms of CPU time in {clock.wall_ms:.0f} ms"

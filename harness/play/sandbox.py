@@ -153,6 +153,11 @@ def _dev_args() -> list[str]:
     return args
 
 
+def scratch_inodes(scratch_mb: int) -> int:
+    """Files (and directories) a bot's scratch may hold: one per 4 KB page of it, at least 1024."""
+    return max(1024, scratch_mb * 256)
+
+
 def _public(path: str) -> bool:
     """Whether any user may read ``path`` (and enter it, for a directory); links count as public:
     they resolve inside the sandbox, where only public files are."""
@@ -260,7 +265,10 @@ def bwrap_command(argv: Sequence[str], cwd: str, own_dirs: Sequence[str], scratc
     if os.sep in words[0] and not os.path.isabs(words[0]):
         words[0] = os.path.abspath(os.path.join(cwd, words[0]))
     if not userns:
-        words = [*setpriv_prefix(uid), *words]
+        # bwrap's --tmpfs bounds bytes, not inodes (300,000 empty files in a "64 MB" /tmp took
+        # 600 MB of kernel memory): root's bwrap bounds them before setpriv drops the bot
+        inodes = f"mount -o remount,nr_inodes={scratch_inodes(scratch_mb)} /tmp && exec \"$@\""
+        words = ["/bin/sh", "-c", inodes, "sh", *setpriv_prefix(uid), *words]
     elif processes is not None:
         words = [shutil.which("prlimit") or "/usr/bin/prlimit", f"--nproc={processes}", "--", *words]
     return cmd + ["--chdir", own_dirs[0] if own_dirs else "/tmp", "--", *words]
