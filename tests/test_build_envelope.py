@@ -108,3 +108,55 @@ def test_a_build_sees_only_the_public_files_of_etc_and_is_not_root(tmp_path: Pat
     lines = log.splitlines()
     assert "certs" in lines and "private" not in lines and "shadow" not in lines, log
     assert "0" not in lines, log  # not uid 0, in any namespace
+
+
+def test_the_site_never_reads_a_file_of_a_version_whole(tmp_path: Path) -> None:
+    """What a build left (here planted, as an unsandboxed build could): a 300 MB file read four
+    times took the site from 46 MB to 1.21 GB, a 1 TiB sparse one gave a 500. Now a page reads
+    at most 1 MB of it, and never a FIFO or through a link."""
+    import re
+    import tracemalloc
+    import warnings
+
+    warnings.filterwarnings("ignore", message=".*httpx.*")
+    from starlette.testclient import TestClient
+
+    from harness.contest.auth import add_team
+    from harness.contest.db import ContestDB
+    from harness.contest.server import create_app
+
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    db = ContestDB(root / "contest.sqlite")
+    token = add_team(db, "alpha")
+    db.close()
+    with TestClient(create_app(root, start_worker=False), base_url="http://127.0.0.1") as client:
+        r = client.post("/api/submissions", headers={"Authorization": f"Bearer {token}"}, data={"runtime": "python"},
+                        files={"file": ("bot.py", b"print('hi')\n")})
+        assert r.status_code == 201
+        folder = root / "submissions" / str(r.json()["id"])
+        with open(folder / "big.bin", "wb") as fh:
+            fh.truncate(300 << 20)
+        with open(folder / "huge.bin", "wb") as fh:
+            fh.truncate(1 << 40)
+        os.mkfifo(folder / "fifo")
+        os.symlink("/etc/passwd", folder / "passwd")
+        os.symlink("/", folder / "rootdir")
+        page = client.get("/signin")
+        csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]
+        client.post("/signin", data={"csrf": csrf, "token": token}, follow_redirects=False)
+        tracemalloc.start()
+        try:
+            shown = [client.get(f"/me/submissions/{folder.name}/files/big.bin") for _ in range(4)]
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak < 32 << 20, peak  # the page's cap (1 MB) and its rendering, not the file
+        assert all(r.status_code == 200 and r.text.endswith("more bytes not shown ...]\n") for r in shown)
+        r = client.get(f"/me/submissions/{folder.name}/files/huge.bin")
+        assert r.status_code == 200 and f"[... {(1 << 40) - (1 << 20)} more bytes not shown" in r.text
+        for name in ("fifo", "passwd", "rootdir/etc/passwd"):
+            r = client.get(f"/me/submissions/{folder.name}/files/{name}")
+            assert r.status_code == 404 and "root:" not in r.text, name
+        listing = client.get(f"/me/submissions/{folder.name}").text
+        assert "passwd" not in listing and "fifo" not in listing and "bot.py" in listing
