@@ -27,7 +27,12 @@ import subprocess
 import sys
 import time
 
-__all__ = ["BotCgroup", "CgroupBase", "cgroup_base", "V1_CONTROLLERS"]
+__all__ = ["BotCgroup", "CgroupBase", "cgroup_base", "cgroup_mounts", "V1_CONTROLLERS"]
+
+
+def cgroup_mounts() -> list[tuple[str, str]]:
+    """(``cgroup`` or ``cgroup2``, mount point) of every cgroup mount this process sees."""
+    return [(kind, mount) for kind, mount, _ in _mounts()]
 
 
 def _mounts() -> list[tuple[str, str, set[str]]]:
