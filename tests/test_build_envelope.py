@@ -160,3 +160,33 @@ def test_the_site_never_reads_a_file_of_a_version_whole(tmp_path: Path) -> None:
             assert r.status_code == 404 and "root:" not in r.text, name
         listing = client.get(f"/me/submissions/{folder.name}").text
         assert "passwd" not in listing and "fifo" not in listing and "bot.py" in listing
+
+
+def test_ranked_games_without_the_sandbox_are_refused_unless_unsafe_which_the_leaderboard_shows(tmp_path: Path) -> None:
+    import re
+    import warnings
+
+    from click.testing import CliRunner
+
+    warnings.filterwarnings("ignore", message=".*httpx.*")
+    from starlette.testclient import TestClient
+
+    from harness.cli import cli
+    from harness.contest.server import create_app
+
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    text = (root / "contest.yaml").read_text()
+    (root / "contest.yaml").write_text(re.sub(r"sandbox: auto", "sandbox: none", text))
+    for argv in (["run", str(root), "--no-progress"], ["finals", str(root), "--top", "2", "--rounds", "1"]):
+        refused = CliRunner().invoke(cli, ["contest", *argv])
+        assert refused.exit_code == 1 and "refusing to play ranked games here: no sandbox" in refused.output, \
+            refused.output
+    with TestClient(create_app(root, start_worker=False), base_url="http://127.0.0.1") as client:
+        assert "unsafely" not in client.get("/").text
+        # (no team has a version: the finals stop there, after recording that they were asked unsafely)
+        unsafe = CliRunner().invoke(cli, ["contest", "finals", str(root), "--top", "2", "--rounds", "1", "--unsafe"])
+        assert "warning: playing unsafely (--unsafe): no sandbox" in unsafe.output, unsafe.output
+        page = client.get("/").text
+        assert "Played unsafely (--unsafe):</b> no sandbox" in page, page
+        assert client.get("/api/leaderboard").json()["unsafe"].startswith("no sandbox")

@@ -97,7 +97,8 @@ async def index(site: Site, request: Request) -> Response:
         team = site.session_team(request)
         rows, board_html = site.board()
         return site.render("index.html", request, team, rows=rows, board_html=board_html, counts=site.db.counts(),
-                           games=site.ladder.latest_games(10), frozen=site.db.get_meta("frozen") == "1")
+                           games=site.ladder.latest_games(10), frozen=site.db.get_meta("frozen") == "1",
+                           unsafe=site.db.get_meta("unsafe") or "")
     return await run_in_threadpool(work)
 
 
@@ -339,7 +340,7 @@ async def api_leaderboard(site: Site, request: Request) -> Response:
                  for r in rows]
         counts = site.db.counts()
         return JSONResponse({"league": site.cfg.name, "game": site.cfg.game, "games_done": counts["games"],
-                             "table": table})
+                             "table": table, "unsafe": site.db.get_meta("unsafe") or None})
     return await run_in_threadpool(work)
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from harness.play.cgroups import BotCgroup, cgroup_base, cgroup_mounts
 from harness.play.sandbox import bwrap_problem, bwrap_userns
 
-__all__ = ["Guarantee", "guarantees", "ranked_play_problems", "DELEGATE_COMMAND"]
+__all__ = ["Guarantee", "guarantees", "off_here", "ranked_play_problems", "DELEGATE_COMMAND"]
 
 #: How an ordinary user on cgroup v2 gets a subtree of their own (systemd delegates it).
 DELEGATE_COMMAND = "systemd-run --user --scope -p Delegate=yes harness ..."
@@ -119,3 +119,13 @@ def ranked_play_problems(sandbox: str | None) -> list[str]:
     clock = [g for g in guarantees() if g.name.startswith(("frozen", "deadlines"))]
     problems += [f"{g.name.split(' (')[0]}: not here ({g.how}); {g.fix}" for g in clock if not g.holds]
     return problems
+
+
+def off_here() -> str | None:
+    """One warning line naming the guarantees that do not hold here (the sandbox aside: its own
+    warning says so), or None: what ``harness run`` says before it plays."""
+    off = [g.name.split(" (")[0] for g in guarantees() if not g.holds and not g.name.startswith("sandbox")]
+    if not off:
+        return None
+    return ("warning: on this machine, for this user, these guarantees of docs/security.md do not hold: "
+            + "; ".join(off) + " (`harness doctor` says what would make each hold)")
