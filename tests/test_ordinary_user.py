@@ -200,3 +200,45 @@ bots:
     assert done.returncode == 0, done.stderr
     [line] = [line for line in done.stderr.splitlines() if "guarantees of docs/security.md do not hold" in line]
     assert "frozen between turns" in line and "deadlines in CPU time" in line and "harness doctor" in line, line
+
+
+def test_a_subtree_hands_its_controllers_down_to_the_bot_cgroups_once_its_processes_sit_in_a_leaf(
+        delegated, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """cgroup v2 lets a cgroup enable controllers for its children only while no process sits in
+    it: the harness moves its own processes to a leaf first. Shown with ``hugetlb``, the one
+    controller this host leaves to cgroup v2 (``pids`` and ``memory`` go the same way where a
+    subtree offers them)."""
+    import harness.play.cgroups as cg
+
+    _, _, subtree = delegated
+    top = subtree.parent / "cgroup.subtree_control"
+    added = "hugetlb" not in top.read_text().split()
+    if added:
+        top.write_text("+hugetlb")
+    (subtree / "cgroup.subtree_control").write_text("+hugetlb")
+    own = subtree / "v2-leaf-test"
+    own.mkdir()
+    sleeper = subprocess.Popen(["sleep", "30"])
+    try:
+        (own / "cgroup.procs").write_text(str(sleeper.pid))  # a process in the harness's own cgroup
+        base = own / "tablebots-base"
+        base.mkdir()
+        monkeypatch.setattr(cg, "V2_CONTROLLERS", ("hugetlb",))
+        with pytest.raises(OSError):  # what the kernel refuses, and why the leaf is needed
+            (own / "cgroup.subtree_control").write_text("+hugetlb")
+        cg._enable_v2(str(own), str(base))
+        [leaf] = [p for p in own.iterdir() if p.is_dir() and p.name.startswith("tablebots-harness-")]
+        assert (leaf / "cgroup.procs").read_text().split() == [str(sleeper.pid)]
+        bot = base / "bot"
+        bot.mkdir()
+        assert (bot / "hugetlb.2MB.max").exists() or any(p.name.startswith("hugetlb.") for p in bot.iterdir())
+        bot.rmdir()
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+        for p in sorted((p for p in own.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)):
+            p.rmdir()
+        own.rmdir()
+        (subtree / "cgroup.subtree_control").write_text("-hugetlb")
+        if added:
+            top.write_text("-hugetlb")

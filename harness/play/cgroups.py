@@ -96,11 +96,53 @@ def cgroup_base() -> CgroupBase | None:
         _rmdir(path)
     for fstype, mount, _opts in mounts:
         if fstype == "cgroup2":
-            base = _make_base(os.path.join(mount, own.get("", "/").lstrip("/")))
+            own_dir = os.path.join(mount, own.get("", "/").lstrip("/"))
+            if os.path.basename(own_dir).startswith(_LEAF):  # moved there by _enable_v2 below
+                own_dir = os.path.dirname(own_dir)
+            base = _make_base(own_dir)
             if base is not None:
+                _enable_v2(own_dir, base)
                 _guard({"": base})
                 return {"": base}
     return None
+
+
+#: the cgroup v2 controllers bot cgroups get where a delegated subtree offers them
+V2_CONTROLLERS = ("pids", "memory")
+#: the leaf cgroup the harness moves itself into in a delegated v2 subtree (see _enable_v2)
+_LEAF = "tablebots-harness-"
+
+
+def _read(path: str) -> set[str]:
+    try:
+        with open(path) as fh:
+            return set(fh.read().split())
+    except OSError:
+        return set()
+
+
+def _enable_v2(own_dir: str, base: str) -> None:
+    """Enable the ``pids`` and ``memory`` controllers for the bot cgroups under ``base``, where
+    the subtree offers them (a subtree systemd delegated: ``Delegate=yes``). cgroup v2 lets a
+    cgroup hand controllers down only while no process sits in it, so the harness's own
+    processes first move to a leaf of their own (``tablebots-harness-PID``). Where a controller
+    is not offered (the host binds it to cgroup v1), bots go without: :mod:`harness.play.doctor`
+    says so."""
+    want = set(V2_CONTROLLERS) & _read(os.path.join(own_dir, "cgroup.controllers"))
+    if not want:
+        return
+    missing = want - _read(os.path.join(own_dir, "cgroup.subtree_control"))
+    control = os.path.join(own_dir, "cgroup.subtree_control")
+    if missing and not _write(control, " ".join(f"+{c}" for c in sorted(missing))):
+        leaf = os.path.join(own_dir, f"{_LEAF}{os.getpid()}")
+        try:
+            os.makedirs(leaf, exist_ok=True)
+        except OSError:
+            return
+        for pid in _read(os.path.join(own_dir, "cgroup.procs")):
+            _write(os.path.join(leaf, "cgroup.procs"), pid)
+        _write(control, " ".join(f"+{c}" for c in sorted(missing)))
+    _write(os.path.join(base, "cgroup.subtree_control"), " ".join(f"+{c}" for c in sorted(want)))
 
 
 _guards: dict[tuple[str, ...], subprocess.Popen[bytes]] = {}
