@@ -71,15 +71,20 @@ def test_a_build_cannot_fork_300_processes(tmp_path: Path) -> None:
     assert forked < BUILD_PROCESSES, log
 
 
-def test_a_build_leaves_no_sparse_huge_file_no_fifo_and_no_link(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sandbox", ["auto", "none"])  # unsandboxed, the build wrote in place: cleaned after
+def test_a_build_leaves_no_sparse_huge_file_no_fifo_and_no_link(tmp_path: Path, sandbox: str) -> None:
+    import dataclasses
+
     sparse = "open('sparse', 'wb').truncate(1 << 40)\n"
     cfg, workdir = _upload(tmp_path, {"sparse.py": sparse})
+    cfg = dataclasses.replace(cfg, limits={**cfg.limits, "sandbox": sandbox})  # type: ignore[type-var]
     script = "python3 sparse.py; ln -s / root-link; mkfifo fifo; exit 0"
     built, log = build_upload(cfg, _sh(script), workdir)  # type: ignore[arg-type]
     assert not built, log
     left = _left(workdir)
     assert all(stat.S_ISREG(s.st_mode) or stat.S_ISDIR(s.st_mode) for s in left), log
     assert max(s.st_size for s in left) < CAP, log
+    assert sorted(p.name for p in workdir.iterdir()) == ["bot.py", "sparse.py"], log  # nothing of it is kept
 
 
 # without a user namespace, bwrap runs as root and setpriv drops the build to a uid; with one, the

@@ -35,7 +35,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from harness.contest.build_output import OutputReader, clean_output, replace_with_output
+from harness.contest.build_output import OutputReader, clean_output, replace_with_output, upload_files
 from harness.contest.config import ContestConfig, Runtime
 from harness.contest.db import ContestDB
 from harness.play.cgroups import BotCgroup, CgroupBase, cgroup_base
@@ -121,6 +121,7 @@ def build_upload(cfg: ContestConfig, runtime: Runtime, workdir: Path) -> tuple[b
         for path in [workdir, *workdir.rglob("*")]:
             os.chown(path, uid, uid, follow_symlinks=False)
     header = f"$ {' '.join(runtime.build)}\n" + (f"{warning}\n" if warning else "")
+    before = upload_files(workdir) if sandbox != "bwrap" else None  # (what a failed build leaves is removed)
     read_fd, write_fd = os.pipe() if sandbox == "bwrap" else (-1, -1)
     cmd = sandboxed_build_command(argv, workdir, sandbox, userns=userns, uid=uid, out_fd=write_fd)
     limits = ResourceLimits(memory_mb=cfg.build_memory_mb, cpu_seconds=cfg.build_seconds, processes=BUILD_PROCESSES,
@@ -165,7 +166,7 @@ def build_upload(cfg: ContestConfig, runtime: Runtime, workdir: Path) -> tuple[b
         return False, text + f"\nbuild failed ({why}, {took:.1f} s)\n"
     problem = (output.problem if output is not None and output.problem else
                replace_with_output(workdir, data, BUILD_FILES, BUILD_OUTPUT_MB << 20) if data is not None else
-               clean_output(workdir, BUILD_FILES, BUILD_OUTPUT_MB << 20))
+               clean_output(workdir, BUILD_FILES, BUILD_OUTPUT_MB << 20, before))
     if problem:
         return False, text + f"\nbuild failed: {problem}\n"
     return True, text + f"\nbuild ok ({took:.1f} s)\n"

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from harness.contest.unpack import UnpackError, check_name
 
-__all__ = ["OutputReader", "clean_output", "replace_with_output"]
+__all__ = ["OutputReader", "clean_output", "replace_with_output", "upload_files"]
 
 CHUNK = 64 * 1024
 
@@ -128,9 +128,30 @@ def replace_with_output(workdir: Path, data: bytes, files: int, cap: int) -> str
     return ""
 
 
-def clean_output(workdir: Path, files: int, cap: int) -> str:
+def upload_files(workdir: Path) -> set[str]:
+    """The relative paths of everything in ``workdir`` (what an unsandboxed build started from)."""
+    return {os.path.relpath(os.path.join(top, n), workdir) for top, dirs, names in os.walk(workdir)
+            for n in [*dirs, *names]}
+
+
+def clean_output(workdir: Path, files: int, cap: int, before: set[str] | None = None) -> str:
     """An unsandboxed build's directory made safe: links and special files removed; the reason
-    the build fails if it left more than ``files`` entries or ``cap`` bytes, or ``""``."""
+    the build fails if it left more than ``files`` entries or ``cap`` bytes, or ``""``. On a
+    failure, everything not in ``before`` (the upload's own files) is removed too."""
+    problem = _check_in_place(workdir, files, cap)
+    if problem and before is not None:
+        for top, dirs, names in os.walk(workdir, topdown=False):
+            for name in [*names, *dirs]:
+                path = os.path.join(top, name)
+                if os.path.relpath(path, workdir) not in before:
+                    if os.path.isdir(path) and not os.path.islink(path):
+                        shutil.rmtree(path, ignore_errors=True)
+                    else:
+                        os.unlink(path)
+    return problem
+
+
+def _check_in_place(workdir: Path, files: int, cap: int) -> str:
     count = total = 0
     removed = []
     for top, dirs, names in os.walk(workdir, followlinks=False):
