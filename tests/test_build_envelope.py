@@ -195,3 +195,19 @@ def test_ranked_games_without_the_sandbox_are_refused_unless_unsafe_which_the_le
         page = client.get("/").text
         assert "Played unsafely (--unsafe):</b> no sandbox" in page, page
         assert client.get("/api/leaderboard").json()["unsafe"].startswith("no sandbox")
+
+
+def test_a_builds_processes_together_cannot_hold_more_than_its_memory(tmp_path: Path) -> None:
+    """Six children of 200 MB each, at build.memory_mb 256: each fits its own address space
+    (RLIMIT_AS), but the build's cgroup bounds them together (256 MB + its tmpfs places)."""
+    import dataclasses
+
+    hog = ("import os, time\nfor i in range(6):\n    if os.fork() == 0:\n        b = bytearray(200 << 20)\n"
+           "        for j in range(0, len(b), 4096):\n            b[j] = 1\n        print('held', flush=True)\n"
+           "        time.sleep(2)\n        os._exit(0)\n"
+           "for i in range(6):\n    os.wait()\n")
+    cfg, workdir = _upload(tmp_path, {"hog.py": hog})
+    cfg = dataclasses.replace(cfg, build_memory_mb=256)  # type: ignore[type-var]
+    built, log = build_upload(cfg, Runtime("hog", "bot.py", ("python3", "hog.py"), ("python3", "bot.py")),
+                              workdir)  # type: ignore[arg-type]
+    assert not built and "went over 256 MB (build.memory_mb)" in log, log
