@@ -108,7 +108,6 @@ class BotProcess:
         self._wrapped = False
         self._cgroup: BotCgroup | None = None
         self._cgroup_base: CgroupBase | None = None
-        self._tree_mb: int | None = None  # the memory bound of its whole tree (MB)
         self._want_cpu_clock = cpu_clock  # off only in a benchmark of its cost (referee.FairPlay)
         self._cap = limits.max_line_bytes
         self._buf = bytearray()
@@ -162,8 +161,8 @@ class BotProcess:
         if sandbox == "bwrap":
             env = sandbox_env(env)
         self._cgroup_base = cgroup_base()
-        self._tree_mb = tree_memory_mb(self.limits, sandbox == "bwrap")
-        self._cgroup = BotCgroup.create(self._cgroup_base, self.token, self.limits.processes, self._tree_mb)
+        self._cgroup = BotCgroup.create(self._cgroup_base, self.token, self.limits.processes,
+                                        tree_memory_mb(self.limits, sandbox == "bwrap"))
         self.started_at = time.monotonic()
         try:
             self._popen = subprocess.Popen(
@@ -406,8 +405,8 @@ class BotProcess:
         group = self._cgroup
         if group is None or not self.cpu_clock:
             code, data = self.exchange(line, start + budget_ms / 1000)
-            if code != TIMEOUT and group is not None and self._over_memory():
-                code, data = CRASH, b""
+            if code != TIMEOUT and group is not None and (over := group.over_memory()):
+                code, data, self.detail = CRASH, b"", over  # stopped, even if its main process lives
             took = (time.monotonic() - start) * 1000
             self.last_clock = Clock(cpu_ms=took, wall_ms=took, ran_out="wall" if code == TIMEOUT else "")
             if code == TIMEOUT:
@@ -447,8 +446,8 @@ class BotProcess:
             clock.load, clock.cores = host_load()
             if code == TIMEOUT:
                 self.detail = self._ran_out_detail(clock, budget_ms)
-        if code != TIMEOUT and self._over_memory():
-            code, data = CRASH, b""
+        if code != TIMEOUT and (over := group.over_memory()):
+            code, data, self.detail = CRASH, b"", over  # stopped, even if its main process lives
         if code == OK:
             group.freeze()
             # (a frozen process may still finish the instant it was running: a few microseconds
@@ -456,16 +455,6 @@ class BotProcess:
             self._cpu_mark = cpu1
         self.last_clock = clock
         return code, data, clock
-
-    def _over_memory(self) -> bool:
-        """Whether the kernel stopped a process of the bot for going over its tree's memory bound
-        (then ``detail`` says so): the bot is stopped as a crash, even if its main process lives."""
-        group = self._cgroup
-        kills = group.oom_kills() if group is not None and group.max_memory else 0
-        if kills:
-            self.detail = (f"its processes together went over {self._tree_mb} MB "
-                           f"(memory_mb, plus scratch_mb when sandboxed): the kernel stopped {kills} of them")
-        return kills > 0
 
     def _ran_out_detail(self, clock: Clock, budget_ms: int) -> str:
         used = f"{clock.cpu_ms:.0f} ms of CPU time in {clock.wall_ms:.0f} ms"

@@ -240,6 +240,7 @@ class BotCgroup:
         self._frozen = False
         #: whether ``pids.max`` and the memory bound were set (the controllers are there)
         self.max_processes = self.max_memory = False
+        self.memory_mb = 0
         if self.v2:
             self._freeze_fd = _open(os.path.join(main, "cgroup.freeze"), os.O_WRONLY)
             self._cpu_fd = _open(os.path.join(main, "cpu.stat"), os.O_RDONLY)
@@ -273,6 +274,7 @@ class BotCgroup:
         if max_processes is not None:
             group.max_processes = _write(os.path.join(group.path, "pids.max"), str(max_processes))
         if memory_mb is not None:
+            group.memory_mb = memory_mb
             limit = str(memory_mb << 20)
             if group.v2:
                 group.max_memory = _write(os.path.join(group.path, "memory.max"), limit)
@@ -286,6 +288,15 @@ class BotCgroup:
             group._oom_fd = _open(os.path.join(group.path, "memory.events") if group.v2 else
                                   os.path.join(paths["memory"], "memory.oom_control"), os.O_RDONLY)
         return group
+
+    def over_memory(self) -> str:
+        """Why the bot must stop, if the kernel stopped a process of it for going over its tree's
+        memory bound; else ``""`` (one ``pread``: read after every turn)."""
+        kills = self.oom_kills()
+        if not kills:
+            return ""
+        return (f"its processes together went over {self.memory_mb} MB (memory_mb, plus scratch_mb when "
+                f"sandboxed): the kernel stopped {kills} of them")
 
     def oom_kills(self) -> int:
         """How many processes of the bot the kernel's OOM killer stopped (its tree went over its
