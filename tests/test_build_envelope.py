@@ -183,7 +183,8 @@ def test_ranked_games_without_the_sandbox_are_refused_unless_unsafe_which_the_le
     init_contest(root, "crisps")
     text = (root / "contest.yaml").read_text()
     (root / "contest.yaml").write_text(re.sub(r"sandbox: auto", "sandbox: none", text))
-    for argv in (["run", str(root), "--no-progress"], ["finals", str(root), "--top", "2", "--rounds", "1"]):
+    for argv in (["run", str(root), "--no-progress"], ["finals", str(root), "--top", "2", "--rounds", "1"],
+                 ["serve", str(root), "--port", "1"]):
         refused = CliRunner().invoke(cli, ["contest", *argv])
         assert refused.exit_code == 1 and "refusing to play ranked games here: no sandbox" in refused.output, \
             refused.output
