@@ -114,6 +114,11 @@ def run(config: str, workers: int | None, rounds: int | None, progress: bool | N
     _, warning = resolve_sandbox(cfg.limits.get("sandbox", "auto"))  # workers resolve auto the same way
     if warning:
         echo(warning, err=True)
+    from harness.play.doctor import off_here
+
+    weaker = off_here()  # an ordinary user gets less: said plainly, never silently
+    if weaker:
+        echo(weaker, err=True)
     if forever and not cfg.schedule.adaptive:
         raise click.BadParameter("only with an adaptive schedule (schedule: {kind: adaptive} in the config); a "
                                  "round robin plays its rounds and stops", param_hint="--forever")

@@ -26,7 +26,7 @@ NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 
 #: The runtimes a new contest offers. Builds run inside the sandbox with no network.
 DEFAULT_RUNTIMES: dict[str, dict[str, Any]] = {
-    "python": {"entry": "bot.py", "build": ["python3", "-m", "py_compile", "bot.py"], "run": ["python3", "bot.py"]},
+    "python": {"entry": "bot.py", "build": ["python3", "-I", "-m", "py_compile", "bot.py"], "run": ["python3", "bot.py"]},
     "node": {"entry": "bot.js", "build": ["node", "--check", "bot.js"], "run": ["node", "bot.js"]},
     "cpp": {"entry": "bot.cpp", "build": ["g++", "-O2", "-std=c++17", "-o", "bot", "bot.cpp"], "run": ["./bot"]},
 }
