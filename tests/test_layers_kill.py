@@ -12,6 +12,8 @@ escape it exists for:
 - the cgroup: the same daemon.
 
 With every layer off the daemon survives: the control that shows a test here can fail.
+The same for the ``processes`` limit: ``RLIMIT_NPROC`` (the bot runs as a uid of its own) and the
+cgroup's ``pids.max`` each stop a fork bomb alone.
 The bots are tests/bots/misbehave.py; a process is found by the marker in its command line.
 """
 
@@ -150,3 +152,52 @@ def test_with_every_layer_off_a_daemon_escapes(tmp_path: Path, monkeypatch: pyte
     finally:
         if marker:
             _cleanup(marker)
+
+
+# -- the process limit: RLIMIT_NPROC and the cgroup's pids.max, each alone ---------------------------
+
+PROBE = Path(__file__).resolve().parent / "bots" / "layers_probe.py"
+
+
+def _forks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rlimit: bool, cgroup: bool) -> dict[str, str]:
+    """What a bot limited to 8 processes found when it tried to fork 20 children, with only the
+    layers given on (the uid it runs as, root's harness dropping it, is its own: no other
+    process counts against its RLIMIT_NPROC)."""
+    if not cgroup:
+        monkeypatch.setattr(botproc, "cgroup_base", lambda: None)
+    if not rlimit:
+        real = botproc.limit_setter
+
+        def without_nproc(limits: ResourceLimits, *args: object, **kwargs: object) -> Callable[[], None]:
+            return real(dataclasses.replace(limits, processes=None), *args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(botproc, "limit_setter", without_nproc)
+    spec = BotSpec(name="forker", command=(sys.executable, str(PROBE), "forks", "--n", "20"), cwd=str(tmp_path))
+    other = BotSpec(name="random", command=(sys.executable, str(RANDOM), "--seed", "1"), cwd=str(tmp_path))
+    limits = dataclasses.replace(ResourceLimits(), sandbox=None, processes=8)
+    config = RefereeConfig(time=TimeControls(move_ms=3000), log_dir=str(tmp_path / "logs"), limits=limits)
+    with BotPool(config) as pool:
+        record = play_game(get_game("crisps"), {"max_turns": 2}, 1, "g-forks", [spec, other], pool, config)
+    assert record.violations == []
+    found = []
+    for line in (tmp_path / "logs" / "forker.stderr.log").read_text().splitlines():
+        if line.startswith("LAYERS forks "):
+            found.append(dict(kv.split("=", 1) for kv in line.split()[2:]))
+    [facts] = found
+    return facts
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a cgroup and a uid of the bot's own need root")
+@pytest.mark.parametrize(("rlimit", "cgroup"), [(True, False), (False, True)], ids=["RLIMIT_NPROC", "pids.max"])
+def test_each_process_limit_alone_stops_a_fork_bomb_at_processes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 rlimit: bool, cgroup: bool) -> None:
+    """``processes: 8``: the bot and 7 children, the 8th fork refused with EAGAIN, by either layer."""
+    if cgroup:
+        assert _cgroups_here(), "root, yet no bot cgroup can be made"
+    assert _forks(tmp_path, monkeypatch, rlimit, cgroup) == {"forked": "7", "refused": "11"}
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a cgroup and a uid of the bot's own need root")
+def test_with_neither_process_limit_the_bot_forks_all_it_wants(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The control: the same bot makes its 20 children."""
+    assert _forks(tmp_path, monkeypatch, False, False) == {"forked": "20", "refused": "-"}
