@@ -13,7 +13,8 @@ escape it exists for:
 
 With every layer off the daemon survives: the control that shows a test here can fail.
 The same for the ``processes`` limit: ``RLIMIT_NPROC`` (the bot runs as a uid of its own) and the
-cgroup's ``pids.max`` each stop a fork bomb alone.
+cgroup's ``pids.max`` each stop a fork bomb alone; and ``PR_SET_PDEATHSIG`` and the cgroup guard
+each kill the bots of a harness that was SIGKILLed.
 The bots are tests/bots/misbehave.py; a process is found by the marker in its command line.
 """
 
@@ -21,8 +22,11 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
 import signal
+import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Callable
@@ -201,3 +205,75 @@ def test_each_process_limit_alone_stops_a_fork_bomb_at_processes(tmp_path: Path,
 def test_with_neither_process_limit_the_bot_forks_all_it_wants(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The control: the same bot makes its 20 children."""
     assert _forks(tmp_path, monkeypatch, False, False) == {"forked": "20", "refused": "-"}
+
+
+# -- a harness that dies: PR_SET_PDEATHSIG and the cgroup guard, each alone ------------------------
+
+#: A harness that plays one game, with the layers given on, until it is SIGKILLed: seat 0 hangs on
+#: its first request (thawed: its turn), seat 1 waits (frozen, where bots are frozen).
+HARNESS = """
+import dataclasses, sys
+from harness.games import get_game
+from harness.play import botproc, limits
+from harness.play.limits import BotSpec, ResourceLimits, TimeControls
+from harness.play.referee import BotPool, RefereeConfig, play_game
+pdeathsig, guard, misbehave, work, marker = sys.argv[1] == "1", sys.argv[2] == "1", *sys.argv[3:]
+if not pdeathsig:
+    limits._prctl = None
+if not guard:  # the guard comes with the cgroups: without them, no guard and no freezing
+    botproc.cgroup_base = lambda: None
+seats = [BotSpec(name=f"b{i}", command=(sys.executable, misbehave, mode, "--at", "1", "--pidfile",
+                                        f"{work}/pids-{i}", "--marker", marker), cwd=work)
+         for i, mode in enumerate(("hang", "ok"))]
+config = RefereeConfig(time=TimeControls(move_ms=120000), log_dir=f"{work}/logs",
+                       limits=dataclasses.replace(ResourceLimits(), sandbox=None))
+with BotPool(config) as pool:
+    play_game(get_game("crisps"), {}, 1, "g-dies", seats, pool, config)
+"""
+
+
+def _kill_the_harness(pdeathsig: bool, guard: bool) -> tuple[str, list[int]]:
+    """Start the harness above, SIGKILL it once seat 0 hangs, return the marker and the bots' pids."""
+    work = tempfile.mkdtemp(prefix="tblayer-")
+    os.chmod(work, 0o777)  # the bots (an unprivileged uid) write their pid files here
+    marker = f"tblayer-{uuid.uuid4().hex[:12]}"
+    proc = subprocess.Popen([sys.executable, "-c", HARNESS, "1" if pdeathsig else "0", "1" if guard else "0",
+                             str(MISBEHAVE), work, marker], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        pidfile = Path(work) / "pids-0"
+        while not (pidfile.exists() and " bad" in pidfile.read_text()):  # seat 0 hangs on its request
+            assert proc.poll() is None and time.monotonic() < deadline, "the game never reached seat 0's request"
+            time.sleep(0.05)
+        pids = [int(line.split()[0]) for i in (0, 1) for line in (Path(work) / f"pids-{i}").read_text().splitlines()
+                if line.endswith(" start")]
+        assert len(pids) == 2
+    finally:
+        proc.kill()
+        proc.wait()
+        shutil.rmtree(work, ignore_errors=True)
+    return marker, pids
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the cgroup guard needs root")
+@pytest.mark.parametrize(("pdeathsig", "guard"), [(True, False), (False, True)], ids=["PDEATHSIG", "cgroup guard"])
+def test_each_layer_alone_kills_the_bots_of_a_killed_harness(pdeathsig: bool, guard: bool) -> None:
+    """Without the other: PR_SET_PDEATHSIG kills both bots (none is frozen without the cgroups);
+    the guard thaws the frozen one and kills both."""
+    if guard:
+        assert _cgroups_here(), "root, yet no bot cgroup can be made"
+    marker, pids = _kill_the_harness(pdeathsig, guard)
+    try:
+        assert _gone(marker), f"bots {_marked(marker)} of {pids} outlived the harness"
+    finally:
+        _cleanup(marker)
+
+
+def test_with_neither_the_hanging_bot_outlives_a_killed_harness() -> None:
+    """The control: seat 0, asleep in its turn, outlives the harness (seat 1 ends by itself at the
+    end of its stdin, once it is not frozen)."""
+    marker, pids = _kill_the_harness(False, False)
+    try:
+        assert pids[0] in _marked(marker) and not _gone(marker, grace=0.5)
+    finally:
+        _cleanup(marker)
