@@ -195,7 +195,6 @@ def test_few_sets_widen_the_interval_by_students_t() -> None:
     patterns = [(0, 1), (0, 0), (1, 0), (0, 0)]  # bot 1 wins 5 of 8 games, the sets differ
     few = fit_table(_two_bot_sets(patterns, 1), sigma=1000.0)
     many = fit_table(_two_bot_sets(patterns, 10), sigma=1000.0)
-    assert few.sets == 4 and many.sets == 40
     assert few.mu[1] - few.mu[2] == pytest.approx(many.mu[1] - many.mu[2], rel=1e-3)
     ratio = (few.sigma[1] / many.sigma[1]) ** 2
     expected = 10 * (4 / 3) / (40 / 39) * (T_3 / T_39) ** 2
