@@ -192,10 +192,11 @@ def test_few_sets_widen_the_interval_by_students_t() -> None:
     wide to matter. Without a correction the variance would scale as 1/10; the cluster
     variance's G/(G-1) and Student's t with G-1 degrees of freedom make 4 sets wider still:
     var(4) / var(40) = 10 x (4/3) / (40/39) x (t_3 / t_39)^2 = 32.18. Fewer sets, wider."""
-    patterns = [(0, 1), (0, 0), (1, 0), (0, 0)]  # bot 1 wins 5 of 8 games, the sets differ
+    patterns = [(0, 1), (0, 0), (1, 0), (0, 1)]  # bot 1 wins 2, 1, 0 and 2 games of the sets: 5 of 8
     few = fit_table(_two_bot_sets(patterns, 1), sigma=1000.0)
     many = fit_table(_two_bot_sets(patterns, 10), sigma=1000.0)
     assert few.mu[1] - few.mu[2] == pytest.approx(many.mu[1] - many.mu[2], rel=1e-3)
+    assert few.mu[1] > few.mu[2]
     ratio = (few.sigma[1] / many.sigma[1]) ** 2
     expected = 10 * (4 / 3) / (40 / 39) * (T_3 / T_39) ** 2
     assert ratio == pytest.approx(expected, rel=5e-3), (ratio, expected)
