@@ -26,6 +26,8 @@ Every finding is one stderr line ``LAYERS <what> key=value ...`` (times are
 - ``forks --n N``: at hello, forks up to N children that wait, then says how many it made and
   the errno of the first fork refused (``forked=K refused=11``, or ``refused=-``); the children
   end before it answers ``ready``.
+- ``read --root DIR``: at each request, walks ``DIR`` and tries to open every file it finds for
+  reading; says ``readable=a,b`` (paths relative to ``DIR``, or ``-``) and ``denied=N``.
 - ``plain``: only plays.
 """
 
@@ -144,6 +146,20 @@ def fork_many(n: int) -> None:
     say("forks", forked=len(children), refused=refused)
 
 
+def read_all(root: str) -> None:
+    readable, denied = [], 0
+    for here, _dirs, files in os.walk(root):
+        for name in files:
+            path = os.path.join(here, name)
+            try:
+                with open(path, "rb") as fh:
+                    fh.read(16)
+                readable.append(os.path.relpath(path, root))
+            except OSError:
+                denied += 1
+    say("read", readable=",".join(sorted(readable)) or "-", denied=denied)
+
+
 def main() -> int:
     mode = sys.argv[1]
     ms = float(sys.argv[sys.argv.index("--ms") + 1]) if "--ms" in sys.argv else 0.0
@@ -171,6 +187,8 @@ def main() -> int:
                 starve_in(sys.argv[sys.argv.index("--cgroup") + 1])
             answer = {"type": "ready", "name": f"probe-{mode}"}
         elif kind == "request":
+            if mode == "read":
+                read_all(sys.argv[sys.argv.index("--root") + 1])
             if mode == "turns":
                 o1 = time.monotonic()
                 time.sleep(ms / 1000)
