@@ -6,6 +6,7 @@ import click
 
 from harness.cli.collusion import collusion
 from harness.cli.contest import contest
+from harness.cli.doctor import doctor
 from harness.cli.export import export
 from harness.cli.league import h2h, replay, run, table, violations
 from harness.cli.match import match
@@ -40,6 +41,7 @@ cli.add_command(report)
 cli.add_command(serve)
 cli.add_command(contest)
 cli.add_command(collusion)
+cli.add_command(doctor)
 
 
 def main() -> None:

@@ -41,6 +41,8 @@ __all__ = ["HARD_FACTOR", "Clock", "RunDelay", "host_load", "kept_bound", "own_w
 
 #: Even a bot kept from running by the host is out of time after this many times its budget.
 HARD_FACTOR = 20
+#: The longest a running thread's run time can go without growing (a scheduler tick at 250 Hz).
+_TICK_NS = 4_000_000
 
 
 @dataclass
@@ -117,6 +119,7 @@ class RunDelay:
         # kept open and re-read with pread (a reading a turn: open/close would double its cost)
         self._tasks_fd = -1
         self._fds: dict[bytes, int] = {}
+        self._waiting: dict[int, tuple[float, int, int]] = {}  # runnable threads: (since, run, wait)
 
     def _read(self) -> dict[int, tuple[int, int]]:
         try:
@@ -153,18 +156,48 @@ class RunDelay:
     def mark(self) -> None:
         """Start counting from now (the bot is thawed for its turn, or was frozen since the last reading)."""
         self._mark = self._read()
+        self._waiting.clear()
 
-    def kept_ns(self, cpu_ns: float, remark: bool = False) -> float:
+    def _still_waiting(self, now: dict[int, tuple[int, int]], at: float) -> dict[int, int]:
+        """The wait not counted yet of each thread waiting for a CPU right now (ns).
+
+        The kernel adds a wait to a thread's run delay only when the thread gets a CPU, so one
+        starved at this moment shows none of its current wait. A thread runnable (state R) at two
+        readings whose run and wait did not move between them never ran since the first (its
+        run time would have grown at the next tick) and never slept (it would have had to run
+        to go to sleep): it has waited since then, less a tick.
+        """
+        pending: dict[int, int] = {}
+        seen: dict[int, tuple[float, int, int]] = {}
+        for tid, (run, wait) in now.items():
+            try:
+                with open(f"/proc/{tid}/stat", "rb") as fh:
+                    runnable = fh.read().rsplit(b")", 1)[1].split()[0] == b"R"
+            except (OSError, IndexError):
+                continue
+            if not runnable:
+                continue
+            since, run0, wait0 = self._waiting.get(tid, (at, run, wait))
+            if (run0, wait0) != (run, wait):
+                since = at
+            seen[tid] = (since, run, wait)
+            pending[tid] = max(0, int((at - since) * 1e9) - _TICK_NS)
+        self._waiting = seen
+        return pending
+
+    def kept_ns(self, cpu_ns: float, remark: bool = False, at: float | None = None) -> float:
         """How long the tree was kept from running since :meth:`mark` (at least; ``cpu_ns``: the
         tree's CPU time since then); ``remark``: this reading is the mark of the next turn (the
-        bot is frozen now)."""
+        bot is frozen now); ``at``: the time of a reading while the bot may still be waiting for
+        a CPU (the referee's look during its turn), to count the waits not counted yet."""
         now = self._read()
+        pending = self._still_waiting(now, at) if at is not None else {}
         deltas = []
         for tid, (run, wait) in now.items():
             run0, wait0 = self._mark.get(tid, (0, 0))
             if run < run0 or wait < wait0:  # a thread id reused by a new thread
                 run0 = wait0 = 0
-            deltas.append((run - run0, wait - wait0))
+            deltas.append((run - run0, wait - wait0 + pending.get(tid, 0)))
         if remark:
             self._mark = now
         return kept_bound(deltas, cpu_ns)
