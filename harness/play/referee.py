@@ -59,8 +59,9 @@ class FairPlay:
     """The fair-play rules, each on by default. Only a benchmark turns one off (bench/fairplay.py
     measures what each costs, side by side with the behaviour before it); a league never does.
 
-    cpu_clock:        bots frozen between turns, deadlines in the CPU time of the bot's process
-                      tree, where cgroups can be made (:mod:`harness.play.cpuclock`); off:
+    cpu_clock:        bots frozen between turns, deadlines in the bot's own time (its process
+                      tree's CPU time, or its wall time minus the time it was kept from
+                      running), where cgroups can be made (:mod:`harness.play.cpuclock`); off:
                       wall-clock deadlines, never frozen.
     process_per_deal: a bot process never plays two games of one deal (:class:`BotPool`); off:
                       processes reused across the seat orders of a deal.
