@@ -452,7 +452,7 @@ class BotProcess:
         # woken it, the time it waits to run is not the bot's (the answer was there)
         waited = own_wait_ns()
         code, data = self.exchange(line, start + budget_ms / 1000 / cores, final=False, sent=sent)
-        late = own_wait_ns() - waited
+        late = -1  # read below, only where the wall time exceeds the CPU time enough to matter
         while code == TIMEOUT:
             now = time.monotonic()
             used = (group.cpu_ns() or 0) - cpu0
@@ -472,6 +472,8 @@ class BotProcess:
         clock.wall_ms = (time.monotonic() - start) * 1000
         cpu1 = group.cpu_ns() or 0
         clock.cpu_ms = (cpu1 - cpu0) / 1e6
+        if late < 0:  # (a quick answer: at most 1 ms charged of the referee's own wait)
+            late = own_wait_ns() - waited if clock.wall_ms - clock.cpu_ms > 1 else 0
         if code != TIMEOUT and (over := group.over_memory()):
             code, data, self.detail = CRASH, b"", over  # stopped, even if its main process lives
         if code == OK:
