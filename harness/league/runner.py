@@ -115,7 +115,8 @@ def worker_setup(config: LeagueConfig, version_ids: dict[str, int], player: Game
     log_dir = str(Path(config.store).with_suffix("").as_posix() + ".logs")
     return WorkerSetup(game=config.game, options=config.options,
                        referee_config=build_referee_config(config, log_dir, fair_play),
-                       specs=bot_specs(config, version_ids), player=player, idle_bots=config.idle_bots)
+                       specs=bot_specs(config, version_ids), player=player, idle_bots=config.idle_bots,
+                       spare_bots=config.spare_bots)
 
 
 def plan_league(config: LeagueConfig, store: LeagueStore) -> tuple[PlanSummary, dict[str, int]]:

@@ -1,5 +1,5 @@
 """The bot pool: persistent bot processes reused across games, under the fair-play rule that no
-process plays two games of one deal, and an idle bound.
+process plays two games of one deal, an idle bound, and spare processes started ahead of need.
 
 The referee (:mod:`harness.play.referee`) takes its processes from here and gives them back
 after each game; a league's worker keeps one pool for all its games.
@@ -8,10 +8,11 @@ after each game; a league's worker keeps one pool for all its games.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from harness.play import protocol
-from harness.play.botproc import BotProcess, StderrLog
+from harness.play.botproc import OK, BotProcess, StderrLog
 from harness.play.limits import MAX_IDLE_BOTS, BotSpec
 
 #: a :class:`harness.play.referee.RefereeConfig` (not imported: the referee imports this module)
@@ -33,6 +34,14 @@ class BotPool:
     At most ``max_idle`` processes wait idle (settable at any time): past it, the least recently
     used is stopped. A 100-bot league would otherwise keep 100 processes (~14 MB each for a
     Python bot) per worker; games batched by their bots keep the hit rate high under the bound.
+
+    With ``spares`` (settable; 0 by default, a league sets its ``spare_bots``), a game that had to
+    start a new process for a bot while one process per deal holds also starts that many spare
+    processes of the bot, sent their hello at once: they start while the game is played, off its
+    critical path, and a later game that finds no reusable process takes a spare (its ready read
+    then, as a fresh start's would be, with the same checks). A spare has been dealt nothing, so
+    the rule holds; it is frozen from the first look at it after its ready (each game's start).
+    At most ``max(4, max_idle // 4)`` spares wait in all; past it, no more are started.
     """
 
     MAX_IDLE = MAX_IDLE_BOTS
@@ -48,6 +57,10 @@ class BotPool:
         self._busy: set[BotProcess] = set()
         self._logs: dict[tuple[str | None, str], StderrLog] = {}
         self.started = 0
+        self.spares = 0
+        #: per (bot, pool key): spare processes sent their hello (hello message, its line, the
+        #: ready if already read), oldest first
+        self._spares: dict[tuple[BotSpec, tuple], list[_Spare]] = {}
 
     def __enter__(self) -> BotPool:
         return self
@@ -102,6 +115,47 @@ class BotPool:
         self.started += 1
         return proc
 
+    def take_spare(self, spec: BotSpec, key: tuple, deal: int | None) -> _Spare | None:
+        """A spare process of ``spec`` for ``key`` (it has played nothing), now busy for ``deal``; None if none."""
+        spares = self._spares.get((spec, key))
+        if not spares:
+            return None
+        spare = spares.pop(0)
+        if not spares:
+            del self._spares[(spec, key)]
+        self._busy.add(spare.proc)
+        if deal is not None:
+            spare.proc.deals.add(deal)
+        return spare
+
+    def tend_spares(self) -> None:
+        """Read the ready of every spare that sent one, and freeze it (no CPU until its first turn)."""
+        for spares in self._spares.values():
+            for spare in spares:
+                if spare.got is None and spare.proc.alive:
+                    spare.got = spare.proc.poll_line()
+                    if spare.got is not None and spare.got[0] == OK:
+                        spare.proc.freeze()
+
+    def start_spares(self, spec: BotSpec, key: tuple, config: RefereeConfig, hello: dict[str, Any]) -> None:
+        """Start spares of ``spec`` for ``key`` up to :attr:`spares` (within the bound), each sent
+        ``hello``; a spare that cannot start is forgotten (the game that needs one starts its own)."""
+        spares = self._spares.setdefault((spec, key), [])
+        bound = max(4, self.max_idle // 4)
+        line = protocol.encode(hello)
+        while len(spares) < self.spares and sum(len(s) for s in self._spares.values()) < bound:
+            try:
+                proc = self.spawn(spec, key, config)
+            except OSError:
+                break
+            self._busy.discard(proc)
+            if proc.write(line, proc.started_at + config.time.init_ms / 1000) != OK:
+                proc.kill(f"spare: {proc.detail}")
+                break
+            spares.append(_Spare(proc, hello, line))
+        if not spares:
+            del self._spares[(spec, key)]
+
     def release(self, proc: BotProcess) -> None:
         """Give a process back after a game: kept if alive, else reaped and dropped."""
         self._busy.discard(proc)
@@ -133,7 +187,8 @@ class BotPool:
         proc.kill(reason)
 
     def processes(self) -> list[BotProcess]:
-        return [p for procs in self._idle.values() for p in procs] + list(self._busy)
+        return ([p for procs in self._idle.values() for p in procs] + list(self._busy)
+                + [s.proc for spares in self._spares.values() for s in spares])
 
     def close(self, grace: float = 0.5) -> None:
         """Say bye to every process, give them ``grace`` seconds to exit, then kill every tree."""
@@ -141,6 +196,7 @@ class BotPool:
         self._idle.clear()
         self._lru.clear()
         self._busy.clear()
+        self._spares.clear()
         for proc in procs:
             proc.close_politely(protocol.BYE)
         deadline = time.monotonic() + grace
@@ -152,3 +208,13 @@ class BotPool:
         for log in self._logs.values():
             log.close()
         self._logs.clear()
+
+
+@dataclass
+class _Spare:
+    """A process started ahead of need: the hello it was sent, and its answer once read."""
+
+    proc: BotProcess
+    hello: dict[str, Any]
+    line: bytes
+    got: tuple[int, bytes] | None = None

@@ -362,18 +362,44 @@ class _Table:
         """Give every seat a process (an idle one of the pool, else a new one, started in
         parallel), wait for the readys and send each seat its start."""
         fresh: list[tuple[int, BotProcess, bytes]] = []
+        answered: list[tuple[int, BotProcess, bytes, tuple[int, bytes]]] = []
         deal = self.seed if self.config.fair_play.process_per_deal else None  # None: any process will do
+        pool = self.pool
+        pool.tend_spares()
+        started: list[int] = []  # seats whose bot needed a process not played before
         for seat, spec in enumerate(self.seats):
-            proc = self.pool.take(spec, self.key, deal)
+            proc = pool.take(spec, self.key, deal)
             if proc is not None:
                 self.procs[seat] = proc
+                continue
+            started.append(seat)
+            spare = pool.take_spare(spec, self.key, deal)
+            if spare is not None:
+                self.procs[seat] = spare.proc
+                if self.record_messages:
+                    self.sent(seat, spare.hello)
+                if spare.got is None:
+                    fresh.append((seat, spare.proc, spare.line))
+                else:
+                    answered.append((seat, spare.proc, spare.line, spare.got))
                 continue
             spawned = self.spawn(seat, seat)
             if spawned is not None:
                 fresh.append((seat, *spawned))
+        for seat, proc, line, got in answered:
+            self._accept_ready(seat, proc, line, got)
         self.await_readys([(seat, proc, line) for seat, proc, line in fresh if self.procs[seat] is proc])
         for seat in range(self.players):
             self.send_start(seat)
+        if deal is not None and pool.spares:
+            self.start_spares(started)
+
+    def start_spares(self, seats: Sequence[int]) -> None:
+        """Spares of the bots of ``seats`` (they needed new processes: their next game likely will)."""
+        t = self.config.time
+        for seat in seats:
+            hello = protocol.hello(self.game.name, self.options, seat, self.players, t.init_ms, t.move_ms, t.bank_ms)
+            self.pool.start_spares(self.seats[seat], self.key, self.config, hello)
 
     def log_events(self) -> None:
         """Log the public events not logged yet (when messages are recorded)."""
