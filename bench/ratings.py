@@ -348,8 +348,9 @@ def fishtest_llr(set_scores: list[float], params: SprtParams) -> float:
 
 
 def part_sprt(runs: int) -> None:
-    """The project's LLR (normal approximation, one pseudo-set) against fishtest's exact one, on
-    pentanomial sets (2 players) drawn at Elo differences around the test's two hypotheses."""
+    """The project's LLR (the exact multinomial GSPRT) against fishtest's LLR_logistic written
+    from its formulas, on pentanomial sets (2 players) drawn at Elo differences around the
+    test's two hypotheses: they should agree to rounding."""
     print(f"\n7. the match's LLR against fishtest's LLR_logistic (pentanomial sets, elo0=0 elo1=10; "
           f"{runs} simulated matches per row)")
     params = SprtParams(elo0=0, elo1=10)
@@ -369,8 +370,8 @@ def part_sprt(runs: int) -> None:
             ours, theirs = llr(scores, params), fishtest_llr(scores, params)
             diffs.append(abs(ours - theirs) / max(abs(theirs), 1.0))
         diffs.sort()
-        print(f"   {sets:>5} sets: |ours - fishtest's| / max(|fishtest's|, 1): median {100 * diffs[len(diffs) // 2]:.1f}%, "
-              f"90th percentile {100 * diffs[int(0.9 * len(diffs))]:.1f}%")
+        print(f"   {sets:>5} sets: |ours - fishtest's| / max(|fishtest's|, 1): median {diffs[len(diffs) // 2]:.1e}, "
+              f"90th percentile {diffs[int(0.9 * len(diffs))]:.1e}, largest {diffs[-1]:.1e}")
 
 
 def part_speed(sizes: tuple[int, ...] = (100_000, 1_000_000), k: int = 1000) -> None:

@@ -54,6 +54,7 @@ from harness.play.limits import (
     check_sandbox,
     limit_setter,
     resolve_command,
+    tree_memory_mb,
     unshare_pid_prefix,
 )
 from harness.play.privileges import bot_uid, reachable_paths_mounter, setpriv_prefix
@@ -136,11 +137,13 @@ class BotProcess:
             sandbox = resolve_sandbox(sandbox)[0]
         uid = bot_uid(self.spec.name)  # as root: a bot never holds root's powers, sandboxed or not
         drop_uid = uid
+        inner_nproc = False
         if sandbox == "bwrap":
             check_sandbox(self.limits)
             own = own_dirs(argv, cwd, self.spec.sandbox_dir)
             userns = bwrap_userns()
-            argv = bwrap_command(argv, cwd, own, self.limits.scratch_mb, userns, uid)
+            argv = bwrap_command(argv, cwd, own, self.limits.scratch_mb, userns, uid, self.limits.processes)
+            inner_nproc = userns  # RLIMIT_NPROC inside its own user namespace: counted for this bot alone
             drop_uid = uid if userns else None  # else setpriv drops it inside the sandbox
             self._wrapped = True
         elif self.limits.pid_namespace:
@@ -161,13 +164,14 @@ class BotProcess:
         if sandbox == "bwrap":
             env = sandbox_env(env)
         self._cgroup_base = cgroup_base()
-        self._cgroup = BotCgroup.create(self._cgroup_base, self.token, self.limits.processes)
+        self._cgroup = BotCgroup.create(self._cgroup_base, self.token, self.limits.processes,
+                                        tree_memory_mb(self.limits, sandbox == "bwrap"))
         self.started_at = time.monotonic()
         try:
             self._popen = subprocess.Popen(
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
                 cwd=cwd, env=env, close_fds=True, start_new_session=True,
-                preexec_fn=limit_setter(self.limits, self._cgroup, drop_uid, mounter))
+                preexec_fn=limit_setter(self.limits, self._cgroup, drop_uid, mounter, nproc=not inner_nproc))
         except BaseException:
             if self._cgroup is not None:
                 self._cgroup.kill()
@@ -413,6 +417,8 @@ class BotProcess:
         group = self._cgroup
         if group is None or not self.cpu_clock:
             code, data = self.exchange(line, start + budget_ms / 1000)
+            if code != TIMEOUT and group is not None and (over := group.over_memory()):
+                code, data, self.detail = CRASH, b"", over  # stopped, even if its main process lives
             took = (time.monotonic() - start) * 1000
             self.last_clock = Clock(cpu_ms=took, wall_ms=took, ran_out="wall" if code == TIMEOUT else "")
             if code == TIMEOUT:
@@ -457,6 +463,8 @@ class BotProcess:
             clock.load, clock.cores = host_load()
             if code == TIMEOUT:
                 self.detail = self._ran_out_detail(clock, budget_ms)
+        if code != TIMEOUT and (over := group.over_memory()):
+            code, data, self.detail = CRASH, b"", over  # stopped, even if its main process lives
         if code == OK:
             group.freeze()
             # (a frozen process may still finish the instant it was running: a few microseconds
