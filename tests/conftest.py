@@ -35,6 +35,7 @@ SERIAL_FILES = frozenset({
     "test_fair_play.py",  # CPU-time deadlines beside wall-clock ones, busy neighbours by design
     "test_fairness.py",  # timeouts counted per seat
     "test_botproc_pins.py",  # the exchange's deadlines pinned
+    "test_ordinary_user.py",  # a spinning bot beside an innocent one at move_ms 100; it mounts cgroup2
 })
 
 
