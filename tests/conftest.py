@@ -63,6 +63,14 @@ def _lock_files() -> tuple[int, int] | None:
 _LOCKS = _lock_files()
 
 
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Remove this run's lock files (the other process keeps its open descriptors: the locks hold)."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if run:
+        for name in ("turnstile", "room"):
+            Path(tempfile.gettempdir(), f"tablebots-pytest-{run}.{name}").unlink(missing_ok=True)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
     """A serial test holds the room alone, every other test shares it (setup, call and teardown,
