@@ -22,7 +22,11 @@ played and, at every checkpoint (a number of games), the table's order (by mu - 
    the SPRT (elo0=0, elo1=20) decides, duplicate sets against single games with a fresh deal
    each.
 
+9. The fit where real leagues are (bench/ratings_cells.py): coverage and P(>next) calibration
+   in sparse, spread, seat-edge, noisy-bot and close fields, beside the targets.
+
 Run: python bench/ratings.py [--games crisps,dominoes,epizodiak] [--reps 40] [--max 1536]
+     python bench/ratings.py --tiny   (every part but 4 and 8 at a tiny size: seconds)
 The figures in docs/ratings.md come from this script (its --reps are printed with them).
 """
 
@@ -48,6 +52,9 @@ sys.path.insert(0, str(REPO))
 from harness.games import get_game  # noqa: E402
 from harness.league.ratings_fit import TableFit, fit_table  # noqa: E402
 from harness.report.sprt import SprtParams, llr, llr_bounds  # noqa: E402
+
+sys.path.insert(0, str(REPO / "bench"))
+import ratings_cells  # noqa: E402
 
 EPS = (0.0, 0.25, 0.5, 1.0)
 PLAYERS = {"crisps": 2, "dominoes": 3, "epizodiak": 3}
@@ -408,8 +415,9 @@ def part_speed() -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--parts", default="order,match,model,real,sprt,speed",
-                        help="which parts: order (1-3), match (4), model (5), real (6), sprt (7), speed (8)")
+    parser.add_argument("--parts", default="order,match,model,real,sprt,speed,cells",
+                        help="which parts: order (1-3), match (4), model (5), real (6), sprt (7), speed (8), "
+                             "cells (9: bench/ratings_cells.py)")
     parser.add_argument("--games", default="crisps,dominoes,epizodiak")
     parser.add_argument("--reps", type=int, default=40)
     parser.add_argument("--max", type=int, default=1536, help="the largest checkpoint (games per league)")
@@ -418,8 +426,16 @@ def main() -> None:
     parser.add_argument("--model-leagues", type=int, default=200)
     parser.add_argument("--real-leagues", type=int, default=50)
     parser.add_argument("--sprt-runs", type=int, default=300)
+    parser.add_argument("--cell-leagues", type=int, default=200, help="leagues per cell of part 9")
+    parser.add_argument("--tiny", action="store_true",
+                        help="a check that every part runs, in seconds: 1-2 leagues or runs a row, 96 games, Crisps "
+                             "only; the match (4) and the 1,000-bot speed (8) are skipped")
     args = parser.parse_args()
     parts = set(args.parts.split(","))
+    if args.tiny:
+        parts -= {"match", "speed"}
+        args.games, args.reps, args.max, args.fit_only = "crisps", 1, 96, True
+        args.model_leagues, args.real_leagues, args.sprt_runs, args.cell_leagues = 2, 1, 5, 3
     checkpoints = [n for n in (96, 192, 384, 768, 1536, 3072) if n <= args.max]
     if "order" in parts:
         print("1-3. leagues of four graded bots (greedy mixed with random moves at eps 0, 0.25, 0.5, 1)")
@@ -428,13 +444,16 @@ def main() -> None:
     if "match" in parts and args.match_reps:
         part4(args.match_reps, 3000)
     if "model" in parts:
-        part_model(args.model_leagues, [96, 384, 1536])
+        part_model(args.model_leagues, [96] if args.tiny else [96, 384, 1536])
     if "real" in parts:
-        part_real(args.real_leagues, [96, 384])
+        part_real(args.real_leagues, [96] if args.tiny else [96, 384])
     if "sprt" in parts:
         part_sprt(args.sprt_runs)
     if "speed" in parts:
         part_speed()
+    if "cells" in parts:
+        print("\n9. the fit where real leagues are (bench/ratings_cells.py: coverage and P(>next) per cell)")
+        ratings_cells.run(args.cell_leagues)
 
 
 if __name__ == "__main__":

@@ -140,3 +140,18 @@ def test_coverage_and_calibration_in_a_small_sparse_field():
     assert 0.90 <= covered / total <= 0.99, covered / total
     low = [(c, r) for c, r in zip(claimed, right) if c < 0.7]
     assert np.mean([r for _, r in low]) >= np.mean([c for c, _ in low]) - 0.1
+
+
+def test_the_table_says_which_bot_was_flagged():
+    from harness.report.tables import TableRow, format_table
+
+    rows = [TableRow(rank=1, bot="a", version="1", current=True, mu=26.0, sigma=0.5, rating=24.5, games=60, wins=30,
+                     mean_rank=1.4, violations=0),
+            TableRow(rank=2, bot="b", version="1", current=True, mu=24.0, sigma=0.9, rating=21.3, games=60, wins=20,
+                     mean_rank=1.6, violations=0, noisy=2.4, widened=1.6)]
+    for fmt in ("table", "md"):
+        text = format_table(rows, fmt)
+        assert "+-1.76*" in text and "+-0.98*" not in text
+        assert "* b@1: results noisier than the model allows" in text and "sigma x1.60" in text
+        assert "a@1: results noisier" not in text
+    assert '"noisy": 2.4' in format_table(rows, "json")

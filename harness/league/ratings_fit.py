@@ -1,46 +1,74 @@
 """The table's fit: TrueSkill's model fitted to all games at once, intervals that hold when
 games come in duplicate sets, and P(>next) from the same fit. Entry point: :func:`fit_table`.
 
-**The model** is TrueSkill's: each bot version has a skill mu (prior N(mu0, sigma^2), the
-league's ``rating.mu`` and ``rating.sigma``); in a game each player performs at its skill plus
-N(0, beta^2) noise and the ranking orders the performances. Under it, for any two players at
-a table, whatever the other seats, P(a finishes ahead of b) = Phi((mu_a - mu_b) / (sqrt(2)
-beta)) exactly. The likelihood used is the **pairwise composite likelihood** of the whole
-ranking: the product of that probability over *every* pair of seats of every game (3 pairs at
-3 seats, 6 at 4; a shared place counts half each way). Its estimating equations are exactly
-unbiased under TrueSkill's model (each factor is a true marginal), and the dependence between
-the pairs of one game, and between the games of one duplicate set, is what the sandwich
-variance below accounts for (composite likelihood with Godambe's information: Lindsay 1988;
-Varin, Reid and Firth 2011). The full Gaussian rank likelihood needs an orthant probability per
-game and was not affordable at 1,000,000 games. Rejected, measured (bench/ratings.py): the
-comparisons of adjacent places the table used before (each game's places 1-2, 2-3, ...) are
-not marginals of the model, so its estimates shrank and coverage fell to 31% at 1,536
-3-seat games; a Plackett-Luce fit (Gumbel noise instead of Gaussian) has no fixed conversion
-to TrueSkill's scale (1.08-1.21 per beta depending on the table size and the spread of
-skills) and its intervals covered 79-82% at 1,536 3-seat games and 76-79% at 4 seats on
-TrueSkill-generated results (150 leagues each).
+**The model** is TrueSkill's with a seat effect: each bot version has a skill mu; in a game
+each player performs at its skill plus its seat position's effect g (one per seat per table
+size, summing to 0) plus N(0, beta^2) noise, and the ranking orders the performances. Under
+it, for any two players at a table, whatever the other seats, P(a finishes ahead of b) =
+Phi((mu_a + g_a - mu_b - g_b) / (sqrt(2) beta)) exactly. The likelihood used is the
+**pairwise composite likelihood** of the whole ranking: the product of that probability over
+*every* pair of seats of every game (3 pairs at 3 seats, 6 at 4; a shared place counts half
+each way). Its estimating equations are exactly unbiased under the model (each factor is a
+true marginal); the dependence between the pairs of one game, and between the games of one
+duplicate set, is what the sandwich variance accounts for (composite likelihood with Godambe's
+information: Lindsay 1988; Varin, Reid and Firth 2011). The full Gaussian rank likelihood
+needs an orthant probability per game and was not affordable at 1,000,000 games. Rejected,
+measured (bench/ratings.py): the comparisons of adjacent places (not marginals of the model:
+coverage 31% at 1,536 3-seat games); Plackett-Luce (no fixed conversion to TrueSkill's scale,
+coverage 76-82% at 1,536 games with 3 and 4 seats). The machinery (aggregation, Newton steps,
+per-set scores) is in :mod:`harness.league.ratings_model`.
 
-**The fit** maximises the log-posterior, which is concave, by Newton's method with step
-halving. The data enter only through each pair of bots' games and total result, aggregated
-once with ``np.bincount``, so a Newton step costs O(pairs of bots that met), not O(games); the
-step is solved by preconditioned conjugate gradients on the sparse Hessian. No Python loop
-runs over games. Measured at 1,000 bots: see docs/ratings.md (100,000 and 1,000,000 games).
+**What mu is relative to.** The skills have a common prior N(mu0, tau^2) (mu0 the league's
+``rating.mu``); the results measure only differences, so the mean of the table's bots' mu is
+mu0 exactly, and mu - mu0 is a bot's skill relative to the mean of the bots in this table.
+The interval is about that relative skill (the covariance is taken relative to the mean).
 
-**The intervals.** The games of a duplicate set share a deal, so they are not independent; the
-Laplace covariance (the inverse Hessian) treats them as if they were, and was 1.4-1.9x too
-wide at 3 seats. The covariance here is the cluster-robust sandwich with the sets as
-clusters, H^-1 (M + P) H^-1: H the posterior's Hessian, M the sum over sets of the outer
-product of each set's score (the gradient of its games' log-likelihood), P the prior's
-precision (so a direction no game measures keeps the prior's width). It needs no refit,
-unlike a bootstrap over sets. Small-sample rules: M is scaled by G/(G-1) for G sets, and the
-interval uses Student's t with G-1 degrees of freedom (sigma is widened by t/1.96, so mu +-
-1.96 sigma stays the 95% interval: 1.62x at 4 sets, 1.03x at 40); a single set cannot measure
-the variance between sets, and keeps the model's own (Laplace) covariance. A shift of every skill together changes no result,
-so the covariance is taken relative to the mean of the skills.
+**The prior's spread tau is estimated from the field** (empirical Bayes), not fixed at the
+config's sigma: a fixed N(25, (25/3)^2) shrank the extremes of a widely spread field (coverage
+83-89%) and, in a close field, let adjacent differences look surer than they were (P(>next)
+0.747 claimed, 0.701 observed). tau maximises the Laplace approximation of the marginal
+likelihood, by EM: tau^2 <- mean over bots of (mu_i - mu0)^2 + Var(mu_i | results), each step a
+refit from the last (stops at a change under 1%; at most :data:`EM_STEPS`). Bounded to [beta /
+10, 3 sigma]: below beta / 10 no league the harness runs can tell bots apart anyway, and the
+bound keeps Newton's steps well conditioned when every game was level; above 3 sigma the prior
+no longer matters, and a field where one bot won everything would otherwise drive tau up
+without end. Alternatives considered: the method of moments (var of unshrunk estimates minus
+their mean sampling variance) needs the unshrunk fit, infinite for a bot that always won; a
+fixed config value cannot fit both the close and the wide fields the cells measure.
+
+**The data's weight against the prior.** A composite likelihood is not the data's likelihood:
+with duplicate sets its curvature H understates the information (the deal's luck cancels
+within a set; the sets' score variance M is smaller than H), without them it overstates it.
+Weighed against a prior as it is, it shrinks mu towards mu0 too much (or too little). The
+log-likelihood is therefore weighted by w = tr(H) / tr(M) (the magnitude adjustment of Pauli,
+Ribatet and Varin 2011; bounded to [0.2, 5]), i.e. the prior's precision is divided by w. The
+maximum without a prior does not depend on w.
+
+**The intervals.** The covariance is the cluster-robust sandwich with the duplicate sets as
+clusters, A^-1 (M + P/w) A^-1 with A = H + P/w, P the prior's precision, M the sum over sets of
+the outer product of each set's score: it holds whatever the dependence within a set, needs no
+refit, and a direction no game measures keeps the prior's width. **Small-sample factor per
+bot**: a bot's variance rests on its own sets G_i, not on all sets: its sigma is scaled by
+:func:`bot_factors` (sqrt(G_i / (G_i - 1)) times Student's t with G_i - 1 degrees of freedom
+over 1.96: 1.22 at 10 sets, 1.05 at 40), the covariance by that factor on each side; a single
+set in the whole league keeps the model's own (Laplace) covariance.
+
+**The consistency check.** Under the model each bot's score variance over its sets, relative
+to its information, is the field's (their ratio M_ii / H_ii over tr M / tr H is its
+*dispersion*, about chi2(G_i - 1) / (G_i - 1)). A bot whose dispersion is above that
+distribution's 99.9th percentile (one bot in a thousand by chance) is flagged: its results are
+noisier than the model allows (a bot whose play varies from game to game more than the others':
+its luck does not cancel within a set). Its mu is then compressed towards the mean (the model
+reads its noisy results as a smaller skill difference), which its variance does not show, so its
+sigma is widened by sqrt(dispersion) on top of its small-sample factor; ``TableFit.noisy`` and
+``TableFit.widened`` name it, and the table says so.
 
 **P(>next)** is the fit's probability that a bot's skill exceeds the next one's, Phi(d / sd)
 with d the difference of their mu and sd from the same covariance; the order is by mu, so no
 adjacent pair shows less than 0.5.
+
+**The plain fit** (``plain=True``: the config's prior, no seat effect, weight 1) is what the
+rating history computes on every prefix (:func:`fit_skills`, from each pair's totals alone).
 """
 
 from __future__ import annotations
