@@ -11,7 +11,7 @@ deal in every seat order; each seat's luck N(0, 3^2) is shared by the set's game
 duplicate deal), the rest of the noise keeps each performance's total at N(0, beta^2).
 
 Cells: the reference (4 bots, spread beta/2, 384 games, 3 seats); sparse (100 bots with about
-10 sets each, 2 and 3 seats); spread 2 beta (the fixed prior's own spread); a first-seat
+10 sets each, 2 and 3 seats, spread beta); spread 2 beta (the fixed prior's own spread); a first-seat
 advantage of +beta/2 and +beta; one noisy bot (twice the usual performance noise); 10 close
 bots (spread beta/4).
 
@@ -60,8 +60,8 @@ class Cell:
 
 CELLS = (
     Cell("reference: 4 bots, 3 seats, 64 sets", 4, 3, 48),
-    Cell("sparse: 100 bots x 10 sets, 2 seats", 100, 2, 10),
-    Cell("sparse: 100 bots x 10 sets, 3 seats", 100, 3, 10),
+    Cell("sparse: 100 bots x 10 sets, 2 seats", 100, 2, 10, spread=1.0),
+    Cell("sparse: 100 bots x 10 sets, 3 seats", 100, 3, 10, spread=1.0),
     Cell("spread 2 beta: 8 bots, 3 seats", 8, 3, 24, spread=2.0),
     Cell("seat edge +beta/2: 4 bots, 3 seats", 4, 3, 48, seat_edge=0.5),
     Cell("seat edge +beta: 4 bots, 3 seats", 4, 3, 48, seat_edge=1.0),
