@@ -26,7 +26,7 @@ played and, at every checkpoint (a number of games), the table's order (by mu - 
    in sparse, spread, seat-edge, noisy-bot and close fields, beside the targets.
 
 Run: python bench/ratings.py [--games crisps,dominoes,epizodiak] [--reps 40] [--max 1536]
-     python bench/ratings.py --tiny   (every part but 4 and 8 at a tiny size: seconds)
+     python bench/ratings.py --tiny   (seconds: CI runs it, tests/test_bench_tiny.py; its figures mean nothing)
 The figures in docs/ratings.md come from this script (its --reps are printed with them).
 """
 
@@ -381,18 +381,17 @@ def part_sprt(runs: int) -> None:
               f"90th percentile {diffs[int(0.9 * len(diffs))]:.1e}, largest {diffs[-1]:.1e}")
 
 
-def part_speed() -> None:
+def part_speed(sizes: tuple[int, ...] = (100_000, 1_000_000), k: int = 1000) -> None:
     """The fit at 1,000 bots: 100,000 and 1,000,000 games of 3 seats in duplicate sets of 6."""
     import numpy as np
 
     from harness.league.ratings_fit import TableBatch, fit_batches
 
-    print("\n8. speed of the table's fit, 1,000 bots, 3-seat duplicate sets (this machine is shared: see the load)")
+    print(f"\n8. speed of the table's fit, {k:,} bots, 3-seat duplicate sets (this machine is shared: see the load)")
     rng = np.random.default_rng(0)
-    k = 1000
     true = 25 + rng.normal(0, BETA, k)
     perms = np.array(list(itertools.permutations(range(3))))
-    for games in (100_000, 1_000_000):
+    for games in sizes:
         sets = games // 6
         tables = np.argsort(rng.random((sets, k)), axis=1)[:, :3] if k * sets < 5e7 else np.stack(
             [rng.choice(k, 3, replace=False) for _ in range(sets)])
@@ -427,30 +426,29 @@ def main() -> None:
     parser.add_argument("--real-leagues", type=int, default=50)
     parser.add_argument("--sprt-runs", type=int, default=300)
     parser.add_argument("--cell-leagues", type=int, default=200, help="leagues per cell of part 9")
-    parser.add_argument("--tiny", action="store_true",
-                        help="a check that every part runs, in seconds: 1-2 leagues or runs a row, 96 games, Crisps "
-                             "only; the match (4) and the 1,000-bot speed (8) are skipped")
+    parser.add_argument("--tiny", action="store_true", help="a run of seconds (CI checks the bench still works; "
+                        "its figures mean nothing)")
     args = parser.parse_args()
-    parts = set(args.parts.split(","))
     if args.tiny:
-        parts -= {"match", "speed"}
-        args.games, args.reps, args.max, args.fit_only = "crisps", 1, 96, True
-        args.model_leagues, args.real_leagues, args.sprt_runs, args.cell_leagues = 2, 1, 5, 3
-    checkpoints = [n for n in (96, 192, 384, 768, 1536, 3072) if n <= args.max]
+        args.games, args.reps, args.max, args.match_reps = "crisps", 2, 96, 1
+        args.model_leagues, args.real_leagues, args.sprt_runs, args.cell_leagues = 2, 2, 3, 1
+    small = args.tiny  # the parts' league sizes, and the fit's timing, at a size of seconds
+    parts = set(args.parts.split(","))
+    checkpoints = [48] if small else [n for n in (96, 192, 384, 768, 1536, 3072) if n <= args.max]
     if "order" in parts:
         print("1-3. leagues of four graded bots (greedy mixed with random moves at eps 0, 0.25, 0.5, 1)")
         for name in args.games.split(","):
             part1(name, args.reps, checkpoints, args.fit_only)
     if "match" in parts and args.match_reps:
-        part4(args.match_reps, 3000)
+        part4(args.match_reps, 200 if small else 3000)
     if "model" in parts:
-        part_model(args.model_leagues, [96] if args.tiny else [96, 384, 1536])
+        part_model(args.model_leagues, [48] if small else [96, 384, 1536])
     if "real" in parts:
-        part_real(args.real_leagues, [96] if args.tiny else [96, 384])
+        part_real(args.real_leagues, [48] if small else [96, 384])
     if "sprt" in parts:
         part_sprt(args.sprt_runs)
     if "speed" in parts:
-        part_speed()
+        part_speed((6_000,), 50) if small else part_speed()
     if "cells" in parts:
         print("\n9. the fit where real leagues are (bench/ratings_cells.py: coverage and P(>next) per cell)")
         ratings_cells.run(args.cell_leagues)
