@@ -157,6 +157,8 @@ def batches_from_games(games: Iterable[tuple[Sequence[int], Sequence[int], Hasha
 
 #: the prior's spread is estimated within [beta / 10, 3 sigma] (see the module's text)
 TAU_LOW, TAU_HIGH = 0.1, 3.0
+#: the data's weight against the prior is kept within these (see the module's text)
+WEIGHT_LOW, WEIGHT_HIGH = 0.2, 5.0
 #: EM steps of the prior's spread at most (it stops at a change under 1%)
 EM_STEPS = 12
 #: a bot is flagged when its dispersion's chance under the model is below this (one in a thousand)
@@ -227,7 +229,7 @@ def fit_model(batches: Sequence[TableBatch], k: int, *, mu: float = 25.0, sigma:
     if plain:
         return _covariance(batches, pairs, hessian, skills, seat, second, 1.0 / sigma**2, weight, tau, scale, k)
     if n_sets >= 2 and k >= 2 and np.trace(meat_matrix) > 0:
-        weight = float(min(max(information.sum() / np.trace(meat_matrix), 0.2), 5.0))
+        weight = float(min(max(information.sum() / np.trace(meat_matrix), WEIGHT_LOW), WEIGHT_HIGH))
     settled = False
     for _ in range(EM_STEPS if n_sets >= 2 and k >= 3 else 0):
         precision = 1.0 / (tau**2 * weight)
