@@ -135,7 +135,8 @@ class TableFit:
 def small_sample_factor(sets: int) -> float:
     """How much wider than the normal's a 95% interval from ``sets`` clusters must be: Student's
     t with sets - 1 degrees of freedom over 1.96 (the usual small-sample rule for a
-    cluster-robust variance: 1.62 at 4 sets, 1.03 at 40, 1.003 at 400)."""
+    cluster-robust variance: 1.62 at 4 sets, 1.03 at 40, 1.003 at 400). The fit itself uses
+    :func:`bot_factors`, from each bot's own sets."""
     if sets < 2:
         return 1.0
     return float(stdtrit(sets - 1, 0.975) / 1.959963984540054)
@@ -222,12 +223,11 @@ def fit_model(batches: Sequence[TableBatch], k: int, *, mu: float = 25.0, sigma:
     seat = np.zeros(max(pairs.seats, 1))
     skills, seat, second = maximise(pairs, hessian, np.full(k, float(mu)), seat, mu, 1.0 / sigma**2, scale,
                                     iterations, seat_precision=seat_precision, tolerance=1e-4 if plain else 1e-3)
-    scores = seat_pair_scores(pairs, skills, seat, scale)
-    meat_matrix, n_sets, per_bot = meat(batches, scores, k)
-    information = hessian.diagonal(second)
     weight, tau = 1.0, sigma
     if plain:
         return _covariance(batches, pairs, hessian, skills, seat, second, 1.0 / sigma**2, weight, tau, scale, k)
+    meat_matrix, n_sets, _ = meat(batches, seat_pair_scores(pairs, skills, seat, scale), k)
+    information = hessian.diagonal(second)
     if n_sets >= 2 and k >= 2 and np.trace(meat_matrix) > 0:
         weight = float(min(max(information.sum() / np.trace(meat_matrix), WEIGHT_LOW), WEIGHT_HIGH))
     settled = False
@@ -248,11 +248,11 @@ def fit_model(batches: Sequence[TableBatch], k: int, *, mu: float = 25.0, sigma:
 
 def _inverse_trace(hessian: Hessian, second: np.ndarray, precision: float) -> float:
     """The trace of the posterior's inverse Hessian (the sum of the skills' posterior variances,
-    times the data's weight): exact by a dense Cholesky factorisation up to 2,000 bots (0.06 s
-    at 1,000 on one core), past that the sum of the inverse diagonal (each bot's own
+    times the data's weight): exact by a dense Cholesky factorisation up to 1,500 bots (a
+    fraction of a second at 1,000 on one core), past that the sum of the inverse diagonal (each bot's own
     information; it leaves out the uncertainty of its opponents, small when each bot met many)."""
     matrix = hessian.at(second, precision)
-    if matrix.shape[0] <= 2000:
+    if matrix.shape[0] <= 1500:
         factor = cho_factor(matrix.toarray())
         lower = factor[0] if factor[1] else factor[0].T
         return float(np.sum(solve_triangular(lower, np.eye(matrix.shape[0]), lower=True) ** 2))
