@@ -163,16 +163,18 @@ def serve(contest_dir: Path, host: str, port: int, unsafe: bool) -> None:
     """Serve the contest site: sign-in, uploads, the leaderboard, replays, each team's own pages.
 
     Uploads are built and checked in the background by this process; `harness contest run DIR`
-    (another process) plays the ladder. Refused where uploads cannot run in the sandbox with
-    the CPU clock (`harness doctor` says why), unless --unsafe.
+    (another process) plays the ladder. Requests over their limits are refused before they are
+    read (contest.yaml's `site`: body sizes, header and body timeouts, the proxies whose
+    X-Forwarded-For is believed; docs/contest.md). Refused where uploads cannot run in the
+    sandbox with the CPU clock (`harness doctor` says why), unless --unsafe.
     """
-    import uvicorn
-
+    from harness.contest.guard import serve as serve_guarded
     from harness.contest.server import create_app
 
-    _safe_or_unsafe(_load(contest_dir), unsafe, record=False)
+    cfg = _load(contest_dir)
+    _safe_or_unsafe(cfg, unsafe, record=False)
     echo(f"contest site on http://{host}:{port}/ (Ctrl-C stops it)")
-    uvicorn.run(create_app(contest_dir), host=host, port=port, log_level="warning")
+    serve_guarded(create_app(contest_dir), host, port, cfg.site)
 
 
 dask_option = click.option("--dask", default=None, metavar="ADDRESS",

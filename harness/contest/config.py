@@ -15,7 +15,8 @@ from typing import Any
 
 import yaml
 
-from harness.league.config import TIME_KEYS, StrictBoolLoader
+from harness.contest.guard import SiteLimits, parse_site
+from harness.league.config import LOG_DEFAULTS, TIME_KEYS, StrictBoolLoader
 
 __all__ = ["ContestConfig", "ContestConfigError", "Runtime", "Quotas", "DEFAULT_RUNTIMES", "init_contest",
            "load_contest", "CONFIG_NAME"]
@@ -41,7 +42,7 @@ QUOTA_DEFAULTS = {
 }
 BUILD_DEFAULTS = {"seconds": 120, "memory_mb": 2048}
 TOP_KEYS = ("name", "game", "options", "players", "time", "limits", "runtimes", "quotas", "build",
-            "conformance_games", "workers", "executor", "secure_cookies", "ladder")
+            "conformance_games", "workers", "executor", "secure_cookies", "ladder", "site", "logs")
 LADDER_KINDS = ("round_robin", "adaptive")
 
 
@@ -93,6 +94,10 @@ class ContestConfig:
     secure_cookies: bool = False
     #: the ladder's schedule: round robins re-planned when the roster changes, or the adaptive schedule
     ladder: str = "round_robin"
+    #: what the site refuses before it reads (body sizes, slow clients, trusted proxies)
+    site: SiteLimits = SiteLimits()
+    #: the ladder's and the finals' game logs (a league's ``logs``: game_kb, budget_mb)
+    logs: dict[str, int] = field(default_factory=lambda: dict(LOG_DEFAULTS))
 
     @property
     def db_path(self) -> Path:
@@ -234,6 +239,14 @@ def load_contest(root: str | Path) -> ContestConfig:
     ladder = data.get("ladder", "round_robin")
     if ladder not in LADDER_KINDS:
         raise _fail(path, "ladder", f"{ladder!r} is not allowed (allowed: {', '.join(LADDER_KINDS)})")
+    logs = data.get("logs") or {}
+    if not isinstance(logs, dict) or any(k not in LOG_DEFAULTS for k in logs):
+        raise _fail(path, "logs", f"expected a mapping of {', '.join(LOG_DEFAULTS)} (as a league's logs)")
+    logs = {k: _int(path, logs.get(k, d), f"logs.{k}", 1 if k == "game_kb" else 0) for k, d in LOG_DEFAULTS.items()}
+    try:
+        site = parse_site(data.get("site"))
+    except ValueError as exc:
+        raise _fail(path, *exc.args[0]) from None
     return ContestConfig(
         root=root, name=name, game=str(game), players=tuple(sorted(set(sizes))), time=time, runtimes=runtimes,
         quotas=quotas, options=options, limits=limits,
@@ -242,4 +255,4 @@ def load_contest(root: str | Path) -> ContestConfig:
         conformance_games=None if games is None else _int(path, games, "conformance_games"),
         workers=_int(path, data.get("workers", 1), "workers"),
         executor=executor if isinstance(executor, dict) else None,
-        secure_cookies=bool(data.get("secure_cookies", False)), ladder=str(ladder))
+        secure_cookies=bool(data.get("secure_cookies", False)), ladder=str(ladder), site=site, logs=logs)

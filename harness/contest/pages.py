@@ -170,8 +170,8 @@ async def signin_form(site: Site, request: Request) -> Response:
 async def signin(site: Site, request: Request) -> Response:
     import hmac
 
+    await run_in_threadpool(site.limit_signins, request)  # before the form is even read
     form = await request.form()
-    await run_in_threadpool(site.limit_signins, request)
     sent, cookie = form.get("csrf"), request.cookies.get(SIGNIN_COOKIE)
     if not isinstance(sent, str) or not cookie or not hmac.compare_digest(sent, cookie):
         raise Refused(403, "refused: the sign-in form has no valid CSRF token (reload the sign-in page and try again)")

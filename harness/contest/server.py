@@ -14,6 +14,7 @@ from starlette.middleware import Middleware
 
 from harness.contest.app import SecurityHeaders, Site
 from harness.contest.config import load_contest
+from harness.contest.guard import RequestGuard
 from harness.contest.pages import routes
 
 __all__ = ["create_app"]
@@ -31,6 +32,9 @@ def create_app(root: str | Path, *, start_worker: bool = True) -> Starlette:
         if site.start_worker:
             site.worker.stop()
 
-    app = Starlette(routes=routes(site), middleware=[Middleware(SecurityHeaders)], lifespan=lifespan)
+    # the guard first: body limits, the body deadline and the client's address hold before any route
+    middleware = [Middleware(RequestGuard, limits=site.cfg.site, upload_bytes=site.upload_cap),
+                  Middleware(SecurityHeaders)]
+    app = Starlette(routes=routes(site), middleware=middleware, lifespan=lifespan)
     app.state.site = site
     return app
