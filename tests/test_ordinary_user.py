@@ -117,6 +117,7 @@ def _games(league: Path) -> int:
         return int(store.db.execute("SELECT count(*) FROM games").fetchone()[0])
 
 
+@pytest.mark.serial  # timeouts counted: alone under xdist (tests/conftest.py)
 def test_as_an_ordinary_user_a_spinning_bot_makes_no_innocent_bot_time_out(delegated) -> None:  # type: ignore[no-untyped-def]
     uid, gid, subtree = delegated
     league = _league(uid, gid, f"""game: crisps
