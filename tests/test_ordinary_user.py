@@ -182,6 +182,13 @@ def test_harness_doctor_says_what_an_ordinary_user_gets_with_and_without_a_deleg
     assert "ok   frozen between turns" in inside.stdout and "ok   deadlines in CPU time" in inside.stdout, inside.stdout
     # one bot's fork bomb never stops another's: per-namespace RLIMIT_NPROC (or pids.max)
     assert "ok   processes bounds each bot alone" in inside.stdout, inside.stdout
+    from harness.play.cgroups import v1_controllers
+
+    if "memory" in v1_controllers():  # (this host: no v2 subtree can offer it, and doctor says why)
+        assert "OFF  memory_mb bounds" in inside.stdout, inside.stdout
+        assert "binds the memory controller to cgroup v1" in inside.stdout, inside.stdout
+    else:  # the subtree offers it: the harness hands it down to its bots
+        assert "ok   memory_mb bounds the memory of the bot's whole tree" in inside.stdout, inside.stdout
 
 
 def test_harness_run_says_plainly_which_guarantees_are_off_for_a_user_without_a_subtree(delegated) -> None:  # type: ignore[no-untyped-def]
