@@ -255,7 +255,10 @@ def test_a_subtree_hands_its_controllers_down_to_the_bot_cgroups_once_its_proces
         own.rmdir()
         (subtree / "cgroup.subtree_control").write_text("-hugetlb")
         if added:
-            top.write_text("-hugetlb")
+            try:
+                top.write_text("-hugetlb")
+            except OSError:  # (busy: another run of this test uses it now; it turns it off after)
+                pass
 
 
 BUILDS = r"""
