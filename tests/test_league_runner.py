@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from harness.cli import cli
 from harness.games import ranking_from_keys
 from harness.league import ratings as rating_mod
-from harness.league.config import load_config
+from harness.league.config import LeagueConfig, load_config
 from harness.league.executors.local import AHEAD_PER_WORKER
 from harness.league.runner import GamePlayer, plan_league, run_league
 from harness.league.schedule import build_schedule
@@ -243,8 +243,17 @@ def test_a_store_of_another_league_is_refused(tmp_path: Path) -> None:
     assert "holds games of seed 0" in result.output and "Traceback" not in result.output
 
 
+def _one_secret(*configs: LeagueConfig) -> None:
+    """Give these leagues' stores one deal secret: the same (keyed) game ids, so the fake
+    player's results, which follow the ids, are the same from run to run."""
+    for cfg in configs:
+        with LeagueStore(cfg.store) as store:
+            store.set_meta("deal_secret", "7" * 64)
+
+
 def test_table_formats(tmp_path: Path) -> None:
     path = write_config(tmp_path)
+    _one_secret(load_config(path))
     run_league(load_config(path), player=FAKE, progress=False)
     runner = CliRunner()
     text = runner.invoke(cli, ["table", str(path)])
@@ -404,6 +413,8 @@ def test_a_schema_1_store_is_migrated_and_its_league_finishes_as_a_new_one_would
     old_dir.mkdir()
     new_dir.mkdir()
     old = load_config(write_config(old_dir, rounds=3))
+    fresh = load_config(write_config(new_dir, rounds=3))
+    _one_secret(old, fresh)
     first = run_league(old, player=FAKE, progress=False, max_games=20)
     assert first.played == 20
     as_schema_1(old.store)
@@ -414,7 +425,6 @@ def test_a_schema_1_store_is_migrated_and_its_league_finishes_as_a_new_one_would
         assert len(pending) == len(build_schedule(old)) - 20 and all(len(g.version_ids) == 2 for g in pending)
         assert [s["name"] for s in store.game_seats(pending[0].seq)] == [b.name for b in build_schedule(old)[20].seats]
     run_league(old, player=FAKE, progress=False)
-    fresh = load_config(write_config(new_dir, rounds=3))
     run_league(fresh, player=FAKE, progress=False)
     with LeagueStore(old.store) as a, LeagueStore(fresh.store) as b:
         query = ("SELECT g.id, s.seat, s.version_id, s.rank, s.score FROM games g JOIN seats s ON s.game_seq = g.seq "
