@@ -51,8 +51,11 @@ def main() -> None:
     parser.add_argument("--bots", type=int, default=8)
     parser.add_argument("--sets", type=int, default=300)
     parser.add_argument("--edge", type=float, default=2.0)
-    parser.add_argument("--alpha", type=float, default=0.01)
+    parser.add_argument("--alpha", type=float, default=0.001)
+    parser.add_argument("--tiny", action="store_true", help="a few small leagues (does it still run?)")
     args = parser.parse_args()
+    if args.tiny:
+        args.leagues, args.sets = 3, 60
     rng = random.Random(1)
     start = time.time()
     for mode in ("honest", "feed", "joint"):

@@ -88,7 +88,10 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=6)
     parser.add_argument("--ms", type=float, default=40.0, help="the sender's sleep for a 1")
     parser.add_argument("--jitter", type=int, nargs="+", default=[0, 40, 100])
+    parser.add_argument("--tiny", action="store_true", help="one short game a jitter (does it still run?)")
     args = parser.parse_args()
+    if args.tiny:
+        args.games, args.ms, args.jitter = 1, 5.0, [0, 10]
     print(f"load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; a 1 is {args.ms:.0f} ms of sleep")
     with tempfile.TemporaryDirectory() as tmp:
         for jitter in args.jitter:
