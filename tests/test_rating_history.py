@@ -248,11 +248,11 @@ def test_the_live_index_shows_the_new_history_after_new_games(tmp_path) -> None:
         games = plan(store, config, 120)
         record(store, games[:60], rng)
     live = LiveLeague(config)
-    status, first, _ = live.respond("/")
+    status, first, _ = live.index()
     assert status == 200 and "games played → 60<" in first
     with LeagueStore(config.store) as store:
         record(store, games[60:], rng)
-    status, second, _ = live.respond("/")
+    status, second, _ = live.index()
     assert status == 200 and "games played → 120<" in second
     with LeagueStore(config.store) as store:
         want = from_scratch(store, config)

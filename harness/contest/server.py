@@ -12,10 +12,11 @@ from pathlib import Path
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 
-from harness.contest.app import SecurityHeaders, Site
+from harness.contest.app import Site
 from harness.contest.config import load_contest
 from harness.contest.guard import RequestGuard
 from harness.contest.pages import routes
+from harness.report.web import SecurityHeaders
 
 __all__ = ["create_app"]
 
