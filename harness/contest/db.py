@@ -254,9 +254,6 @@ class ContestDB:
         return self.db.execute("SELECT t.name AS team, s.id AS submission_id, s.runtime FROM teams t JOIN "
                                "submissions s ON s.id = t.current_submission ORDER BY t.name").fetchall()
 
-    def team_submission_ids(self, team_id: int) -> list[int]:
-        return [r[0] for r in self.db.execute("SELECT id FROM submissions WHERE team_id = ?", (team_id,))]
-
     # -- standings ----------------------------------------------------------------------------
     def add_results(self, rows: Iterable[Sequence[int]],
                     ratings: dict[int, tuple[float, float]], games: int = 0) -> None:
@@ -301,15 +298,6 @@ class ContestDB:
         """Changes whenever the leaderboard may: games added, a version made current, a team added."""
         return tuple(self.db.execute("SELECT (SELECT value FROM meta WHERE key = 'games'), (SELECT max(activated_at) "
                                      "FROM submissions), (SELECT count(*) FROM teams)").fetchone())
-
-    def versions_by_version_id(self, version_ids: Sequence[int]) -> dict[int, sqlite3.Row]:
-        if not version_ids:
-            return {}
-        marks = ",".join("?" * len(version_ids))
-        return {r["version_id"]: r for r in self.db.execute(
-            f"SELECT st.version_id, st.submission_id, t.name AS team FROM standings st JOIN submissions s "
-            f"ON s.id = st.submission_id JOIN teams t ON t.id = s.team_id WHERE st.version_id IN ({marks})",
-            list(version_ids))}
 
     def counts(self) -> dict[str, int]:
         row = self.db.execute("SELECT (SELECT count(*) FROM teams), (SELECT count(*) FROM submissions), "
