@@ -13,7 +13,7 @@ the pairs of one game, and between the games of one duplicate set, is what the s
 variance below accounts for (composite likelihood with Godambe's information: Lindsay 1988;
 Varin, Reid and Firth 2011). The full Gaussian rank likelihood needs an orthant probability per
 game and was not affordable at 1,000,000 games. Rejected, measured (bench/ratings.py): the
-comparisons of adjacent places the table used before (each game's places 1-2, 2-3, ...) are
+comparisons of adjacent places (each game's places 1-2, 2-3, ...) are
 not marginals of the model, so its estimates shrank and coverage fell to 31% at 1,536
 3-seat games; a Plackett-Luce fit (Gumbel noise instead of Gaussian) has no fixed conversion
 to TrueSkill's scale (1.08-1.21 per beta depending on the table size and the spread of
@@ -27,7 +27,7 @@ step is solved by preconditioned conjugate gradients on the sparse Hessian. No P
 runs over games. Measured at 1,000 bots: see docs/ratings.md (100,000 and 1,000,000 games).
 
 **The intervals.** The games of a duplicate set share a deal, so they are not independent; the
-Laplace covariance (the inverse Hessian) treats them as if they were, and was 1.4-1.9x too
+Laplace covariance (the inverse Hessian) treats them as if they were, and is 1.4-1.9x too
 wide at 3 seats. The covariance here is the cluster-robust sandwich with the sets as
 clusters, H^-1 (M + P) H^-1: H the posterior's Hessian, M the sum over sets of the outer
 product of each set's score (the gradient of its games' log-likelihood), P the prior's

@@ -13,7 +13,7 @@
   page's live refresh fetches the newer one once ``api/status`` says it is ready: ``rendered``).
   So a small league's page is always current, and a large one's loads at once, at most one
   render behind: at 1,000 bots and 1,000,000 games a render takes ~20 s (the table's fit and
-  statistics over every game; docs/performance.md), which a request used to wait for. The very
+  statistics over every game; docs/performance.md), too long for a request to wait. The very
   first render of a large league shows a page that says it is being prepared. The rating
   history's fitted points are kept in the store (:mod:`harness.report.history`), so a new render
   fits only the points since the last one.
