@@ -274,7 +274,8 @@ def part1(n_bots: int, leagues: int, max_games: dict[int, float], sizes: list[in
             results["uniform"].append(uniform)  # type: ignore[arg-type]
             results["round robin"].append(round_robin)
             if done % 10 == 0 or done == leagues:  # a partial table now and then: a long run says something
-                headline[k] = report(k, rungs, results, stops, ratios, time.perf_counter() - t0, first_league=first, gaps=gaps)
+                headline[k] = report(k, rungs, results, stops, ratios, time.perf_counter() - t0, first_league=first, gaps=gaps,
+                                     bots=n_bots)
                 sys.stdout.flush()
     if pool:
         pool.close()

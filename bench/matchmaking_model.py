@@ -22,6 +22,9 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import matchmaking_headline  # noqa: E402
 
 from harness.league.adaptive import table_confidence, table_fit_answer  # noqa: E402
 from harness.league.matchmaking import Matchmaker, MatchParams, fit_skills  # noqa: E402
@@ -110,7 +113,7 @@ def ladder(max_games: float, start: float = 2e4) -> list[int]:
 def report(k: int, rungs: list[int], results: dict[str, list[list[tuple[bool, bool] | None]]],
            stops: list[tuple[int, bool, bool] | None], ratios: list[float], seconds: float,
            title: str = "", first_league: int = 0,
-           gaps: list[float] | None = None) -> tuple[int | None, int | None]:
+           gaps: list[float] | None = None, bots: int = 200) -> tuple[int | None, int | None]:
     leagues = len(stops)
     print(f"\n{title or f'tables of {k}'}: {leagues} leagues ({seconds:.0f} s, load {os.getloadavg()[0]:.1f})")
     print(f"{'games':>12}  " + "  ".join(f"{name:>17}" for name in results))
@@ -169,6 +172,8 @@ def report(k: int, rungs: list[int], results: dict[str, list[list[tuple[bool, bo
         print(f"  until {{top: {TOP}, confidence: 0.95}}: no adaptive league stopped by {rungs[-1]:,} games")
     if ratios:
         print(f"  adaptive balance at {rungs[-1]:,} games: most/least-played games {max(ratios):.3f} (worst league)")
+    for line in matchmaking_headline.headline_lines(rungs, results, gaps, bots, MU, SIGMA, BETA):
+        print(line)
     return needed["adaptive"][0], needed["uniform"][0]
 
 
