@@ -186,6 +186,7 @@ class LeagueServer:
         self._uvicorn = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
                                                       proxy_headers=False, server_header=False,
                                                       timeout_graceful_shutdown=5))
+        self._uvicorn.config.load()  # its imports now: the first request, once the port is printed, need not wait
         self._serving = threading.Event()
         self._stopped = threading.Event()
 
