@@ -80,7 +80,7 @@ TESTS = {
     "report": ["tests/test_league_reports.py", "tests/test_sprt_exact.py", "tests/test_statistics.py", "tests/test_statistics_arrays.py",
                "tests/test_rating_history.py", "tests/test_index_renderer.py", "tests/test_report_browser.py",
                "tests/test_replay_viewer.py", "tests/test_serve_live.py", "tests/test_store_owner.py",
-               "tests/test_match.py"],
+               "tests/test_match.py", "tests/test_fair_play.py", "tests/test_layers_contest.py"],
     "cli": ["tests/test_cli_play.py", "tests/test_league_reports.py", "tests/test_docs_examples.py",
             "tests/test_starters.py"],
 }
