@@ -128,8 +128,9 @@ class LocalHostsOnly:
         await self.app(scope, receive, send)
 
 
-#: a bot version's or a violation's id: at most 18 digits (a longer one is no SQLite integer)
-_ID = re.compile(r"\d{1,18}")
+#: a bot version's or a violation's id: at most 18 ASCII digits (a longer one is no SQLite integer; the
+#: path is decoded, and int() would read other scripts' digits too)
+_ID = re.compile(r"[0-9]{1,18}")
 _GAME_ID = re.compile(r"g-[0-9a-f]+")
 
 
