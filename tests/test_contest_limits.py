@@ -130,7 +130,7 @@ def _start(tmp_path: Path, extra: str = "") -> Iterator[Site]:
 
 @pytest.fixture()
 def site(tmp_path: Path) -> Iterator[Site]:
-    yield from _start(tmp_path, "site: {header_seconds: 2, body_seconds: 3}\n")
+    yield from _start(tmp_path, "site: {header_seconds: 2, body_seconds: 3, connections_per_address: 300}\n")
 
 
 def _post(path: str, length: int | None, extra: str = "") -> bytes:
@@ -275,3 +275,25 @@ def test_the_site_still_serves_a_keep_alive_connection_between_requests(site: Si
             s.sendall(b"GET /games HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             assert _status(_answer(s)) == 200
             time.sleep(0.5)
+
+
+def test_one_address_cannot_hold_more_connections_than_its_share(tmp_path: Path) -> None:
+    for site in _start(tmp_path, "site: {connections_per_address: 20}\n"):
+        held = [site.connect() for _ in range(20)]
+        for s in held:
+            s.sendall(b"GET / HTTP/1.1\r\n")  # half a request each
+        with site.connect() as extra:  # the 21st: refused at once, one line, closed
+            answer = _answer(extra)
+        assert _status(answer) == 503
+        assert "too many connections from your address at once (at most 20: site.connections_per_address)" in _body(answer)
+        for s in held[:5]:
+            s.close()
+        deadline = time.monotonic() + 20
+        while True:  # a place again once the server has seen the five closed
+            status = _status(site.request(b"GET /games HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"))
+            if status == 200 or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        assert status == 200
+        for s in held[5:]:
+            s.close()

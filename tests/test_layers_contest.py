@@ -6,7 +6,9 @@ removing one fails a test even where another still stops the attack:
 - a session's lifetime: past it the cookie signs nobody in, whatever the cookie's own max-age
   (the server's clock decides: moved forward here, not waited for);
 - an archive member whose name *begins* with ``..`` (or is ``..``), not only one with
-  ``/../`` inside, is refused before anything is written.
+  ``/../`` inside, is refused before anything is written;
+- the security headers on every kind of response (errors and redirects too), and ``Secure``
+  cookies when the site is behind https.
 """
 
 from __future__ import annotations
@@ -177,3 +179,56 @@ def test_names_that_only_look_like_dots_are_files(tmp_path: Path, kind: str) -> 
     files = unpack_upload(data, f"bot.{kind}", "bot.py", tmp_path / "up", CAPS)
     assert sorted(files) == sorted(["bot.py", "..x.py", "a..b/c.py", "..."])
     assert (tmp_path / "up" / "a..b" / "c.py").read_bytes() == b"2"
+
+
+# -- the headers on every kind of response, and Secure cookies behind https ------------------------------
+
+HEADERS = {"x-frame-options": "DENY", "x-content-type-options": "nosniff", "referrer-policy": "no-referrer",
+           "cache-control": "no-store"}
+
+
+def test_every_kind_of_response_carries_the_security_headers(site) -> None:  # type: ignore[no-untyped-def]
+    """Pages, the JSON API, a 404, a refused form (403) and a redirect: each has the CSP (no
+    framing, forms only to the site, no base URL) and the four other headers; a header a page
+    sets itself is not doubled."""
+    root, token = site
+    with _client(root) as client:
+        responses = {
+            "page": client.get("/"),
+            "sign-in page": client.get("/signin"),
+            "api": client.get("/api/leaderboard"),
+            "404": client.get("/no-such-page"),
+            "403": client.post("/signin", data={"csrf": "x", "token": token}, follow_redirects=False),
+            "redirect": client.get("/me", follow_redirects=False),
+        }
+        assert [r.status_code for r in responses.values()][3:5] == [404, 403]
+        for what, r in responses.items():
+            for name, value in HEADERS.items():
+                assert r.headers.get_list(name) == [value], (what, name, r.headers)
+            csp = r.headers["content-security-policy"]
+            for rule in ("default-src 'self'", "form-action 'self'", "frame-ancestors 'none'", "base-uri 'none'"):
+                assert rule in csp, (what, rule, csp)
+
+
+def test_behind_https_both_cookies_are_secure(tmp_path: Path) -> None:
+    """``secure_cookies: true``: the sign-in page's cookie and the session's carry ``Secure`` (a
+    browser then never sends them over plain http); by default neither does."""
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    db = ContestDB(root / "contest.sqlite")
+    token = add_team(db, "alpha")
+    db.close()
+    for secure in (False, True):
+        if secure:
+            text = (root / "contest.yaml").read_text()
+            (root / "contest.yaml").write_text(re.sub(r"(?m)^secure_cookies: .*$", "", text) + "secure_cookies: true\n")
+        with _client(root) as client:
+            page = client.get("/signin")
+            csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]
+            signin_cookie = page.headers["set-cookie"]
+            client.cookies.set(SIGNIN_COOKIE, csrf, path="/signin")
+            r = client.post("/signin", data={"csrf": csrf, "token": token}, follow_redirects=False)
+            assert r.status_code == 303
+            session_cookie = next(c for c in r.headers.get_list("set-cookie") if c.startswith(SESSION_COOKIE))
+            assert ("; secure" in signin_cookie.lower()) is secure, signin_cookie
+            assert ("; secure" in session_cookie.lower()) is secure, session_cookie

@@ -12,6 +12,9 @@ escape it exists for:
 - the cgroup: the same daemon.
 
 With every layer off the daemon survives: the control that shows a test here can fail.
+The same for the ``processes`` limit: ``RLIMIT_NPROC`` (the bot runs as a uid of its own) and the
+cgroup's ``pids.max`` each stop a fork bomb alone; and ``PR_SET_PDEATHSIG`` and the cgroup guard
+each kill the bots of a harness that was SIGKILLed.
 The bots are tests/bots/misbehave.py; a process is found by the marker in its command line.
 """
 
@@ -19,8 +22,11 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
 import signal
+import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Callable
@@ -150,3 +156,124 @@ def test_with_every_layer_off_a_daemon_escapes(tmp_path: Path, monkeypatch: pyte
     finally:
         if marker:
             _cleanup(marker)
+
+
+# -- the process limit: RLIMIT_NPROC and the cgroup's pids.max, each alone ---------------------------
+
+PROBE = Path(__file__).resolve().parent / "bots" / "layers_probe.py"
+
+
+def _forks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rlimit: bool, cgroup: bool) -> dict[str, str]:
+    """What a bot limited to 8 processes found when it tried to fork 20 children, with only the
+    layers given on (the uid it runs as, root's harness dropping it, is its own: no other
+    process counts against its RLIMIT_NPROC)."""
+    if not cgroup:
+        monkeypatch.setattr(botproc, "cgroup_base", lambda: None)
+    if not rlimit:
+        real = botproc.limit_setter
+
+        def without_nproc(limits: ResourceLimits, *args: object, **kwargs: object) -> Callable[[], None]:
+            return real(dataclasses.replace(limits, processes=None), *args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(botproc, "limit_setter", without_nproc)
+    spec = BotSpec(name="forker", command=(sys.executable, str(PROBE), "forks", "--n", "20"), cwd=str(tmp_path))
+    other = BotSpec(name="random", command=(sys.executable, str(RANDOM), "--seed", "1"), cwd=str(tmp_path))
+    limits = dataclasses.replace(ResourceLimits(), sandbox=None, processes=8)
+    config = RefereeConfig(time=TimeControls(move_ms=3000), log_dir=str(tmp_path / "logs"), limits=limits)
+    with BotPool(config) as pool:
+        record = play_game(get_game("crisps"), {"max_turns": 2}, 1, "g-forks", [spec, other], pool, config)
+    assert record.violations == []
+    found = []
+    for line in (tmp_path / "logs" / "forker.stderr.log").read_text().splitlines():
+        if line.startswith("LAYERS forks "):
+            found.append(dict(kv.split("=", 1) for kv in line.split()[2:]))
+    [facts] = found
+    return facts
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a cgroup and a uid of the bot's own need root")
+@pytest.mark.parametrize(("rlimit", "cgroup"), [(True, False), (False, True)], ids=["RLIMIT_NPROC", "pids.max"])
+def test_each_process_limit_alone_stops_a_fork_bomb_at_processes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 rlimit: bool, cgroup: bool) -> None:
+    """``processes: 8``: the bot and 7 children, the 8th fork refused with EAGAIN, by either layer."""
+    if cgroup:
+        assert _cgroups_here(), "root, yet no bot cgroup can be made"
+    assert _forks(tmp_path, monkeypatch, rlimit, cgroup) == {"forked": "7", "refused": "11"}
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a cgroup and a uid of the bot's own need root")
+def test_with_neither_process_limit_the_bot_forks_all_it_wants(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The control: the same bot makes its 20 children."""
+    assert _forks(tmp_path, monkeypatch, False, False) == {"forked": "20", "refused": "-"}
+
+
+# -- a harness that dies: PR_SET_PDEATHSIG and the cgroup guard, each alone ------------------------
+
+#: A harness that plays one game, with the layers given on, until it is SIGKILLed: seat 0 hangs on
+#: its first request (thawed: its turn), seat 1 waits (frozen, where bots are frozen).
+HARNESS = """
+import dataclasses, sys
+from harness.games import get_game
+from harness.play import botproc, limits
+from harness.play.limits import BotSpec, ResourceLimits, TimeControls
+from harness.play.referee import BotPool, RefereeConfig, play_game
+pdeathsig, guard, misbehave, work, marker = sys.argv[1] == "1", sys.argv[2] == "1", *sys.argv[3:]
+if not pdeathsig:
+    limits._prctl = None
+if not guard:  # the guard comes with the cgroups: without them, no guard and no freezing
+    botproc.cgroup_base = lambda: None
+seats = [BotSpec(name=f"b{i}", command=(sys.executable, misbehave, mode, "--at", "1", "--pidfile",
+                                        f"{work}/pids-{i}", "--marker", marker), cwd=work)
+         for i, mode in enumerate(("hang", "ok"))]
+config = RefereeConfig(time=TimeControls(move_ms=120000), log_dir=f"{work}/logs",
+                       limits=dataclasses.replace(ResourceLimits(), sandbox=None))
+with BotPool(config) as pool:
+    play_game(get_game("crisps"), {}, 1, "g-dies", seats, pool, config)
+"""
+
+
+def _kill_the_harness(pdeathsig: bool, guard: bool) -> tuple[str, list[int]]:
+    """Start the harness above, SIGKILL it once seat 0 hangs, return the marker and the bots' pids."""
+    work = tempfile.mkdtemp(prefix="tblayer-")
+    os.chmod(work, 0o777)  # the bots (an unprivileged uid) write their pid files here
+    marker = f"tblayer-{uuid.uuid4().hex[:12]}"
+    proc = subprocess.Popen([sys.executable, "-c", HARNESS, "1" if pdeathsig else "0", "1" if guard else "0",
+                             str(MISBEHAVE), work, marker], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        pidfile = Path(work) / "pids-0"
+        while not (pidfile.exists() and " bad" in pidfile.read_text()):  # seat 0 hangs on its request
+            assert proc.poll() is None and time.monotonic() < deadline, "the game never reached seat 0's request"
+            time.sleep(0.05)
+        pids = [int(line.split()[0]) for i in (0, 1) for line in (Path(work) / f"pids-{i}").read_text().splitlines()
+                if line.endswith(" start")]
+        assert len(pids) == 2
+    finally:
+        proc.kill()
+        proc.wait()
+        shutil.rmtree(work, ignore_errors=True)
+    return marker, pids
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the cgroup guard needs root")
+@pytest.mark.parametrize(("pdeathsig", "guard"), [(True, False), (False, True)], ids=["PDEATHSIG", "cgroup guard"])
+def test_each_layer_alone_kills_the_bots_of_a_killed_harness(pdeathsig: bool, guard: bool) -> None:
+    """Without the other: PR_SET_PDEATHSIG kills both bots (none is frozen without the cgroups);
+    the guard thaws the frozen one and kills both."""
+    if guard:
+        assert _cgroups_here(), "root, yet no bot cgroup can be made"
+    marker, pids = _kill_the_harness(pdeathsig, guard)
+    try:
+        assert _gone(marker), f"bots {_marked(marker)} of {pids} outlived the harness"
+    finally:
+        _cleanup(marker)
+
+
+def test_with_neither_the_hanging_bot_outlives_a_killed_harness() -> None:
+    """The control: seat 0, asleep in its turn, outlives the harness (seat 1 ends by itself at the
+    end of its stdin, once it is not frozen)."""
+    marker, pids = _kill_the_harness(False, False)
+    try:
+        assert pids[0] in _marked(marker) and not _gone(marker, grace=0.5)
+    finally:
+        _cleanup(marker)

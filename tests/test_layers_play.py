@@ -302,3 +302,45 @@ def test_the_sandbox_command_drops_every_privilege_on_both_paths():
     assert words[1:] == [f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all",
                          "--bounding-set=-all", "--no-new-privs", "--"]
     assert setpriv_prefix(None) == []
+
+
+# -- the league's files: their owner's eyes only -----------------------------------------------------
+
+@needs_root
+def test_an_unsandboxed_bot_can_read_none_of_the_leagues_files(tmp_path):
+    """Without the sandbox (which shows a bot none of them), the store (every seat's hands, the
+    deal secret), its -wal, the logs file and every stderr log are its owner's alone (0600): a
+    bot, run as its own uid, walks the league's directory, which it may enter, and can open
+    only the config (and the runner's lock file, which holds its pid)."""
+    import tempfile
+
+    from harness.league.config import load_config
+    from harness.league.runner import run_league
+
+    work = Path(tempfile.mkdtemp(prefix="tblayer-"))
+    try:
+        work.chmod(0o755)  # the bot may enter it and list it: only the files' modes stand in its way
+        path = work / "league.yaml"
+        path.write_text(f"name: files\ngame: crisps\nrounds: 1\noptions: {{max_turns: 4}}\nstore: {work}/league.sqlite\n"
+                        f"limits: {{sandbox: none}}\nbots:\n"
+                        f"  - {{name: reader, command: [python3, {PROBE}, read, --root, {work}]}}\n"
+                        f"  - {{name: other, command: [python3, {PROBE}, plain]}}\n")
+        summary = run_league(load_config(path), progress=False)
+        assert not summary.errors, summary.errors
+        files = sorted(str(p.relative_to(work)) for p in work.rglob("*") if p.is_file())
+        assert any(f.endswith(".stderr.log") for f in files) and "league.sqlite" in files, files
+        reports = []
+        for log in work.rglob("reader.stderr.log*"):
+            reports += [dict(kv.split("=", 1) for kv in line.split()[2:])
+                        for line in log.read_text().splitlines() if line.startswith("LAYERS read ")]
+        assert reports, files
+        public = {"league.yaml", "league.sqlite.lock"}  # the config, and the runner's lock (its pid only)
+        for facts in reports:
+            assert set(facts["readable"].split(",")) <= public, (facts, files)
+            assert int(facts["denied"]) >= 4, facts  # the store, its logs file, two stderr logs at least
+        for f in files:
+            if f not in public:
+                assert (work / f).stat().st_mode & 0o077 == 0, (f, oct((work / f).stat().st_mode))
+    finally:
+        import shutil
+        shutil.rmtree(work, ignore_errors=True)

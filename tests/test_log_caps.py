@@ -103,7 +103,9 @@ def test_a_game_log_past_its_cap_is_cut_and_marked_and_keeps_its_violations(tmp_
 
 def test_past_the_logs_budget_only_games_with_violations_keep_their_logs(tmp_path: Path) -> None:
     path = league(tmp_path, "--violate-in-seat 0", "logs: {budget_mb: 0}\n", rounds=3)
-    out = harness("run", path, "--quiet")
+    out = harness("run", path, "--progress")  # (not a terminal: a line every 10 s, and this notice once)
+    assert out.count("logs: past their budget of 0 MB (logs.budget_mb): from now on only games with "
+                     "violations keep their logs") == 1, out
     assert "played 6 games" in out, out
     with LeagueStore(load_config(path).store) as store:
         violated = {r[0] for r in store.db.execute("SELECT DISTINCT game_seq FROM violations")}

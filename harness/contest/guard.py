@@ -19,8 +19,11 @@ Refusals close the connection (``Connection: close``): what is left of a refused
 Half-sent request headers are the server's business, not the application's (no request exists
 yet): :func:`serve` runs uvicorn with :class:`HeaderTimeoutProtocol`, which closes a connection
 whose request headers are not complete ``site.header_seconds`` after it opened (or after the
-previous response), answering 408 with one line. uvicorn's own X-Forwarded-For handling is
-turned off (it trusts 127.0.0.1 by default); the guard's takes its place.
+previous response), answering 408 with one line, and refuses (503, one line) a connection from
+an address that already holds ``site.connections_per_address`` (a trusted proxy's are not
+counted), so one host cannot hold thousands of connections within that time. uvicorn's own
+X-Forwarded-For handling is turned off (it trusts 127.0.0.1 by default); the guard's takes its
+place.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ SITE_DEFAULTS: dict[str, Any] = {
     "header_seconds": 5,     # a request's headers complete within this after the connection (or last answer)
     "body_seconds": 60,      # a request's whole body within this after its headers
     "form_kb": 16,           # the body of any request but an upload
+    "connections_per_address": 32,  # connections one client address may hold open at once
 }
 #: routes whose body is an upload: they take the contest's upload_kb
 UPLOAD_PATHS = frozenset({"/me/upload", "/api/submissions"})
@@ -61,6 +65,7 @@ class SiteLimits:
     header_seconds: int = SITE_DEFAULTS["header_seconds"]
     body_seconds: int = SITE_DEFAULTS["body_seconds"]
     form_kb: int = SITE_DEFAULTS["form_kb"]
+    connections_per_address: int = SITE_DEFAULTS["connections_per_address"]
 
     def trusts(self, host: str) -> bool:
         """Whether ``host`` (an address) is a proxy whose X-Forwarded-For is believed."""
@@ -90,7 +95,7 @@ def parse_site(data: Any) -> SiteLimits:
             raise ValueError(("site.trusted_proxies", f"{p!r} is not an address or network (allowed: a list "
                                                       f"such as [127.0.0.1, 10.0.0.0/8, '::1'])")) from None
     numbers = {}
-    for key in ("header_seconds", "body_seconds", "form_kb"):
+    for key in ("header_seconds", "body_seconds", "form_kb", "connections_per_address"):
         value = data.get(key, SITE_DEFAULTS[key])
         if type(value) is not int or value < 1:
             raise ValueError((f"site.{key}", f"{value!r} is not allowed (allowed: an integer >= 1)"))
@@ -212,19 +217,25 @@ class _Body:
 
 
 class HeaderTimeoutProtocol(H11Protocol):
-    """uvicorn's h11 protocol, closing a connection whose request headers take too long.
+    """uvicorn's h11 protocol, closing a connection whose request headers take too long, and
+    refusing a client more connections at once than ``site.connections_per_address``.
 
     uvicorn's keep-alive timer stops at the first byte of a request, so a client sending half
     its headers would hold the connection forever: this timer runs from the connection (or the
-    previous response) until a whole request head has arrived.
+    previous response) until a whole request head has arrived. The per-address count bounds
+    what one host holds within that time (a trusted proxy's connections are not counted: it
+    speaks for many clients).
     """
 
-    header_seconds: float = SITE_DEFAULTS["header_seconds"]
+    limits: SiteLimits = SiteLimits()
+    #: open connections per client address, over every connection of the server
+    open_by_address: dict[str, int] = {}
     _header_timer: asyncio.TimerHandle | None = None
+    _counted: str | None = None
 
     def _arm(self) -> None:
         self._disarm()
-        self._header_timer = self.loop.call_later(self.header_seconds, self._headers_too_slow)
+        self._header_timer = self.loop.call_later(self.limits.header_seconds, self._headers_too_slow)
 
     def _disarm(self) -> None:
         if self._header_timer is not None:
@@ -233,9 +244,20 @@ class HeaderTimeoutProtocol(H11Protocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        peer = self.client[0] if self.client else None
+        if peer is not None and not self.limits.trusts(peer):
+            cap = self.limits.connections_per_address
+            if self.open_by_address.get(peer, 0) >= cap:
+                self._answer(503, "Service Unavailable", f"too many connections from your address at once "
+                                                         f"(at most {cap}: site.connections_per_address)")
+                return
+            self.open_by_address[peer] = self.open_by_address.get(peer, 0) + 1
+            self._counted = peer
         self._arm()
 
     def data_received(self, data: bytes) -> None:
+        if self.transport.is_closing():  # refused at connection_made: nothing of it is read
+            return
         super().data_received(data)
         if self.conn.their_state is not h11.IDLE:  # a request head arrived
             self._disarm()
@@ -247,22 +269,34 @@ class HeaderTimeoutProtocol(H11Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        if self._counted is not None:
+            left = self.open_by_address.get(self._counted, 1) - 1
+            if left > 0:
+                self.open_by_address[self._counted] = left
+            else:
+                self.open_by_address.pop(self._counted, None)
+            self._counted = None
         super().connection_lost(exc)
 
     def _headers_too_slow(self) -> None:
         self._header_timer = None
         if self.transport.is_closing() or self.conn.their_state is not h11.IDLE:
             return
-        body = f"request headers not complete within {self.header_seconds:g} s (site.header_seconds)\n".encode()
-        self.transport.write(b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\n"
-                             b"connection: close\r\ncontent-length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+        self._answer(408, "Request Timeout",
+                     f"request headers not complete within {self.limits.header_seconds} s (site.header_seconds)")
+
+    def _answer(self, status: int, reason: str, line: str) -> None:
+        """Answer before any request exists (one line), and close."""
+        body = (line + "\n").encode()
+        self.transport.write(f"HTTP/1.1 {status} {reason}\r\ncontent-type: text/plain; charset=utf-8\r\n"
+                             f"connection: close\r\ncontent-length: {len(body)}\r\n\r\n".encode() + body)
         self.transport.close()
 
 
 def serve(app: ASGIApp, host: str, port: int, limits: SiteLimits) -> None:
-    """Serve ``app`` with uvicorn: the header timeout on, uvicorn's proxy headers off (the guard's
-    ``trusted_proxies`` decide)."""
+    """Serve ``app`` with uvicorn: the header timeout and the per-address connection count on,
+    uvicorn's proxy headers off (the guard's ``trusted_proxies`` decide)."""
     import uvicorn
 
-    protocol = type("HeaderTimeout", (HeaderTimeoutProtocol,), {"header_seconds": limits.header_seconds})
+    protocol = type("GuardedH11", (HeaderTimeoutProtocol,), {"limits": limits, "open_by_address": {}})
     uvicorn.run(app, host=host, port=port, log_level="warning", http=protocol, proxy_headers=False)

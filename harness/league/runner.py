@@ -118,7 +118,7 @@ def worker_setup(config: LeagueConfig, version_ids: dict[str, int], player: Game
     return WorkerSetup(game=config.game, options=config.options,
                        referee_config=build_referee_config(config, log_dir, fair_play),
                        specs=bot_specs(config, version_ids), player=player, idle_bots=config.idle_bots,
-                       log_bytes=config.logs["game_kb"] * 1024)
+                       spare_bots=config.spare_bots, log_bytes=config.logs["game_kb"] * 1024)
 
 
 def plan_league(config: LeagueConfig, store: LeagueStore) -> tuple[PlanSummary, dict[str, int]]:
@@ -266,6 +266,8 @@ class _Writer:
         self.playing: dict[int, PendingGame] = {}  # handed to the executor, not reported yet
         self.bar = _progress_bar(source.total(), progress, config.name)
         self.stopped = False  # no more games are started
+        self.budget_mb = config.logs["budget_mb"]
+        self.logs_told = False  # the logs' budget was passed and the progress output said so
 
     def dispatch(self, executor: Executor, should_stop: Callable[[], bool] | None) -> None:
         """Hand the executor as many games as it has room for."""
@@ -327,6 +329,10 @@ class _Writer:
                 self.source.recorded(games[seq], outcome)
             if self.on_game is not None:
                 self.on_game(seq, outcome)
+        if self.bar is not None and self.store.logs_dropped and not self.logs_told:
+            self.logs_told = True  # once: a standing ladder can run for days past it
+            self.bar.write(f"logs: past their budget of {self.budget_mb} MB (logs.budget_mb): from now on only "
+                           f"games with violations keep their logs")
         if self.bar is not None:
             self.bar.update(len(done))
             if summary.violations:

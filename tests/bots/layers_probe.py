@@ -23,6 +23,11 @@ Every finding is one stderr line ``LAYERS <what> key=value ...`` (times are
 - ``sandbox``: at hello, says which namespaces it is in (``ns_net=net:[inode]`` ..., to compare
   with the harness's own) and how each of ``/``, ``/proc/sys``, ``/dev``, ``/tmp`` and its own
   directory is mounted as it sees them (``mnt_tmp=ro|rw,fstype,size``; ``absent`` if not a mount).
+- ``forks --n N``: at hello, forks up to N children that wait, then says how many it made and
+  the errno of the first fork refused (``forked=K refused=11``, or ``refused=-``); the children
+  end before it answers ``ready``.
+- ``read --root DIR``: at each request, walks ``DIR`` and tries to open every file it finds for
+  reading; says ``readable=a,b`` (paths relative to ``DIR``, or ``-``) and ``denied=N``.
 - ``plain``: only plays.
 """
 
@@ -122,6 +127,39 @@ def sandbox_facts() -> None:
     say("sandbox", **facts)
 
 
+def fork_many(n: int) -> None:
+    children: list[int] = []
+    refused: object = "-"
+    for _ in range(n):
+        try:
+            pid = os.fork()
+        except OSError as exc:
+            refused = exc.errno
+            break
+        if pid == 0:
+            time.sleep(30)
+            os._exit(0)
+        children.append(pid)
+    for pid in children:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+    say("forks", forked=len(children), refused=refused)
+
+
+def read_all(root: str) -> None:
+    readable, denied = [], 0
+    for here, _dirs, files in os.walk(root):
+        for name in files:
+            path = os.path.join(here, name)
+            try:
+                with open(path, "rb") as fh:
+                    fh.read(16)
+                readable.append(os.path.relpath(path, root))
+            except OSError:
+                denied += 1
+    say("read", readable=",".join(sorted(readable)) or "-", denied=denied)
+
+
 def main() -> int:
     mode = sys.argv[1]
     ms = float(sys.argv[sys.argv.index("--ms") + 1]) if "--ms" in sys.argv else 0.0
@@ -141,12 +179,16 @@ def main() -> int:
         if kind == "hello":
             if mode == "privs":
                 privileges()
+            elif mode == "forks":
+                fork_many(int(sys.argv[sys.argv.index("--n") + 1]))
             elif mode == "sandbox":
                 sandbox_facts()
             elif mode == "starve":
                 starve_in(sys.argv[sys.argv.index("--cgroup") + 1])
             answer = {"type": "ready", "name": f"probe-{mode}"}
         elif kind == "request":
+            if mode == "read":
+                read_all(sys.argv[sys.argv.index("--root") + 1])
             if mode == "turns":
                 o1 = time.monotonic()
                 time.sleep(ms / 1000)
