@@ -163,11 +163,15 @@ def run(contest_dir: Path, dask: str | None, workers: int | None, progress: bool
     The ladder is a league (DIR/ladder.yaml, DIR/ladder.sqlite) re-planned as soon as a team's
     current version changes; a finished round is followed by the next. The leaderboard's
     summary is updated as games are recorded. Run it beside `harness contest serve DIR`.
+    It keeps to contest.yaml's pace (ladder: {games_per_hour: N}) and prunes the game logs
+    every 10 minutes as contest.yaml's `logs` says (`harness contest status DIR` shows both).
     """
     import dataclasses
 
     from harness.contest.db import ContestDB
     from harness.contest.ladder import LADDER_STORE, Standings, play_ladder
+    from harness.contest.retention import Pruner
+    from harness.contest.status import record_pruned
     cfg = _load(contest_dir)
     if workers is not None:
         cfg = dataclasses.replace(cfg, workers=workers)
@@ -175,6 +179,8 @@ def run(contest_dir: Path, dask: str | None, workers: int | None, progress: bool
     standings = Standings(db, cfg.root / LADDER_STORE)
     standings.rebuild()
     standings.start()
+    pruner = Pruner(cfg.root / LADDER_STORE, cfg.logs, record_pruned(db))
+    pruner.start()
     played = 0
     try:
         played = play_ladder(cfg, db, should_stop=lambda: False, on_game=standings.on_game, progress=progress,
@@ -182,6 +188,7 @@ def run(contest_dir: Path, dask: str | None, workers: int | None, progress: bool
     except KeyboardInterrupt:
         echo("interrupted")
     finally:
+        pruner.stop()
         standings.stop()
         db.close()
     echo(f"ladder stopped after {played} games in this run")
@@ -216,3 +223,8 @@ def finals(contest_dir: Path, top: int, rounds: int, dask: str | None) -> None:
 
     with LeagueStore(league.store, create=False) as store:
         echo(format_table(league_table(store, league), "table"))
+
+
+from harness.cli import contest_ops  # noqa: E402  (its commands join the group above)
+
+contest_ops.register(contest, team)

@@ -16,6 +16,7 @@ leaves the summary wrong for long.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable
@@ -26,6 +27,7 @@ import yaml
 
 from harness.contest.config import ContestConfig
 from harness.contest.db import ContestDB
+from harness.contest.pace import Pace
 from harness.league import queries
 from harness.league.config import LeagueConfig, games_per_round, load_config
 from harness.league.ratings import conservative
@@ -217,33 +219,70 @@ def leaderboard_rows(db: ContestDB) -> list[dict[str, Any]]:
 
 def play_ladder(cfg: ContestConfig, db: ContestDB, *, should_stop: Callable[[], bool],
                 on_game: Callable[[int, Any], None] | None = None, progress: bool = False,
-                max_games: int | None = None, echo: Callable[[str], None] = print, dask: str | None = None) -> int:
+                max_games: int | None = None, echo: Callable[[str], None] = print, dask: str | None = None,
+                pace: Pace | None = None) -> int:
     """Play the ladder until ``should_stop()``; return the games played.
 
-    The one function a schedule for a changing roster replaces (see the module docstring): with
-    the league's adaptive schedule, ``ladder.yaml`` gets ``schedule: adaptive`` and no rounds, is
-    rewritten (atomically, as here) whenever the roster changes, and one ``run_league`` call that
-    re-reads it between rounds plays forever, instead of this loop of re-planned round robins.
+    With the adaptive schedule (``ladder: adaptive``), one ``run_league`` call re-reads the
+    roster between rounds and plays on; else a loop of round robins re-planned when the roster
+    changes. Either way the runner stops whenever the pace's bucket is empty (``ladder.games_per_hour``,
+    :mod:`.pace`), the ladder sleeps until a game is allowed and starts it again.
     """
+    pace = pace or Pace(cfg.games_per_hour)
+    caller_stop, outer_on_game = should_stop, on_game
+    counted: list[int] = []
+    interrupted = threading.Event()  # Ctrl-C inside the runner: the games in flight were recorded
+
+    def outer_stop() -> bool:
+        return interrupted.is_set() or caller_stop()
+
+    def paced_stop() -> bool:
+        return outer_stop() or pace.exhausted() or (max_games is not None and len(counted) >= max_games)
+
+    def counted_game(seq: int, outcome: Any) -> None:
+        counted.append(seq)
+        pace.take()
+        if outer_on_game is not None:
+            outer_on_game(seq, outcome)
+
+    def rest() -> bool:
+        """Sleep while the pace allows no game; False once the caller wants to stop."""
+        if outer_stop() or (max_games is not None and len(counted) >= max_games):
+            return False
+        wait = pace.wait_seconds()
+        if wait > 0:
+            db.set_meta("ladder_state", json.dumps({"state": "paced", "until": time.time() + wait,
+                                                    "games_per_hour": cfg.games_per_hour}))
+            echo(f"at the pace of {cfg.games_per_hour} games an hour: the next game in {wait:.0f} s")
+            _sleep_until(outer_stop, wait)
+        if outer_stop():
+            return False
+        db.set_meta("ladder_state", json.dumps({"state": "playing", "games_per_hour": cfg.games_per_hour}))
+        return True
+
+    try:
+        if cfg.ladder == "adaptive":
+            while rest():
+                _play_adaptive(cfg, db, should_stop=paced_stop, on_game=counted_game, progress=progress, echo=echo,
+                               dask=dask, interrupted=interrupted)
+        else:
+            left = None if max_games is None else (lambda: max_games - len(counted))
+            _play_round_robin(cfg, db, should_stop=paced_stop, on_game=counted_game, progress=progress, echo=echo,
+                              dask=dask, rest=rest, pace=pace, interrupted=interrupted, left=left)
+    finally:
+        db.set_meta("ladder_state", json.dumps({"state": "stopped", "at": time.time()}))
+    return len(counted)
+
+
+def _play_round_robin(cfg: ContestConfig, db: ContestDB, *, should_stop: Callable[[], bool],
+                      on_game: Callable[[int, Any], None], progress: bool, echo: Callable[[str], None],
+                      dask: str | None, rest: Callable[[], bool], pace: Pace, interrupted: threading.Event,
+                      left: Callable[[], int] | None) -> None:
+    """Round robins over the current roster, re-planned when it changes, more rounds planned when played."""
     from harness.league.runner import LeagueInterrupted, run_league
 
-    if cfg.ladder == "adaptive":
-        if max_games is not None:  # the adaptive run plays on: stopped once it has recorded that many
-            counted: list[int] = []
-            outer_stop, outer_on_game = should_stop, on_game
-
-            def should_stop() -> bool:
-                return outer_stop() or len(counted) >= max_games
-
-            def on_game(seq: int, outcome: Any) -> None:
-                counted.append(seq)
-                if outer_on_game is not None:
-                    outer_on_game(seq, outcome)
-        return _play_adaptive(cfg, db, should_stop=should_stop, on_game=on_game, progress=progress, echo=echo,
-                              dask=dask)
-    played = 0
     rounds = int(db.get_meta("ladder_rounds", "1") or 1)
-    while not should_stop():
+    while rest():
         key = roster_key(db)
         league = write_ladder_config(cfg, db, rounds)
         if league is None:
@@ -251,20 +290,16 @@ def play_ladder(cfg: ContestConfig, db: ContestDB, *, should_stop: Callable[[], 
             _sleep_until(_RosterWatch(db, key, should_stop, poll=0.5), 5.0)
             continue
         stop_now = _RosterWatch(db, key, should_stop, poll=ROSTER_POLL)
-        remaining = None if max_games is None else max_games - played
         try:
-            summary = run_league(league, progress=progress, on_game=on_game, should_stop=stop_now,
-                                 max_games=remaining, dask=dask)
-        except LeagueInterrupted as exc:
-            played += exc.summary.played
+            summary = run_league(league, progress=progress, on_game=on_game, should_stop=stop_now, dask=dask,
+                                 max_games=None if left is None else left())
+        except LeagueInterrupted:
             echo("interrupted: the games in flight were recorded")
-            break
-        played += summary.played
-        if max_games is not None and played >= max_games:
+            interrupted.set()
             break
         if stop_now.changed:
             echo(f"roster changed: re-planning ({len(roster_key(db))} teams)")
-        elif summary.played == 0 and not summary.errors:
+        elif summary.played == 0 and not summary.errors and not pace.exhausted():
             # every round played: plan more, at least ROUND_GAMES games, so that a small ladder does
             # not pay a plan and the workers' start for every two games
             per_round = games_per_round(len(league.bots), league.table_sizes)
@@ -274,14 +309,14 @@ def play_ladder(cfg: ContestConfig, db: ContestDB, *, should_stop: Callable[[], 
         elif summary.errors:
             echo(f"the runner reported {len(summary.errors)} error(s): {summary.errors[-1].strip().splitlines()[-1]}")
             _sleep_until(should_stop, 5.0)
-    return played
 
 
 def _play_adaptive(cfg: ContestConfig, db: ContestDB, *, should_stop: Callable[[], bool],
                    on_game: Callable[[int, Any], None] | None, progress: bool, echo: Callable[[str], None],
-                   dask: str | None) -> int:
+                   dask: str | None, interrupted: threading.Event) -> int:
     """The ladder on the league's adaptive schedule: one run that plays on, the roster polled
-    between its rounds (:class:`_AdaptiveRoster` rewrites ``ladder.yaml`` when it changed)."""
+    between its rounds (:class:`_AdaptiveRoster` rewrites ``ladder.yaml`` when it changed);
+    returns when ``should_stop()`` (the pace's bucket is empty, or the caller stops)."""
     from harness.league.runner import LeagueInterrupted, run_league
 
     played = 0
@@ -290,7 +325,7 @@ def _play_adaptive(cfg: ContestConfig, db: ContestDB, *, should_stop: Callable[[
         key = roster_key(db)
         if len(key) < need:
             echo(f"waiting for teams: {len(key)} with a checked version, the adaptive ladder needs {need}")
-            _sleep_until(_RosterWatch(db, key, should_stop, poll=0.5), 5.0)
+            _sleep_until(_RosterWatch(db, key, interrupted.is_set, poll=0.5), 5.0)
             continue
         path = cfg.root / LADDER_CONFIG
         league = write_config(path, league_data(cfg, db.roster(), name=f"{cfg.name}-ladder", rounds=1,
@@ -301,6 +336,7 @@ def _play_adaptive(cfg: ContestConfig, db: ContestDB, *, should_stop: Callable[[
         except LeagueInterrupted as exc:
             played += exc.summary.played
             echo("interrupted: the games in flight were recorded")
+            interrupted.set()
             break
         played += summary.played
         if summary.errors:

@@ -124,9 +124,13 @@ def _replay_page(site: Site, request: Request, team: Team | None, game_id: str, 
     # a team's own game opens in its own seat's view (the only seats whose observations it holds);
     # the public sees the spectator's view alone
     own = sorted(seats_shown or ())
+    keep = site.cfg.logs
+    log_note = None if replay["frames"] else (
+        f"The log of this game was dropped: the ladder keeps game logs {keep.keep_days} days ({keep.violations_days} "
+        f"with a violation) within {keep.disk_mb:,} MB. Its result stays.")
     return site.render("game.html", request, team, replay=replay, replay_json=script_json(replay),
                        violation=violation, start_move=start, bot_pages=bot_pages,
-                       view_seats=own, view_seat=own[0] if own else None)
+                       view_seats=own, view_seat=own[0] if own else None, log_note=log_note)
 
 
 @public
