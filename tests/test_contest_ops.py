@@ -177,3 +177,166 @@ def test_a_paced_ladder_stops_when_asked_while_it_rests(tmp_path: Path) -> None:
     waits = [int(m.group(1)) for line in lines if (m := re.search(r"the next game in (\d+) s", line))]
     assert waits and 3590 * played <= waits[0] <= 3600 * played, lines
     db.close()
+
+
+# -- the organizer -------------------------------------------------------------------------------
+def _site(root: Path):  # type: ignore[no-untyped-def]
+    from starlette.testclient import TestClient
+
+    from harness.contest.server import create_app
+
+    return TestClient(create_app(root, start_worker=False), base_url="http://127.0.0.1")
+
+
+def _signin(client, token: str):  # type: ignore[no-untyped-def]
+    page = client.get("/signin")
+    csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
+    return client.post("/signin", data={"csrf": csrf, "token": token}, follow_redirects=False)
+
+
+def _org_csrf(client) -> str:  # type: ignore[no-untyped-def]
+    return re.search(r'name="csrf" value="([^"]+)"', client.get("/organizer").text).group(1)
+
+
+def test_init_prints_the_organizer_token_which_alone_opens_the_organizer_pages(tmp_path: Path) -> None:
+    root = tmp_path / "course"
+    out = CliRunner().invoke(cli, ["contest", "init", str(root), "--game", "crisps"])
+    assert out.exit_code == 0, out.output
+    org_token = out.output.strip().splitlines()[-1]
+    assert org_token.startswith("tbo_")
+    team_token = CliRunner().invoke(cli, ["contest", "team", "add", str(root), "alpha"]).output.strip().splitlines()[-1]
+    with _site(root) as nobody, _site(root) as team, _site(root) as org:
+        assert nobody.get("/organizer").status_code == 403
+        assert _signin(team, team_token).headers["location"] == "/me"
+        assert team.get("/organizer").status_code == 403 and team.get("/organizer/audit").status_code == 403
+        assert _signin(org, "tbo_" + "x" * 43).status_code == 401  # a wrong organizer token
+        r = _signin(org, org_token)
+        assert r.status_code == 303 and r.headers["location"] == "/organizer"
+        cookie = r.headers["set-cookie"]
+        assert "contest_organizer=" in cookie and "HttpOnly" in cookie and "SameSite=strict" in cookie
+        page = org.get("/organizer")
+        assert page.status_code == 200 and 'data-team="alpha"' in page.text and "no version yet" in page.text
+        # an action without the session's CSRF token is refused and does nothing
+        r = org.post("/organizer/act", data={"action": "announce", "text": "FORGED"})
+        assert r.status_code == 403
+        r = team.post("/organizer/act", data={"action": "announce", "text": "FORGED", "csrf": "x"})
+        assert r.status_code == 403
+        assert "FORGED" not in nobody.get("/").text
+        # a new organizer token signs the old session out
+        new = CliRunner().invoke(cli, ["contest", "organizer-token", str(root)]).output.strip().splitlines()[-1]
+        assert org.get("/organizer").status_code == 403 and _signin(org, org_token).status_code == 401
+        assert _signin(org, new).headers["location"] == "/organizer"
+
+
+def test_disable_reset_remove_announce_and_the_audit(tmp_path: Path) -> None:
+    from harness.contest.ladder import roster_key
+
+    root = make_contest(tmp_path)
+    db = ContestDB(root / "contest.sqlite")
+    from harness.contest.auth import renew_token
+    from harness.contest.controls import new_organizer_token
+
+    org_token = new_organizer_token(db, "test")
+    beta_token = renew_token(db, "beta")
+    assert [t for t, _ in roster_key(db)] == ["alpha", "beta"]
+    with _site(root) as org, _site(root) as beta, _site(root) as public:
+        _signin(org, org_token)
+        _signin(beta, beta_token)
+        csrf = _org_csrf(org)
+        r = org.post("/organizer/act", data={"csrf": csrf, "action": "disable", "team": "beta",
+                                             "reason": "its bot opens network sockets"})
+        assert r.status_code == 200 and "team beta disabled" in r.text
+        assert [t for t, _ in roster_key(db)] == ["alpha"]  # the ladder's next look leaves it out
+        assert "out of the ladder, disabled by the organizer: its bot opens network sockets" in beta.get("/me").text
+        assert "its bot opens network sockets" not in public.get("/games").text.split("<main>")[1][:400]
+        assert "disabled" in public.get("/").text  # marked on the leaderboard
+        org.post("/organizer/act", data={"csrf": csrf, "action": "enable", "team": "beta"})
+        assert [t for t, _ in roster_key(db)] == ["alpha", "beta"]
+        org.post("/organizer/act", data={"csrf": csrf, "action": "disable", "version": "s2", "reason": "crashes"})
+        assert [t for t, _ in roster_key(db)] == ["alpha"]
+        assert "your version s2 is out of the ladder" in beta.get("/me").text
+        org.post("/organizer/act", data={"csrf": csrf, "action": "announce", "text": "Finals on Friday 14:00"})
+        for client in (public, beta):
+            assert "Finals on Friday 14:00" in client.get("/").text
+        # reset: no version until the next upload
+        org.post("/organizer/act", data={"csrf": csrf, "action": "reset", "team": "alpha", "reason": "asked"})
+        assert roster_key(db) == ()
+        row = re.search(r'<tr data-team="alpha" class="no-version">.*?</tr>', public.get("/").text, re.S)
+        assert row and "no version yet" in row.group(0)
+        # remove: only with the name typed again; then signed out, token dead, off the leaderboard
+        r = org.post("/organizer/act", data={"csrf": csrf, "action": "remove", "team": "beta", "confirm": "bet"})
+        assert r.status_code == 400 and "type its name" in r.text
+        r = org.post("/organizer/act", data={"csrf": csrf, "action": "remove", "team": "beta", "confirm": "beta",
+                                             "reason": "left the course"})
+        assert "team beta removed" in r.text
+        assert beta.get("/me", follow_redirects=False).status_code == 303  # signed out
+        assert _signin(beta, beta_token).status_code == 401
+        assert 'data-team="beta"' not in public.get("/").text
+        audit = org.get("/organizer/audit").text
+        for action in ("disable team", "enable team", "disable version", "announce", "reset team", "remove team"):
+            assert f"<td>{action}</td>" in audit
+        assert "organizer (site, testclient)" in audit
+    out = CliRunner().invoke(cli, ["contest", "disable", str(root), "--team", "nosuch", "--reason", "x"])
+    assert out.exit_code != 0 and "no team named 'nosuch'" in out.output
+    out = CliRunner().invoke(cli, ["contest", "announce", str(root), "From the terminal"])
+    assert out.exit_code == 0 and "announced" in out.output
+    out = CliRunner().invoke(cli, ["contest", "audit", str(root)])
+    assert re.search(r"UTC  cli \(\w+\)  announce: From the terminal", out.output), out.output
+    db.close()
+
+
+def test_phases_close_and_open_uploads_and_the_organizer_reopens_them(tmp_path: Path) -> None:
+    from harness.contest.phases import upload_state
+
+    root = make_contest(tmp_path, extra="")
+    text = (root / "contest.yaml").read_text()
+    (root / "contest.yaml").write_text(text.replace("phases: {opens: null, uploads_close: null, finals: null}",
+                                                    "phases: {opens: 2030-01-12 09:00, uploads_close: 2030-03-01 "
+                                                    "17:00+01:00, finals: '2030-03-02 10:00'}"))
+    cfg = load_contest(root)
+    assert cfg.phases.uploads_close == 1898611200.0  # 2030-03-01 16:00 UTC
+    db = ContestDB(cfg.db_path)
+    state = upload_state(cfg, db)
+    assert not state.open and state.line == ("uploads closed: the contest opens 2030-01-12 09:00 UTC; the finals "
+                                             "are planned for 2030-03-02 10:00 UTC")
+    assert upload_state(cfg, db, now=1896134400).open  # 2030-02-01: in between
+    closed = upload_state(cfg, db, now=1898611200)
+    assert not closed.open and closed.line.startswith("uploads closed since 2030-03-01 16:00 UTC")
+    token = CliRunner().invoke(cli, ["contest", "team", "token", str(root), "alpha"]).output.strip().splitlines()[-1]
+    with _site(root) as client:
+        r = client.post("/api/submissions", headers={"Authorization": f"Bearer {token}"}, data={"runtime": "python"},
+                        files={"file": ("bot.py", b"print(1)\n")})
+        assert r.status_code == 403 and "the contest opens 2030-01-12 09:00 UTC" in r.json()["error"]
+        assert CliRunner().invoke(cli, ["contest", "reopen", str(root), "--hours", "2"]).exit_code == 0
+        assert upload_state(cfg, db).line.startswith("uploads open (reopened by the organizer until ")
+        r = client.post("/api/submissions", headers={"Authorization": f"Bearer {token}"}, data={"runtime": "python"},
+                        files={"file": ("bot.py", b"print(1)\n")})
+        assert r.status_code == 201
+        assert CliRunner().invoke(cli, ["contest", "close", str(root)]).exit_code == 0
+        r = client.post("/api/submissions", headers={"Authorization": f"Bearer {token}"}, data={"runtime": "python"},
+                        files={"file": ("bot.py", b"print(1)\n")})
+        assert r.status_code == 403 and "closed by the organizer" in r.json()["error"]
+        assert "uploads closed by the organizer" in client.get("/").text
+    db.close()
+
+
+def test_team_import_adds_every_team_and_writes_tokens_only_the_organizer_can_read(tmp_path: Path) -> None:
+    root = tmp_path / "course"
+    CliRunner().invoke(cli, ["contest", "init", str(root), "--game", "crisps"])
+    bad = tmp_path / "bad.csv"
+    bad.write_text("name,members\nred,Ann\nblue team,Bo\n")
+    out = CliRunner().invoke(cli, ["contest", "team", "import", str(root), str(bad)])
+    assert out.exit_code != 0 and "bad.csv:3: 'blue team' is not allowed" in out.output
+    assert ContestDB(root / "contest.sqlite").teams() == []  # nothing added
+    good = tmp_path / "teams.csv"
+    good.write_text("name,members\nred,Ann\n\nblue,Bo;Cy\ngreen\n")
+    tokens = tmp_path / "tokens.csv"
+    out = CliRunner().invoke(cli, ["contest", "team", "import", str(root), str(good), "--out", str(tokens)])
+    assert out.exit_code == 0 and "3 teams added" in out.output and "tb" not in out.output.split("tokens are")[0]
+    assert tokens.stat().st_mode & 0o777 == 0o600
+    lines = tokens.read_text().splitlines()
+    assert lines[0] == "team,token" and [line.split(",")[0] for line in lines[1:]] == ["red", "blue", "green"]
+    with _site(root) as client:
+        assert _signin(client, lines[2].split(",")[1]).headers["location"] == "/me"
+    out = CliRunner().invoke(cli, ["contest", "team", "import", str(root), str(good), "--out", str(tokens)])
+    assert out.exit_code != 0 and "exists already" in out.output  # red is taken; the file is never overwritten

@@ -44,7 +44,8 @@ def contest() -> None:
 @click.option("--game", required=True, metavar="GAME", help="The game: epizodiak, dominoes or crisps.")
 @click.option("--name", default=None, help="The contest's name (default: the directory's name).")
 def init(contest_dir: Path, game: str, name: str | None) -> None:
-    """Create the contest in DIR: its config (contest.yaml) and its database.
+    """Create the contest in DIR: its config (contest.yaml) and its database; print the organizer's
+    token (last, alone on its line: only its hash is kept).
 
     Edit DIR/contest.yaml afterwards for the table sizes, time controls, runtimes (entry file,
     build and run commands) and quotas; every key is checked when the site or ladder starts.
@@ -56,10 +57,17 @@ def init(contest_dir: Path, game: str, name: str | None) -> None:
         path = init_contest(contest_dir, game, name=name)
     except ContestConfigError as exc:
         raise click.ClickException(str(exc)) from None
+    from harness.contest.controls import new_organizer_token
+
     cfg = _load(contest_dir)
-    ContestDB(cfg.db_path).close()
+    db = ContestDB(cfg.db_path)
+    token = new_organizer_token(db, "cli (init)")
+    db.close()
     echo(f"contest {cfg.name} ({cfg.game}) created: {path}")
-    echo(f"next: harness contest team add {contest_dir} TEAM")
+    echo(f"next: harness contest team add {contest_dir} TEAM (or team import {contest_dir} teams.csv)")
+    echo("the organizer's token (shown only now; sign in with it at /signin, it opens /organizer; "
+         "harness contest organizer-token DIR gives a new one):")
+    echo(token)
 
 
 def _new_token(root: Path, make: Callable[[ContestDB, str], str], name: str) -> str:

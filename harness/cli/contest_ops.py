@@ -3,7 +3,9 @@ organizer's controls (thin: the work is in :mod:`harness.contest`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -40,6 +42,188 @@ def status(contest_dir: Path) -> None:
         db.close()
 
 
+
+
+def _who() -> str:
+    import getpass
+
+    try:
+        return f"cli ({getpass.getuser()})"
+    except (KeyError, OSError):
+        return "cli"
+
+
+def _db(root: Path):  # type: ignore[no-untyped-def]
+    from harness.contest.db import ContestDB
+
+    return ContestDB(_load(root).db_path)
+
+
+def _control(root: Path, action, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    """Run one of :mod:`harness.contest.controls`' actions as the command line's user; print what it did."""
+    from harness.contest.controls import ControlError
+
+    db = _db(root)
+    try:
+        echo(action(db, _who(), *args, **kwargs))
+    except ControlError as exc:
+        raise click.ClickException(str(exc)) from None
+    finally:
+        db.close()
+
+
+@click.command("organizer-token")
+@contest_dir
+def organizer_token(contest_dir: Path) -> None:
+    """Give the organizer a new token (the old one and its sessions stop working); printed last, alone.
+
+    Sign in with it on the site's /signin page to reach /organizer.
+    """
+    from harness.contest.controls import new_organizer_token
+
+    db = _db(contest_dir)
+    try:
+        token = new_organizer_token(db, _who())
+    finally:
+        db.close()
+    echo("the organizer's token (shown only now; sign in with it at /signin, it opens /organizer):")
+    echo(token)
+
+
+target = [click.option("--team", default=None, help="The team."),
+          click.option("--version", "version", default=None, metavar="sN", help="One version (s<upload id>).")]
+
+
+def _targets(f: Callable[..., Any]) -> Callable[..., Any]:
+    for option in reversed(target):
+        f = option(f)
+    return f
+
+
+@click.command()
+@contest_dir
+@_targets
+@click.option("--reason", required=True, help="Why (the team sees it on every page).")
+def disable(contest_dir: Path, team: str | None, version: str | None, reason: str) -> None:
+    """Keep a team, or one version, out of the ladder (from its next round) until enabled."""
+    from harness.contest.controls import disable as act
+
+    _control(contest_dir, act, team=team, version=version, reason=reason)
+
+
+@click.command()
+@contest_dir
+@_targets
+def enable(contest_dir: Path, team: str | None, version: str | None) -> None:
+    """Let a disabled team, or version, play in the ladder again."""
+    from harness.contest.controls import enable as act
+
+    _control(contest_dir, act, team=team, version=version)
+
+
+@click.command()
+@contest_dir
+@click.argument("name")
+@click.option("--reason", default="", help="Why (kept in the audit).")
+def reset(contest_dir: Path, name: str, reason: str) -> None:
+    """Put team NAME's current version aside: no version until its next upload; its games stay."""
+    from harness.contest.controls import reset_team
+
+    _control(contest_dir, reset_team, name, reason)
+
+
+@click.command()
+@contest_dir
+@click.argument("name")
+@click.option("--reason", default="", help="Why (kept in the audit).")
+def remove(contest_dir: Path, name: str, reason: str) -> None:
+    """Remove team NAME: signed out, its token dead, off the ladder and the leaderboard; its games stay."""
+    from harness.contest.controls import remove_team
+
+    _control(contest_dir, remove_team, name, reason)
+
+
+@click.command()
+@contest_dir
+@click.argument("text")
+def announce(contest_dir: Path, text: str) -> None:
+    """Show TEXT to every team, on every page of the site."""
+    from harness.contest.controls import announce as act
+
+    _control(contest_dir, act, text)
+
+
+@click.command()
+@contest_dir
+@click.option("--hours", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="For how long (default: until `harness contest close`).")
+def reopen(contest_dir: Path, hours: float | None) -> None:
+    """Take uploads again: after the finals froze them, past phases.uploads_close, or after close."""
+    import time
+
+    from harness.contest.controls import reopen_uploads
+
+    _control(contest_dir, reopen_uploads, time.time() + hours * 3600 if hours else None)
+
+
+@click.command()
+@contest_dir
+def close(contest_dir: Path) -> None:
+    """Close uploads now, whatever contest.yaml's phases say (reopen opens them again)."""
+    from harness.contest.controls import close_uploads
+
+    _control(contest_dir, close_uploads)
+
+
+@click.command()
+@contest_dir
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True, help="How many, latest first.")
+def audit(contest_dir: Path, limit: int) -> None:
+    """Show the organizer's actions, latest first: when, who, what."""
+    import time
+
+    from harness.contest.controls import audit_log
+
+    db = _db(contest_dir)
+    try:
+        for row in audit_log(db, limit):
+            echo(f"{time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime(row['at']))}  {row['who']}  "
+                 f"{row['action']}: {row['detail']}")
+    finally:
+        db.close()
+
+
+@click.command("import")
+@contest_dir
+@click.argument("csv_file", metavar="TEAMS.csv", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Where the tokens go (default: DIR/tokens-<time>.csv); made readable by its owner only.")
+def team_import(contest_dir: Path, csv_file: Path, out: Path | None) -> None:
+    """Add every team of TEAMS.csv (its first column, a header `name` allowed) and write their tokens
+    to a new file only its owner can read (mode 0600): `team,token` lines, one a team.
+
+    Every name is checked first: one bad or taken name, and no team is added.
+    """
+    from harness.contest.teams_import import ImportError_, import_teams
+
+    db = _db(contest_dir)
+    try:
+        path, added = import_teams(db, csv_file, out or contest_dir / f"tokens-{_stamp()}.csv")
+    except ImportError_ as exc:
+        raise click.ClickException(str(exc)) from None
+    finally:
+        db.close()
+    echo(f"{len(added)} teams added; their tokens are in {path} (mode 0600: give each team its own, privately)")
+
+
+def _stamp() -> str:
+    import time
+
+    return time.strftime("%Y%m%d-%H%M%S")
+
+
 def register(group: click.Group, team: click.Group) -> None:
     """Add these commands to ``harness contest`` (and its ``team`` group)."""
-    group.add_command(status)
+    for command in (status, organizer_token, disable, enable, reset, remove, announce, reopen, close, audit):
+        group.add_command(command)
+    team.add_command(team_import)

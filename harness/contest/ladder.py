@@ -198,23 +198,27 @@ def _age(seconds: float) -> str:
 
 
 def leaderboard_rows(db: ContestDB) -> list[dict[str, Any]]:
-    """Every team with a current version, best first by mu - 3 sigma (from the standings summary)."""
+    """Every team, best first by mu - 3 sigma (from the standings summary); teams without a checked
+    version last (``version`` None), in the order of their names."""
     now = time.time()
-    rows = []
+    rows, waiting = [], []
     default_mu, default_sigma = 25.0, 25.0 / 3
     for r in db.leaderboard():
+        if r["submission_id"] is None:
+            waiting.append({"team": r["team"], "submission_id": None, "version": None, "disabled": r["disabled"]})
+            continue
         mu = r["mu"] if r["mu"] is not None else default_mu
         sigma = r["sigma"] if r["sigma"] is not None else default_sigma
         games = r["games"] or 0
-        rows.append({"team": r["team"], "submission_id": r["submission_id"], "version": version_label(r["submission_id"]), "runtime": r["runtime"],
-                     "mu": mu, "sigma": sigma, "rating": conservative(mu, sigma), "games": games,
-                     "wins": r["wins"] or 0, "forfeits": r["forfeits"] or 0, "violations": r["violations"] or 0,
-                     "mean_rank": (r["rank_sum"] / games + 1) if games else None,
-                     "age": _age(now - (r["activated_at"] or now))})
+        rows.append({"team": r["team"], "submission_id": r["submission_id"], "version": version_label(r["submission_id"]),
+                     "runtime": r["runtime"], "mu": mu, "sigma": sigma, "rating": conservative(mu, sigma),
+                     "games": games, "wins": r["wins"] or 0, "forfeits": r["forfeits"] or 0,
+                     "violations": r["violations"] or 0, "mean_rank": (r["rank_sum"] / games + 1) if games else None,
+                     "age": _age(now - (r["activated_at"] or now)), "disabled": r["disabled"]})
     rows.sort(key=lambda x: -x["rating"])
     for i, row in enumerate(rows, 1):
         row["rank"] = i
-    return rows
+    return rows + sorted(waiting, key=lambda x: x["team"])
 
 
 def play_ladder(cfg: ContestConfig, db: ContestDB, *, should_stop: Callable[[], bool],
@@ -394,7 +398,7 @@ def play_finals(cfg: ContestConfig, db: ContestDB, top: int, rounds: int, *, pro
     from harness.league.runner import run_league
     from harness.report.html import write_report
 
-    board = leaderboard_rows(db)[:top]
+    board = [r for r in leaderboard_rows(db) if r["version"] is not None and not r["disabled"]][:top]
     if len(board) < 2 or not table_sizes(cfg, len(board)):
         raise ValueError(f"the finals need at least {max(2, min(cfg.players))} teams with a checked version; "
                          f"there are {len(board)} (uploads stay open)")

@@ -24,6 +24,7 @@ from starlette.routing import Route
 from harness.contest.app import SIGNIN_COOKIE, Refused, Site, Team, refused_json
 from harness.contest.auth import new_csrf, session_key
 from harness.contest.ladder import version_label
+from harness.contest.phases import upload_state
 from harness.report.replay_data import script_json
 
 __all__ = ["routes"]
@@ -92,7 +93,7 @@ async def index(site: Site, request: Request) -> Response:
         team = site.session_team(request)
         rows, board_html = site.board()
         return site.render("index.html", request, team, rows=rows, board_html=board_html, counts=site.db.counts(),
-                           games=site.ladder.latest_games(10), frozen=site.db.get_meta("frozen") == "1")
+                           games=site.ladder.latest_games(10), uploads=upload_state(site.cfg, site.db))
     return await run_in_threadpool(work)
 
 
@@ -174,6 +175,14 @@ async def signin(site: Site, request: Request) -> Response:
     if not isinstance(sent, str) or not cookie or not hmac.compare_digest(sent, cookie):
         raise Refused(403, "refused: the sign-in form has no valid CSRF token (reload the sign-in page and try again)")
     token = form.get("token")
+    if isinstance(token, str) and token.strip().startswith("tbo_"):  # the organizer's token
+        from harness.contest import controls, organizer
+
+        if await run_in_threadpool(controls.organizer_token_ok, site.db, token):
+            to_organizer = RedirectResponse("/organizer", status_code=303)
+            await run_in_threadpool(organizer.sign_in, site, to_organizer)
+            to_organizer.delete_cookie(SIGNIN_COOKIE, path="/signin")
+            return to_organizer
     team_id = await run_in_threadpool(site.tokens.team_of, token) if isinstance(token, str) else None
     if team_id is None:
         return site.render("signin.html", request, None, status=401, csrf=cookie,
@@ -207,8 +216,14 @@ async def me(site: Site, request: Request, team: Team) -> Response:
                            runtimes=site.cfg.runtimes, quotas=site.cfg.quotas,
                            games=site.ladder.team_games(team.name, 30),
                            violations=site.ladder.team_violations(team.name, 30),
-                           frozen=site.db.get_meta("frozen") == "1")
+                           frozen=_closed_line(site))
     return await run_in_threadpool(work)
+
+
+def _closed_line(site: Site) -> str | None:
+    """Why uploads are closed now (None while they are open), as a sentence for the team's page."""
+    state = upload_state(site.cfg, site.db)
+    return None if state.open else state.line[0].upper() + state.line[1:] + "."
 
 
 @mine
@@ -332,7 +347,7 @@ async def api_leaderboard(site: Site, request: Request) -> Response:
                   "mean_rank": r["mean_rank"], "violations": r["violations"],
                   "mu_ci": [r["mu"] - 1.96 * r["sigma"], r["mu"] + 1.96 * r["sigma"]], "mean_score": None,
                   "mean_score_ci": None, "mean_rank_ci": None, "p_better": None, "version_age": r["age"]}
-                 for r in rows]
+                 for r in rows if r["version"] is not None]
         counts = site.db.counts()
         return JSONResponse({"league": site.cfg.name, "game": site.cfg.game, "games_done": counts["games"],
                              "table": table})
