@@ -222,8 +222,45 @@ def _stamp() -> str:
     return time.strftime("%Y%m%d-%H%M%S")
 
 
+@click.command()
+@contest_dir
+@click.argument("out", metavar="OUT", type=click.Path(file_okay=False, path_type=Path))
+def backup(contest_dir: Path, out: Path) -> None:
+    """Copy the contest to the new directory OUT while the site and the ladder run.
+
+    The databases are copied with SQLite's online backup API (a consistent snapshot each), the
+    config, uploads and logs as files; OUT is readable by its owner only. Restore it with
+    `harness contest restore OUT NEWDIR`.
+    """
+    from harness.contest.backup import BackupError, backup_contest
+
+    try:
+        manifest = backup_contest(_load(contest_dir), out)
+    except (BackupError, OSError) as exc:
+        raise click.ClickException(str(exc)) from None
+    echo(f"backup in {out}: {manifest.get('teams', 0)} teams, {manifest.get('uploads', 0)} uploads, "
+         f"{manifest.get('games', 0)} games ({manifest['finished'] - manifest['started']:.1f} s)")
+
+
+@click.command()
+@click.argument("backup_dir", metavar="BACKUP", type=click.Path(file_okay=False, exists=True, path_type=Path))
+@contest_dir
+def restore(backup_dir: Path, contest_dir: Path) -> None:
+    """Restore the backup BACKUP into the new directory DIR; then serve and run it there as before."""
+    from harness.contest.backup import BackupError, restore_contest
+
+    try:
+        manifest = restore_contest(backup_dir, contest_dir)
+    except (BackupError, OSError) as exc:
+        raise click.ClickException(str(exc)) from None
+    _load(contest_dir)
+    echo(f"restored {manifest.get('contest')} into {contest_dir}: {manifest.get('teams', 0)} teams, "
+         f"{manifest.get('uploads', 0)} uploads, {manifest.get('games', 0)} games")
+
+
 def register(group: click.Group, team: click.Group) -> None:
     """Add these commands to ``harness contest`` (and its ``team`` group)."""
-    for command in (status, organizer_token, disable, enable, reset, remove, announce, reopen, close, audit):
+    for command in (status, organizer_token, disable, enable, reset, remove, announce, reopen, close, audit,
+                    backup, restore):
         group.add_command(command)
     team.add_command(team_import)
