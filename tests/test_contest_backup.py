@@ -45,7 +45,10 @@ def _rows(path: Path, sql: str) -> list[tuple]:  # type: ignore[type-arg]
 
 
 def _games(path: Path) -> int:
-    return _rows(path, "SELECT count(*) FROM games WHERE status = 'done'")[0][0] if path.exists() else 0
+    try:
+        return _rows(path, "SELECT count(*) FROM games WHERE status = 'done'")[0][0] if path.exists() else 0
+    except sqlite3.OperationalError:  # the ladder's store is being created
+        return 0
 
 
 def _until(check, seconds: float, what: str):  # type: ignore[no-untyped-def]

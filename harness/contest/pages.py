@@ -142,12 +142,21 @@ async def game(site: Site, request: Request) -> Response:
 
 @public
 async def head_to_head(site: Site, request: Request) -> Response:
+    from harness.contest.h2h import MATRIX_TEAMS, h2h_matrix
+
     a, b = request.query_params.get("a", ""), request.query_params.get("b", "")
 
     def work() -> Response:
         teams = [t["name"] for t in site.db.teams()]
-        result = site.ladder.head_to_head(a, b) if a in teams and b in teams and a != b else None
-        return site.render("h2h.html", request, site.session_team(request), teams=teams, a=a, b=b, result=result)
+        rows, _ = site.board()
+        top = [r["team"] for r in rows if r["version"] is not None][:MATRIX_TEAMS]
+        pick_a, pick_b = a, b
+        if not (a or b):  # the page opens on the two best teams, never on a team against itself
+            pick_a, pick_b = (top + [t for t in teams if t not in top] + ["", ""])[:2]
+        result = (site.ladder.head_to_head(pick_a, pick_b)
+                  if pick_a in teams and pick_b in teams and pick_a != pick_b else None)
+        return site.render("h2h.html", request, site.session_team(request), teams=teams, a=pick_a, b=pick_b,
+                           result=result, top=top, matrix=h2h_matrix(site.ladder, top))
     return await run_in_threadpool(work)
 
 
