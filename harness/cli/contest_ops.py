@@ -258,9 +258,46 @@ def restore(backup_dir: Path, contest_dir: Path) -> None:
          f"{manifest.get('uploads', 0)} uploads, {manifest.get('games', 0)} games")
 
 
+@click.command()
+@contest_dir
+@click.option("--server-name", default="_", show_default=True, help="The site's host name (nginx server_name).")
+@click.option("--site-port", type=click.IntRange(1, 65535), default=8000, show_default=True,
+              help="The port the site listens on, on 127.0.0.1.")
+@click.option("--https-port", type=click.IntRange(1, 65535), default=443, show_default=True)
+@click.option("--http-port", type=click.IntRange(1, 65535), default=80, show_default=True,
+              help="Redirected to https.")
+@click.option("--listen", default="", help="The address nginx listens on (default: every address).")
+@click.option("--cert", default=None, help="The TLS certificate (default: Let's Encrypt's for --server-name).")
+@click.option("--key", default=None, help="The TLS certificate's key.")
+@click.option("--user", default="tablebots", show_default=True, help="The user the site and the ladder run as.")
+def deploy(contest_dir: Path, server_name: str, site_port: int, https_port: int, http_port: int, listen: str,
+           cert: str | None, key: str | None, user: str) -> None:
+    """Write systemd units for the site and the ladder and an nginx config (https) to DIR/deploy/.
+
+    Sets contest.yaml for https (secure_cookies: true, and the proxy as the one address whose
+    X-Forwarded-For the site believes). Nothing is installed: the output says where each file goes.
+    """
+    from harness.contest.deploy import DeployOptions, write_deploy
+
+    live = f"/etc/letsencrypt/live/{server_name if server_name != '_' else 'HOST'}"
+    opts = DeployOptions(server_name=server_name, site_port=site_port, https_port=https_port, http_port=http_port,
+                         listen=listen, cert=cert or f"{live}/fullchain.pem", key=key or f"{live}/privkey.pem",
+                         user=user)
+    _load(contest_dir)
+    folder, changed = write_deploy(contest_dir, opts)
+    for line in changed:
+        echo(f"contest.yaml: {line}")
+    echo(f"written to {folder}:")
+    for path in sorted(folder.iterdir()):
+        where = "/etc/nginx/sites-enabled/" if path.suffix == ".conf" else "/etc/systemd/system/"
+        echo(f"  {path.name}  -> copy to {where}")
+    echo("then: systemctl daemon-reload && systemctl enable --now " + " ".join(
+        p.name for p in sorted(folder.glob("*.service"))) + " && nginx -s reload")
+
+
 def register(group: click.Group, team: click.Group) -> None:
     """Add these commands to ``harness contest`` (and its ``team`` group)."""
     for command in (status, organizer_token, disable, enable, reset, remove, announce, reopen, close, audit,
-                    backup, restore):
+                    backup, restore, deploy):
         group.add_command(command)
     team.add_command(team_import)
