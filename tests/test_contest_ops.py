@@ -340,3 +340,29 @@ def test_team_import_adds_every_team_and_writes_tokens_only_the_organizer_can_re
         assert _signin(client, lines[2].split(",")[1]).headers["location"] == "/me"
     out = CliRunner().invoke(cli, ["contest", "team", "import", str(root), str(good), "--out", str(tokens)])
     assert out.exit_code != 0 and "exists already" in out.output  # red is taken; the file is never overwritten
+
+
+def test_the_leaderboard_shows_harness_tables_fit_and_its_age(tmp_path: Path) -> None:
+    import json
+
+    from harness.contest.board_fit import refit
+
+    root = make_contest(tmp_path)
+    played = _ladder_until_paced(root)
+    cfg = load_contest(root)
+    db = ContestDB(cfg.db_path)
+    with _site(root) as client:
+        assert "until the ladder&#39;s first batch fit" in client.get("/").text
+        assert refit(cfg, db) == played
+        board = client.get("/api/leaderboard").json()
+        page = client.get("/").text
+    out = CliRunner().invoke(cli, ["table", str(root / "ladder.yaml"), "--format", "json"])
+    assert out.exit_code == 0, out.output
+    table = [r for r in json.loads(out.output)["table"] if r["current"]]
+    assert [r["bot"] for r in board["table"]] == [r["bot"] for r in table]
+    for mine, theirs in zip(board["table"], table):
+        assert abs(mine["mu"] - theirs["mu"]) < 1e-9 and abs(mine["sigma"] - theirs["sigma"]) < 1e-9
+    assert board["table"][0]["p_better"] == table[0]["p_better"] and board["table"][1]["p_better"] is None
+    assert f"the batch fit of harness table, over {played} games, made " in page
+    assert f"{table[0]['mu']:.2f}" in page and f"{table[0]['p_better']:.2f}" in page
+    db.close()

@@ -176,6 +176,7 @@ def run(contest_dir: Path, dask: str | None, workers: int | None, progress: bool
     """
     import dataclasses
 
+    from harness.contest.board_fit import Refitter
     from harness.contest.db import ContestDB
     from harness.contest.ladder import LADDER_STORE, Standings, play_ladder
     from harness.contest.retention import Pruner
@@ -189,6 +190,8 @@ def run(contest_dir: Path, dask: str | None, workers: int | None, progress: bool
     standings.start()
     pruner = Pruner(cfg.root / LADDER_STORE, cfg.logs, record_pruned(db))
     pruner.start()
+    refitter = Refitter(cfg, db, lambda: db.counts()["games"])
+    refitter.start()
     played = 0
     try:
         played = play_ladder(cfg, db, should_stop=lambda: False, on_game=standings.on_game, progress=progress,
@@ -196,6 +199,7 @@ def run(contest_dir: Path, dask: str | None, workers: int | None, progress: bool
     except KeyboardInterrupt:
         echo("interrupted")
     finally:
+        refitter.stop()
         pruner.stop()
         standings.stop()
         db.close()

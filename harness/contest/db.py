@@ -295,14 +295,17 @@ class ContestDB:
 
     def leaderboard(self) -> list[sqlite3.Row]:
         """Every team not removed: its current version (None: no version yet) and its standings (mu,
-        sigma, games...), since when it is current, and why it is disabled (None if it is not)."""
+        sigma, games...), since when it is current, why it is disabled (None if it is not), and
+        its batch fit (``fit_mu``, ``fit_sigma``, ``fit_rank``, ``p_better``; None before one)."""
         return self.db.execute(
             "SELECT t.name AS team, t.current_submission AS submission_id, s.activated_at, s.runtime, "
             "st.mu, st.sigma, st.games, st.wins, st.rank_sum, st.forfeits, st.violations, st.version_id, "
             "(SELECT reason FROM blocks b WHERE (b.kind = 'team' AND b.ref = t.id) OR (b.kind = 'version' AND "
-            "b.ref = t.current_submission) LIMIT 1) AS disabled "
+            "b.ref = t.current_submission) LIMIT 1) AS disabled, bf.mu AS fit_mu, bf.sigma AS fit_sigma, "
+            "bf.fit_rank, bf.p_better "
             "FROM teams t LEFT JOIN submissions s ON s.id = t.current_submission "
             "LEFT JOIN standings st ON st.submission_id = t.current_submission "
+            "LEFT JOIN board_fit bf ON bf.submission_id = t.current_submission "
             "WHERE t.id NOT IN (SELECT team_id FROM team_state WHERE removed_at IS NOT NULL)").fetchall()
 
     def board_key(self) -> tuple[Any, ...]:
@@ -311,7 +314,7 @@ class ContestDB:
         return tuple(self.db.execute("SELECT (SELECT value FROM meta WHERE key = 'games'), (SELECT max(activated_at) "
                                      "FROM submissions), (SELECT count(*) FROM teams), (SELECT count(*) || ':' || "
                                      "max(at) FROM blocks), (SELECT max(coalesce(removed_at, 0) + coalesce(reset_at, "
-                                     "0)) FROM team_state)").fetchone())
+                                     "0)) FROM team_state), (SELECT value FROM meta WHERE key = 'fit_at')").fetchone())
 
     def versions_by_version_id(self, version_ids: Sequence[int]) -> dict[int, sqlite3.Row]:
         if not version_ids:

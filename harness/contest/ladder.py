@@ -198,8 +198,9 @@ def _age(seconds: float) -> str:
 
 
 def leaderboard_rows(db: ContestDB) -> list[dict[str, Any]]:
-    """Every team, best first by mu - 3 sigma (from the standings summary); teams without a checked
-    version last (``version`` None), in the order of their names."""
+    """Every team, best first by the batch fit (``harness table``'s order: mu, from
+    :mod:`.board_fit`); versions the last fit has not seen after, by the incremental rating's
+    mu - 3 sigma; teams without a checked version last (``version`` None), by name."""
     now = time.time()
     rows, waiting = [], []
     default_mu, default_sigma = 25.0, 25.0 / 3
@@ -207,17 +208,23 @@ def leaderboard_rows(db: ContestDB) -> list[dict[str, Any]]:
         if r["submission_id"] is None:
             waiting.append({"team": r["team"], "submission_id": None, "version": None, "disabled": r["disabled"]})
             continue
-        mu = r["mu"] if r["mu"] is not None else default_mu
-        sigma = r["sigma"] if r["sigma"] is not None else default_sigma
+        fitted = r["fit_mu"] is not None
+        mu = r["fit_mu"] if fitted else r["mu"] if r["mu"] is not None else default_mu
+        sigma = r["fit_sigma"] if fitted else r["sigma"] if r["sigma"] is not None else default_sigma
         games = r["games"] or 0
         rows.append({"team": r["team"], "submission_id": r["submission_id"], "version": version_label(r["submission_id"]),
                      "runtime": r["runtime"], "mu": mu, "sigma": sigma, "rating": conservative(mu, sigma),
                      "games": games, "wins": r["wins"] or 0, "forfeits": r["forfeits"] or 0,
                      "violations": r["violations"] or 0, "mean_rank": (r["rank_sum"] / games + 1) if games else None,
-                     "age": _age(now - (r["activated_at"] or now)), "disabled": r["disabled"]})
-    rows.sort(key=lambda x: -x["rating"])
+                     "age": _age(now - (r["activated_at"] or now)), "disabled": r["disabled"], "fitted": fitted,
+                     "fit_rank": r["fit_rank"], "p_better": r["p_better"] if fitted else None})
+    rows.sort(key=lambda x: (not x["fitted"], x["fit_rank"] or 0, -x["rating"]))
     for i, row in enumerate(rows, 1):
         row["rank"] = i
+    for row, below in zip(rows, [*rows[1:], None]):
+        # the fit's P(>next) holds between the fit's neighbours only
+        if below is None or not below["fitted"] or below["fit_rank"] != (row["fit_rank"] or 0) + 1:
+            row["p_better"] = None
     return rows + sorted(waiting, key=lambda x: x["team"])
 
 

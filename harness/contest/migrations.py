@@ -3,7 +3,7 @@ so that a database made before it is brought up to date when it is opened (:clas
 
 from __future__ import annotations
 
-__all__ = ["ORGANIZER", "STEPS"]
+__all__ = ["ORGANIZER", "BOARD_FIT", "STEPS"]
 
 #: the organizer's token and sessions, disabled teams and versions, reset and removed teams,
 #: announcements and the audit of every organizer action (:mod:`harness.contest.controls`)
@@ -22,4 +22,12 @@ CREATE TABLE IF NOT EXISTS audit (id INTEGER PRIMARY KEY, at REAL NOT NULL, who 
                                   detail TEXT NOT NULL);
 """
 
-STEPS = (ORGANIZER,)
+
+#: the leaderboard's ratings from the batch fit of ``harness table`` (:mod:`harness.contest.board_fit`),
+#: one row per version that played, refitted in the background as games arrive
+BOARD_FIT = """
+CREATE TABLE IF NOT EXISTS board_fit (submission_id INTEGER PRIMARY KEY, mu REAL NOT NULL, sigma REAL NOT NULL,
+                                      fit_rank INTEGER NOT NULL, p_better REAL);
+"""
+
+STEPS = (ORGANIZER, BOARD_FIT)

@@ -23,6 +23,7 @@ from starlette.routing import Route
 
 from harness.contest.app import SIGNIN_COOKIE, Refused, Site, Team, refused_json
 from harness.contest.auth import new_csrf, session_key
+from harness.contest.board_fit import fit_note
 from harness.contest.ladder import version_label
 from harness.contest.phases import upload_state
 from harness.report.replay_data import script_json
@@ -93,7 +94,8 @@ async def index(site: Site, request: Request) -> Response:
         team = site.session_team(request)
         rows, board_html = site.board()
         return site.render("index.html", request, team, rows=rows, board_html=board_html, counts=site.db.counts(),
-                           games=site.ladder.latest_games(10), uploads=upload_state(site.cfg, site.db))
+                           games=site.ladder.latest_games(10), uploads=upload_state(site.cfg, site.db),
+                           fit_note=fit_note(site.db))
     return await run_in_threadpool(work)
 
 
@@ -355,11 +357,11 @@ async def api_leaderboard(site: Site, request: Request) -> Response:
                   "sigma": r["sigma"], "rating": r["rating"], "games": r["games"], "wins": r["wins"],
                   "mean_rank": r["mean_rank"], "violations": r["violations"],
                   "mu_ci": [r["mu"] - 1.96 * r["sigma"], r["mu"] + 1.96 * r["sigma"]], "mean_score": None,
-                  "mean_score_ci": None, "mean_rank_ci": None, "p_better": None, "version_age": r["age"]}
+                  "mean_score_ci": None, "mean_rank_ci": None, "p_better": r["p_better"], "version_age": r["age"]}
                  for r in rows if r["version"] is not None]
         counts = site.db.counts()
         return JSONResponse({"league": site.cfg.name, "game": site.cfg.game, "games_done": counts["games"],
-                             "table": table})
+                             "ratings": fit_note(site.db), "table": table})
     return await run_in_threadpool(work)
 
 
