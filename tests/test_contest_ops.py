@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 import time
@@ -24,7 +25,8 @@ REPO = Path(__file__).resolve().parents[1]
 BOTS = {"alpha": REPO / "bots" / "random_bot.py", "beta": REPO / "tests" / "bots" / "contest_late_violator.py"}
 
 
-def make_contest(tmp_path: Path, ladder: str = "round_robin", pace: int | None = 36, extra: str = "") -> Path:
+def make_contest(tmp_path: Path, ladder: str = "round_robin", pace: int | None = 36, extra: str = "",
+                 bots: dict[str, Path] | None = None) -> Path:
     """A contest of crisps at two seats whose teams have a checked version each (no site needed)."""
     root = tmp_path / "course"
     init_contest(root, "crisps")
@@ -35,7 +37,7 @@ def make_contest(tmp_path: Path, ladder: str = "round_robin", pace: int | None =
     (root / "contest.yaml").write_text(text + extra)
     cfg = load_contest(root)
     db = ContestDB(cfg.db_path)
-    for team, bot in BOTS.items():
+    for team, bot in (bots or BOTS).items():
         add_team(db, team)
         team_id = db.team_by_name(team)["id"]
         sid, _ = db.admit_submission(team_id, "python", "bot.py", 10, per_hour=10, in_progress=10)
@@ -366,3 +368,32 @@ def test_the_leaderboard_shows_harness_tables_fit_and_its_age(tmp_path: Path) ->
     assert f"the batch fit of harness table, over {played} games, made " in page
     assert f"{table[0]['mu']:.2f}" in page and f"{table[0]['p_better']:.2f}" in page
     db.close()
+
+
+def test_finals_play_until_the_order_is_settled_or_say_the_budget_ran_out(tmp_path: Path) -> None:
+    greedy = {"house": REPO / "bots" / "crisps_greedy.py", "alpha": REPO / "bots" / "random_bot.py"}
+    root = make_contest(tmp_path / "settled", bots=greedy)
+    out = CliRunner().invoke(cli, ["contest", "finals", str(root), "--top", "2", "--rounds", "4", "--confidence",
+                                   "0.9", "--max-games", "400"])
+    assert out.exit_code == 0, out.output
+    assert "the order is settled: every finalist above the next with probability >= 0.90" in out.output
+    result = json.loads((root / "finals" / "result.json").read_text())
+    assert result["settled"] and result["games"] < 400
+    house, alpha = result["finalists"]
+    assert house["team"] == "house" and house["p_better"] >= 0.9 and house["p_champion"] > 0.9
+    assert abs(house["p_champion"] + alpha["p_champion"] - 1) < 1e-9
+    with _site(root) as client:
+        page = client.get("/finals").text
+        assert "The order is settled" in page and 'data-team="house"' in page
+        game_id = re.search(r'href="/finals/games/([^"]+)"', page).group(1)
+        replay = client.get(f"/finals/games/{game_id}")
+        assert replay.status_code == 200 and "stderr_tail" not in replay.text
+    # two random bots: the budget runs out first, and the page says the order is not settled
+    root = make_contest(tmp_path / "budget")
+    out = CliRunner().invoke(cli, ["contest", "finals", str(root), "--top", "2", "--rounds", "1", "--confidence",
+                                   "0.99", "--max-games", "4"])
+    assert out.exit_code == 0, out.output
+    assert "the game budget (4 games) ran out before the order was settled at 0.99" in out.output
+    with _site(root) as client:
+        page = client.get("/finals").text
+        assert "The order is not settled" in page and "budget of 4 games ran out" in page

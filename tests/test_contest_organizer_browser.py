@@ -167,3 +167,39 @@ def test_the_organizer_announces_disables_a_team_and_the_ladder_and_the_team_fol
         out = _stop(ladder)
         _stop(site)
     assert "Traceback" not in out, out
+
+
+def test_the_finals_page_shows_the_order_each_champion_probability_and_an_unsettled_order(browser, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from test_contest_ops import make_contest
+
+    root = make_contest(tmp_path)
+    out = CliRunner().invoke(cli, ["contest", "finals", str(root), "--top", "2", "--rounds", "1", "--confidence",
+                                   "0.99", "--max-games", "4"])
+    assert out.exit_code == 0, out.output
+    port = _free_port()
+    site = _harness("contest", "serve", str(root), "--port", str(port))
+    base = f"http://127.0.0.1:{port}"
+    try:
+        _until(lambda: _up(base), 30, "the site")
+        browser.get(base + "/finals")
+        state = browser.find_element(By.ID, "finals-state").text
+        assert state.startswith("The order is not settled: the finals' budget of 4 games ran out")
+        rows = browser.find_elements(By.CSS_SELECTOR, "#finals-table tbody tr")
+        champion = [float(r.find_elements(By.TAG_NAME, "td")[6].text) for r in rows]
+        assert len(rows) == 2 and abs(sum(champion) - 1) < 0.011 and champion[0] >= champion[1]
+        assert len(browser.find_elements(By.CSS_SELECTOR, "#games tbody tr")) == 4
+        shoot(browser, tmp_path, "org-08-finals")
+        browser.find_element(By.CSS_SELECTOR, "#games tbody tr a").click()
+        _until(lambda: "/finals/games/" in browser.current_url, 10, "a finals game's replay")
+        shoot(browser, tmp_path, "org-09-finals-game")
+    finally:
+        _stop(site)
+
+
+def _up(base: str) -> bool:
+    import httpx
+
+    try:
+        return httpx.get(base + "/").status_code == 200
+    except httpx.HTTPError:
+        return False

@@ -209,33 +209,40 @@ def run(contest_dir: Path, dask: str | None, workers: int | None, progress: bool
 @contest.command()
 @contest_dir
 @click.option("--top", type=click.IntRange(min=2), required=True, help="How many teams (best on the leaderboard).")
-@click.option("--rounds", type=click.IntRange(min=1), required=True, help="Rounds of the finals' round robin.")
+@click.option("--rounds", type=click.IntRange(min=1), required=True,
+              help="Rounds of the round robin played first, and then at a time until the order is settled.")
+@click.option("--confidence", type=click.FloatRange(0.5, 1.0, max_open=True), default=0.95, show_default=True,
+              help="Settled: every finalist above the next with at least this probability (the batch fit's P(>next)).")
+@click.option("--max-games", type=click.IntRange(min=1), default=None,
+              help="The finals' game budget (default: ten times the first --rounds).")
 @dask_option
-def finals(contest_dir: Path, top: int, rounds: int, dask: str | None) -> None:
-    """Freeze uploads and play the finals: a round robin of the TOP teams' current versions.
+def finals(contest_dir: Path, top: int, rounds: int, confidence: float, max_games: int | None,
+           dask: str | None) -> None:
+    """Freeze uploads and play the finals until the TOP teams' order is settled (or the budget runs out).
 
     Stop `harness contest run` first (the ladder and the finals would share the cores). The
-    finals are their own league in DIR/finals/ (finals.yaml, finals.sqlite) and their HTML
-    report is written to DIR/finals/report/. Uploads stay closed afterwards.
+    finals are their own league in DIR/finals/ (finals.yaml, finals.sqlite); their result, with
+    each finalist's probability of being champion, is DIR/finals/result.json and the site's
+    /finals page, their HTML report DIR/finals/report/. Uploads stay closed afterwards
+    (`harness contest reopen DIR` opens them).
     """
     from harness.contest.db import ContestDB
-    from harness.contest.ladder import play_finals
+    from harness.contest.finals import play_finals
     from harness.league.config import ConfigError
-    from harness.report.tables import format_table, league_table
 
     cfg = _load(contest_dir)
     db = ContestDB(cfg.db_path)
     try:
-        league = play_finals(cfg, db, top, rounds, dask=dask, echo=echo)
+        result = play_finals(cfg, db, top, rounds, confidence=confidence, max_games=max_games, dask=dask, echo=echo)
     except (ValueError, ConfigError) as exc:
         raise click.ClickException(str(exc)) from None
     finally:
         db.close()
-    from harness.league.store import LeagueStore
-
-    with LeagueStore(league.store, create=False) as store:
-        echo(format_table(league_table(store, league), "table"))
-
+    echo(f"{'rank':>4}  {'team':<20} {'version':<8} {'mu':>7} {'±95%':>7} {'P(>next)':>8} {'P(champion)':>11}")
+    for r in result["finalists"]:
+        p_better = f"{r['p_better']:.2f}" if r["p_better"] is not None else "-"
+        echo(f"{r['rank']:>4}  {r['team']:<20} {r['version']:<8} {r['mu']:>7.2f} {1.96 * r['sigma']:>7.2f} "
+             f"{p_better:>8} {r['p_champion']:>11.2f}")
 
 from harness.cli import contest_ops  # noqa: E402  (its commands join the group above)
 

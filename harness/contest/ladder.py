@@ -34,7 +34,7 @@ from harness.league.ratings import conservative
 from harness.league.store import LeagueStore
 
 __all__ = ["write_ladder_config", "play_ladder", "Standings", "roster_key", "LADDER_CONFIG", "LADDER_STORE",
-           "version_label", "leaderboard_rows", "play_finals"]
+           "version_label", "leaderboard_rows"]
 
 LADDER_CONFIG = "ladder.yaml"
 LADDER_STORE = "ladder.sqlite"
@@ -396,27 +396,3 @@ def _sleep_until(done: Callable[[], bool], seconds: float) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline and not done():
         time.sleep(0.2)
-
-
-def play_finals(cfg: ContestConfig, db: ContestDB, top: int, rounds: int, *, progress: bool = True,
-                dask: str | None = None, echo: Callable[[str], None] = print) -> LeagueConfig:
-    """Freeze uploads and play a round robin of the ``top`` teams' current versions over ``rounds``
-    rounds into ``DIR/finals/`` (its own league and store), then write its HTML report there."""
-    from harness.league.runner import run_league
-    from harness.report.html import write_report
-
-    board = [r for r in leaderboard_rows(db) if r["version"] is not None and not r["disabled"]][:top]
-    if len(board) < 2 or not table_sizes(cfg, len(board)):
-        raise ValueError(f"the finals need at least {max(2, min(cfg.players))} teams with a checked version; "
-                         f"there are {len(board)} (uploads stay open)")
-    db.set_meta("frozen", "1")  # from here on the site refuses uploads
-    echo("finalists: " + ", ".join(f"{r['rank']}. {r['team']}@{r['version']}" for r in board))
-    roster = [{"team": r["team"], "submission_id": r["submission_id"], "runtime": r["runtime"]} for r in board]
-    folder = cfg.root / "finals"
-    folder.mkdir(exist_ok=True)
-    league = write_config(folder / "finals.yaml",
-                          league_data(cfg, roster, name=f"{cfg.name}-finals", rounds=rounds, store="finals.sqlite"))
-    run_league(league, progress=progress, dask=dask)
-    written = write_report(league, folder / "report")
-    echo(f"finals report: {written['dir']}/index.html")
-    return league

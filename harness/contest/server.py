@@ -14,6 +14,7 @@ from starlette.middleware import Middleware
 
 from harness.contest.app import SecurityHeaders, Site
 from harness.contest.config import load_contest
+from harness.contest.finals_page import routes as finals_routes
 from harness.contest.organizer import routes as organizer_routes
 from harness.contest.pages import routes
 
@@ -32,6 +33,6 @@ def create_app(root: str | Path, *, start_worker: bool = True) -> Starlette:
         if site.start_worker:
             site.worker.stop()
 
-    app = Starlette(routes=routes(site) + organizer_routes(site), middleware=[Middleware(SecurityHeaders)], lifespan=lifespan)
+    app = Starlette(routes=routes(site) + organizer_routes(site) + finals_routes(site), middleware=[Middleware(SecurityHeaders)], lifespan=lifespan)
     app.state.site = site
     return app
