@@ -144,7 +144,7 @@ async def game(site: Site, request: Request) -> Response:
 
 @public
 async def head_to_head(site: Site, request: Request) -> Response:
-    from harness.contest.h2h import MATRIX_TEAMS, h2h_matrix
+    from harness.contest.h2h import MATRIX_TEAMS, cached_matrix
 
     a, b = request.query_params.get("a", ""), request.query_params.get("b", "")
 
@@ -158,7 +158,7 @@ async def head_to_head(site: Site, request: Request) -> Response:
         result = (site.ladder.head_to_head(pick_a, pick_b)
                   if pick_a in teams and pick_b in teams and pick_a != pick_b else None)
         return site.render("h2h.html", request, site.session_team(request), teams=teams, a=pick_a, b=pick_b,
-                           result=result, top=top, matrix=h2h_matrix(site.ladder, top))
+                           result=result, top=top, matrix=cached_matrix(site.ladder, top))
     return await run_in_threadpool(work)
 
 
