@@ -31,11 +31,14 @@ def contest() -> None:
 
     \b
     Start to finish (docs/contest.md):
-        harness contest init mycourse --game crisps
-        harness contest team add mycourse alpha        # prints the team token once
+        harness contest init mycourse --game crisps    # prints the organizer's token
+        harness contest team import mycourse teams.csv # the tokens into a 0600 file
+        harness contest deploy mycourse --server-name bots.example.edu
         harness contest serve mycourse --port 8000     # the site
         harness contest run mycourse                   # the ladder (another terminal)
-        harness contest finals mycourse --top 8 --rounds 20
+        harness contest status mycourse                # games, pace, queue, disk
+        harness contest backup mycourse /backups/mycourse-today
+        harness contest finals mycourse --top 8 --rounds 4
     """
 
 
