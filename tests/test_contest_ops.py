@@ -11,6 +11,7 @@ import warnings
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 warnings.filterwarnings("ignore", message=".*httpx.*")
@@ -397,3 +398,74 @@ def test_finals_play_until_the_order_is_settled_or_say_the_budget_ran_out(tmp_pa
     with _site(root) as client:
         page = client.get("/finals").text
         assert "The order is not settled" in page and "budget of 4 games ran out" in page
+
+
+def test_an_adaptive_ladder_keeps_to_its_pace_and_drops_a_disabled_team_at_its_next_round(tmp_path: Path) -> None:
+    from harness.contest.controls import disable
+    from harness.contest.ladder import play_ladder
+
+    three = {**BOTS, "gamma": REPO / "bots" / "random_bot.py"}
+    root = make_contest(tmp_path, ladder="adaptive", pace=72, bots=three)  # a bucket of 12 games
+    cfg = load_contest(root)
+    db = ContestDB(cfg.db_path)
+    lines: list[str] = []
+    seen: list[tuple[int, frozenset[str]]] = []
+    disabled_at: list[int] = []
+
+    def on_game(seq: int, outcome: object) -> None:
+        from harness.league.store import LeagueStore
+
+        with LeagueStore(root / "ladder.sqlite", create=False) as store:
+            seats = store.db.execute("SELECT v.version FROM games g JOIN seats s ON s.game_seq = g.seq JOIN versions v "
+                                     "ON v.id = s.version_id WHERE g.seq = ?", (seq,)).fetchall()
+        seen.append((len(seen), frozenset(r[0] for r in seats)))
+        if len(seen) == 4 and not disabled_at:
+            disable(db, "test", team="gamma", reason="testing")
+            disabled_at.append(len(seen))
+
+    def stop() -> bool:
+        return any("at the pace of 72 games an hour" in line for line in lines)
+
+    played = play_ladder(cfg, db, should_stop=stop, on_game=on_game, echo=lines.append)
+    db.close()
+    assert 12 <= played <= 13, lines
+    gamma = "s3"
+    # the games of the round being played when gamma was disabled (3 pairs of 3 teams) may still
+    # seat it; none after
+    later = [versions for i, versions in seen[disabled_at[0] + 3:]]
+    assert later and all(gamma not in versions for versions in later), seen
+    assert "left: gamma@s3 (its games and rating stay)" in lines
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ("ladder: {schedule: adaptive, games_per_hour: 0}", "ladder.games_per_hour: 0 is not allowed (allowed: an integer >= 1)"),
+    ("ladder: {schedule: adaptive, pace: 5}", "ladder.pace: unknown key; allowed keys: schedule, games_per_hour"),
+    ("ladder: {schedule: swiss}", "ladder: 'swiss' is not allowed (allowed: round_robin, adaptive)"),
+    ("logs: {keep_days: -1}", "logs.keep_days: -1 is not allowed (allowed: an integer >= 1)"),
+    ("logs: {days: 3}", "logs: expected a mapping of keep_days, violations_days, disk_mb"),
+    ("phases: {opens: next monday}", "phases.opens: 'next monday' is not a time (write it as 2026-01-12 09:00"),
+    ("phases: {opens: 2027-02-01 09:00, uploads_close: 2027-01-01 09:00}", "phases.uploads_close: must be after "
+                                                                          "phases.opens"),
+])
+def test_the_new_keys_are_checked_with_one_line_naming_the_key(tmp_path: Path, line: str, message: str) -> None:
+    from harness.contest.config import ContestConfigError
+
+    root = tmp_path / "course"
+    init_contest(root, "crisps")
+    key = line.split(":")[0]
+    text = re.sub(rf"^{key}: .*$", line, (root / "contest.yaml").read_text(), flags=re.M)
+    (root / "contest.yaml").write_text(text)
+    with pytest.raises(ContestConfigError) as caught:
+        load_contest(root)
+    assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_the_default_pace_and_a_pace_switched_off(tmp_path: Path) -> None:
+    root = tmp_path / "course"
+    init_contest(root, "crisps")
+    assert load_contest(root).games_per_hour == 600  # init's "ladder: NAME": the default pace
+    text = (root / "contest.yaml").read_text()
+    (root / "contest.yaml").write_text(re.sub(r"^ladder: .*$", "ladder: {schedule: adaptive, games_per_hour: null}",
+                                              text, flags=re.M))
+    cfg = load_contest(root)
+    assert cfg.games_per_hour is None and cfg.ladder == "adaptive"
