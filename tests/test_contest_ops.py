@@ -442,7 +442,8 @@ def test_an_adaptive_ladder_keeps_to_its_pace_and_drops_a_disabled_team_at_its_n
     ("ladder: {schedule: adaptive, pace: 5}", "ladder.pace: unknown key; allowed keys: schedule, games_per_hour"),
     ("ladder: {schedule: swiss}", "ladder: 'swiss' is not allowed (allowed: round_robin, adaptive)"),
     ("logs: {keep_days: -1}", "logs.keep_days: -1 is not allowed (allowed: an integer >= 1)"),
-    ("logs: {days: 3}", "logs: expected a mapping of keep_days, violations_days, disk_mb"),
+    ("logs: {days: 3}", "logs: expected a mapping of game_kb, budget_mb, keep_days, violations_days, disk_mb"),
+    ("logs: {disk_mb: 4096}", "logs.disk_mb: 4096 must be below logs.budget_mb (4096)"),
     ("phases: {opens: next monday}", "phases.opens: 'next monday' is not a time (write it as 2026-01-12 09:00"),
     ("phases: {opens: 2027-02-01 09:00, uploads_close: 2027-01-01 09:00}", "phases.uploads_close: must be after "
                                                                           "phases.opens"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from harness.cli.contest import contest
+from harness.cli.doctor import doctor
 from harness.cli.export import export
 from harness.cli.league import h2h, replay, run, table, violations
 from harness.cli.match import match
@@ -38,6 +39,7 @@ cli.add_command(match)
 cli.add_command(report)
 cli.add_command(serve)
 cli.add_command(contest)
+cli.add_command(doctor)
 
 
 def main() -> None:

@@ -137,24 +137,55 @@ def team_list(contest_dir: Path) -> None:
         db.close()
 
 
+unsafe_option = click.option(
+    "--unsafe", is_flag=True,
+    help="Play even where the sandbox or the CPU clock does not hold here (see `harness doctor`); the "
+         "leaderboard then says so.")
+
+
+def _safe_or_unsafe(cfg, unsafe: bool, record: bool = True) -> None:  # type: ignore[no-untyped-def]
+    """Refuse (one line) to play a contest's games without the sandbox and the CPU clock unless
+    ``unsafe``; with ``record``, the leaderboard shows what does not hold (or nothing, once it does)."""
+    from harness.contest.db import ContestDB
+    from harness.play.doctor import ranked_play_problems
+    from harness.play.sandbox import resolve_sandbox
+
+    problems = ranked_play_problems(resolve_sandbox(cfg.limits.get("sandbox", "auto"))[0])
+    if problems and not unsafe:
+        raise click.ClickException("refusing to play ranked games here: " + "; ".join(problems)
+                                   + " (`harness doctor` says more; --unsafe plays anyway, and the leaderboard says so)")
+    if problems:
+        echo("warning: playing unsafely (--unsafe): " + "; ".join(problems))
+    if record:
+        db = ContestDB(cfg.db_path)
+        try:
+            db.set_meta("unsafe", "; ".join(problems))
+        finally:
+            db.close()
+
+
 @contest.command()
 @contest_dir
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to listen on (127.0.0.1: this machine only; put https in front for the world).")
 @click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True, help="Port to listen on.")
-def serve(contest_dir: Path, host: str, port: int) -> None:
+@unsafe_option
+def serve(contest_dir: Path, host: str, port: int, unsafe: bool) -> None:
     """Serve the contest site: sign-in, uploads, the leaderboard, replays, each team's own pages.
 
     Uploads are built and checked in the background by this process; `harness contest run DIR`
-    (another process) plays the ladder.
+    (another process) plays the ladder. Requests over their limits are refused before they are
+    read (contest.yaml's `site`: body sizes, header and body timeouts, the proxies whose
+    X-Forwarded-For is believed; docs/contest.md). Refused where uploads cannot run in the
+    sandbox with the CPU clock (`harness doctor` says why), unless --unsafe.
     """
-    import uvicorn
-
+    from harness.contest.guard import serve as serve_guarded
     from harness.contest.server import create_app
 
-    _load(contest_dir)
+    cfg = _load(contest_dir)
+    _safe_or_unsafe(cfg, unsafe, record=False)
     echo(f"contest site on http://{host}:{port}/ (Ctrl-C stops it)")
-    uvicorn.run(create_app(contest_dir), host=host, port=port, log_level="warning")
+    serve_guarded(create_app(contest_dir), host, port, cfg.site)
 
 
 dask_option = click.option("--dask", default=None, metavar="ADDRESS",
@@ -168,7 +199,8 @@ dask_option = click.option("--dask", default=None, metavar="ADDRESS",
 @click.option("--workers", type=click.IntRange(min=1), default=None,
               help="Local worker processes (default: contest.yaml's workers).")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Show a progress bar per plan.")
-def run(contest_dir: Path, dask: str | None, workers: int | None, progress: bool) -> None:
+@unsafe_option
+def run(contest_dir: Path, dask: str | None, workers: int | None, progress: bool, unsafe: bool) -> None:
     """Play the ladder over every team's current version, until Ctrl-C.
 
     The ladder is a league (DIR/ladder.yaml, DIR/ladder.sqlite) re-planned as soon as a team's
@@ -185,13 +217,14 @@ def run(contest_dir: Path, dask: str | None, workers: int | None, progress: bool
     from harness.contest.retention import Pruner
     from harness.contest.status import record_pruned
     cfg = _load(contest_dir)
+    _safe_or_unsafe(cfg, unsafe)
     if workers is not None:
         cfg = dataclasses.replace(cfg, workers=workers)
     db = ContestDB(cfg.db_path)
     standings = Standings(db, cfg.root / LADDER_STORE)
     standings.rebuild()
     standings.start()
-    pruner = Pruner(cfg.root / LADDER_STORE, cfg.logs, record_pruned(db))
+    pruner = Pruner(cfg.root / LADDER_STORE, cfg.retention, record_pruned(db))
     pruner.start()
     refitter = Refitter(cfg, db, lambda: db.counts()["games"])
     refitter.start()
@@ -219,8 +252,9 @@ def run(contest_dir: Path, dask: str | None, workers: int | None, progress: bool
 @click.option("--max-games", type=click.IntRange(min=1), default=None,
               help="The finals' game budget (default: ten times the first --rounds).")
 @dask_option
+@unsafe_option
 def finals(contest_dir: Path, top: int, rounds: int, confidence: float, max_games: int | None,
-           dask: str | None) -> None:
+           dask: str | None, unsafe: bool) -> None:
     """Freeze uploads and play the finals until the TOP teams' order is settled (or the budget runs out).
 
     Stop `harness contest run` first (the ladder and the finals would share the cores). The
@@ -234,6 +268,7 @@ def finals(contest_dir: Path, top: int, rounds: int, confidence: float, max_game
     from harness.league.config import ConfigError
 
     cfg = _load(contest_dir)
+    _safe_or_unsafe(cfg, unsafe)
     db = ContestDB(cfg.db_path)
     try:
         result = play_finals(cfg, db, top, rounds, confidence=confidence, max_games=max_games, dask=dask, echo=echo)

@@ -28,7 +28,9 @@ from harness.contest.config import CONFIG_NAME, ContestConfig
 __all__ = ["backup_contest", "restore_contest", "BackupError", "MANIFEST"]
 
 MANIFEST = "manifest.json"
-#: databases, relative to the contest's directory, copied with the online backup API
+#: databases, relative to the contest's directory, copied with the online backup API; a store before
+#: its logs (a game's log is committed before its result, so every game of the store's copy has its
+#: log in the logs' copy; a log of a game recorded in between is replaced when it is played again)
 DATABASES = ("contest.sqlite", "ladder.sqlite", "ladder.sqlite-logs", "finals/finals.sqlite",
              "finals/finals.sqlite-logs")
 #: plain files and folders copied as they are

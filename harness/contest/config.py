@@ -15,7 +15,8 @@ from typing import Any
 
 import yaml
 
-from harness.league.config import TIME_KEYS, StrictBoolLoader
+from harness.contest.guard import SiteLimits, parse_site
+from harness.league.config import LOG_DEFAULTS, TIME_KEYS, StrictBoolLoader
 
 __all__ = ["ContestConfig", "ContestConfigError", "Runtime", "Quotas", "LogRetention", "Phases", "DEFAULT_RUNTIMES", "init_contest",
            "load_contest", "CONFIG_NAME"]
@@ -25,7 +26,7 @@ NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 
 #: The runtimes a new contest offers. Builds run inside the sandbox with no network.
 DEFAULT_RUNTIMES: dict[str, dict[str, Any]] = {
-    "python": {"entry": "bot.py", "build": ["python3", "-m", "py_compile", "bot.py"], "run": ["python3", "bot.py"]},
+    "python": {"entry": "bot.py", "build": ["python3", "-I", "-m", "py_compile", "bot.py"], "run": ["python3", "bot.py"]},
     "node": {"entry": "bot.js", "build": ["node", "--check", "bot.js"], "run": ["node", "bot.js"]},
     "cpp": {"entry": "bot.cpp", "build": ["g++", "-O2", "-std=c++17", "-o", "bot", "bot.cpp"], "run": ["./bot"]},
 }
@@ -41,10 +42,10 @@ QUOTA_DEFAULTS = {
 }
 BUILD_DEFAULTS = {"seconds": 120, "memory_mb": 2048}
 TOP_KEYS = ("name", "game", "options", "players", "time", "limits", "runtimes", "quotas", "build",
-            "conformance_games", "workers", "executor", "secure_cookies", "ladder", "logs", "phases")
+            "conformance_games", "workers", "executor", "secure_cookies", "ladder", "site", "logs", "phases")
 LADDER_KINDS = ("round_robin", "adaptive")
 #: how long the ladder's game logs are kept, and the most disk they may take (see :mod:`.retention`)
-LOGS_DEFAULTS = {"keep_days": 14, "violations_days": 90, "disk_mb": 2048}
+LOGS_DEFAULTS = {"keep_days": 14, "violations_days": 90, "disk_mb": 2048}  # below LOG_DEFAULTS["budget_mb"]
 PHASE_KEYS = ("opens", "uploads_close", "finals")
 #: the ladder's games an hour unless contest.yaml says otherwise (docs/contest.md: disk per day)
 PACE_DEFAULT = 600
@@ -120,7 +121,12 @@ class ContestConfig:
     ladder: str = "round_robin"
     #: the ladder's pace (None: as fast as the workers play)
     games_per_hour: int | None = PACE_DEFAULT
-    logs: LogRetention = LogRetention()
+    #: what the site refuses before it reads (body sizes, slow clients, trusted proxies)
+    site: SiteLimits = SiteLimits()
+    #: the ladder's and the finals' game logs (a league's ``logs``: game_kb, budget_mb)
+    logs: dict[str, int] = field(default_factory=lambda: dict(LOG_DEFAULTS))
+    #: how long the ladder keeps its game logs and within what disk (``logs``' other keys)
+    retention: LogRetention = LogRetention()
     phases: Phases = Phases()
 
     @property
@@ -267,6 +273,11 @@ def load_contest(root: str | Path) -> ContestConfig:
         raise _fail(path, "executor", "expected local, or {dask: ADDRESS}")
     games = data.get("conformance_games")
     ladder, games_per_hour = _ladder(path, data.get("ladder", "round_robin"))
+    logs, retention = _logs(path, data.get("logs"))
+    try:
+        site = parse_site(data.get("site"))
+    except ValueError as exc:
+        raise _fail(path, *exc.args[0]) from None
     return ContestConfig(
         root=root, name=name, game=str(game), players=tuple(sorted(set(sizes))), time=time, runtimes=runtimes,
         quotas=quotas, options=options, limits=limits,
@@ -276,7 +287,7 @@ def load_contest(root: str | Path) -> ContestConfig:
         workers=_int(path, data.get("workers", 1), "workers"),
         executor=executor if isinstance(executor, dict) else None,
         secure_cookies=bool(data.get("secure_cookies", False)), ladder=ladder, games_per_hour=games_per_hour,
-        logs=_logs(path, data.get("logs")), phases=_phases(path, data.get("phases")))
+        site=site, logs=logs, retention=retention, phases=_phases(path, data.get("phases")))
 
 
 def _ladder(path: Path, value: Any) -> tuple[str, int | None]:
@@ -296,11 +307,21 @@ def _ladder(path: Path, value: Any) -> tuple[str, int | None]:
     return str(schedule), pace
 
 
-def _logs(path: Path, value: Any) -> LogRetention:
+def _logs(path: Path, value: Any) -> tuple[dict[str, int], LogRetention]:
+    """``logs``: a league's (game_kb, budget_mb: the ladder's runner caps each game's log and the
+    file's size) and the retention's (keep_days, violations_days, disk_mb: the ladder prunes)."""
     value = value or {}
-    if not isinstance(value, dict) or any(k not in LOGS_DEFAULTS for k in value):
-        raise _fail(path, "logs", f"expected a mapping of {', '.join(LOGS_DEFAULTS)}")
-    return LogRetention(**{k: _int(path, value.get(k, d), f"logs.{k}") for k, d in LOGS_DEFAULTS.items()})
+    allowed = {**LOG_DEFAULTS, **LOGS_DEFAULTS}
+    if not isinstance(value, dict) or any(k not in allowed for k in value):
+        raise _fail(path, "logs", f"expected a mapping of {', '.join(allowed)}")
+    league = {k: _int(path, value.get(k, d), f"logs.{k}", 1 if k == "game_kb" else 0) for k, d in LOG_DEFAULTS.items()}
+    keep = LogRetention(**{k: _int(path, value.get(k, d), f"logs.{k}") for k, d in LOGS_DEFAULTS.items()})
+    if league["budget_mb"] and keep.disk_mb >= league["budget_mb"]:
+        # the runner's budget counts the file's size, which pruning never shrinks: past it, no new
+        # game but those with a violation would keep its log however much was pruned
+        raise _fail(path, "logs.disk_mb", f"{keep.disk_mb} must be below logs.budget_mb ({league['budget_mb']}): "
+                                          f"the ladder prunes to disk_mb, the runner stops writing at budget_mb")
+    return league, keep
 
 
 def _phases(path: Path, value: Any) -> Phases:

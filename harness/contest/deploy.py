@@ -117,6 +117,13 @@ def _set_key(text: str, key: str, value: str) -> str:
     return pattern.sub(line, text, count=1) if pattern.search(text) else text.rstrip("\n") + f"\n{line}\n"
 
 
+def _trusts_localhost(cfg: ContestConfig) -> bool:
+    import ipaddress
+
+    site = getattr(cfg, "site", None)
+    return any(ipaddress.ip_address("127.0.0.1") in net for net in getattr(site, "trusted_proxies", ()))
+
+
 def write_deploy(root: Path, opts: DeployOptions) -> tuple[Path, list[str]]:
     """Write the files to ``root/deploy/`` and set contest.yaml for https; return the folder and
     the lines saying what changed in contest.yaml."""
@@ -136,6 +143,9 @@ def write_deploy(root: Path, opts: DeployOptions) -> tuple[Path, list[str]]:
     if "site" in config_module.TOP_KEYS and not re.search(r"^site:", text, re.M):
         text = _set_key(text, "site", "{trusted_proxies: ['127.0.0.1']}")
         changed.append("site.trusted_proxies: ['127.0.0.1'] (X-Forwarded-For believed from nginx only)")
+    elif "site" in config_module.TOP_KEYS and not _trusts_localhost(cfg):
+        changed.append("NOT CHANGED: add 127.0.0.1 to site.trusted_proxies yourself (the site key is yours), "
+                       "else the sign-in limit counts nginx, not each visitor")
     if text != original:
         path.write_text(text, encoding="utf-8")
         load_contest(root)  # still a valid config

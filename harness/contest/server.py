@@ -15,6 +15,7 @@ from starlette.middleware import Middleware
 from harness.contest.app import SecurityHeaders, Site
 from harness.contest.config import load_contest
 from harness.contest.finals_page import routes as finals_routes
+from harness.contest.guard import RequestGuard
 from harness.contest.organizer import routes as organizer_routes
 from harness.contest.pages import routes
 
@@ -33,6 +34,10 @@ def create_app(root: str | Path, *, start_worker: bool = True) -> Starlette:
         if site.start_worker:
             site.worker.stop()
 
-    app = Starlette(routes=routes(site) + organizer_routes(site) + finals_routes(site), middleware=[Middleware(SecurityHeaders)], lifespan=lifespan)
+    # the guard first: body limits, the body deadline and the client's address hold before any route
+    middleware = [Middleware(RequestGuard, limits=site.cfg.site, upload_bytes=site.upload_cap),
+                  Middleware(SecurityHeaders)]
+    app = Starlette(routes=routes(site) + organizer_routes(site) + finals_routes(site), middleware=middleware,
+                    lifespan=lifespan)
     app.state.site = site
     return app
