@@ -31,7 +31,7 @@ def contest() -> None:
 
     \b
     Start to finish (docs/contest.md):
-        harness contest init mycourse --game crisps    # prints the organizer's token
+        harness contest init mycourse --game crisps    # prints the organizer token
         harness contest team import mycourse teams.csv # the tokens into a 0600 file
         harness contest deploy mycourse --server-name bots.example.edu
         harness contest serve mycourse --port 8000     # the site
