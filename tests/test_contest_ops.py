@@ -365,6 +365,7 @@ def test_the_leaderboard_shows_harness_tables_fit_and_its_age(tmp_path: Path) ->
     assert [r["bot"] for r in board["table"]] == [r["bot"] for r in table]
     for mine, theirs in zip(board["table"], table):
         assert abs(mine["mu"] - theirs["mu"]) < 1e-9 and abs(mine["sigma"] - theirs["sigma"]) < 1e-9
+        assert (mine["noisy"], mine["widened"]) == (theirs["noisy"], theirs["widened"])
     assert board["table"][0]["p_better"] == table[0]["p_better"] and board["table"][1]["p_better"] is None
     assert f"the batch fit of harness table, over {played} games, made " in page
     assert f"{table[0]['mu']:.2f}" in page and f"{table[0]['p_better']:.2f}" in page

@@ -45,12 +45,12 @@ def refit(cfg: ContestConfig, db: ContestDB, config_path: Path | None = None,
     except (ConfigError, StoreError) as exc:  # a config being rewritten, a store being made: next time
         print(f"the leaderboard's fit waits: {exc}", flush=True)
         return 0
-    fitted = [(sid, r.mu, r.sigma, r.rank, r.p_better) for r in rows
-              if (sid := submission_of(r.version)) is not None]
+    fitted = [(sid, r.mu, r.sigma, r.rank, r.p_better, getattr(r, "noisy", None), getattr(r, "widened", None))
+              for r in rows if (sid := submission_of(r.version)) is not None]
     with db.write() as conn:
         conn.execute("DELETE FROM board_fit")
-        conn.executemany("INSERT INTO board_fit (submission_id, mu, sigma, fit_rank, p_better) VALUES (?, ?, ?, ?, ?)",
-                         fitted)
+        conn.executemany("INSERT INTO board_fit (submission_id, mu, sigma, fit_rank, p_better, noisy, widened) "
+                         "VALUES (?, ?, ?, ?, ?, ?, ?)", fitted)
         for key, value in (("fit_at", str(time.time())), ("fit_games", str(games))):
             conn.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = "
                          "excluded.value", (key, value))

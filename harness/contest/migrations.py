@@ -27,7 +27,7 @@ CREATE TABLE IF NOT EXISTS audit (id INTEGER PRIMARY KEY, at REAL NOT NULL, who 
 #: one row per version that played, refitted in the background as games arrive
 BOARD_FIT = """
 CREATE TABLE IF NOT EXISTS board_fit (submission_id INTEGER PRIMARY KEY, mu REAL NOT NULL, sigma REAL NOT NULL,
-                                      fit_rank INTEGER NOT NULL, p_better REAL);
+                                      fit_rank INTEGER NOT NULL, p_better REAL, noisy REAL, widened REAL);
 """
 
 STEPS = (ORGANIZER, BOARD_FIT)
