@@ -235,6 +235,7 @@ def test_disable_reset_remove_announce_and_the_audit(tmp_path: Path) -> None:
     from harness.contest.ladder import roster_key
 
     root = make_contest(tmp_path)
+    _ladder_until_paced(root)  # games to keep
     db = ContestDB(root / "contest.sqlite")
     from harness.contest.auth import renew_token
     from harness.contest.controls import new_organizer_token
@@ -275,6 +276,8 @@ def test_disable_reset_remove_announce_and_the_audit(tmp_path: Path) -> None:
         assert beta.get("/me", follow_redirects=False).status_code == 303  # signed out
         assert _signin(beta, beta_token).status_code == 401
         assert 'data-team="beta"' not in public.get("/").text
+        games = public.get("/games").text  # its games stay, marked
+        assert "beta@s2</b> (removed) won" in games or "beta@s2 (removed) lost" in games
         audit = org.get("/organizer/audit").text
         for action in ("disable team", "enable team", "disable version", "announce", "reset team", "remove team"):
             assert f"<td>{action}</td>" in audit
