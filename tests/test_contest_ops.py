@@ -443,7 +443,9 @@ def test_an_adaptive_ladder_keeps_to_its_pace_and_drops_a_disabled_team_at_its_n
 
 @pytest.mark.parametrize(("line", "message"), [
     ("ladder: {schedule: adaptive, games_per_hour: 0}", "ladder.games_per_hour: 0 is not allowed (allowed: an integer >= 1)"),
-    ("ladder: {schedule: adaptive, pace: 5}", "ladder.pace: unknown key; allowed keys: schedule, games_per_hour"),
+    ("ladder: {schedule: adaptive, pace: 5}", "ladder.pace: unknown key; allowed keys: schedule, games_per_hour, "
+                                              "settle_confidence"),
+    ("ladder: {schedule: adaptive, settle_confidence: 1.5}", "ladder.settle_confidence: 1.5 is not allowed"),
     ("ladder: {schedule: swiss}", "ladder: 'swiss' is not allowed (allowed: round_robin, adaptive)"),
     ("logs: {keep_days: -1}", "logs.keep_days: -1 is not allowed (allowed: an integer >= 1)"),
     ("logs: {days: 3}", "logs: expected a mapping of game_kb, budget_mb, keep_days, violations_days, disk_mb"),
@@ -474,3 +476,42 @@ def test_the_default_pace_and_a_pace_switched_off(tmp_path: Path) -> None:
                                               text, flags=re.M))
     cfg = load_contest(root)
     assert cfg.games_per_hour is None and cfg.ladder == "adaptive"
+
+
+def test_a_ladder_whose_order_is_settled_rests_until_a_version_changes(tmp_path: Path) -> None:
+    from harness.contest.board_fit import refit
+    from harness.contest.ladder import order_settled, play_ladder
+
+    greedy = {"house": REPO / "bots" / "crisps_greedy.py", "alpha": REPO / "bots" / "random_bot.py"}
+    root = make_contest(tmp_path, pace=None, bots=greedy)
+    text = (root / "contest.yaml").read_text().replace("games_per_hour: null}", "games_per_hour: null, "
+                                                                                "settle_confidence: 0.9}")
+    (root / "contest.yaml").write_text(text)
+    cfg = load_contest(root)
+    assert cfg.settle_confidence == 0.9
+    db = ContestDB(cfg.db_path)
+    lines: list[str] = []
+    games: list[int] = []
+    outputs: list[str] = []
+
+    def on_game(seq: int, outcome: object) -> None:  # the ladder's Refitter, every 4 games here
+        games.append(seq)
+        if len(games) % 4 == 0:
+            refit(cfg, db)
+
+    def stop() -> bool:
+        if any("the order is settled" in line for line in lines):
+            outputs.append(CliRunner().invoke(cli, ["contest", "status", str(root)]).output)
+            return True
+        return len(games) >= 200
+
+    play_ladder(cfg, db, should_stop=stop, on_game=on_game, echo=lines.append)
+    assert any("the order is settled (every team above the next with probability >= 0.9)" in line
+               for line in lines), lines
+    assert len(games) < 200 and "resting: the order is settled at 0.9" in outputs[0]
+    assert order_settled(db, 0.9)
+    team_id = db.team_by_name("alpha")["id"]
+    sid, _ = db.admit_submission(team_id, "python", "bot.py", 10, per_hour=10, in_progress=10)
+    db.activate(sid)  # a new version: the order is open again
+    assert not order_settled(db, 0.9)
+    db.close()

@@ -121,6 +121,8 @@ class ContestConfig:
     ladder: str = "round_robin"
     #: the ladder's pace (None: as fast as the workers play)
     games_per_hour: int | None = PACE_DEFAULT
+    #: the ladder rests while every team is above the next with this probability (None: never rests)
+    settle_confidence: float | None = None
     #: what the site refuses before it reads (body sizes, slow clients, trusted proxies)
     site: SiteLimits = SiteLimits()
     #: the ladder's and the finals' game logs (a league's ``logs``: game_kb, budget_mb)
@@ -272,7 +274,7 @@ def load_contest(root: str | Path) -> ContestConfig:
     if executor not in (None, "local") and not (isinstance(executor, dict) and set(executor) == {"dask"}):
         raise _fail(path, "executor", "expected local, or {dask: ADDRESS}")
     games = data.get("conformance_games")
-    ladder, games_per_hour = _ladder(path, data.get("ladder", "round_robin"))
+    ladder, games_per_hour, settle = _ladder(path, data.get("ladder", "round_robin"))
     logs, retention = _logs(path, data.get("logs"))
     try:
         site = parse_site(data.get("site"))
@@ -287,24 +289,29 @@ def load_contest(root: str | Path) -> ContestConfig:
         workers=_int(path, data.get("workers", 1), "workers"),
         executor=executor if isinstance(executor, dict) else None,
         secure_cookies=bool(data.get("secure_cookies", False)), ladder=ladder, games_per_hour=games_per_hour,
-        site=site, logs=logs, retention=retention, phases=_phases(path, data.get("phases")))
+        settle_confidence=settle, site=site, logs=logs, retention=retention, phases=_phases(path, data.get("phases")))
 
 
-def _ladder(path: Path, value: Any) -> tuple[str, int | None]:
-    """``ladder``: a schedule's name, or ``{schedule: NAME, games_per_hour: N}``."""
+def _ladder(path: Path, value: Any) -> tuple[str, int | None, float | None]:
+    """``ladder``: a schedule's name, or ``{schedule: NAME, games_per_hour: N, settle_confidence: P}``."""
+    settle: Any = None
     if isinstance(value, dict):
-        unknown = set(value) - {"schedule", "games_per_hour"}
+        unknown = set(value) - {"schedule", "games_per_hour", "settle_confidence"}
         if unknown:
             raise _fail(path, f"ladder.{sorted(map(str, unknown))[0]}", "unknown key; allowed keys: schedule, "
-                                                                        "games_per_hour")
+                                                                        "games_per_hour, settle_confidence")
         pace = value.get("games_per_hour", PACE_DEFAULT)
         schedule = value.get("schedule", "round_robin")
         pace = None if pace is None else _int(path, pace, "ladder.games_per_hour")
+        settle = value.get("settle_confidence")
+        if settle is not None and (type(settle) not in (int, float) or not 0.5 < settle < 1):
+            raise _fail(path, "ladder.settle_confidence", f"{settle!r} is not allowed (allowed: a probability "
+                                                          f"between 0.5 and 1, such as 0.99, or null)")
     else:
         schedule, pace = value, PACE_DEFAULT
     if schedule not in LADDER_KINDS:
         raise _fail(path, "ladder", f"{schedule!r} is not allowed (allowed: {', '.join(LADDER_KINDS)})")
-    return str(schedule), pace
+    return str(schedule), pace, None if settle is None else float(settle)
 
 
 def _logs(path: Path, value: Any) -> tuple[dict[str, int], LogRetention]:

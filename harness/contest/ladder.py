@@ -248,8 +248,11 @@ def play_ladder(cfg: ContestConfig, db: ContestDB, *, should_stop: Callable[[], 
     def outer_stop() -> bool:
         return interrupted.is_set() or caller_stop()
 
+    settled = _Settled(cfg, db)
+
     def paced_stop() -> bool:
-        return outer_stop() or pace.exhausted() or (max_games is not None and len(counted) >= max_games)
+        return (outer_stop() or pace.exhausted() or (max_games is not None and len(counted) >= max_games)
+                or settled())
 
     def counted_game(seq: int, outcome: Any) -> None:
         counted.append(seq)
@@ -258,9 +261,14 @@ def play_ladder(cfg: ContestConfig, db: ContestDB, *, should_stop: Callable[[], 
             outer_on_game(seq, outcome)
 
     def rest() -> bool:
-        """Sleep while the pace allows no game; False once the caller wants to stop."""
+        """Sleep while the pace allows no game or the order is settled; False once the caller wants to stop."""
         if outer_stop() or (max_games is not None and len(counted) >= max_games):
             return False
+        if settled():
+            db.set_meta("ladder_state", json.dumps({"state": "settled", "confidence": cfg.settle_confidence}))
+            echo(f"the order is settled (every team above the next with probability >= {cfg.settle_confidence}): "
+                 f"resting until a team's version changes")
+            _sleep_until(lambda: outer_stop() or not settled(), 24 * 3600.0)
         wait = pace.wait_seconds()
         if wait > 0:
             db.set_meta("ladder_state", json.dumps({"state": "paced", "until": time.time() + wait,
@@ -355,6 +363,33 @@ def _play_adaptive(cfg: ContestConfig, db: ContestDB, *, should_stop: Callable[[
             echo(f"the runner reported {len(summary.errors)} error(s): {summary.errors[-1].strip().splitlines()[-1]}")
             _sleep_until(should_stop, 5.0)
     return played
+
+
+class _Settled:
+    """True while the leaderboard's fit (:mod:`.board_fit`) covers exactly the roster and puts every
+    team above the next with probability ``ladder.settle_confidence`` (looked up every 2 s)."""
+
+    def __init__(self, cfg: ContestConfig, db: ContestDB) -> None:
+        self.cfg, self.db = cfg, db
+        self._at, self._value = -1e9, False
+
+    def __call__(self) -> bool:
+        if self.cfg.settle_confidence is None:
+            return False
+        if time.monotonic() - self._at > 2.0:
+            self._at = time.monotonic()
+            self._value = order_settled(self.db, self.cfg.settle_confidence)
+        return self._value
+
+
+def order_settled(db: ContestDB, confidence: float) -> bool:
+    """Whether the last fit covers exactly the ladder's roster with every P(>next) >= ``confidence``
+    (a new version is not in the fit: the order is open again)."""
+    fit = db.db.execute("SELECT submission_id, p_better FROM board_fit ORDER BY fit_rank").fetchall()
+    roster = {r["submission_id"] for r in db.roster()}
+    if len(roster) < 2 or {r[0] for r in fit} != roster:
+        return False
+    return all(p is not None and p >= confidence for _, p in fit[:-1])
 
 
 class _AdaptiveRoster:

@@ -91,6 +91,9 @@ def format_status(s: dict[str, Any], now: float | None = None) -> list[str]:
     state = s["ladder"].get("state", "not started")
     if state == "paced" and s["ladder"].get("until", 0) > now:
         state = f"paced: the next game in {s['ladder']['until'] - now:.0f} s"
+    elif state == "settled":
+        state = (f"resting: the order is settled at {s['ladder'].get('confidence')} (it plays again when a team's "
+                 f"version changes)")
     elif state == "stopped":
         state = "stopped " + time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(s["ladder"].get("at", now)))
     lines = [f"teams: {s['teams']} ({s['with_version']} with a checked version)",
