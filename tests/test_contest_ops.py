@@ -219,6 +219,7 @@ def test_init_prints_the_organizer_token_which_alone_opens_the_organizer_pages(t
         assert "contest_organizer=" in cookie and "HttpOnly" in cookie and "SameSite=strict" in cookie
         page = org.get("/organizer")
         assert page.status_code == 200 and 'data-team="alpha"' in page.text and "no version yet" in page.text
+        assert "teams: 1 (0 with a checked version)" in page.text and "game logs: 0 kept" in page.text
         # an action without the session's CSRF token is refused and does nothing
         r = org.post("/organizer/act", data={"action": "announce", "text": "FORGED"})
         assert r.status_code == 403

@@ -82,7 +82,10 @@ def _teams(site: Site) -> list[dict[str, Any]]:
 @organizer
 async def overview(site: Site, request: Request, csrf: str) -> Response:
     def work() -> Response:
-        return site.render("organizer.html", request, None, csrf=csrf, teams=_teams(site),
+        from harness.contest.status import contest_status, format_status
+
+        status = "\n".join(format_status(contest_status(site.cfg, site.db)))
+        return site.render("organizer.html", request, None, csrf=csrf, teams=_teams(site), status_text=status,
                            uploads=upload_state(site.cfg, site.db), phases=site.cfg.phases, when=when,
                            announcements=controls.announcements(site.db, 20), counts=site.db.counts(),
                            done=request.query_params.get("done"))
