@@ -85,7 +85,7 @@ async def overview(site: Site, request: Request, csrf: str) -> Response:
         from harness.contest.status import contest_status, format_status
 
         status = "\n".join(format_status(contest_status(site.cfg, site.db)))
-        return site.render("organizer.html", request, None, csrf=csrf, teams=_teams(site), status_text=status,
+        return site.render("organizer.html", request, None, organizer_nav=True, csrf=csrf, teams=_teams(site), status_text=status,
                            uploads=upload_state(site.cfg, site.db), phases=site.cfg.phases, when=when,
                            announcements=controls.announcements(site.db, 20), counts=site.db.counts(),
                            done=request.query_params.get("done"))
@@ -109,7 +109,7 @@ async def team_page(site: Site, request: Request, csrf: str) -> Response:
             g["before"] = bool(cut and g["finished_at"] and g["finished_at"] < time.strftime(
                 "%Y-%m-%dT%H:%M:%SZ", time.gmtime(cut)))
         blocked = {b["ref"]: b["reason"] for b in controls.blocks_of(site.db, team["id"]) if b["kind"] == "version"}
-        return site.render("organizer_team.html", request, None, csrf=csrf, t=team, subs=subs, games=games,
+        return site.render("organizer_team.html", request, None, organizer_nav=True, csrf=csrf, t=team, subs=subs, games=games,
                            violations=site.ladder.team_violations(name, 100), state=state, when=when,
                            blocked=blocked, team_blocks=[b for b in controls.blocks_of(site.db, team["id"])
                                                          if b["kind"] == "team"])
@@ -124,7 +124,7 @@ async def violations(site: Site, request: Request, csrf: str) -> Response:
             "SELECT v.id, v.kind, v.detail, v.decision, g.id AS game_id, g.finished_at, b.name AS team, ve.version "
             "FROM violations v JOIN games g ON g.seq = v.game_seq JOIN versions ve ON ve.id = v.version_id "
             "JOIN bots b ON b.id = ve.bot_id ORDER BY v.id DESC LIMIT 300").fetchall()
-        return site.render("organizer_violations.html", request, None, csrf=csrf, rows=rows)
+        return site.render("organizer_violations.html", request, None, organizer_nav=True, csrf=csrf, rows=rows)
     return await run_in_threadpool(work)
 
 
@@ -140,7 +140,7 @@ async def violation(site: Site, request: Request, csrf: str) -> Response:
             raise Refused(404, "no such violation (or its game's log was dropped)")
         start = min(found["decision"] + 1, max(0, len(replay["frames"]) - 1)) if isinstance(found["decision"],
                                                                                            int) else 0
-        return site.render("game.html", request, None, replay=replay, replay_json=script_json(replay),
+        return site.render("game.html", request, None, organizer_nav=True, replay=replay, replay_json=script_json(replay),
                            violation=found, start_move=start, bot_pages=[], view_seats=[found["seat"]],
                            view_seat=found["seat"], log_note=None)
     return await run_in_threadpool(work)
@@ -149,7 +149,7 @@ async def violation(site: Site, request: Request, csrf: str) -> Response:
 @organizer
 async def audit(site: Site, request: Request, csrf: str) -> Response:
     def work() -> Response:
-        return site.render("organizer_audit.html", request, None, csrf=csrf, rows=controls.audit_log(site.db),
+        return site.render("organizer_audit.html", request, None, organizer_nav=True, csrf=csrf, rows=controls.audit_log(site.db),
                            when=when)
     return await run_in_threadpool(work)
 
