@@ -71,14 +71,14 @@ def organizer_token_ok(cdb: ContestDB, token: str) -> bool:
     return hmac.compare_digest(hash_token(token.strip(), row["salt"]), row["token_hash"])
 
 
-def org_session_add(cdb: ContestDB) -> tuple[str, str]:
+def org_session_add(cdb: ContestDB, who: str = "organizer") -> tuple[str, str]:
     """A new organizer session: (the cookie's value, its CSRF token)."""
     sid, csrf, now = new_session_id(), new_csrf(), time.time()
     with cdb.write() as db:
         db.execute("DELETE FROM org_sessions WHERE expires_at < ?", (now,))
         db.execute("INSERT INTO org_sessions (id_hash, csrf, created_at, expires_at) VALUES (?, ?, ?, ?)",
                    (session_key(sid), csrf, now, now + ORG_SESSION_TTL))
-        _audit(db, "organizer", "sign in", "signed in on the site")
+        _audit(db, who, "sign in", "signed in on the site")
     return sid, csrf
 
 

@@ -31,9 +31,9 @@ ORG_COOKIE = "contest_organizer"
 Handler = Callable[[Site, Request, str], Awaitable[Response]]
 
 
-def sign_in(site: Site, response: Response) -> None:
+def sign_in(site: Site, response: Response, address: str = "unknown") -> None:
     """Open an organizer session on ``response`` (the token was checked by the caller)."""
-    sid, _ = controls.org_session_add(site.db)
+    sid, _ = controls.org_session_add(site.db, f"organizer (site, {address})")
     response.set_cookie(ORG_COOKIE, sid, max_age=controls.ORG_SESSION_TTL, httponly=True, samesite="strict",
                         secure=site.cfg.secure_cookies, path="/")
 

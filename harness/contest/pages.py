@@ -196,7 +196,8 @@ async def signin(site: Site, request: Request) -> Response:
 
         if await run_in_threadpool(controls.organizer_token_ok, site.db, token):
             to_organizer = RedirectResponse("/organizer", status_code=303)
-            await run_in_threadpool(organizer.sign_in, site, to_organizer)
+            address = request.client.host if request.client else "unknown"
+            await run_in_threadpool(organizer.sign_in, site, to_organizer, address)
             to_organizer.delete_cookie(SIGNIN_COOKIE, path="/signin")
             return to_organizer
     team_id = await run_in_threadpool(site.tokens.team_of, token) if isinstance(token, str) else None
