@@ -70,6 +70,7 @@ def _free_port() -> int:
 
 def test_a_backup_taken_while_the_site_and_the_ladder_run_restores_everything(tmp_path: Path) -> None:
     root = make_contest(tmp_path, pace=None)
+    (root / "submissions" / "1" / "weights.sqlite").write_bytes(b"a team's file, whatever its name")
     db = ContestDB(root / "contest.sqlite")
     new_organizer_token(db, "test")
     db.close()

@@ -57,8 +57,9 @@ def _copy_db(src: Path, dst: Path) -> None:
 
 
 def _ignore_dbs(folder: str, names: list[str]) -> set[str]:
-    """In ``finals/``, the databases (copied by the backup API instead) and their -wal/-shm."""
-    return {n for n in names if ".sqlite" in n}
+    """In ``finals/`` itself, the databases (copied by the backup API instead) and their -wal/-shm
+    (a team's upload may hold files of any name: those are copied)."""
+    return {n for n in names if n.startswith("finals.sqlite")}
 
 
 def _counts(root: Path) -> dict[str, int]:
@@ -88,7 +89,7 @@ def backup_contest(cfg: ContestConfig, out: Path) -> dict[str, Any]:
     for name in FILES:
         src = cfg.root / name
         if src.is_dir():
-            shutil.copytree(src, out / name, symlinks=True, ignore=_ignore_dbs)
+            shutil.copytree(src, out / name, symlinks=True, ignore=_ignore_dbs if name == "finals" else None)
         elif src.is_file():
             shutil.copy2(src, out / name)
     copied = []
