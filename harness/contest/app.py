@@ -39,6 +39,8 @@ from harness.contest.config import ContestConfig
 from harness.contest.db import ContestDB
 from harness.contest.ladder import LADDER_STORE
 from harness.contest.ladder_reads import LadderReader
+from harness.contest.notices import notices
+from harness.contest.phases import upload_state
 from harness.contest.unpack import Caps, UnpackError, unpack_upload
 
 __all__ = ["Site", "Team", "Refused", "SESSION_COOKIE", "SIGNIN_COOKIE", "refused_json"]
@@ -88,6 +90,7 @@ class Site:
     def render(self, template: str, request: Request, team: Team | None, status: int = 200,
                **context: Any) -> HTMLResponse:
         league = {"name": self.cfg.name, "game": self.cfg.game, "path": "ladder.yaml"}
+        context.setdefault("notices", notices(self.db, team.id if team else None))
         html = self.env.get_template(template).render(contest=self.cfg, league=league, team=team, root="/",
                                                       live=False, fmt=_fmt, ci=_ci, **context)
         return HTMLResponse(html, status_code=status)
@@ -169,8 +172,9 @@ class Site:
 
     async def accept_upload(self, team: Team, form: Any) -> int:
         """Check, store and unpack an upload; queue its build; return its submission id."""
-        if self.db.get_meta("frozen") == "1":
-            raise Refused(403, "uploads are closed: the finals have started")
+        state = upload_state(self.cfg, self.db)
+        if not state.open:
+            raise Refused(403, state.line.replace("uploads closed", "uploads are closed", 1))
         runtime_name = form.get("runtime")
         runtime = self.cfg.runtimes.get(runtime_name) if isinstance(runtime_name, str) else None
         if runtime is None:
