@@ -12,10 +12,13 @@ from pathlib import Path
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 
-from harness.contest.app import SecurityHeaders, Site
+from harness.contest.app import Site
 from harness.contest.config import load_contest
+from harness.contest.finals_page import routes as finals_routes
 from harness.contest.guard import RequestGuard
+from harness.contest.organizer import routes as organizer_routes
 from harness.contest.pages import routes
+from harness.report.web import SecurityHeaders
 
 __all__ = ["create_app"]
 
@@ -35,6 +38,7 @@ def create_app(root: str | Path, *, start_worker: bool = True) -> Starlette:
     # the guard first: body limits, the body deadline and the client's address hold before any route
     middleware = [Middleware(RequestGuard, limits=site.cfg.site, upload_bytes=site.upload_cap),
                   Middleware(SecurityHeaders)]
-    app = Starlette(routes=routes(site), middleware=middleware, lifespan=lifespan)
+    app = Starlette(routes=routes(site) + organizer_routes(site) + finals_routes(site), middleware=middleware,
+                    lifespan=lifespan)
     app.state.site = site
     return app

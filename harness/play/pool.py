@@ -37,8 +37,8 @@ class BotPool:
 
     With ``spares`` (settable; 0 by default, a league sets its ``spare_bots``), a game that had to
     start a new process for a bot while one process per deal holds also starts that many spare
-    processes of the bot, sent their hello at once: they start while the game is played, off its
-    critical path, and a later game that finds no reusable process takes a spare (its ready read
+    processes of the bot, sent their hello at once: their interpreter, imports and hello run while
+    the game is played (only the fork is on its path), and a later game that finds no reusable process takes a spare (its ready read
     then, as a fresh start's would be, with the same checks). A spare has been dealt nothing, so
     the rule holds; it is frozen from the first look at it after its ready (each game's start).
     At most ``max(4, max_idle // 4)`` spares wait in all; past it, no more are started.
