@@ -180,7 +180,9 @@ class BotProcess:
         self._poll.register(self._out, select.POLLIN)
         self._poll.register(self._err, select.POLLIN)
         self._poll.register(self._pidfd, select.POLLIN)
-        self.stderr.note(f"started pid {self._popen.pid}: {' '.join(argv)}")
+        # the bot's log gets one short line; the command line (sandbox arguments, server paths) is the organizer's
+        self.stderr.note(f"started pid {self._popen.pid}")
+        self.stderr.harness_note(f"started pid {self._popen.pid} in {cwd}: {' '.join(argv)}")
 
     @property
     def pid(self) -> int | None:
