@@ -10,6 +10,7 @@ from harness.cli.league import h2h, replay, run, table, violations
 from harness.cli.match import match
 from harness.cli.play import check_bot, play
 from harness.cli.report import report, serve
+from harness.cli.reproduce import reproduce
 from harness.cli.selfplay import selfplay
 from harness.cli.submit import submit
 
@@ -38,6 +39,7 @@ cli.add_command(match)
 cli.add_command(report)
 cli.add_command(serve)
 cli.add_command(contest)
+cli.add_command(reproduce)
 
 
 def main() -> None:

@@ -109,7 +109,7 @@ async def games(site: Site, request: Request) -> Response:
 
 
 def _replay_page(site: Site, request: Request, team: Team | None, game_id: str, seats_shown: set[int] | None,
-                 violation: dict[str, Any] | None = None) -> Response:
+                 violation: dict[str, Any] | None = None, **extra: Any) -> Response:
     replay = site.ladder.replay(game_id, seats_shown)
     if replay is None:
         found = site.ladder.game(game_id)
@@ -126,7 +126,7 @@ def _replay_page(site: Site, request: Request, team: Team | None, game_id: str, 
     own = sorted(seats_shown or ())
     return site.render("game.html", request, team, replay=replay, replay_json=script_json(replay),
                        violation=violation, start_move=start, bot_pages=bot_pages,
-                       view_seats=own, view_seat=own[0] if own else None)
+                       view_seats=own, view_seat=own[0] if own else None, **extra)
 
 
 @public
@@ -257,7 +257,9 @@ async def my_violation(site: Site, request: Request, team: Team) -> Response:
             raise Refused(404, "no such violation")
         if violation["team"] != team.name:
             raise _forbidden("violation")
-        return _replay_page(site, request, team, violation["game_id"], {violation["seat"]}, violation)
+        vid = violation["id"]
+        return _replay_page(site, request, team, violation["game_id"], {violation["seat"]}, violation,
+                            download_url=f"/me/violations/{vid}/download", download_name=f"violation-{vid}.json")
     return await run_in_threadpool(work)
 
 
@@ -272,7 +274,8 @@ async def my_seat(site: Site, request: Request, team: Team) -> Response:
         own = {s["seat"] for s in found[1] if s["name"] == team.name}
         if seat not in own:
             raise _forbidden("seat")
-        return _replay_page(site, request, team, game_id, {seat})
+        return _replay_page(site, request, team, game_id, {seat}, download_url=f"/me/games/{game_id}/seat/{seat}/download",
+                            download_name=f"game-{game_id}-seat{seat}.json")
     return await run_in_threadpool(work)
 
 

@@ -14,6 +14,7 @@ from starlette.middleware import Middleware
 
 from harness.contest.app import SecurityHeaders, Site
 from harness.contest.config import load_contest
+from harness.contest.downloads import download_routes
 from harness.contest.pages import routes
 
 __all__ = ["create_app"]
@@ -31,6 +32,6 @@ def create_app(root: str | Path, *, start_worker: bool = True) -> Starlette:
         if site.start_worker:
             site.worker.stop()
 
-    app = Starlette(routes=routes(site), middleware=[Middleware(SecurityHeaders)], lifespan=lifespan)
+    app = Starlette(routes=[*download_routes(site), *routes(site)], middleware=[Middleware(SecurityHeaders)], lifespan=lifespan)
     app.state.site = site
     return app

@@ -1,0 +1,179 @@
+"""A participant's loop on the contest site, end to end with real bot processes: its games and
+violations downloaded from its own seat, reproduced at home with `harness reproduce`, fixed and
+confirmed; and nothing a team can see (pages, downloads, logs) holds a server path or a sandbox
+command line."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+warnings.filterwarnings("ignore", message=".*httpx.*")
+from starlette.testclient import TestClient  # noqa: E402
+
+import harness  # noqa: E402
+from harness.contest.auth import add_team  # noqa: E402
+from harness.contest.config import init_contest, load_contest  # noqa: E402
+from harness.contest.db import ContestDB  # noqa: E402
+from harness.contest.server import create_app  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+TRACKER = REPO / "tests" / "bots" / "tracker.py"
+RANDOM = REPO / "bots" / "random_bot.py"
+
+
+def activate(root: Path, db: ContestDB, team: str, code: bytes) -> int:
+    """A checked version of ``team`` made current directly (the build and check are tested elsewhere)."""
+    team_id = db.team_by_name(team)["id"]
+    sid, why = db.admit_submission(team_id, "python", "bot.py", len(code), per_hour=100, in_progress=100)
+    assert sid is not None, why
+    folder = root / "submissions" / str(sid)
+    folder.mkdir(parents=True)
+    (folder / "bot.py").write_bytes(code)
+    db.set_status(sid, "checking")
+    db.activate(sid)
+    return sid
+
+
+def play(root: Path, games: int) -> None:
+    from harness.contest.ladder import LADDER_STORE, Standings, play_ladder
+
+    cfg = load_contest(root)
+    db = ContestDB(cfg.db_path)
+    standings = Standings(db, root / LADDER_STORE)
+    assert play_ladder(cfg, db, should_stop=lambda: False, on_game=standings.on_game, max_games=games,
+                       echo=lambda line: None) == games
+    standings.stop()
+    db.close()
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A crisps contest: alpha's bot has a late bug (tracker.py), beta plays at random; 4 games."""
+    root = tmp_path_factory.mktemp("participant") / "course"
+    init_contest(root, "crisps")
+    text = (root / "contest.yaml").read_text().replace("ladder: adaptive", "ladder: round_robin")
+    (root / "contest.yaml").write_text(re.sub(r"^players: .*$", "players: [2]", text, flags=re.M))
+    db = ContestDB(root / "contest.sqlite")
+    tokens = {name: add_team(db, name) for name in ("alpha", "beta")}
+    activate(root, db, "alpha", TRACKER.read_bytes())
+    activate(root, db, "beta", RANDOM.read_bytes())
+    db.close()
+    play(root, 4)
+    return {"root": root, "tokens": tokens}
+
+
+def _client(root: Path) -> TestClient:
+    return TestClient(create_app(root, start_worker=False), base_url="http://127.0.0.1")
+
+
+def _sign_in(client: TestClient, token: str) -> None:
+    page = client.get("/signin")
+    csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
+    assert client.post("/signin", data={"csrf": csrf, "token": token}, follow_redirects=False).status_code == 303
+
+
+def _reproduce(file: Path, command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "harness", "reproduce", str(file), "--command", command],
+                          cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+def test_a_participant_downloads_a_violation_reproduces_it_fixes_its_bot_and_the_fix_passes(
+        played: dict[str, Any], tmp_path: Path) -> None:
+    with _client(played["root"]) as client:
+        _sign_in(client, played["tokens"]["alpha"])
+        me = client.get("/me").text
+        link = re.search(r'href="/me/violations/(\d+)"', me)
+        assert link, "alpha's violation is listed on its page"
+        page = client.get(f"/me/violations/{link.group(1)}").text
+        url = re.search(r'href="(/me/violations/\d+/download)"', page).group(1)
+        assert "harness reproduce violation-" in page  # the page says how
+        r = client.get(url)
+        assert r.status_code == 200 and "attachment" in r.headers["content-disposition"]
+        data = r.json()
+        # beta may not download alpha's violation
+        other = _client(played["root"])
+        _sign_in(other, played["tokens"]["beta"])
+        assert other.get(url).status_code == 403
+    assert data["violation"]["kind"] == "illegal" and "snapshot" not in json.dumps(data)
+    assert data["lines"][-1]["dir"] == "sent" and json.loads(data["lines"][-1]["line"])["type"] == "request"
+    assert data["time"] == load_contest(played["root"]).time
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "bot.py").write_text(TRACKER.read_text())
+    saved = home / "violation.json"
+    saved.write_text(json.dumps(data))
+    still = _reproduce(saved, "python3 bot.py", home)
+    assert still.returncode == 1, still.stdout + still.stderr
+    assert "verdict: still a violation" in still.stdout and "Queens" in still.stdout  # its stderr
+    # the fix: the bot's author edits its bot; the replay now passes
+    (home / "bot.py").write_text(TRACKER.read_text().replace('FIXED = "--fixed" in sys.argv', "FIXED = True"))
+    fixed = _reproduce(saved, "python3 bot.py", home)
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert "verdict: a legal answer" in fixed.stdout
+
+
+def test_a_game_without_a_violation_downloads_and_replays_and_says_where_answers_differ(
+        played: dict[str, Any], tmp_path: Path) -> None:
+    with _client(played["root"]) as client:
+        _sign_in(client, played["tokens"]["beta"])
+        seat = re.search(r'href="(/me/games/([^/"]+)/seat/(\d+))"', client.get("/me").text)
+        page = client.get(seat.group(1)).text
+        assert f'href="{seat.group(1)}/download"' in page
+        data = client.get(seat.group(1) + "/download").json()
+        assert client.get(seat.group(1).replace("/seat/", "/seat/9") + "/download").status_code in (403, 404)
+    assert data["violation"] is None and data["seat"] == int(seat.group(3))
+    hello = json.loads(data["lines"][0]["line"])
+    assert hello["type"] == "hello" and hello["seat"] == data["seat"]  # only what this seat was sent
+    file = tmp_path / "game.json"
+    file.write_text(json.dumps(data))
+    (tmp_path / "bot.py").write_text(RANDOM.read_text())
+    same = _reproduce(file, "python3 bot.py --seed 99", tmp_path)  # another seed: other answers
+    assert same.returncode == 0, same.stdout + same.stderr
+    assert "recorded" in same.stdout and "verdict: a legal answer" in same.stdout
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    refused = _reproduce(bad, "python3 bot.py", tmp_path)
+    assert refused.returncode == 2 and "not a game downloaded from a seat" in refused.stderr
+
+
+def _visible(client: TestClient, team: str) -> dict[str, str]:
+    """Every page and download a signed-in team can reach from its own page, by URL."""
+    out: dict[str, str] = {}
+    todo = ["/me", "/", "/games", "/me/stderr", "/help"]
+    while todo and len(out) < 80:
+        url = todo.pop()
+        if url in out:
+            continue
+        r = client.get(url)
+        if r.status_code != 200:
+            continue
+        out[url] = r.text
+        for link in re.findall(r'href="(/[^"#?]*)"', r.text):
+            if link.startswith(("/me", "/games", "/teams", "/help")) and link not in out and "/signout" not in link:
+                todo.append(link)
+    return out
+
+
+def test_nothing_a_team_sees_holds_a_server_path_or_the_sandbox_command(played: dict[str, Any]) -> None:
+    root = played["root"]
+    secrets = [str(root.resolve()), str(Path(harness.__file__).resolve().parent.parent), sys.prefix, "bwrap",
+               "--ro-bind"]
+    # the bots ran: their logs exist, the harness's own log has the command line
+    harness_logs = list((root / "ladder.logs").rglob("*.harness.log"))
+    assert harness_logs and any("bwrap" in p.read_text() or str(root) in p.read_text() for p in harness_logs)
+    with _client(root) as client:
+        _sign_in(client, played["tokens"]["alpha"])
+        pages = _visible(client, "alpha")
+        assert any(u.endswith("/download") for u in pages) and "/me/stderr" in pages
+        assert "started pid" in pages["/me/stderr"]
+        for url, text in pages.items():
+            for secret in secrets:
+                assert secret not in text, f"{url} shows {secret!r}"
