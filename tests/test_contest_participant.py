@@ -42,25 +42,31 @@ def activate(root: Path, db: ContestDB, team: str, code: bytes) -> int:
     return sid
 
 
-def play(root: Path, games: int) -> None:
+def play(root: Path, games: int, pause: bool = False) -> None:
+    from harness.contest.autopause import pause_failing
     from harness.contest.ladder import LADDER_STORE, Standings, play_ladder
 
     cfg = load_contest(root)
     db = ContestDB(cfg.db_path)
-    standings = Standings(db, root / LADDER_STORE)
+    standings = Standings(db, root / LADDER_STORE, after_flush=(lambda: pause_failing(db, cfg.pause)) if pause else None)
     assert play_ladder(cfg, db, should_stop=lambda: False, on_game=standings.on_game, max_games=games,
                        echo=lambda line: None) == games
     standings.stop()
     db.close()
 
 
+def _new_contest(root: Path, extra: str = "") -> None:
+    init_contest(root, "crisps")
+    text = (root / "contest.yaml").read_text().replace("ladder: adaptive", "ladder: round_robin")
+    text = re.sub(r"^players: .*$", "players: [2]", text, flags=re.M)
+    (root / "contest.yaml").write_text(re.sub(r"^pause: .*$", "", text, flags=re.M) + extra)
+
+
 @pytest.fixture(scope="module")
 def played(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """A crisps contest: alpha's bot has a late bug (tracker.py), beta plays at random; 4 games."""
     root = tmp_path_factory.mktemp("participant") / "course"
-    init_contest(root, "crisps")
-    text = (root / "contest.yaml").read_text().replace("ladder: adaptive", "ladder: round_robin")
-    (root / "contest.yaml").write_text(re.sub(r"^players: .*$", "players: [2]", text, flags=re.M))
+    _new_contest(root)
     db = ContestDB(root / "contest.sqlite")
     tokens = {name: add_team(db, name) for name in ("alpha", "beta")}
     activate(root, db, "alpha", TRACKER.read_bytes())
@@ -164,8 +170,8 @@ def _visible(client: TestClient, team: str) -> dict[str, str]:
 
 def test_nothing_a_team_sees_holds_a_server_path_or_the_sandbox_command(played: dict[str, Any]) -> None:
     root = played["root"]
-    secrets = [str(root.resolve()), str(Path(harness.__file__).resolve().parent.parent), sys.prefix, "bwrap",
-               "--ro-bind"]
+    secrets = [str(root.resolve()), str(Path(harness.__file__).resolve().parent.parent), sys.prefix, "--ro-bind",
+               "--unshare"]
     # the bots ran: their logs exist, the harness's own log has the command line
     harness_logs = list((root / "ladder.logs").rglob("*.harness.log"))
     assert harness_logs and any("bwrap" in p.read_text() or str(root) in p.read_text() for p in harness_logs)
@@ -174,6 +180,61 @@ def test_nothing_a_team_sees_holds_a_server_path_or_the_sandbox_command(played: 
         pages = _visible(client, "alpha")
         assert any(u.endswith("/download") for u in pages) and "/me/stderr" in pages
         assert "started pid" in pages["/me/stderr"]
+        assert "/help/protocol" in pages and "/teams/beta" in pages  # the crawl reached the help and team pages
         for url, text in pages.items():
-            for secret in secrets:
+            for secret in secrets + ([] if url.startswith("/help") else ["bwrap"]):  # the docs may name the sandbox
                 assert secret not in text, f"{url} shows {secret!r}"
+
+
+def test_a_version_over_the_violation_rate_is_paused_and_its_team_sees_why_and_what_to_do(tmp_path: Path) -> None:
+    root = tmp_path / "course"
+    _new_contest(root, "pause: {min_games: 3, forfeit_rate: null, violation_rate: 0.5}\n")
+    db = ContestDB(root / "contest.sqlite")
+    tokens = {name: add_team(db, name) for name in ("alpha", "beta", "gamma")}
+    alpha = activate(root, db, "alpha", TRACKER.read_bytes())  # a violation in every game
+    activate(root, db, "beta", RANDOM.read_bytes())
+    activate(root, db, "gamma", RANDOM.read_bytes())
+    play(root, 6, pause=True)  # a round: alpha plays 4 of the 6 games
+    assert db.submission(alpha)["status"] == "paused"
+    assert [r["team"] for r in db.roster()] == ["beta", "gamma"]  # the ladder no longer plays it
+    games_then = db.db.execute("SELECT games FROM standings WHERE submission_id = ?", (alpha,)).fetchone()[0]
+    play(root, 2, pause=True)
+    assert db.db.execute("SELECT games FROM standings WHERE submission_id = ?", (alpha,)).fetchone()[0] == games_then
+    with _client(root) as client:
+        _sign_in(client, tokens["alpha"])
+        notice = re.search(r'<div class="notice" id="pause-notice">(.*?)</div>', client.get("/me").text, re.S).group(1)
+        assert "is paused" in notice and "violations in its 4 ladder games" in notice
+        assert "harness reproduce" in notice and "upload the fixed version" in notice
+        assert 'id="paused"' in client.get("/teams/alpha").text
+        assert 'id="pause-notice"' not in _client(root).get("/teams/beta").text
+    # a fixed version makes the team current again; the paused one is replaced
+    fixed = activate(root, db, "alpha", TRACKER.read_bytes().replace(b'FIXED = "--fixed" in sys.argv', b"FIXED = True"))
+    assert db.submission(alpha)["status"] == "replaced" and "alpha" in [r["team"] for r in db.roster()]
+    assert db.submission(fixed)["status"] == "active"
+    db.close()
+
+
+def test_the_team_page_and_own_games_say_why_a_team_loses(played: dict[str, Any]) -> None:
+    with _client(played["root"]) as client:
+        page = client.get("/teams/alpha").text  # public
+        opponents = re.search(r'<table id="team-opponents">(.*?)</table>', page, re.S).group(1)
+        assert "beta" in opponents and re.search(r"<td class=\"num\">4</td>", opponents)  # 4 games together
+        assert "s1" in page and re.search(r'<table id="team-sizes">.*?<td class="num">2</td>', page, re.S)
+        assert client.get("/teams/nobody").status_code == 404
+        _sign_in(client, played["tokens"]["alpha"])
+        lost = client.get("/me?result=lost").text
+        won = client.get("/me?result=won").text
+        rows = re.compile(r'<td class="(good|bad)">(won|lost)</td>')
+        assert {m[1] for m in rows.findall(lost)} <= {"lost"} and {m[1] for m in rows.findall(won)} <= {"won"}
+        assert len(rows.findall(lost)) + len(rows.findall(won)) == 4
+        assert len(rows.findall(client.get("/me?opponent=beta").text)) == 4
+        assert len(rows.findall(client.get("/me?players=3").text)) == 0
+        groups = re.search(r'<table id="violation-groups">(.*?)</table>', client.get("/me").text, re.S).group(1)
+        assert groups.count("<tr>") == 2 and "illegal" in groups, groups  # the header and one group: the same bug
+        # a replay's links to its bots lead to their team pages
+        seat = re.search(r'href="(/me/games/[^/"]+)/seat/\d+"', client.get("/me").text).group(1)
+        r = client.get(seat + "/bots/1.html", follow_redirects=False)
+        assert r.status_code == 303 and r.headers["location"].startswith("/teams/")
+        for url in ("/help", "/help/protocol", "/help/rules", "/help/starters/python/starter.py"):
+            assert client.get(url).status_code == 200, url
+        assert client.get("/help/../../etc/passwd").status_code == 404

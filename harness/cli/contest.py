@@ -172,7 +172,9 @@ def run(contest_dir: Path, dask: str | None, workers: int | None, progress: bool
     if workers is not None:
         cfg = dataclasses.replace(cfg, workers=workers)
     db = ContestDB(cfg.db_path)
-    standings = Standings(db, cfg.root / LADDER_STORE)
+    from harness.contest.autopause import pause_failing
+
+    standings = Standings(db, cfg.root / LADDER_STORE, after_flush=lambda: pause_failing(db, cfg.pause, echo))
     standings.rebuild()
     standings.start()
     played = 0

@@ -17,7 +17,7 @@ import yaml
 
 from harness.league.config import TIME_KEYS, StrictBoolLoader
 
-__all__ = ["ContestConfig", "ContestConfigError", "Runtime", "Quotas", "DEFAULT_RUNTIMES", "init_contest",
+__all__ = ["ContestConfig", "ContestConfigError", "Runtime", "Quotas", "PausePolicy", "CONFORMANCE_GAMES", "DEFAULT_RUNTIMES", "init_contest",
            "load_contest", "CONFIG_NAME"]
 
 CONFIG_NAME = "contest.yaml"
@@ -41,7 +41,14 @@ QUOTA_DEFAULTS = {
 }
 BUILD_DEFAULTS = {"seconds": 120, "memory_mb": 2048}
 TOP_KEYS = ("name", "game", "options", "players", "time", "limits", "runtimes", "quotas", "build",
-            "conformance_games", "workers", "executor", "secure_cookies", "ladder")
+            "conformance_games", "workers", "executor", "secure_cookies", "ladder", "pause")
+#: conformance games per table size when contest.yaml sets none: a bot that fails one game in five
+#: fails at least one of 14 with probability 1 - 0.8^14 = 95.6%
+CONFORMANCE_GAMES = 14
+#: auto-pause: a current version is taken out of the ladder once it has played ``min_games`` and
+#: forfeited more than ``forfeit_rate`` of them, or committed more than ``violation_rate``
+#: violations a game (``null``: that rate never pauses)
+PAUSE_DEFAULTS: dict[str, Any] = {"min_games": 20, "forfeit_rate": 0.1, "violation_rate": 0.25}
 LADDER_KINDS = ("round_robin", "adaptive")
 
 
@@ -71,6 +78,15 @@ class Quotas:
 
 
 @dataclass(frozen=True)
+class PausePolicy:
+    """When a current version is paused (see PAUSE_DEFAULTS)."""
+
+    min_games: int = PAUSE_DEFAULTS["min_games"]
+    forfeit_rate: float | None = PAUSE_DEFAULTS["forfeit_rate"]
+    violation_rate: float | None = PAUSE_DEFAULTS["violation_rate"]
+
+
+@dataclass(frozen=True)
 class ContestConfig:
     """A checked contest config; ``root`` is the contest directory."""
 
@@ -85,7 +101,7 @@ class ContestConfig:
     limits: dict[str, Any] = field(default_factory=dict)
     build_seconds: int = BUILD_DEFAULTS["seconds"]
     build_memory_mb: int = BUILD_DEFAULTS["memory_mb"]
-    #: conformance games per table size (default: one per seat, the candidate in each seat once)
+    #: conformance games per table size (load_contest: CONFORMANCE_GAMES unless contest.yaml sets it; None: one per seat)
     conformance_games: int | None = None
     workers: int = 1
     executor: dict[str, Any] | None = None
@@ -93,6 +109,8 @@ class ContestConfig:
     secure_cookies: bool = False
     #: the ladder's schedule: round robins re-planned when the roster changes, or the adaptive schedule
     ladder: str = "round_robin"
+    #: auto-pause of a failing current version (:mod:`harness.contest.autopause`)
+    pause: PausePolicy = PausePolicy()
 
     @property
     def db_path(self) -> Path:
@@ -138,6 +156,9 @@ runtimes:
     ladder = "adaptive" if len(sizes) == 1 else "round_robin"
     text += (f"# ladder: adaptive (rounds chosen as results come in, teams joining while it plays) or round_robin\n"
              f"ladder: {ladder}\nworkers: 1\n")
+    text += ("# a current version is paused (taken out of the ladder until its team uploads another) once it has\n"
+             "# played min_games and forfeited more than forfeit_rate of them or committed more than violation_rate\n"
+             "# violations a game (null: never)\npause: " + yaml.safe_dump(PAUSE_DEFAULTS, default_flow_style=True))
     root.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     load_contest(root)  # what init writes must load
@@ -239,7 +260,22 @@ def load_contest(root: str | Path) -> ContestConfig:
         quotas=quotas, options=options, limits=limits,
         build_seconds=_int(path, build.get("seconds", BUILD_DEFAULTS["seconds"]), "build.seconds"),
         build_memory_mb=_int(path, build.get("memory_mb", BUILD_DEFAULTS["memory_mb"]), "build.memory_mb"),
-        conformance_games=None if games is None else _int(path, games, "conformance_games"),
+        conformance_games=CONFORMANCE_GAMES if games is None else _int(path, games, "conformance_games"),
         workers=_int(path, data.get("workers", 1), "workers"),
         executor=executor if isinstance(executor, dict) else None,
-        secure_cookies=bool(data.get("secure_cookies", False)), ladder=str(ladder))
+        secure_cookies=bool(data.get("secure_cookies", False)), ladder=str(ladder), pause=_pause(path, data.get("pause")))
+
+
+def _pause(path: Path, value: Any) -> PausePolicy:
+    """The ``pause`` key: a mapping of PAUSE_DEFAULTS' keys (a rate: a number from 0 to 1, or null)."""
+    value = {} if value is None else value
+    if not isinstance(value, dict) or any(k not in PAUSE_DEFAULTS for k in value):
+        raise _fail(path, "pause", f"expected a mapping of {', '.join(PAUSE_DEFAULTS)}")
+    rates: dict[str, float | None] = {}
+    for key in ("forfeit_rate", "violation_rate"):
+        rate = value.get(key, PAUSE_DEFAULTS[key])
+        if rate is not None and (type(rate) not in (int, float) or not 0 <= rate):
+            raise _fail(path, f"pause.{key}", f"{rate!r} is not allowed (allowed: a number >= 0, or null: never)")
+        rates[key] = None if rate is None else float(rate)
+    return PausePolicy(min_games=_int(path, value.get("min_games", PAUSE_DEFAULTS["min_games"]), "pause.min_games"),
+                       forfeit_rate=rates["forfeit_rate"], violation_rate=rates["violation_rate"])

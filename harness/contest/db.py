@@ -24,9 +24,11 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.contest import participant_db
+
 __all__ = ["ContestDB", "STATUSES"]
 
-STATUSES = ("building", "checking", "active", "failed", "replaced")
+STATUSES = ("building", "checking", "active", "failed", "replaced", "paused")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -87,6 +89,7 @@ class ContestDB:
             for statement in SCHEMA.split(";"):
                 if statement.strip():
                     db.execute(statement)
+            participant_db.migrate(db)  # the participant features' tables: a separate step
 
     @property
     def db(self) -> sqlite3.Connection:
@@ -250,9 +253,10 @@ class ContestDB:
                                               "ORDER BY id")]
 
     def roster(self) -> list[sqlite3.Row]:
-        """Every team's current version: team, submission id, runtime."""
+        """Every team's current version that is not paused (:mod:`.autopause`): team, submission id, runtime."""
         return self.db.execute("SELECT t.name AS team, s.id AS submission_id, s.runtime FROM teams t JOIN "
-                               "submissions s ON s.id = t.current_submission ORDER BY t.name").fetchall()
+                               "submissions s ON s.id = t.current_submission WHERE s.status != 'paused' "
+                               "ORDER BY t.name").fetchall()
 
     def team_submission_ids(self, team_id: int) -> list[int]:
         return [r[0] for r in self.db.execute("SELECT id FROM submissions WHERE team_id = ?", (team_id,))]

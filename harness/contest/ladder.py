@@ -106,9 +106,10 @@ def write_ladder_config(cfg: ContestConfig, db: ContestDB, rounds: int) -> Leagu
 class Standings:
     """Keeps the contest's ``standings`` summary up to date as the runner records games."""
 
-    def __init__(self, db: ContestDB, store_path: Path) -> None:
+    def __init__(self, db: ContestDB, store_path: Path, after_flush: Callable[[], Any] | None = None) -> None:
         self.db = db
         self.store_path = store_path
+        self.after_flush = after_flush  # e.g. the auto-pause (harness.contest.autopause)
         self._seqs: list[int] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -163,6 +164,8 @@ class Standings:
                 self._seqs.extend(missing)
         rows, ratings = self._rows(totals)
         self.db.add_results(rows, ratings, games=len(found))
+        if self.after_flush is not None:
+            self.after_flush()
         return len(found)
 
     def _rows(self, totals: dict[int, list[int]]) -> tuple[list[list[int]], dict[int, tuple[float, float]]]:

@@ -196,14 +196,15 @@ async def signout(site: Site, request: Request, team: Team) -> Response:
 # -- a team's own pages --------------------------------------------------------------------------
 @mine
 async def me(site: Site, request: Request, team: Team) -> Response:
+    from harness.contest.team_pages import me_context
+
     def work() -> Response:
         row = site.db.team(team.id)
         return site.render("me.html", request, team, submissions=site.db.submissions_of(team.id),
                            current=row["current_submission"] if row else None,
                            runtimes=site.cfg.runtimes, quotas=site.cfg.quotas,
-                           games=site.ladder.team_games(team.name, 30),
                            violations=site.ladder.team_violations(team.name, 30),
-                           frozen=site.db.get_meta("frozen") == "1")
+                           frozen=site.db.get_meta("frozen") == "1", **me_context(site, request, team))
     return await run_in_threadpool(work)
 
 

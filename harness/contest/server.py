@@ -16,6 +16,7 @@ from harness.contest.app import SecurityHeaders, Site
 from harness.contest.config import load_contest
 from harness.contest.downloads import download_routes
 from harness.contest.pages import routes
+from harness.contest.team_pages import team_routes
 
 __all__ = ["create_app"]
 
@@ -32,6 +33,6 @@ def create_app(root: str | Path, *, start_worker: bool = True) -> Starlette:
         if site.start_worker:
             site.worker.stop()
 
-    app = Starlette(routes=[*download_routes(site), *routes(site)], middleware=[Middleware(SecurityHeaders)], lifespan=lifespan)
+    app = Starlette(routes=[*download_routes(site), *team_routes(site), *routes(site)], middleware=[Middleware(SecurityHeaders)], lifespan=lifespan)
     app.state.site = site
     return app

@@ -1,0 +1,33 @@
+"""The participant features' own tables in ``contest.sqlite``: one migration step, applied by
+:class:`~harness.contest.db.ContestDB` after the contest's base schema (``CREATE ... IF NOT
+EXISTS``: a contest created before them gains them when the site or the ladder next starts).
+
+- ``pauses``: a current version taken out of the ladder by the auto-pause (:mod:`.autopause`):
+  when, why (one line for its team), and its games, forfeits and violations at that moment.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+__all__ = ["PARTICIPANT_SCHEMA", "migrate"]
+
+PARTICIPANT_SCHEMA = """
+CREATE TABLE IF NOT EXISTS pauses (
+    submission_id INTEGER PRIMARY KEY REFERENCES submissions(id),
+    team_id INTEGER NOT NULL REFERENCES teams(id),
+    paused_at REAL NOT NULL,
+    reason TEXT NOT NULL,
+    games INTEGER NOT NULL,
+    forfeits INTEGER NOT NULL,
+    violations INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS pauses_team ON pauses (team_id, paused_at);
+"""
+
+
+def migrate(conn: sqlite3.Connection) -> None:
+    """Create the participant tables (inside the caller's write transaction)."""
+    for statement in PARTICIPANT_SCHEMA.split(";"):
+        if statement.strip():
+            conn.execute(statement)
