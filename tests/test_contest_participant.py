@@ -238,3 +238,71 @@ def test_the_team_page_and_own_games_say_why_a_team_loses(played: dict[str, Any]
         for url in ("/help", "/help/protocol", "/help/rules", "/help/starters/python/starter.py"):
             assert client.get(url).status_code == 200, url
         assert client.get("/help/../../etc/passwd").status_code == 404
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_the_api_and_the_command_line_client_against_a_served_site(played: dict[str, Any], tmp_path: Path) -> None:
+    import os
+    import signal
+    import time
+    import urllib.request
+
+    root, tokens = played["root"], played["tokens"]
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    serve = subprocess.Popen([sys.executable, "-m", "harness", "contest", "serve", str(root), "--port", str(port)],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    token_file = tmp_path / "token"
+    token_file.write_text(tokens["alpha"] + "\n")
+
+    def client(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "harness", "contest", *args[:1], base, *args[1:],
+                               "--token-file", str(token_file)], capture_output=True, text=True, timeout=300,
+                              cwd=tmp_path)
+    try:
+        for _ in range(120):
+            try:
+                urllib.request.urlopen(base + "/", timeout=2)
+                break
+            except OSError:
+                time.sleep(0.5)
+        req = urllib.request.Request(base + "/api/submissions", headers={"Authorization": f"Bearer {tokens['alpha']}"})
+        own = json.loads(urllib.request.urlopen(req, timeout=10).read())
+        assert [s["version"] for s in own] == ["s1"] and own[0]["current"]
+        games = client("games", "--result", "lost")
+        assert games.returncode == 0 and games.stdout.count(" lost ") >= 1 and " won " not in games.stdout
+        listed = json.loads(client("games", "--json").stdout)
+        assert len(listed) == 4 and all(g["downloads"] for g in listed)
+        violations = client("violations")
+        assert violations.returncode == 0 and "illegal" in violations.stdout
+        vid = re.search(r"newest #(\d+)", violations.stdout).group(1)
+        saved = client("download", "--violation", vid)
+        assert saved.returncode == 0, saved.stderr
+        assert json.loads((tmp_path / f"violation-{vid}.json").read_text())["violation"]["id"] == int(vid)
+        # beta's token gets 403 for alpha's violation
+        other = urllib.request.Request(base + f"/api/violations/{vid}", headers={"Authorization": f"Bearer {tokens['beta']}"})
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(other, timeout=10)
+        assert refused.value.code == 403
+        (tmp_path / "bot.py").write_text(RANDOM.read_text())
+        up = client("submit", str(tmp_path / "bot.py"))
+        assert up.returncode == 0, up.stdout + up.stderr
+        assert "conformance passed" in up.stdout and "(your current version)" in up.stdout
+        broken = tmp_path / "broken.py"
+        broken.write_text("def play(:\n")
+        failed = client("submit", str(broken))
+        assert failed.returncode == 1 and "SyntaxError" in failed.stdout and ": failed" in failed.stdout
+    finally:
+        os.killpg(serve.pid, signal.SIGINT)
+        try:
+            serve.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(serve.pid, signal.SIGKILL)
+            serve.wait()

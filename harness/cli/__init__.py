@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from harness.cli.contest import contest
+from harness.cli.contest_client import add_client_commands
 from harness.cli.export import export
 from harness.cli.league import h2h, replay, run, table, violations
 from harness.cli.match import match
@@ -38,6 +39,7 @@ cli.add_command(h2h)
 cli.add_command(match)
 cli.add_command(report)
 cli.add_command(serve)
+add_client_commands(contest)  # a team's client commands: harness contest submit|games|violations|download
 cli.add_command(contest)
 cli.add_command(reproduce)
 

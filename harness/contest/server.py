@@ -12,6 +12,7 @@ from pathlib import Path
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 
+from harness.contest.api import api_routes
 from harness.contest.app import SecurityHeaders, Site
 from harness.contest.config import load_contest
 from harness.contest.downloads import download_routes
@@ -33,6 +34,8 @@ def create_app(root: str | Path, *, start_worker: bool = True) -> Starlette:
         if site.start_worker:
             site.worker.stop()
 
-    app = Starlette(routes=[*download_routes(site), *team_routes(site), *routes(site)], middleware=[Middleware(SecurityHeaders)], lifespan=lifespan)
+    # the participant's routes (downloads, team and help pages, the read API) before the base routes
+    participant = [*download_routes(site), *team_routes(site), *api_routes(site)]
+    app = Starlette(routes=[*participant, *routes(site)], middleware=[Middleware(SecurityHeaders)], lifespan=lifespan)
     app.state.site = site
     return app

@@ -1,0 +1,105 @@
+"""The API for a team's scripts (``Authorization: Bearer TOKEN``, JSON), beside the upload routes
+of :mod:`.pages`: its submissions, games (filtered as on ``/me``), violations (grouped and the
+latest), its ladder stderr, and the seat files of its games and violations (:mod:`.downloads`).
+
+``harness contest submit`` and ``harness contest games`` (:mod:`.client`) are a command line
+over it. Every route answers only for the token's team; another team's game seat or violation
+is 403, whatever the id.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from harness.contest.app import Refused, Site, Team, refused_json
+from harness.contest.downloads import attachment, seat_download, seat_filename, violation_download, violation_filename
+from harness.contest.ladder import version_label
+from harness.contest.team_reads import filtered_games, grouped_violations
+
+__all__ = ["api_routes", "stderr_text"]
+
+
+def stderr_text(site: Site, team: str, cap: int = 128 * 1024) -> str:
+    """The team's bot's stderr in the ladder: each worker's log, its older half first, the newest ``cap`` bytes of each."""
+    from harness.contest.ladder import LADDER_STORE
+
+    log_dir = site.cfg.root / (Path(LADDER_STORE).stem + ".logs")
+    parts = []
+    for folder in [log_dir, *sorted(log_dir.glob("worker-*"))]:
+        for suffix in (".stderr.log.1", ".stderr.log"):
+            path = folder / f"{team}{suffix}"
+            if path.is_file():
+                head = f"== {path.relative_to(log_dir)} ==\n" if folder != log_dir else ""
+                parts.append(head + path.read_bytes()[-cap:].decode("utf-8", "replace"))
+    return "\n".join(parts)
+
+
+def _submissions(site: Site, team: Team) -> list[dict[str, Any]]:
+    row = site.db.team(team.id)
+    current = row["current_submission"] if row else None
+    return [{"id": s["id"], "version": version_label(s["id"]), "status": s["status"], "runtime": s["runtime"],
+             "filename": s["filename"], "size": s["size"], "created_at": s["created_at"],
+             "activated_at": s["activated_at"], "current": s["id"] == current}
+            for s in site.db.submissions_of(team.id)]
+
+
+def _games(site: Site, team: Team, request: Request) -> list[dict[str, Any]]:
+    q = request.query_params
+    players = int(q["players"]) if q.get("players", "").isdigit() else None
+    limit = min(int(q["limit"]), 500) if q.get("limit", "").isdigit() else 50
+    result = q.get("result")
+    if result not in (None, "", "won", "lost"):
+        raise Refused(400, "result: won or lost")
+    games = filtered_games(site.ladder, team.name, result=result or None, players=players,
+                           opponent=q.get("opponent") or None, limit=limit)
+    return [{"id": g["id"], "round": g["round"], "finished_at": g["finished_at"], "ended_by": g["ended_by"],
+             "players": g["players"], "won": g["won"], "seats": g["seats"],
+             "downloads": [f"/api/games/{g['id']}/seat/{s}" for s in g["own_seats"]]} for g in games]
+
+
+def _violations(site: Site, team: Team) -> dict[str, Any]:
+    groups = grouped_violations(site.ladder, team.name)
+    return {"groups": [{"kind": g["kind"], "message": g["message"], "count": g["count"], "versions": g["versions"],
+                        "newest": {**g["newest"], "download": f"/api/violations/{g['newest']['id']}"}} for g in groups],
+            "latest": site.ladder.team_violations(team.name, 50)}
+
+
+def api_routes(site: Site) -> list[Route]:
+    """The team API's read routes, bound to ``site``."""
+
+    def endpoint(work: Any) -> Any:
+        async def handle(request: Request) -> Response:
+            try:
+                team = await run_in_threadpool(site.bearer_team, request)
+                if team is None:
+                    raise Refused(401, "this token is not valid")
+                return await run_in_threadpool(work, team, request)
+            except Refused as exc:
+                return refused_json(exc)
+        return handle
+
+    def seat_file(team: Team, request: Request) -> Response:
+        game_id, seat = request.path_params["game_id"], request.path_params["seat"]
+        return attachment(seat_download(site, team, game_id, seat), seat_filename(game_id, seat))
+
+    def violation_file(team: Team, request: Request) -> Response:
+        vid = request.path_params["id"]
+        return attachment(violation_download(site, team, vid), violation_filename(vid))
+
+    return [
+        Route("/api/submissions", endpoint(lambda team, request: JSONResponse(_submissions(site, team))),
+              methods=["GET"]),
+        Route("/api/games", endpoint(lambda team, request: JSONResponse(_games(site, team, request))), methods=["GET"]),
+        Route("/api/games/{game_id}/seat/{seat:int}", endpoint(seat_file), methods=["GET"]),
+        Route("/api/violations", endpoint(lambda team, request: JSONResponse(_violations(site, team))),
+              methods=["GET"]),
+        Route("/api/violations/{id:int}", endpoint(violation_file), methods=["GET"]),
+        Route("/api/stderr", endpoint(lambda team, request: PlainTextResponse(stderr_text(site, team.name))),
+              methods=["GET"]),
+    ]
