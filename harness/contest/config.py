@@ -28,6 +28,12 @@ DEFAULT_RUNTIMES: dict[str, dict[str, Any]] = {
     "python": {"entry": "bot.py", "build": ["python3", "-m", "py_compile", "bot.py"], "run": ["python3", "bot.py"]},
     "node": {"entry": "bot.js", "build": ["node", "--check", "bot.js"], "run": ["node", "bot.js"]},
     "cpp": {"entry": "bot.cpp", "build": ["g++", "-O2", "-std=c++17", "-o", "bot", "bot.cpp"], "run": ["./bot"]},
+    # javac is a JVM too: sized to fit the build's memory limit (the bots' JVMs: harness.play.jvm)
+    "java": {"entry": "Bot.java", "build": ["javac", "-J-Xmx512m", "-J-XX:CompressedClassSpaceSize=64m",
+                                            "-J-XX:ReservedCodeCacheSize=64m", "-J-XX:+UseSerialGC",
+                                            "-J-XX:-UsePerfData", "Bot.java"],
+             "run": ["java", "-cp", ".", "Bot"]},
+    "go": {"entry": "bot.go", "build": ["go", "build", "-o", "bot", "bot.go"], "run": ["./bot"]},
 }
 
 QUOTA_DEFAULTS = {

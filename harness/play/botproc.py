@@ -45,6 +45,7 @@ import time
 
 from harness.play.cgroups import BotCgroup, CgroupBase, cgroup_base
 from harness.play.cpuclock import HARD_FACTOR, WALL_FACTOR, Clock, host_load
+from harness.play.jvm import with_jvm_flags
 from harness.play.limits import (
     TOKEN_VAR,
     WRAPPERS,
@@ -119,7 +120,7 @@ class BotProcess:
     # ---- life cycle -------------------------------------------------------------------
     def start(self) -> None:
         """Start the process; raises OSError if the executable cannot be run."""
-        argv = resolve_command(self.spec.command)
+        argv = with_jvm_flags(resolve_command(self.spec.command), self.limits.memory_mb)
         cwd = self.spec.cwd or os.getcwd()
         if not argv:
             raise FileNotFoundError(errno.ENOENT, "empty command")
