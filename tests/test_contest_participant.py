@@ -306,3 +306,28 @@ def test_the_api_and_the_command_line_client_against_a_served_site(played: dict[
         except subprocess.TimeoutExpired:
             os.killpg(serve.pid, signal.SIGKILL)
             serve.wait()
+
+
+def test_the_upload_flow_says_what_happens_and_refuses_a_file_of_another_language(tmp_path: Path) -> None:
+    root = tmp_path / "course"
+    _new_contest(root)
+    db = ContestDB(root / "contest.sqlite")
+    token = add_team(db, "alpha")
+    with _client(root) as client:  # no build worker: the upload stays "building"
+        headers = {"Authorization": f"Bearer {token}"}
+        wrong = client.post("/api/submissions", headers=headers, data={"runtime": "python"},
+                            files={"file": ("bot.cpp", b"int main() {}\n")})
+        assert wrong.status_code == 400 and "bot.cpp is not a .py file" in wrong.json()["error"]
+        assert not any((root / "submissions").glob("*/bot.py"))  # nothing renamed and kept
+        sid = client.post("/api/submissions", headers=headers, data={"runtime": "python"},
+                          files={"file": ("bot.py", RANDOM.read_bytes())}).json()["id"]
+        _sign_in(client, token)
+        page = client.get(f"/me/submissions/{sid}").text
+        assert "Being built" in page and "builded" not in page
+        assert '<meta http-equiv="refresh" content="3">' in page  # the page reloads itself
+        assert "(not played yet: they start once the build is done)" in page
+        db.set_status(sid, "failed", build_log="SyntaxError: invalid syntax\nbuild failed")
+        page = client.get(f"/me/submissions/{sid}").text
+        assert 'http-equiv="refresh"' not in page and "(not played: the build failed" in page
+        assert "not checked yet" not in page
+    db.close()
