@@ -67,7 +67,7 @@ TESTS = {
              "tests/test_author_fixes.py", "tests/test_terminal_safety.py", "tests/test_sdk.py",
              "tests/test_bot_versions.py", "tests/test_contest_participant.py", "tests/test_runtimes.py"],
     "contest": ["tests/test_contest.py", "tests/test_contest_browser.py", "tests/test_contest_participant.py",
-                "tests/test_runtimes.py"],
+                "tests/test_runtimes.py", "tests/test_participant_browser.py"],
     "league": ["tests/test_league_config.py", "tests/test_league_schedule.py", "tests/test_schedule_pins.py",
                "tests/test_ratings_known.py", "tests/test_league_runner.py", "tests/test_league_e2e.py",
                "tests/test_matchmaking.py", "tests/test_adaptive_schedule.py", "tests/test_adaptive_resume.py",

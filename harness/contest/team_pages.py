@@ -54,14 +54,15 @@ def _when(stamp: float | None) -> str:
 
 
 def _chart(versions: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """Points of the rating (mu - 3 sigma) of each rated version in order, scaled to a 600x120 box."""
+    """Points of the rating (mu - 3 sigma) of each rated version in order, scaled to a 600x130 box
+    (the axis' labels in its first 60 pixels)."""
     rated = [v for v in versions if v["rating"] is not None and v["games"]]
     if not rated:
         return None
     lo, hi = min(v["rating"] for v in rated), max(v["rating"] for v in rated)
     span = (hi - lo) or 1.0
-    step = 560 / max(1, len(rated) - 1)
-    points = [{"x": 20 + i * step, "y": 10 + 100 * (hi - v["rating"]) / span, "label": v["label"],
+    step = 500 / max(1, len(rated) - 1)
+    points = [{"x": 80 + i * step if len(rated) > 1 else 330, "y": 10 + 100 * (hi - v["rating"]) / span, "label": v["label"],
                "rating": v["rating"]} for i, v in enumerate(rated)]
     return {"points": points, "path": " ".join(f"{p['x']:.1f},{p['y']:.1f}" for p in points), "lo": lo, "hi": hi}
 
