@@ -331,3 +331,38 @@ def test_the_upload_flow_says_what_happens_and_refuses_a_file_of_another_languag
         assert 'http-equiv="refresh"' not in page and "(not played: the build failed" in page
         assert "not checked yet" not in page
     db.close()
+
+
+def test_a_bot_printing_its_paths_shows_its_team_none_of_the_servers(tmp_path: Path) -> None:
+    root = tmp_path / "course"
+    _new_contest(root)
+    db = ContestDB(root / "contest.sqlite")
+    tokens = {name: add_team(db, name) for name in ("alpha", "beta")}
+    # a bot that writes where it runs (the contest's directory), its interpreter and a traceback
+    # to stderr, then answers an index that is not offered
+    leaky = (b"import json, os, sys, traceback\n"
+             b"for line in sys.stdin:\n"
+             b"    msg = json.loads(line)\n"
+             b"    if msg['type'] == 'hello':\n"
+             b"        print(json.dumps({'type': 'ready'}), flush=True)\n"
+             b"    elif msg['type'] == 'request':\n"
+             b"        print('cwd', os.getcwd(), 'exe', sys.executable, 'file', os.path.abspath(__file__), file=sys.stderr)\n"
+             b"        traceback.print_stack(file=sys.stderr)\n"
+             b"        print(json.dumps({'type': 'action', 'id': msg['id'], 'index': 999}), flush=True)\n"
+             b"    elif msg['type'] == 'bye':\n"
+             b"        break\n")
+    activate(root, db, "alpha", leaky)
+    activate(root, db, "beta", RANDOM.read_bytes())
+    db.close()
+    play(root, 2)
+    secrets = [str(root.resolve()), str(Path(harness.__file__).resolve().parent.parent), sys.prefix]
+    with _client(root) as client:
+        _sign_in(client, tokens["alpha"])
+        pages = _visible(client, "alpha")
+        assert any("/download" in u for u in pages) and "&lt;contest&gt;/submissions/" in pages["/me/stderr"]
+        assert "&lt;python&gt;" in pages["/me/stderr"]  # the bot's own output is kept, its paths named
+        for url, text in pages.items():
+            for secret in secrets:
+                assert secret not in text, f"{url} shows {secret!r}"
+        api = client.get("/api/stderr", headers={"Authorization": f"Bearer {tokens['alpha']}"}).text
+        assert "cwd <contest>/submissions/" in api and not any(s in api for s in secrets)

@@ -37,7 +37,7 @@ def stderr_text(site: Site, team: str, cap: int = 128 * 1024) -> str:
             if path.is_file():
                 head = f"== {path.relative_to(log_dir)} ==\n" if folder != log_dir else ""
                 parts.append(head + path.read_bytes()[-cap:].decode("utf-8", "replace"))
-    return "\n".join(parts)
+    return site.redactor.text("\n".join(parts))
 
 
 def _submissions(site: Site, team: Team) -> list[dict[str, Any]]:
@@ -86,15 +86,27 @@ def api_routes(site: Site) -> list[Route]:
 
     def seat_file(team: Team, request: Request) -> Response:
         game_id, seat = request.path_params["game_id"], request.path_params["seat"]
-        return attachment(seat_download(site, team, game_id, seat), seat_filename(game_id, seat))
+        return attachment(site, seat_download(site, team, game_id, seat), seat_filename(game_id, seat))
 
     def violation_file(team: Team, request: Request) -> Response:
         vid = request.path_params["id"]
-        return attachment(violation_download(site, team, vid), violation_filename(vid))
+        return attachment(site, violation_download(site, team, vid), violation_filename(vid))
+
+    def submission(team: Team, request: Request) -> Response:
+        sub = site.db.submission(request.path_params["id"])
+        if sub is None:
+            raise Refused(404, f"no version {request.path_params['id']}")
+        if sub["team_id"] != team.id:
+            raise Refused(403, "forbidden: this version belongs to another team (each team sees only its own)")
+        status = "failed" if sub["status"] == "replaced" and not sub["activated_at"] else sub["status"]
+        return JSONResponse({"id": sub["id"], "status": status, "runtime": sub["runtime"],
+                             "version": version_label(sub["id"]), "build_log": site.redactor.text(sub["build_log"]),
+                             "check_log": site.redactor.text(sub["check_log"]), "current": sub["status"] == "active"})
 
     return [
         Route("/api/submissions", endpoint(lambda team, request: JSONResponse(_submissions(site, team))),
               methods=["GET"]),
+        Route("/api/submissions/{id:int}", endpoint(submission), methods=["GET"]),
         Route("/api/games", endpoint(lambda team, request: JSONResponse(_games(site, team, request))), methods=["GET"]),
         Route("/api/games/{game_id}/seat/{seat:int}", endpoint(seat_file), methods=["GET"]),
         Route("/api/violations", endpoint(lambda team, request: JSONResponse(_violations(site, team))),

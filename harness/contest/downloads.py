@@ -61,9 +61,10 @@ def violation_download(site: Site, team: Team, violation_id: int) -> dict[str, A
     return seat_download(site, team, violation["game_id"], violation["seat"], violation_id)
 
 
-def attachment(data: dict[str, Any], filename: str) -> Response:
-    """``data`` as a JSON file to save (the name the pages' reproduce command uses)."""
-    return Response(json.dumps(data, indent=1), media_type="application/json",
+def attachment(site: Site, data: dict[str, Any], filename: str) -> Response:
+    """``data`` as a JSON file to save (the name the pages' reproduce command uses), without server paths."""
+    text = site.redactor.text(json.dumps(data, indent=1))
+    return Response(text, media_type="application/json",
                     headers={"Content-Disposition": f'attachment; filename="{filename}"'})
 
 
@@ -83,13 +84,13 @@ def download_routes(site: Site) -> list[Route]:
     async def my_seat_file(site: Site, request: Request, team: Team) -> Response:
         game_id, seat = request.path_params["game_id"], request.path_params["seat"]
         data = await run_in_threadpool(seat_download, site, team, game_id, seat)
-        return attachment(data, seat_filename(game_id, seat))
+        return attachment(site, data, seat_filename(game_id, seat))
 
     @mine
     async def my_violation_file(site: Site, request: Request, team: Team) -> Response:
         violation_id = request.path_params["id"]
         data = await run_in_threadpool(violation_download, site, team, violation_id)
-        return attachment(data, violation_filename(violation_id))
+        return attachment(site, data, violation_filename(violation_id))
 
     return [Route("/me/games/{game_id}/seat/{seat:int}/download", my_seat_file(site)),
             Route("/me/violations/{id:int}/download", my_violation_file(site))]
