@@ -366,3 +366,46 @@ def test_a_bot_printing_its_paths_shows_its_team_none_of_the_servers(tmp_path: P
                 assert secret not in text, f"{url} shows {secret!r}"
         api = client.get("/api/stderr", headers={"Authorization": f"Bearer {tokens['alpha']}"}).text
         assert "cwd <contest>/submissions/" in api and not any(s in api for s in secrets)
+
+
+def test_a_challenge_is_asked_limited_played_between_ladder_rounds_unranked_and_shown(tmp_path: Path) -> None:
+    from harness.contest.challenges import play_challenges
+    from harness.contest.ladder import LADDER_STORE, Standings, play_ladder
+
+    root = tmp_path / "course"
+    _new_contest(root, "challenges: {per_hour: 1, max_games: 5}\n")
+    db = ContestDB(root / "contest.sqlite")
+    tokens = {name: add_team(db, name) for name in ("alpha", "beta")}
+    activate(root, db, "alpha", RANDOM.read_bytes())
+    activate(root, db, "beta", RANDOM.read_bytes())
+    with _client(root) as client:
+        _sign_in(client, tokens["alpha"])
+        csrf = re.search(r'name="csrf" value="([^"]+)"', client.get("/me").text).group(1)
+        too_many = client.post("/me/challenges", data={"csrf": csrf, "opponents": "beta", "games": "6"})
+        assert too_many.status_code == 400 and "games: from 1 to 5" in too_many.text
+        nobody = client.post("/me/challenges", data={"csrf": csrf, "games": "3"})
+        assert nobody.status_code == 400 and "choose one or more other teams" in nobody.text
+        assert client.post("/me/challenges", data={"opponents": "beta", "games": "3"}).status_code == 403  # no CSRF
+        ok = client.post("/me/challenges", data={"csrf": csrf, "opponents": "beta", "games": "3"},
+                         follow_redirects=False)
+        assert ok.status_code == 303
+        again = client.post("/me/challenges", data={"csrf": csrf, "opponents": "beta", "games": "3"})
+        assert again.status_code == 400 and "challenge quota reached: 1 an hour" in again.text
+        assert "0 / 3" in client.get("/me").text
+        cfg = load_contest(root)
+        standings = Standings(db, root / LADDER_STORE)
+        calls: list[int] = []
+        played = play_ladder(cfg, db, should_stop=lambda: False, on_game=standings.on_game, max_games=2,
+                             echo=lambda line: None,
+                             between_rounds=lambda: calls.append(play_challenges(cfg, db, max_games=2)))
+        standings.stop()
+        assert played == 2 and calls[0] == 2  # two challenge games before the ladder's round
+        assert play_challenges(cfg, db) == 1 and play_challenges(cfg, db) == 0  # the third, then none
+        page = client.get("/me").text
+        table = re.search(r'<table id="my-challenges">(.*?)</table>', page, re.S).group(1)
+        assert "3 / 3" in table and "alpha@s1, beta@s2" in table
+        ahead, behind, level = map(int, re.search(r"beta: (\d+) / (\d+) / (\d+)", table).groups())
+        assert ahead + behind + level == 3
+        # unranked: the ladder's standings count only the ladder's games
+        assert db.db.execute("SELECT sum(games) FROM standings").fetchone()[0] == 4
+    db.close()

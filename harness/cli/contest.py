@@ -179,8 +179,10 @@ def run(contest_dir: Path, dask: str | None, workers: int | None, progress: bool
     standings.start()
     played = 0
     try:
+        from harness.contest.challenges import play_challenges
+
         played = play_ladder(cfg, db, should_stop=lambda: False, on_game=standings.on_game, progress=progress,
-                             echo=echo, dask=dask)
+                             echo=echo, dask=dask, between_rounds=lambda: play_challenges(cfg, db, echo=echo))
     except KeyboardInterrupt:
         echo("interrupted")
     finally:

@@ -17,7 +17,7 @@ import yaml
 
 from harness.league.config import TIME_KEYS, StrictBoolLoader
 
-__all__ = ["ContestConfig", "ContestConfigError", "Runtime", "Quotas", "PausePolicy", "CONFORMANCE_GAMES", "DEFAULT_RUNTIMES", "init_contest",
+__all__ = ["ContestConfig", "ContestConfigError", "Runtime", "Quotas", "PausePolicy", "ChallengePolicy", "CONFORMANCE_GAMES", "DEFAULT_RUNTIMES", "init_contest",
            "load_contest", "CONFIG_NAME"]
 
 CONFIG_NAME = "contest.yaml"
@@ -47,7 +47,7 @@ QUOTA_DEFAULTS = {
 }
 BUILD_DEFAULTS = {"seconds": 120, "memory_mb": 2048}
 TOP_KEYS = ("name", "game", "options", "players", "time", "limits", "runtimes", "quotas", "build",
-            "conformance_games", "workers", "executor", "secure_cookies", "ladder", "pause")
+            "conformance_games", "workers", "executor", "secure_cookies", "ladder", "pause", "challenges")
 #: conformance games per table size when contest.yaml sets none: a bot that fails one game in five
 #: fails at least one of 14 with probability 1 - 0.8^14 = 95.6%
 CONFORMANCE_GAMES = 14
@@ -55,6 +55,8 @@ CONFORMANCE_GAMES = 14
 #: forfeited more than ``forfeit_rate`` of them, or committed more than ``violation_rate``
 #: violations a game (``null``: that rate never pauses)
 PAUSE_DEFAULTS: dict[str, Any] = {"min_games": 20, "forfeit_rate": 0.1, "violation_rate": 0.25}
+#: challenges: unranked games a team asks for against chosen teams (harness.contest.challenges)
+CHALLENGE_DEFAULTS = {"per_hour": 3, "max_games": 20}
 LADDER_KINDS = ("round_robin", "adaptive")
 
 
@@ -93,6 +95,14 @@ class PausePolicy:
 
 
 @dataclass(frozen=True)
+class ChallengePolicy:
+    """How many challenges a team may ask an hour, and of how many games at most."""
+
+    per_hour: int = CHALLENGE_DEFAULTS["per_hour"]
+    max_games: int = CHALLENGE_DEFAULTS["max_games"]
+
+
+@dataclass(frozen=True)
 class ContestConfig:
     """A checked contest config; ``root`` is the contest directory."""
 
@@ -117,6 +127,7 @@ class ContestConfig:
     ladder: str = "round_robin"
     #: auto-pause of a failing current version (:mod:`harness.contest.autopause`)
     pause: PausePolicy = PausePolicy()
+    challenges: ChallengePolicy = ChallengePolicy()
 
     @property
     def db_path(self) -> Path:
@@ -165,6 +176,8 @@ runtimes:
     text += ("# a current version is paused (taken out of the ladder until its team uploads another) once it has\n"
              "# played min_games and forfeited more than forfeit_rate of them or committed more than violation_rate\n"
              "# violations a game (null: never)\npause: " + yaml.safe_dump(PAUSE_DEFAULTS, default_flow_style=True))
+    text += ("# unranked games a team may ask for against chosen teams, played between the ladder's rounds\n"
+             "challenges: " + yaml.safe_dump(CHALLENGE_DEFAULTS, default_flow_style=True))
     root.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     load_contest(root)  # what init writes must load
@@ -269,7 +282,16 @@ def load_contest(root: str | Path) -> ContestConfig:
         conformance_games=CONFORMANCE_GAMES if games is None else _int(path, games, "conformance_games"),
         workers=_int(path, data.get("workers", 1), "workers"),
         executor=executor if isinstance(executor, dict) else None,
-        secure_cookies=bool(data.get("secure_cookies", False)), ladder=str(ladder), pause=_pause(path, data.get("pause")))
+        secure_cookies=bool(data.get("secure_cookies", False)), ladder=str(ladder), pause=_pause(path, data.get("pause")),
+        challenges=_challenges(path, data.get("challenges")))
+
+
+def _challenges(path: Path, value: Any) -> ChallengePolicy:
+    value = {} if value is None else value
+    if not isinstance(value, dict) or any(k not in CHALLENGE_DEFAULTS for k in value):
+        raise _fail(path, "challenges", f"expected a mapping of {', '.join(CHALLENGE_DEFAULTS)}")
+    return ChallengePolicy(**{k: _int(path, value.get(k, d), f"challenges.{k}", 0 if k == "per_hour" else 1)
+                              for k, d in CHALLENGE_DEFAULTS.items()})
 
 
 def _pause(path: Path, value: Any) -> PausePolicy:

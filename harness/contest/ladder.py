@@ -220,7 +220,8 @@ def leaderboard_rows(db: ContestDB) -> list[dict[str, Any]]:
 
 def play_ladder(cfg: ContestConfig, db: ContestDB, *, should_stop: Callable[[], bool],
                 on_game: Callable[[int, Any], None] | None = None, progress: bool = False,
-                max_games: int | None = None, echo: Callable[[str], None] = print, dask: str | None = None) -> int:
+                max_games: int | None = None, echo: Callable[[str], None] = print, dask: str | None = None,
+                between_rounds: Callable[[], Any] | None = None) -> int:
     """Play the ladder until ``should_stop()``; return the games played.
 
     The one function a schedule for a changing roster replaces (see the module docstring): with
@@ -243,10 +244,12 @@ def play_ladder(cfg: ContestConfig, db: ContestDB, *, should_stop: Callable[[], 
                 if outer_on_game is not None:
                     outer_on_game(seq, outcome)
         return _play_adaptive(cfg, db, should_stop=should_stop, on_game=on_game, progress=progress, echo=echo,
-                              dask=dask)
+                              dask=dask, between_rounds=between_rounds)
     played = 0
     rounds = int(db.get_meta("ladder_rounds", "1") or 1)
     while not should_stop():
+        if between_rounds is not None:  # e.g. the challenges (harness.contest.challenges)
+            between_rounds()
         key = roster_key(db)
         league = write_ladder_config(cfg, db, rounds)
         if league is None:
@@ -282,7 +285,7 @@ def play_ladder(cfg: ContestConfig, db: ContestDB, *, should_stop: Callable[[], 
 
 def _play_adaptive(cfg: ContestConfig, db: ContestDB, *, should_stop: Callable[[], bool],
                    on_game: Callable[[int, Any], None] | None, progress: bool, echo: Callable[[str], None],
-                   dask: str | None) -> int:
+                   dask: str | None, between_rounds: Callable[[], Any] | None = None) -> int:
     """The ladder on the league's adaptive schedule: one run that plays on, the roster polled
     between its rounds (:class:`_AdaptiveRoster` rewrites ``ladder.yaml`` when it changed)."""
     from harness.league.runner import LeagueInterrupted, run_league
@@ -300,7 +303,7 @@ def _play_adaptive(cfg: ContestConfig, db: ContestDB, *, should_stop: Callable[[
                                                 store=LADDER_STORE, adaptive=True))
         try:
             summary = run_league(league, progress=progress, on_game=on_game, should_stop=should_stop, dask=dask,
-                                 forever=True, roster=_AdaptiveRoster(cfg, db, key), notify=echo)
+                                 forever=True, roster=_AdaptiveRoster(cfg, db, key, between_rounds), notify=echo)
         except LeagueInterrupted as exc:
             played += exc.summary.played
             echo("interrupted: the games in flight were recorded")
@@ -316,10 +319,13 @@ class _AdaptiveRoster:
     """``roster()`` for the adaptive schedule: the ladder's bots when a team's current version
     changed since the last call (``ladder.yaml`` rewritten), else None."""
 
-    def __init__(self, cfg: ContestConfig, db: ContestDB, key: tuple[tuple[str, int], ...]) -> None:
-        self.cfg, self.db, self.key = cfg, db, key
+    def __init__(self, cfg: ContestConfig, db: ContestDB, key: tuple[tuple[str, int], ...],
+                 between_rounds: Callable[[], Any] | None = None) -> None:
+        self.cfg, self.db, self.key, self.between_rounds = cfg, db, key, between_rounds
 
     def __call__(self) -> Any:
+        if self.between_rounds is not None:
+            self.between_rounds()
         key = roster_key(self.db)
         if key == self.key or len(key) < max(2, max(self.cfg.players)):
             return None

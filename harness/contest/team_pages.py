@@ -22,6 +22,7 @@ from starlette.routing import Route
 
 from harness.contest.app import Refused, Site, Team
 from harness.contest.autopause import WHAT_TO_DO, pause_of
+from harness.contest.challenges import ChallengeRefused, challenges_of, request_challenge
 from harness.contest.ladder import version_label
 from harness.contest.team_reads import filtered_games, grouped_violations, results_by_opponent
 
@@ -94,7 +95,8 @@ def me_context(site: Site, request: Request, team: Team) -> dict[str, Any]:
                                                                     "opponent": opponent},
             "games": filtered_games(site.ladder, team.name, result=result, players=players, opponent=opponent),
             "violation_groups": grouped_violations(site.ladder, team.name),
-            "teams": [t["name"] for t in site.db.teams() if t["name"] != team.name], "sizes": site.cfg.players}
+            "teams": [t["name"] for t in site.db.teams() if t["name"] != team.name], "sizes": site.cfg.players,
+            "challenges": challenges_of(site.db, team.id), "challenge_policy": site.cfg.challenges}
 
 
 def _help_files(site: Site) -> dict[str, Path]:
@@ -146,6 +148,23 @@ def team_routes(site: Site) -> list[Route]:
         name = await run_in_threadpool(name_of)
         return RedirectResponse(f"/teams/{name}" if name else "/", status_code=303)
 
-    return [Route("/teams/{name}", team), Route("/help", help_index), Route("/help/{name:path}", help_file),
+    from harness.contest.pages import mine
+
+    @mine
+    async def challenge(site: Site, request: Request, team: Team) -> Response:
+        form = await request.form(max_fields=40)
+        site.check_csrf(team, form)
+        games = str(form.get("games") or "")
+        opponents = [str(o) for o in form.getlist("opponents")]
+
+        def work() -> None:
+            try:
+                request_challenge(site.cfg, site.db, team.id, opponents, int(games) if games.isdigit() else 0)
+            except ChallengeRefused as exc:
+                raise Refused(400, f"challenge refused: {exc}") from None
+        await run_in_threadpool(work)
+        return RedirectResponse("/me#challenges", status_code=303)
+
+    return [Route("/me/challenges", challenge(site), methods=["POST"]), Route("/teams/{name}", team), Route("/help", help_index), Route("/help/{name:path}", help_file),
             Route("/bots/{page}", bot_link), Route("/me/bots/{page}", bot_link),
             Route("/me/games/{game_id}/bots/{page}", bot_link)]
