@@ -16,6 +16,7 @@ from harness.contest.api import api_routes
 from harness.contest.app import SecurityHeaders, Site
 from harness.contest.config import load_contest
 from harness.contest.downloads import download_routes
+from harness.contest.me_routes import me_routes
 from harness.contest.pages import routes
 from harness.contest.team_pages import team_routes
 
@@ -35,7 +36,7 @@ def create_app(root: str | Path, *, start_worker: bool = True) -> Starlette:
             site.worker.stop()
 
     # the participant's routes (downloads, team and help pages, the read API) before the base routes
-    participant = [*download_routes(site), *team_routes(site), *api_routes(site)]
+    participant = [*download_routes(site), *me_routes(site), *team_routes(site), *api_routes(site)]
     app = Starlette(routes=[*participant, *routes(site)], middleware=[Middleware(SecurityHeaders)], lifespan=lifespan)
     app.state.site = site
     return app

@@ -22,7 +22,7 @@ from starlette.routing import Route
 
 from harness.contest.app import Refused, Site, Team
 from harness.contest.autopause import WHAT_TO_DO, pause_of
-from harness.contest.challenges import ChallengeRefused, challenges_of, request_challenge
+from harness.contest.challenges import challenges_of
 from harness.contest.ladder import version_label
 from harness.contest.team_reads import filtered_games, grouped_violations, results_by_opponent
 
@@ -148,23 +148,6 @@ def team_routes(site: Site) -> list[Route]:
         name = await run_in_threadpool(name_of)
         return RedirectResponse(f"/teams/{name}" if name else "/", status_code=303)
 
-    from harness.contest.pages import mine
-
-    @mine
-    async def challenge(site: Site, request: Request, team: Team) -> Response:
-        form = await request.form(max_fields=40)
-        site.check_csrf(team, form)
-        games = str(form.get("games") or "")
-        opponents = [str(o) for o in form.getlist("opponents")]
-
-        def work() -> None:
-            try:
-                request_challenge(site.cfg, site.db, team.id, opponents, int(games) if games.isdigit() else 0)
-            except ChallengeRefused as exc:
-                raise Refused(400, f"challenge refused: {exc}") from None
-        await run_in_threadpool(work)
-        return RedirectResponse("/me#challenges", status_code=303)
-
-    return [Route("/me/challenges", challenge(site), methods=["POST"]), Route("/teams/{name}", team), Route("/help", help_index), Route("/help/{name:path}", help_file),
+    return [Route("/teams/{name}", team), Route("/help", help_index), Route("/help/{name:path}", help_file),
             Route("/bots/{page}", bot_link), Route("/me/bots/{page}", bot_link),
             Route("/me/games/{game_id}/bots/{page}", bot_link)]
