@@ -197,6 +197,13 @@ def test_a_version_over_the_violation_rate_is_paused_and_its_team_sees_why_and_w
     play(root, 6, pause=True)  # a round: alpha plays 4 of the 6 games
     assert db.submission(alpha)["status"] == "paused"
     assert [r["team"] for r in db.roster()] == ["beta", "gamma"]  # the ladder no longer plays it
+    from click.testing import CliRunner
+
+    from harness.cli import cli
+
+    listed = CliRunner().invoke(cli, ["contest", "team", "list", str(root)]).output  # the organizer sees it
+    assert "alpha: version s1 (paused: it committed 4 violations in its 4 ladder games" in listed
+    assert "beta: version s2\n" in listed
     games_then = db.db.execute("SELECT games FROM standings WHERE submission_id = ?", (alpha,)).fetchone()[0]
     play(root, 2, pause=True)
     assert db.db.execute("SELECT games FROM standings WHERE submission_id = ?", (alpha,)).fetchone()[0] == games_then

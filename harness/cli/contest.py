@@ -113,7 +113,8 @@ def team_token(contest_dir: Path, name: str) -> None:
 @team.command("list")
 @contest_dir
 def team_list(contest_dir: Path) -> None:
-    """List the teams and their current versions."""
+    """List the teams and their current versions (and why a paused one was paused)."""
+    from harness.contest.autopause import pause_of
     from harness.contest.db import ContestDB
 
     cfg = _load(contest_dir)
@@ -121,7 +122,9 @@ def team_list(contest_dir: Path) -> None:
     try:
         for row in db.teams():
             current = f"version s{row['current_submission']}" if row["current_submission"] else "no version yet"
-            echo(f"{row['name']}: {current}")
+            sub = db.submission(row["current_submission"]) if row["current_submission"] else None
+            pause = pause_of(db, sub["id"]) if sub is not None and sub["status"] == "paused" else None
+            echo(f"{row['name']}: {current}" + (f" (paused: {pause['reason']})" if pause else ""))
     finally:
         db.close()
 
