@@ -26,7 +26,7 @@ from typing import Any
 
 from harness.play import protocol
 
-__all__ = ["FORMAT", "SeatFileError", "seat_file", "seat_log", "reproduce_seat"]
+__all__ = ["FORMAT", "SeatFileError", "check_seat_file", "seat_file", "seat_log", "reproduce_seat"]
 
 FORMAT = "tablebots-seat/1"
 #: the limits a downloaded file carries (the sandbox is the author's machine's own choice)
