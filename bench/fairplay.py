@@ -4,9 +4,9 @@
    per second with the rule and without it (``FairPlay(process_per_deal=False)``: processes
    reused for every seat order, as before), and the bot processes each started. On the bench
    league of bench/league.py (Crisps, greedy / random-py / random-js, 2 seats: 2 seat orders a
-   deal) and on Dominoes at 4 seats (24 seat orders a deal, the worst case: each bot needs 24
-   processes per worker, which the default idle bound of 32 cannot keep for 4 bots; then with
-   ``idle_bots: 96``, with ``--roomy``). Three columns: before, the rule with games dispatched in
+   deal) and on Dominoes at 2, 3 and 4 seats (``--dom-seats``; 4 seats: 24 seat orders a deal, the
+   worst case: each bot needs 24 processes per worker, which the default idle bound of 32 cannot
+   keep for 4 bots; then with ``idle_bots: 96``, with ``--roomy``). Three columns: before, the rule with games dispatched in
    schedule order (``schedule-order``), and the rule with the dispatch blocked by deal (after).
 2. CPU fairness (bots frozen between turns, deadlines in the CPU time of the bot's tree): the
    same league's games per second with it and with wall-clock deadlines and no freezing
@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import functools
+import math
 import multiprocessing as mp
 import os
 import sqlite3
@@ -64,8 +65,8 @@ bots:
   - {{name: random-js, command: node {BOTS}/random_bot.js}}
 """
 
-DOMINOES4 = f"""game: dominoes
-players: 4
+DOMINOES = f"""game: dominoes
+players: {{players}}
 options: {{max_turns: 40}}
 rounds: {{rounds}}
 limits: {{sandbox: bwrap}}
@@ -127,7 +128,7 @@ def _burn(seconds: float) -> None:
         pass
 
 
-def part3(dir_: Path, rounds: int, repeat: int) -> None:
+def part3(dir_: Path, rounds: int, repeat: int, busy: int = 8) -> None:
     cores = os.cpu_count() or 1
     think = f"[python3, {ATTACKER}, think, --cpu-ms, '50']"
     config = write_league(dir_, "bench-fair-cpu", f"""game: crisps
@@ -141,12 +142,12 @@ bots:
   - {{name: spinner, command: [python3, {ATTACKER}, spin, --threads, '4']}}
 """)
     ctx = mp.get_context("spawn")
-    burners = [ctx.Process(target=_burn, args=(3600.0,), daemon=True) for _ in range(8)]
+    burners = [ctx.Process(target=_burn, args=(3600.0,), daemon=True) for _ in range(busy)]
     for b in burners:
         b.start()
     try:
         print(f"\n3. thinkers at 50 ms of CPU per move, move_ms 100, {2 * cores} workers on {cores} cores, "
-              f"8 busy processes, a spinning bot at the table")
+              f"{busy} busy processes, a spinning bot at the table")
         for _ in range(repeat):
             for mode, name in (("wall-clock", "before (wall clock)"), ("", "after (CPU clock, frozen)")):
                 rate, games, _started, _ = play(config, mode, 2 * cores)
@@ -206,9 +207,14 @@ def main() -> None:
     parser.add_argument("--parts", default="1,2,3,4")
     parser.add_argument("--dom-rounds", type=int, default=0, help="rounds (deals) of the Dominoes league "
                         "(default rounds / 20)")
+    parser.add_argument("--dom-seats", default="2,3,4", help="seats of the Dominoes leagues of part 1")
     parser.add_argument("--roomy", action="store_true", help="part 1 also with idle_bots 96")
     parser.add_argument("--games", type=int, default=40, help="games a run in part 4")
+    parser.add_argument("--tiny", action="store_true", help="a run of seconds (CI checks the bench still works; "
+                        "its figures mean nothing)")
     args = parser.parse_args()
+    if args.tiny:
+        args.rounds, args.repeat, args.dom_rounds, args.games, args.dom_seats = 1, 1, 1, 2, "2"
     parts = {int(p) for p in args.parts.split(",")}
     print(f"cores {os.cpu_count()}, load average {os.getloadavg()[0]:.1f} at start (a shared machine)")
     with tempfile.TemporaryDirectory(prefix="bench-fairplay-") as tmp:
@@ -216,15 +222,17 @@ def main() -> None:
         dir_.chmod(0o755)
         crisps = write_league(dir_, "bench-fair-crisps", CRISPS.replace("{rounds}", str(args.rounds)))
         if 1 in parts:
-            dominoes = write_league(dir_, "bench-fair-dom4", DOMINOES4.replace("{rounds}", str(args.dom_rounds or max(1, args.rounds // 20))))
             print(f"1. one process per deal ({crisps.workers} workers); before: processes reused across the seat "
                   f"orders of a deal; schedule-order: the rule, games dispatched in schedule order; after: the "
                   f"rule, dispatched in windows of {DEAL_WINDOW} deals blocked by seat order")
             side_by_side("Crisps, 2 seats (2 seat orders a deal)", crisps, "reuse-deals", "", args.repeat,
                          middle="schedule-order")
-            side_by_side("Dominoes, 4 seats (24 seat orders a deal)", dominoes, "reuse-deals", "", args.repeat,
-                         middle="schedule-order")
-            if args.roomy:
+            for seats in (int(s) for s in args.dom_seats.split(",")):
+                body = DOMINOES.replace("{rounds}", str(args.dom_rounds or max(1, args.rounds // 20)))
+                dominoes = write_league(dir_, f"bench-fair-dom{seats}", body.replace("{players}", str(seats)))
+                side_by_side(f"Dominoes, {seats} seats ({math.factorial(seats)} seat orders a deal)", dominoes,
+                             "reuse-deals", "", args.repeat, middle="schedule-order")
+            if args.roomy:  # (the last of the Dominoes leagues: 4 seats by default)
                 roomy = dataclasses.replace(dominoes, idle_bots=4 * 24)
                 side_by_side("the same, idle_bots 96 (24 processes per bot kept per worker)", roomy, "reuse-deals",
                              "", args.repeat, middle="schedule-order")
@@ -232,7 +240,7 @@ def main() -> None:
             print(f"\n2. CPU fairness ({crisps.workers} workers); before: wall-clock deadlines, no freezing")
             side_by_side("Crisps, 2 seats", crisps, "wall-clock", "", args.repeat)
         if 3 in parts:
-            part3(dir_, max(1, args.rounds // 10), args.repeat)
+            part3(dir_, max(1, args.rounds // 10), args.repeat, 1 if args.tiny else 8)
         if 4 in parts:
             part4(args.games, args.repeat + 1)
     print(f"load average {os.getloadavg()[0]:.1f} at the end")

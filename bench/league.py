@@ -123,41 +123,49 @@ def main() -> None:
     parser.add_argument("--parts", default="1,2,3,4", help="which measurements to run, e.g. 3")
     parser.add_argument("--plan-games", type=int, default=1_000_000, help="games of the planning measurement")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each league measurement (best is kept)")
+    parser.add_argument("--tiny", action="store_true", help="a run of seconds (CI checks the bench still works; "
+                        "its figures mean nothing)")
     args = parser.parse_args()
+    if args.tiny:
+        args.rounds, args.repeat, args.table_games, args.plan_games = 1, 1, 1000, 2000
     rounds = 10 if args.quick else args.rounds
     cores = default_workers()
     with tempfile.TemporaryDirectory() as tmp:
         dir_ = Path(tmp)
         parts = set(args.parts.split(","))
         if "1" in parts:
-            part1(dir_, rounds, cores, args.repeat)
+            part1(dir_, rounds, cores, args.repeat, args.tiny)
         if "2" in parts:
-            part2(dir_, rounds, cores, args.repeat)
+            part2(dir_, rounds, cores, args.repeat, args.tiny)
         if "3" in parts:
             part3(dir_, args.table_games)
         if "4" in parts:
             part4(dir_, args.plan_games)
 
 
-def part1(dir_: Path, rounds: int, cores: int, repeat: int) -> None:
-    """Persistent bot processes vs a fresh set per game."""
+def part1(dir_: Path, rounds: int, cores: int, repeat: int, tiny: bool = False) -> None:
+    """Persistent bot processes vs a fresh set per game (``tiny``: short games only, one round each)."""
     print(f"1. persistent bot processes vs a fresh set per game, {cores} workers (Crisps: greedy, "
           f"random-py, random-js)")
     print(f"{'games':<12} {'workers':>7} {'games':>7} {'persistent/s':>13} {'games':>7} {'fresh/s':>13} "
           f"{'ratio':>7}")
+    if tiny:
+        persistent_vs_fresh(dir_, "short", "{max_turns: 12}", rounds, rounds, repeat)
+        return
     persistent_vs_fresh(dir_, "short", "{max_turns: 12}", rounds * 5, max(2, rounds // 2), repeat)
     persistent_vs_fresh(dir_, "full", "{}", rounds, max(2, rounds // 2), repeat)
 
 
-def part2(dir_: Path, rounds: int, cores: int, repeat: int) -> None:
-    """Speed-up from 1 worker to one per core, with and without the JavaScript bot."""
+def part2(dir_: Path, rounds: int, cores: int, repeat: int, tiny: bool = False) -> None:
+    """Speed-up from 1 worker to one per core, with and without the JavaScript bot (``tiny``: the
+    mixed league only)."""
     print("\n2. speed-up from 1 worker to", cores, "(persistent processes, full games)")
     mixed = league_file(dir_, "bench-scale", "{}", rounds)
     python_only = dir_ / "bench-scale-py.yaml"
     python_only.write_text("\n".join(line for line in mixed.read_text().splitlines()
                                      if "random-js" not in line).replace("bench-scale", "bench-scale-py") + "\n")
-    for label, path, scale in (("greedy-py, random-py, random-js", mixed, 1),
-                               ("greedy-py, random-py (Python only)", python_only, 3)):
+    leagues = (("greedy-py, random-py, random-js", mixed, 1), ("greedy-py, random-py (Python only)", python_only, 3))
+    for label, path, scale in leagues[:1] if tiny else leagues:
         cfg = load_config(path, rounds=rounds * scale)  # 2 bots play a third of 3 bots' games a round
         ones, manys = [], []
         for _ in range(repeat):

@@ -583,15 +583,20 @@ def main() -> None:
                         help="part 5 per table size: size:bots:ladder top (dominoes at 2, epizodiak at 3)")
     parser.add_argument("--real-leagues", type=int, default=12)
     parser.add_argument("--verify-sets", type=int, default=200, help="part 5's check of the premise: sets per pair")
+    parser.add_argument("--tiny", action="store_true", help="a run of seconds (CI checks the bench still works; "
+                        "its figures mean nothing)")
     args = parser.parse_args()
+    if args.tiny:
+        args.leagues, args.bots, args.max_games, args.sizes, args.newcomer_leagues = 1, 20, "2:2e4", "2", 1
+        args.real, args.real_leagues, args.verify_sets = "2:11:1000", 1, 2
     parts = {int(p) for p in args.parts.split(",")}
     sizes = [int(s) for s in args.sizes.split(",")]
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (a shared machine)")
     cells = []
     if 4 in parts:
-        part4(1000)
+        part4(100 if args.tiny else 1000)
     if 2 in parts:
-        part2(args.bots, 200_000)
+        part2(args.bots, 5_000 if args.tiny else 200_000)
     if 3 in parts:
         part3(args.bots, args.newcomer_leagues, sizes)
     if 1 in parts:

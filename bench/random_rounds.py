@@ -52,7 +52,11 @@ def league(index: int) -> dict[str, np.ndarray]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--leagues", type=int, default=1500)
+    parser.add_argument("--tiny", action="store_true", help="a run of seconds (CI checks the bench still works; "
+                        "its figures mean nothing)")
     args = parser.parse_args()
+    if args.tiny:
+        args.leagues = 2
     got = [league(i) for i in range(args.leagues)]
     print(f"{BOTS} bots over {SPAN} units, tables of {SIZE}, {args.leagues} leagues: leagues with the right top-10 set")
     for i, rung in enumerate(RUNGS):

@@ -348,8 +348,9 @@ def fishtest_llr(set_scores: list[float], params: SprtParams) -> float:
 
 
 def part_sprt(runs: int) -> None:
-    """The project's LLR (normal approximation, one pseudo-set) against fishtest's exact one, on
-    pentanomial sets (2 players) drawn at Elo differences around the test's two hypotheses."""
+    """The project's LLR (the exact multinomial GSPRT) against fishtest's LLR_logistic written
+    from its formulas, on pentanomial sets (2 players) drawn at Elo differences around the
+    test's two hypotheses: they should agree to rounding."""
     print(f"\n7. the match's LLR against fishtest's LLR_logistic (pentanomial sets, elo0=0 elo1=10; "
           f"{runs} simulated matches per row)")
     params = SprtParams(elo0=0, elo1=10)
@@ -369,22 +370,21 @@ def part_sprt(runs: int) -> None:
             ours, theirs = llr(scores, params), fishtest_llr(scores, params)
             diffs.append(abs(ours - theirs) / max(abs(theirs), 1.0))
         diffs.sort()
-        print(f"   {sets:>5} sets: |ours - fishtest's| / max(|fishtest's|, 1): median {100 * diffs[len(diffs) // 2]:.1f}%, "
-              f"90th percentile {100 * diffs[int(0.9 * len(diffs))]:.1f}%")
+        print(f"   {sets:>5} sets: |ours - fishtest's| / max(|fishtest's|, 1): median {diffs[len(diffs) // 2]:.1e}, "
+              f"90th percentile {diffs[int(0.9 * len(diffs))]:.1e}, largest {diffs[-1]:.1e}")
 
 
-def part_speed() -> None:
+def part_speed(sizes: tuple[int, ...] = (100_000, 1_000_000), k: int = 1000) -> None:
     """The fit at 1,000 bots: 100,000 and 1,000,000 games of 3 seats in duplicate sets of 6."""
     import numpy as np
 
     from harness.league.ratings_fit import TableBatch, fit_batches
 
-    print("\n8. speed of the table's fit, 1,000 bots, 3-seat duplicate sets (this machine is shared: see the load)")
+    print(f"\n8. speed of the table's fit, {k:,} bots, 3-seat duplicate sets (this machine is shared: see the load)")
     rng = np.random.default_rng(0)
-    k = 1000
     true = 25 + rng.normal(0, BETA, k)
     perms = np.array(list(itertools.permutations(range(3))))
-    for games in (100_000, 1_000_000):
+    for games in sizes:
         sets = games // 6
         tables = np.argsort(rng.random((sets, k)), axis=1)[:, :3] if k * sets < 5e7 else np.stack(
             [rng.choice(k, 3, replace=False) for _ in range(sets)])
@@ -417,23 +417,29 @@ def main() -> None:
     parser.add_argument("--model-leagues", type=int, default=200)
     parser.add_argument("--real-leagues", type=int, default=50)
     parser.add_argument("--sprt-runs", type=int, default=300)
+    parser.add_argument("--tiny", action="store_true", help="a run of seconds (CI checks the bench still works; "
+                        "its figures mean nothing)")
     args = parser.parse_args()
+    if args.tiny:
+        args.games, args.reps, args.max, args.match_reps = "crisps", 2, 96, 1
+        args.model_leagues, args.real_leagues, args.sprt_runs = 2, 2, 3
+    small = args.tiny  # the parts' league sizes, and the fit's timing, at a size of seconds
     parts = set(args.parts.split(","))
-    checkpoints = [n for n in (96, 192, 384, 768, 1536, 3072) if n <= args.max]
+    checkpoints = [48] if small else [n for n in (96, 192, 384, 768, 1536, 3072) if n <= args.max]
     if "order" in parts:
         print("1-3. leagues of four graded bots (greedy mixed with random moves at eps 0, 0.25, 0.5, 1)")
         for name in args.games.split(","):
             part1(name, args.reps, checkpoints, args.fit_only)
     if "match" in parts and args.match_reps:
-        part4(args.match_reps, 3000)
+        part4(args.match_reps, 200 if small else 3000)
     if "model" in parts:
-        part_model(args.model_leagues, [96, 384, 1536])
+        part_model(args.model_leagues, [48] if small else [96, 384, 1536])
     if "real" in parts:
-        part_real(args.real_leagues, [96, 384])
+        part_real(args.real_leagues, [48] if small else [96, 384])
     if "sprt" in parts:
         part_sprt(args.sprt_runs)
     if "speed" in parts:
-        part_speed()
+        part_speed((6_000,), 50) if small else part_speed()
 
 
 if __name__ == "__main__":

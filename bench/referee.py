@@ -1,7 +1,7 @@
 """Referee overhead: cost per decision of refereed games vs the bare exchange with the same bots.
 
 Both sides run in one process pinned to one core (bots inherit the affinity), with the same
-persistent random-bot processes (bots/random_bot.py, one process per seat):
+persistent bot processes (bots/random_bot.py or the game's greedy bot, one process per seat):
 
 - referee: games played through ``harness.play.referee.play_game`` (engine, encoding, legality,
   deadlines, everything), divided by the number of requests sent to bots;
@@ -14,12 +14,24 @@ ratio referee/floor is printed for both (target <= 1.5), with the referee's own 
 the in-process engine cost (legal_actions, observation, apply, forced moves included, measured
 separately) and the rest. Rounds alternate referee and floor; medians are reported.
 
-    python bench/referee.py [--games N] [--rounds R] [--cpu C] [GAME ...]
+Each game is measured with two settings side by side: ``bare`` (no sandbox, wall-clock
+deadlines, bots never frozen) and ``league`` (what a league runs by default: the bwrap sandbox
+where it works, and the CPU clock: each bot thawed, timed in CPU time and frozen again around
+every decision). The floor thaws the bots once before its round (it is the bare exchange with
+the same processes, in the same sandbox). Processes are reused across the deals of a round
+(``process_per_deal`` off): this measures decisions; bench/fairplay.py measures starts.
+
+Then the CPU clock's own cost: the referee's CPU per decision with the clock on minus off, side
+by side with its system calls alone (a thaw, a freeze and one CPU reading of a live bot's
+cgroups, in a tight loop): target <= 2x.
+
+    python bench/referee.py [--games N] [--rounds R] [--cpu C] [--tiny] [GAME ...]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import random
 import statistics
@@ -30,8 +42,9 @@ from pathlib import Path
 import orjson
 
 from harness.games import GAMES, get_game
+from harness.play.botproc import BotProcess
 from harness.play.limits import BotSpec, pin_to_cpu
-from harness.play.referee import BotPool, RefereeConfig, play_game
+from harness.play.referee import BotPool, FairPlay, RefereeConfig, ResourceLimits, play_game
 
 ROOT = Path(__file__).resolve().parent.parent
 RANDOM_BOT = ROOT / "bots" / "random_bot.py"
@@ -43,22 +56,30 @@ def on_cpu_ns(pid: int) -> int:
         return int(fh.read().split()[0])
 
 
+def tree_cpu_ns(proc: BotProcess) -> int:
+    """Nanoseconds the bot's whole tree has spent on a CPU: its cgroup's counter where it has one
+    (under bwrap the process started is the wrapper, not the bot), else the process's own."""
+    group = proc._cgroup
+    got = group.cpu_ns() if group is not None else None
+    return got if got is not None else on_cpu_ns(proc.pid or 0)
+
+
 class Meter:
     """Wall time and on-CPU time of this process and the bots, over one measured block."""
 
-    def __init__(self, bot_pids: list[int]) -> None:
-        self.pids = bot_pids
+    def __init__(self, procs: list[BotProcess]) -> None:
+        self.procs = procs
 
     def __enter__(self) -> Meter:
         self.cpu0 = on_cpu_ns(os.getpid())
-        self.bots0 = sum(on_cpu_ns(p) for p in self.pids)
+        self.bots0 = sum(tree_cpu_ns(p) for p in self.procs)
         self.t0 = time.perf_counter()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.wall = time.perf_counter() - self.t0
         self.cpu = (on_cpu_ns(os.getpid()) - self.cpu0) / 1e9
-        self.bots = (sum(on_cpu_ns(p) for p in self.pids) - self.bots0) / 1e9
+        self.bots = (sum(tree_cpu_ns(p) for p in self.procs) - self.bots0) / 1e9
 
 
 def referee_round(game, specs, pool, config, seeds) -> int:
@@ -70,9 +91,9 @@ def referee_round(game, specs, pool, config, seeds) -> int:
     return requests
 
 
-def recorded_lines(game, specs, pool, seeds) -> list[tuple[int, bytes]]:
+def recorded_lines(game, specs, pool, config, seeds) -> list[tuple[int, bytes]]:
     """(seat, request line) of the games with these seeds, encoded exactly as the referee does."""
-    config = RefereeConfig(record_messages=True)
+    config = dataclasses.replace(config, record_messages=True)  # the same pool key: the same processes
     lines = []
     for seed in seeds:
         record = play_game(game, {}, seed, f"bench-{seed}", specs, pool, config)
@@ -119,39 +140,72 @@ def bot_specs(name: str, players: int, kind: str) -> list[BotSpec]:
             for s in range(players)]
 
 
-def bench_game(name: str, n_games: int, rounds: int, bots: str = "random") -> dict[str, float]:
+#: the settings measured: (sandbox, CPU clock)
+SETTINGS = {"bare": (None, False), "league": ("auto", True)}
+
+
+def referee_config(setting: str) -> RefereeConfig:
+    """The referee's settings for a row; processes reused across deals (decisions, not starts)."""
+    sandbox, cpu_clock = SETTINGS[setting]
+    return RefereeConfig(limits=ResourceLimits(sandbox=sandbox),
+                         fair_play=FairPlay(cpu_clock=cpu_clock, process_per_deal=False))
+
+
+def clock_syscalls_us(pool: BotPool, loops: int = 2000) -> float:
+    """Microseconds of one thaw + one CPU reading + one freeze of a live bot's cgroups (0 if none)."""
+    procs = [p for p in pool.processes() if p.cpu_clock]
+    if not procs:
+        return 0.0
+    group = procs[0]._cgroup
+    assert group is not None
+    start = time.perf_counter()
+    for _ in range(loops):
+        group.thaw()
+        group.cpu_ns()
+        group.freeze()
+    return (time.perf_counter() - start) / loops * 1e6
+
+
+def bench_game(name: str, n_games: int, rounds: int, bots: str = "random",
+               setting: str = "bare") -> dict[str, float]:
     game = get_game(name)
     players = game.min_players
     specs = bot_specs(name, players, bots)
-    config = RefereeConfig()
+    config = referee_config(setting)
     seeds = list(range(1000, 1000 + n_games))
     rows: dict[str, list[float]] = {k: [] for k in ("ref", "floor", "ref_cpu", "floor_cpu", "ref_self", "floor_self",
                                                     "engine")}
     with BotPool(config) as pool:
         referee_round(game, specs, pool, config, seeds[:2])  # start the processes, warm up
-        lines = recorded_lines(game, specs, pool, seeds)
-        procs = sorted((p for p in pool.processes() if p.key[2:] == (config.time, config.limits)),
-                       key=lambda p: p.spec.name)
+        lines = recorded_lines(game, specs, pool, config, seeds)
+        # every process of the pool is one of this game's (one per seat: processes are reused across deals)
+        procs = sorted(pool.processes(), key=lambda p: p.spec.name)
+        assert [p.spec.name for p in procs] == [s.name for s in specs], [p.spec.name for p in procs]
         fds = [(p._in, p._out) for p in procs]
-        pids = [p.pid for p in procs]
         for _ in range(rounds):
-            with Meter(pids) as m:
+            with Meter(procs) as m:
                 requests = referee_round(game, specs, pool, config, seeds)
             rows["ref"].append(m.wall / requests * 1e6)
             rows["ref_cpu"].append((m.cpu + m.bots) / requests * 1e6)
             rows["ref_self"].append(m.cpu / requests * 1e6)
+            for proc in procs:
+                proc.thaw()  # the floor is the bare exchange: no freezer
             for _, fd_out in fds:
                 os.set_blocking(fd_out, True)
-            with Meter(pids) as m:
+            with Meter(procs) as m:
                 floor_round(fds, lines)
             for _, fd_out in fds:
                 os.set_blocking(fd_out, False)
+            for proc in procs:
+                proc.freeze()
             rows["floor"].append(m.wall / len(lines) * 1e6)
             rows["floor_cpu"].append((m.cpu + m.bots) / len(lines) * 1e6)
             rows["floor_self"].append(m.cpu / len(lines) * 1e6)
             rows["engine"].append(engine_us(game, players, seeds))
+        syscalls = clock_syscalls_us(pool)
     out = {k: statistics.median(v) for k, v in rows.items()}
     out["decisions"] = len(lines)
+    out["syscalls"] = syscalls
     return out
 
 
@@ -163,12 +217,21 @@ def main() -> None:
     parser.add_argument("--cpu", type=int, default=0, help="core to pin the referee and its bots to")
     parser.add_argument("--bots", choices=("random", "greedy", "both"), default="both",
                         help="reference bots in every seat (default: a row for each)")
+    parser.add_argument("--settings", default="bare,league", help="which settings (bare, league)")
+    parser.add_argument("--tiny", action="store_true", help="a run of seconds (CI checks the bench still works; "
+                        "its figures mean nothing)")
     args = parser.parse_args()
+    if args.tiny:
+        args.games, args.n_games, args.rounds, args.bots = args.games or ["crisps"], 2, 1, "random"
     pin_to_cpu(args.cpu)
+    settings = args.settings.split(",")
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; us per decision, median of "
-          f"{args.rounds} rounds of {args.n_games} games")
-    print(f"{'game':<10} {'bots':<6} {'decisions':>9} | {'wall: referee':>13} {'floor':>6} {'ratio':>6} | "
-          f"{'cpu: referee':>12} {'floor':>6} {'ratio':>6} | {'referee self':>12} {'engine':>6} {'floor self':>10}")
+          f"{args.rounds} rounds of {args.n_games} games; bare: no sandbox, no CPU clock; league: the sandbox "
+          f"(where it works) and the CPU clock")
+    print(f"{'game':<10} {'bots':<6} {'setting':<7} {'decisions':>9} | {'wall: referee':>13} {'floor':>6} "
+          f"{'ratio':>6} | {'cpu: referee':>12} {'floor':>6} {'ratio':>6} | {'referee self':>12} {'engine':>6} "
+          f"{'floor self':>10}")
+    clock_rows = []
     for name in args.games or list(GAMES):
         try:
             get_game(name)
@@ -176,16 +239,30 @@ def main() -> None:
             print(f"{name:<10} skipped: {exc}", file=sys.stderr)
             continue
         for bots in (("random", "greedy") if args.bots == "both" else (args.bots,)):
-            report(name, bots, bench_game(name, args.n_games, args.rounds, bots))
+            got = {}
+            for setting in settings:
+                got[setting] = bench_game(name, args.n_games, args.rounds, bots, setting)
+                report(name, bots, setting, got[setting])
+            if "bare" in got and "league" in got and got["league"]["syscalls"]:
+                clock_rows.append((name, bots, got["bare"], got["league"]))
     print("target: ratio <= 1.5")
+    if clock_rows:
+        print("\nthe CPU clock's cost to the referee (its CPU per decision, league minus bare, the sandbox's share "
+              "included) against its system calls (thaw + reading + freeze), us")
+        for name, bots, bare, league in clock_rows:
+            cost = league["ref_self"] - bare["ref_self"]
+            print(f"{name:<10} {bots:<6} referee cost {cost:>7.1f}  system calls {league['syscalls']:>6.1f}  "
+                  f"ratio {cost / league['syscalls']:>5.2f}")
+        print("target: ratio <= 2")
+    print(f"load average {os.getloadavg()[0]:.2f} at the end")
 
 
-def report(name: str, bots: str, r: dict[str, float]) -> None:
+def report(name: str, bots: str, setting: str, r: dict[str, float]) -> None:
     wall_ratio = r["ref"] / r["floor"]
     cpu_ratio = r["ref_cpu"] / r["floor_cpu"]
-    print(f"{name:<10} {bots:<6} {r['decisions']:>9.0f} | {r['ref']:>13.1f} {r['floor']:>6.1f} {wall_ratio:>6.2f} | "
-          f"{r['ref_cpu']:>12.1f} {r['floor_cpu']:>6.1f} {cpu_ratio:>6.2f} | {r['ref_self']:>12.1f} "
-          f"{r['engine']:>6.1f} {r['floor_self']:>10.1f}", flush=True)
+    print(f"{name:<10} {bots:<6} {setting:<7} {r['decisions']:>9.0f} | {r['ref']:>13.1f} {r['floor']:>6.1f} "
+          f"{wall_ratio:>6.2f} | {r['ref_cpu']:>12.1f} {r['floor_cpu']:>6.1f} {cpu_ratio:>6.2f} | "
+          f"{r['ref_self']:>12.1f} {r['engine']:>6.1f} {r['floor_self']:>10.1f}", flush=True)
 
 
 if __name__ == "__main__":

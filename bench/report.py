@@ -29,7 +29,11 @@ from harness.report.html import Site, write_report  # noqa: E402
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--games", type=int, default=100_000)
+    parser.add_argument("--tiny", action="store_true", help="a run of seconds (CI checks the bench still works; "
+                        "its figures mean nothing)")
     args = parser.parse_args()
+    if args.tiny:
+        args.games = 500
     with tempfile.TemporaryDirectory() as tmp:
         store_path = Path(tmp) / "synthetic.sqlite"
         cfg = synthesize(store_path, args.games)

@@ -207,7 +207,11 @@ def main() -> None:
     parser.add_argument("--bots", type=int, default=1000)
     parser.add_argument("--speed", type=float, default=60.0, help="games/s a round is played at (the ratio's base)")
     parser.add_argument("--keep", type=Path, help="build the store in this directory and keep it (reused if there)")
+    parser.add_argument("--tiny", action="store_true", help="a run of seconds (CI checks the bench still works; "
+                        "its figures mean nothing)")
     args = parser.parse_args()
+    if args.tiny:
+        args.games, args.bots = 3000, 40
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (a shared machine)")
     with tempfile.TemporaryDirectory() as tmp:
         where = args.keep or Path(tmp)

@@ -150,7 +150,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=60, help="rounds of the executor league (6 games a round)")
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--parts", default="1,2")
+    parser.add_argument("--tiny", action="store_true", help="a run of seconds (CI checks the bench still works; "
+                        "its figures mean nothing)")
     args = parser.parse_args()
+    if args.tiny:
+        args.games, args.log_kb, args.rounds, args.repeat = 200, 1, 1, 1
     parts = set(args.parts.split(","))
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory() as tmp:

@@ -54,7 +54,7 @@ def wilson(wins: float, n: int, z: float = 1.96) -> tuple[float, float]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("game", choices=sorted(PLAYERS))
+    parser.add_argument("game", nargs="?", choices=sorted(PLAYERS))
     parser.add_argument("--games", type=int, default=40)
     parser.add_argument("--iterations", type=int, default=50)
     parser.add_argument("--seed", type=int, default=1000, help="seed of the first game")
@@ -65,7 +65,13 @@ def main() -> int:
     parser.add_argument("--cutoff", type=int, default=None,
                         help="Epizodiak playouts stop after this many moves, 0 for none (default: harness.sdk.ismcts.CUTOFF_MOVES)")
     parser.add_argument("--hand-weight", type=float, default=None, help="harness.games.epizodiak.evaluator.HAND_WEIGHT")
+    parser.add_argument("--tiny", action="store_true", help="a run of seconds (CI checks the bench still works; "
+                        "its figures mean nothing)")
     args = parser.parse_args()
+    if args.tiny:
+        args.game, args.games, args.iterations = args.game or "crisps", 2, 5
+    if args.game is None:
+        parser.error("which game? (one of " + ", ".join(sorted(PLAYERS)) + ")")
     if args.cutoff is not None:
         ismcts.CUTOFF_MOVES = args.cutoff
     if args.hand_weight is not None:

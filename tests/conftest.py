@@ -6,16 +6,82 @@ that puts a bot there opens its directory to others, as a bot author's directory
 
 The browser tests share one `browser` fixture: headless Debian Chromium with the flags this
 machine needs and a fresh profile per test module.
+
+The suite runs on two processes (pytest-xdist, ``-n 2 --dist loadfile``: each file on one of
+them). A test that measures time against a deadline (a bot's answer at 0.3x or 3x of
+``move_ms``, a replay playing for a second) would see the other process's load in its figures,
+so it runs alone: the files in :data:`SERIAL_FILES`, and any test marked ``serial``, take the
+whole machine (an exclusive lock that the other process's tests wait for); every other test
+holds it shared. Without xdist nothing is locked.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+
+#: test files whose tests measure wall-clock time against deadlines: each of their tests runs alone
+SERIAL_FILES = frozenset({
+    "test_deadlines.py",  # a bot's answer at chosen fractions of move_ms, the bank to the millisecond
+    "test_referee_unit.py",  # deadlines of 100-500 ms on real processes
+    "test_referee_e2e.py",  # move_ms 20-300, init_ms, start-up timeouts
+    "test_fair_play.py",  # CPU-time deadlines beside wall-clock ones, busy neighbours by design
+    "test_fairness.py",  # timeouts counted per seat
+    "test_botproc_pins.py",  # the exchange's deadlines pinned
+})
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "serial: the test measures time; under xdist it runs alone (tests/conftest.py)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.name in SERIAL_FILES:
+            item.add_marker(pytest.mark.serial)
+
+
+def _lock_files() -> tuple[int, int] | None:
+    """The turnstile and the room of this xdist run (None outside xdist): one pair per run."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if not run:
+        return None
+    base = Path(tempfile.gettempdir())
+    turnstile, room = (os.open(base / f"tablebots-pytest-{run}.{name}", os.O_RDWR | os.O_CREAT, 0o600)
+                       for name in ("turnstile", "room"))
+    return turnstile, room
+
+
+_LOCKS = _lock_files()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """A serial test holds the room alone, every other test shares it (setup, call and teardown,
+    so a module fixture's league runs under the same rule as the tests that use it). The
+    turnstile keeps a stream of shared tests from starving a serial one."""
+    if _LOCKS is None:
+        yield
+        return
+    turnstile, room = _LOCKS
+    serial = item.get_closest_marker("serial") is not None
+    fcntl.flock(turnstile, fcntl.LOCK_EX)
+    fcntl.flock(room, fcntl.LOCK_EX if serial else fcntl.LOCK_SH)
+    if not serial:
+        fcntl.flock(turnstile, fcntl.LOCK_UN)
+    try:
+        yield
+    finally:
+        fcntl.flock(room, fcntl.LOCK_UN)
+        if serial:
+            fcntl.flock(turnstile, fcntl.LOCK_UN)
 
 
 @pytest.fixture(autouse=True)

@@ -125,7 +125,10 @@ def test_a_bot_joins_and_one_leaves_while_the_ladder_plays(tmp_path: Path) -> No
         assert _games_of(store, "newbie") >= 30, "the new bot did not join"
         b_games = _games_of(store, "b")
         played_since = done(store) - mark
-        time.sleep(2.0)
+        more = done(store) + 30  # the ladder goes on: 30 more games, none of them b's
+        while done(store) < more and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert done(store) >= more
         assert _games_of(store, "b") == b_games, "a bot that left is still chosen"
     finally:
         runner.send_signal(signal.SIGINT)

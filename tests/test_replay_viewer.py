@@ -232,6 +232,7 @@ def test_move_in_the_url_follows_back_and_forward_and_loads_there(browser, domin
     assert _label(browser).startswith("move 6 /")  # a reload stays at the move
 
 
+@pytest.mark.serial  # it plays for a second and counts the moves shown
 def test_play_and_pause(browser, dominoes_site):
     page = sorted((dominoes_site / "games").glob("*.html"))[0]
     browser.get(page.as_uri() + "#move=0")

@@ -65,8 +65,11 @@ TESTS = {
              "tests/test_referee_e2e.py", "tests/test_fair_play.py", "tests/test_fairness.py",
              "tests/test_bot_pool_bound.py", "tests/test_cli_play.py", "tests/test_author_loop.py",
              "tests/test_author_fixes.py", "tests/test_terminal_safety.py", "tests/test_sdk.py",
-             "tests/test_bot_versions.py", "tests/test_contest_participant.py", "tests/test_runtimes.py"],
-    "contest": ["tests/test_contest.py", "tests/test_contest_browser.py", "tests/test_contest_participant.py",
+             "tests/test_layers_play.py", "tests/test_layers_kill.py", "tests/test_envelope.py",
+             "tests/test_ordinary_user.py", "tests/test_bot_versions.py", "tests/test_contest_participant.py",
+             "tests/test_runtimes.py"],
+    "contest": ["tests/test_contest.py", "tests/test_contest_browser.py", "tests/test_contest_limits.py",
+                "tests/test_layers_contest.py", "tests/test_build_envelope.py", "tests/test_contest_participant.py",
                 "tests/test_runtimes.py", "tests/test_participant_browser.py"],
     "league": ["tests/test_league_config.py", "tests/test_league_schedule.py", "tests/test_schedule_pins.py",
                "tests/test_ratings_known.py", "tests/test_league_runner.py", "tests/test_league_e2e.py",
@@ -74,8 +77,9 @@ TESTS = {
                "tests/test_adaptive_league_e2e.py", "tests/test_planning.py", "tests/test_match.py",
                "tests/test_deal_order.py", "tests/test_logstore.py", "tests/test_store_owner.py",
                "tests/test_rating_history.py", "tests/test_statistics.py", "tests/test_league_dask.py",
-               "tests/test_dask_safety.py", "tests/test_bot_versions.py"],
-    "report": ["tests/test_league_reports.py", "tests/test_statistics.py", "tests/test_statistics_arrays.py",
+               "tests/test_dask_safety.py", "tests/test_log_caps.py", "tests/test_layers_schedule.py",
+               "tests/test_bot_versions.py"],
+    "report": ["tests/test_league_reports.py", "tests/test_sprt_exact.py", "tests/test_statistics.py", "tests/test_statistics_arrays.py",
                "tests/test_rating_history.py", "tests/test_index_renderer.py", "tests/test_report_browser.py",
                "tests/test_replay_viewer.py", "tests/test_serve_live.py", "tests/test_store_owner.py"],
     "cli": ["tests/test_cli_play.py", "tests/test_league_reports.py", "tests/test_docs_examples.py",
@@ -86,6 +90,7 @@ TESTS = {
 UNLISTED = {
     "tests/test_layout.py": "the source tree's shape (module sizes, imports), not behaviour",
     "tests/test_greedy_mix.py": "the benchmark's in-process bots (bench/greedy_mix.py), not harness code",
+    "tests/test_bench_tiny.py": "that every bench/ script still runs (minutes for each mutant), not what it computes",
 }
 
 _CMP_SWAP = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq,

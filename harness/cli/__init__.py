@@ -6,6 +6,7 @@ import click
 
 from harness.cli.contest import contest
 from harness.cli.contest_client import add_client_commands
+from harness.cli.doctor import doctor
 from harness.cli.export import export
 from harness.cli.league import h2h, replay, run, table, violations
 from harness.cli.match import match
@@ -42,6 +43,7 @@ cli.add_command(serve)
 add_client_commands(contest)  # a team's client commands: harness contest submit|games|violations|download
 cli.add_command(contest)
 cli.add_command(reproduce)
+cli.add_command(doctor)
 
 
 def main() -> None:

@@ -129,24 +129,55 @@ def team_list(contest_dir: Path) -> None:
         db.close()
 
 
+unsafe_option = click.option(
+    "--unsafe", is_flag=True,
+    help="Play even where the sandbox or the CPU clock does not hold here (see `harness doctor`); the "
+         "leaderboard then says so.")
+
+
+def _safe_or_unsafe(cfg, unsafe: bool, record: bool = True) -> None:  # type: ignore[no-untyped-def]
+    """Refuse (one line) to play a contest's games without the sandbox and the CPU clock unless
+    ``unsafe``; with ``record``, the leaderboard shows what does not hold (or nothing, once it does)."""
+    from harness.contest.db import ContestDB
+    from harness.play.doctor import ranked_play_problems
+    from harness.play.sandbox import resolve_sandbox
+
+    problems = ranked_play_problems(resolve_sandbox(cfg.limits.get("sandbox", "auto"))[0])
+    if problems and not unsafe:
+        raise click.ClickException("refusing to play ranked games here: " + "; ".join(problems)
+                                   + " (`harness doctor` says more; --unsafe plays anyway, and the leaderboard says so)")
+    if problems:
+        echo("warning: playing unsafely (--unsafe): " + "; ".join(problems))
+    if record:
+        db = ContestDB(cfg.db_path)
+        try:
+            db.set_meta("unsafe", "; ".join(problems))
+        finally:
+            db.close()
+
+
 @contest.command()
 @contest_dir
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to listen on (127.0.0.1: this machine only; put https in front for the world).")
 @click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True, help="Port to listen on.")
-def serve(contest_dir: Path, host: str, port: int) -> None:
+@unsafe_option
+def serve(contest_dir: Path, host: str, port: int, unsafe: bool) -> None:
     """Serve the contest site: sign-in, uploads, the leaderboard, replays, each team's own pages.
 
     Uploads are built and checked in the background by this process; `harness contest run DIR`
-    (another process) plays the ladder.
+    (another process) plays the ladder. Requests over their limits are refused before they are
+    read (contest.yaml's `site`: body sizes, header and body timeouts, the proxies whose
+    X-Forwarded-For is believed; docs/contest.md). Refused where uploads cannot run in the
+    sandbox with the CPU clock (`harness doctor` says why), unless --unsafe.
     """
-    import uvicorn
-
+    from harness.contest.guard import serve as serve_guarded
     from harness.contest.server import create_app
 
-    _load(contest_dir)
+    cfg = _load(contest_dir)
+    _safe_or_unsafe(cfg, unsafe, record=False)
     echo(f"contest site on http://{host}:{port}/ (Ctrl-C stops it)")
-    uvicorn.run(create_app(contest_dir), host=host, port=port, log_level="warning")
+    serve_guarded(create_app(contest_dir), host, port, cfg.site)
 
 
 dask_option = click.option("--dask", default=None, metavar="ADDRESS",
@@ -160,7 +191,8 @@ dask_option = click.option("--dask", default=None, metavar="ADDRESS",
 @click.option("--workers", type=click.IntRange(min=1), default=None,
               help="Local worker processes (default: contest.yaml's workers).")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Show a progress bar per plan.")
-def run(contest_dir: Path, dask: str | None, workers: int | None, progress: bool) -> None:
+@unsafe_option
+def run(contest_dir: Path, dask: str | None, workers: int | None, progress: bool, unsafe: bool) -> None:
     """Play the ladder over every team's current version, until Ctrl-C.
 
     The ladder is a league (DIR/ladder.yaml, DIR/ladder.sqlite) re-planned as soon as a team's
@@ -172,6 +204,7 @@ def run(contest_dir: Path, dask: str | None, workers: int | None, progress: bool
     from harness.contest.db import ContestDB
     from harness.contest.ladder import LADDER_STORE, Standings, play_ladder
     cfg = _load(contest_dir)
+    _safe_or_unsafe(cfg, unsafe)
     if workers is not None:
         cfg = dataclasses.replace(cfg, workers=workers)
     db = ContestDB(cfg.db_path)
@@ -199,7 +232,8 @@ def run(contest_dir: Path, dask: str | None, workers: int | None, progress: bool
 @click.option("--top", type=click.IntRange(min=2), required=True, help="How many teams (best on the leaderboard).")
 @click.option("--rounds", type=click.IntRange(min=1), required=True, help="Rounds of the finals' round robin.")
 @dask_option
-def finals(contest_dir: Path, top: int, rounds: int, dask: str | None) -> None:
+@unsafe_option
+def finals(contest_dir: Path, top: int, rounds: int, dask: str | None, unsafe: bool) -> None:
     """Freeze uploads and play the finals: a round robin of the TOP teams' current versions.
 
     Stop `harness contest run` first (the ladder and the finals would share the cores). The
@@ -212,6 +246,7 @@ def finals(contest_dir: Path, top: int, rounds: int, dask: str | None) -> None:
     from harness.report.tables import format_table, league_table
 
     cfg = _load(contest_dir)
+    _safe_or_unsafe(cfg, unsafe)
     db = ContestDB(cfg.db_path)
     try:
         league = play_finals(cfg, db, top, rounds, dask=dask, echo=echo)

@@ -114,6 +114,11 @@ def run(config: str, workers: int | None, rounds: int | None, progress: bool | N
     _, warning = resolve_sandbox(cfg.limits.get("sandbox", "auto"))  # workers resolve auto the same way
     if warning:
         echo(warning, err=True)
+    from harness.play.doctor import off_here
+
+    weaker = off_here()  # an ordinary user gets less: said plainly, never silently
+    if weaker:
+        echo(weaker, err=True)
     if forever and not cfg.schedule.adaptive:
         raise click.BadParameter("only with an adaptive schedule (schedule: {kind: adaptive} in the config); a "
                                  "round robin plays its rounds and stops", param_hint="--forever")
@@ -178,6 +183,7 @@ def _run_summary(cfg: LeagueConfig, summary: Any, dask: str | None, totals: str,
     if summary.violations:
         echo(f"violations: harness violations {cfg.path}")
     echo(f"results: {_shown_path(cfg.store)}")
+    echo(_logs_line(cfg, summary))
     counted = collections.Counter(summary.errors)  # a failed batch gives each of its games the same error
     for i, (err, times) in enumerate(counted.items()):  # the first in full, the others in one line
         games = f" ({times} games)" if times > 1 else ""
@@ -189,6 +195,19 @@ def _run_summary(cfg: LeagueConfig, summary: Any, dask: str | None, totals: str,
     if summary.gave_up:
         echo(f"stopped after {len(summary.errors)} games failed inside the harness (not because of a bot); "
              f"they are still pending", err=True)
+
+
+def _logs_line(cfg: LeagueConfig, summary: Any) -> str:
+    """The game logs' disk use against the league's budget, and what happens past it."""
+    budget = cfg.logs["budget_mb"]
+    line = (f"logs: {summary.logs_bytes / 2**20:.1f} MB of the {budget} MB budget (logs.budget_mb), "
+            f"{cfg.logs['game_kb']} KB at most a game (logs.game_kb)")
+    if summary.logs_dropped:
+        return (line + f"; over budget: {summary.logs_dropped} games without violations were recorded without "
+                       f"their logs (games with violations keep theirs; raise logs.budget_mb to keep every log)")
+    if summary.logs_bytes >= budget * 2**20:
+        return line + "; over budget: from now on only games with violations keep their logs"
+    return line
 
 
 def _adaptive_summary(cfg: LeagueConfig, summary: Any, dask: str | None) -> None:
@@ -298,7 +317,7 @@ def violations(config: str, bot: str | None, kind: str | None, show_id: int | No
         harness violations leagues/demo.yaml --show 3
         harness violations leagues/demo.yaml --replay 3 --bot "python3 bots/my_bot_fixed.py"
     """
-    from harness.report.tables import format_violation, format_violation_line
+    from harness.report.tables import format_violation, format_violation_line, truncation_note
 
     if replay_id is not None and bot is not None:
         if bot_command is not None:
@@ -318,6 +337,9 @@ def violations(config: str, bot: str | None, kind: str | None, show_id: int | No
                     click.echo(json.dumps(record, indent=2))  # exact: JSON escapes control characters itself
                 else:
                     echo(format_violation(row, record, cfg.path))
+                    note = truncation_note(store.game_log(row["game_seq"]))
+                    if note:
+                        echo(note)
                 return
             from harness.games import get_game
             from harness.play.limits import BotSpec, ResourceLimits, TimeControls
@@ -333,6 +355,9 @@ def violations(config: str, bot: str | None, kind: str | None, show_id: int | No
                  "seat": record.get("seat", 0), "request": record.get("request")},
                 store.game_log(row["game_seq"]), players, timeout_ms)
             echo(outcome.text)
+            note = truncation_note(store.game_log(row["game_seq"]))
+            if note:
+                echo(note + " (the replay sends the requests kept before the cut, then the violating one)")
             if outcome.still_violation:
                 sys.exit(1)  # a regression test for the bot's own CI: fails while the bug is there
             return

@@ -130,9 +130,14 @@ class Site:
         scheme, _, token = auth.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise Refused(401, "sign in: send the header 'Authorization: Bearer TOKEN' (the token from the organizer)")
-        team_id = self.tokens.team_of(token.strip())
+        token = token.strip()
+        team_id = self.tokens.cached(token)
         if team_id is None:
+            # a token not verified yet is a sign-in attempt: counted (and refused past the limit)
+            # before it is hashed, so a flood of wrong tokens costs one cheap write each
             self.limit_signins(request)
+            team_id = self.tokens.team_of(token)
+        if team_id is None:
             raise Refused(401, "this token is not valid (ask the organizer for a new one)")
         team = self.db.team(team_id)
         return Team(team_id, team["name"], None) if team else None

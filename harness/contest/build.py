@@ -4,9 +4,11 @@ An upload goes ``building`` -> ``checking`` -> ``active`` (the team's current ve
 ladder's roster) or ``failed``, with its build log and check log kept for its team.
 
 - The build runs the runtime's build command in the upload's directory inside the bubblewrap
-  sandbox of :mod:`harness.play.sandbox` (no network, only the system's runtime and the upload's
-  own directory, which the build alone may write), with a wall-clock timeout, a CPU-time and an
-  address-space limit, and its output capped.
+  sandbox of :mod:`harness.play.sandbox` (no network, only the system's runtime, the public
+  files of ``/etc`` and a copy of the upload's files in a tmpfs of :data:`BUILD_OUTPUT_MB`), as
+  an unprivileged uid, Python in isolated mode (``-I``: an upload's ``py_compile.py`` is not
+  imported), in one envelope (:func:`build_upload`); what it leaves comes back through a capped
+  stream, regular files and directories only (:mod:`harness.contest.build_output`).
 - The check plays the play stage's conformance games (:mod:`harness.play.conformance`) at every
   table size of the contest, the candidate in each seat once, against the reference bots, under
   the contest's time controls and limits: any violation fails the upload, and the log shows the
@@ -33,36 +35,56 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from harness.contest.build_output import OutputReader, clean_output, replace_with_output, upload_files
 from harness.contest.config import ContestConfig, Runtime
 from harness.contest.db import ContestDB
+from harness.play.cgroups import BotCgroup, CgroupBase, cgroup_base
 from harness.play.limits import BotSpec, ResourceLimits, TimeControls, limit_setter, resolve_command
-from harness.play.privileges import bot_uid, drop_privileges
+from harness.play.privileges import bot_uid
 from harness.play.sandbox import bwrap_command, bwrap_userns, resolve_sandbox, sandbox_env
 
-__all__ = ["BuildWorker", "build_upload", "check_upload", "sandboxed_build_command"]
+__all__ = ["BuildWorker", "build_upload", "check_upload", "isolated_python", "sandboxed_build_command"]
 
 LOG_CAP = 64 * 1024
 #: the build's private /tmp (a compiler's temporary files), in MB
 BUILD_SCRATCH_MB = 512
+#: the build's output: its directory is a tmpfs of this size in the sandbox, and no file it
+#: writes may be larger (RLIMIT_FSIZE); what it leaves is copied back through a capped pipe
+BUILD_OUTPUT_MB = 64
+#: files (and directories) a build may leave
+BUILD_FILES = 1000
+#: processes and threads of the whole build (its cgroup's pids.max, else RLIMIT_NPROC)
+BUILD_PROCESSES = 64
+#: where the upload's sources are seen, read-only, inside the sandbox
+_SOURCES = "/.upload"
 
 
 def sandboxed_build_command(argv: list[str], workdir: Path, sandbox: str | None, *, userns: bool | None = None,
-                            uid: int | None = None) -> list[str]:
-    """``argv`` run in ``workdir`` inside the sandbox, the one directory it may write being ``workdir``.
+                            uid: int | None = None, out_fd: int = -1) -> list[str]:
+    """``argv`` run in ``workdir`` inside the sandbox, its output written into a size-capped place.
 
-    ``userns`` (default: whether bwrap runs unprivileged here): the build runs in a user namespace
-    of its own; else, run by root, bwrap drops it to ``uid`` with ``setpriv``, and ``workdir``
-    must belong to ``uid`` (:func:`build_upload` gives it) for the build to write there."""
+    In the sandbox ``workdir`` is a fresh tmpfs of :data:`BUILD_OUTPUT_MB` holding a copy of the
+    upload (seen read-only at ``/.upload``); the build runs there, and when it succeeds what it
+    left is written as a tar to the descriptor ``out_fd`` (which the build itself does not get):
+    nothing the build writes lands on the host's disk except through that capped stream.
+    ``userns`` (default: whether bwrap runs unprivileged here): bwrap runs as ``uid`` (the
+    caller drops to it) and the build in a user namespace of its own; else, run by root, bwrap
+    drops the build to ``uid`` with ``setpriv``."""
     if sandbox != "bwrap":
         return argv
     wd = str(workdir)
     if userns is None:
         userns = bwrap_userns()
-    cmd = bwrap_command(argv, wd, [wd], BUILD_SCRATCH_MB, userns, uid)
-    # bots see their own files read-only; a build must write its output beside its sources
+    script = (f'cp -R {_SOURCES}/. . || exit 125; "$@" {out_fd}>&-; status=$?; '
+              f'if [ $status -eq 0 ]; then tar -cf - . >&{out_fd} || exit 124; fi; exit $status')
+    cmd = bwrap_command(["/bin/bash", "-c", script, "build", *argv], wd, [wd], BUILD_SCRATCH_MB, userns, uid,
+                        BUILD_PROCESSES)
+    # (bash: dash takes no descriptor over 9) the upload's files are seen at /.upload, its directory is a
+    # tmpfs of BUILD_OUTPUT_MB
     for i in range(len(cmd) - 3, -1, -1):
         if cmd[i:i + 3] == ["--ro-bind", wd, wd]:
-            cmd[i] = "--bind"
+            cmd[i:i + 3] = ["--ro-bind", wd, _SOURCES, "--perms", "1777", "--size", str(BUILD_OUTPUT_MB << 20),
+                            "--tmpfs", wd]
             break
     return cmd
 
@@ -73,49 +95,93 @@ def _cap(text: str) -> str:
     return text[:LOG_CAP // 2] + f"\n[... {len(text) - LOG_CAP} characters cut ...]\n" + text[-LOG_CAP // 2:]
 
 
+def isolated_python(argv: list[str]) -> list[str]:
+    """A Python build command in isolated mode (``-I``): neither the upload's directory nor the
+    environment is on ``sys.path``, so an upload's ``py_compile.py`` cannot stand in for the
+    standard library's when ``python3 -m py_compile`` runs."""
+    if argv and os.path.basename(argv[0]).startswith("python") and "-I" not in argv[1:2]:
+        return [argv[0], "-I", *argv[1:]]
+    return argv
+
+
 def build_upload(cfg: ContestConfig, runtime: Runtime, workdir: Path) -> tuple[bool, str]:
-    """Run the runtime's build in ``workdir`` in the sandbox: (built, log)."""
+    """Run the runtime's build in ``workdir`` in the sandbox, in one envelope: (built, log).
+
+    The envelope: an unprivileged uid (as bots), its own cgroup where the harness may make one
+    (memory of the whole tree, ``pids.max``), RLIMIT_CPU, RLIMIT_AS, RLIMIT_FSIZE, a wall-clock
+    timeout, output into a tmpfs of :data:`BUILD_OUTPUT_MB` copied back through a capped stream
+    (:mod:`harness.contest.build_output` unpacks it: regular files and directories only)."""
     if runtime.build is None:
         return True, "nothing to build for this runtime\n"
     sandbox, warning = resolve_sandbox(cfg.limits.get("sandbox", "auto"))
-    argv = resolve_command(runtime.build)
+    argv = isolated_python(resolve_command(runtime.build))
     userns = bwrap_userns() if sandbox == "bwrap" else False
-    uid = None if userns else bot_uid(workdir.name)  # as root, a build never holds root's powers
+    uid = bot_uid(f"build:{workdir.name}")  # as root, a build never holds root's powers
     if uid is not None:
         for path in [workdir, *workdir.rglob("*")]:
             os.chown(path, uid, uid, follow_symlinks=False)
-    cmd = sandboxed_build_command(argv, workdir, sandbox, userns=userns, uid=uid)
-    limits = ResourceLimits(memory_mb=cfg.build_memory_mb, cpu_seconds=cfg.build_seconds, processes=None,
-                            open_files=1024)
     header = f"$ {' '.join(runtime.build)}\n" + (f"{warning}\n" if warning else "")
+    before = upload_files(workdir) if sandbox != "bwrap" else None  # (what a failed build leaves is removed)
+    read_fd, write_fd = os.pipe() if sandbox == "bwrap" else (-1, -1)
+    cmd = sandboxed_build_command(argv, workdir, sandbox, userns=userns, uid=uid, out_fd=write_fd)
+    limits = ResourceLimits(memory_mb=cfg.build_memory_mb, cpu_seconds=cfg.build_seconds, processes=BUILD_PROCESSES,
+                            open_files=1024, scratch_mb=BUILD_OUTPUT_MB)
+    base = cgroup_base()
+    group = BotCgroup.create(base, f"build-{workdir.name}-{os.getpid()}", BUILD_PROCESSES,
+                             cfg.build_memory_mb + BUILD_OUTPUT_MB + BUILD_SCRATCH_MB)
     start = time.monotonic()
     try:
-        setter = limit_setter(limits)
-
-        def before_exec() -> None:  # rlimits, as bots get them; unsandboxed, as the unprivileged uid
-            setter()
-            if uid is not None and sandbox != "bwrap":
-                drop_privileges(uid)
-
+        # unsandboxed, or bwrap in a user namespace: the build (or bwrap) runs as the uid itself
+        drop = uid if sandbox != "bwrap" or userns else None
         proc = subprocess.Popen(cmd, cwd=workdir, env=sandbox_env(dict(os.environ)), stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-                                preexec_fn=before_exec)
+                                pass_fds=(write_fd,) if write_fd >= 0 else (),
+                                preexec_fn=limit_setter(limits, group, drop, nproc=not (sandbox == "bwrap" and userns)))
     except OSError as exc:
+        _close(write_fd, read_fd)
+        _release(group, base)
         return False, header + f"cannot start the build: {exc}\n"
+    _close(write_fd)
+    output = OutputReader(read_fd, BUILD_OUTPUT_MB << 20, lambda: _kill_group(proc)) if read_fd >= 0 else None
     try:
         out, _ = proc.communicate(timeout=cfg.build_seconds)
     except subprocess.TimeoutExpired:
         _kill_group(proc)
         out, _ = proc.communicate()
+        if output is not None:
+            output.join()
+        _release(group, base)
         return False, _cap(header + out.decode("utf-8", "replace")) + (
             f"\nbuild stopped: it took more than {cfg.build_seconds} s (the contest's build.seconds)\n")
+    data = output.join() if output is not None else None
+    oom = group.oom_kills() if group is not None else 0
+    _release(group, base)
     # the server's paths are no business of the team's: the upload's directory shows as relative
     text = _cap(header + out.decode("utf-8", "replace").replace(f"{workdir}/", ""))
     took = time.monotonic() - start
-    if proc.returncode != 0:
+    if proc.returncode != 0 or oom:
         why = f"signal {-proc.returncode}" if proc.returncode < 0 else f"exit status {proc.returncode}"
+        if oom:
+            why += f"; its processes together went over {cfg.build_memory_mb} MB (build.memory_mb)"
         return False, text + f"\nbuild failed ({why}, {took:.1f} s)\n"
+    problem = (output.problem if output is not None and output.problem else
+               replace_with_output(workdir, data, BUILD_FILES, BUILD_OUTPUT_MB << 20) if data is not None else
+               clean_output(workdir, BUILD_FILES, BUILD_OUTPUT_MB << 20, before))
+    if problem:
+        return False, text + f"\nbuild failed: {problem}\n"
     return True, text + f"\nbuild ok ({took:.1f} s)\n"
+
+
+def _close(*fds: int) -> None:
+    for fd in fds:
+        if fd >= 0:
+            os.close(fd)
+
+
+def _release(group: BotCgroup | None, base: CgroupBase | None) -> None:
+    if group is not None:
+        group.kill()
+    BotCgroup.remove_base(base)
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:

@@ -15,17 +15,18 @@ from typing import Any
 
 import yaml
 
-from harness.league.config import TIME_KEYS, StrictBoolLoader
+from harness.contest.guard import SiteLimits, parse_site
+from harness.league.config import LOG_DEFAULTS, TIME_KEYS, StrictBoolLoader
 
-__all__ = ["ContestConfig", "ContestConfigError", "Runtime", "Quotas", "PausePolicy", "ChallengePolicy", "CONFORMANCE_GAMES", "DEFAULT_RUNTIMES", "init_contest",
-           "load_contest", "CONFIG_NAME"]
+__all__ = ["ContestConfig", "ContestConfigError", "Runtime", "Quotas", "PausePolicy", "ChallengePolicy",
+           "CONFORMANCE_GAMES", "DEFAULT_RUNTIMES", "init_contest", "load_contest", "CONFIG_NAME"]
 
 CONFIG_NAME = "contest.yaml"
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 
 #: The runtimes a new contest offers. Builds run inside the sandbox with no network.
 DEFAULT_RUNTIMES: dict[str, dict[str, Any]] = {
-    "python": {"entry": "bot.py", "build": ["python3", "-m", "py_compile", "bot.py"], "run": ["python3", "bot.py"]},
+    "python": {"entry": "bot.py", "build": ["python3", "-I", "-m", "py_compile", "bot.py"], "run": ["python3", "bot.py"]},
     "node": {"entry": "bot.js", "build": ["node", "--check", "bot.js"], "run": ["node", "bot.js"]},
     "cpp": {"entry": "bot.cpp", "build": ["g++", "-O2", "-std=c++17", "-o", "bot", "bot.cpp"], "run": ["./bot"]},
     # javac is a JVM too: sized to fit the build's memory limit (the bots' JVMs: harness.play.jvm)
@@ -47,7 +48,8 @@ QUOTA_DEFAULTS = {
 }
 BUILD_DEFAULTS = {"seconds": 120, "memory_mb": 2048}
 TOP_KEYS = ("name", "game", "options", "players", "time", "limits", "runtimes", "quotas", "build",
-            "conformance_games", "workers", "executor", "secure_cookies", "ladder", "pause", "challenges")
+            "conformance_games", "workers", "executor", "secure_cookies", "ladder", "site", "logs", "pause",
+            "challenges")
 #: conformance games per table size when contest.yaml sets none: a bot that fails one game in five
 #: fails at least one of 14 with probability 1 - 0.8^14 = 95.6%
 CONFORMANCE_GAMES = 14
@@ -125,6 +127,10 @@ class ContestConfig:
     secure_cookies: bool = False
     #: the ladder's schedule: round robins re-planned when the roster changes, or the adaptive schedule
     ladder: str = "round_robin"
+    #: what the site refuses before it reads (body sizes, slow clients, trusted proxies)
+    site: SiteLimits = SiteLimits()
+    #: the ladder's and the finals' game logs (a league's ``logs``: game_kb, budget_mb)
+    logs: dict[str, int] = field(default_factory=lambda: dict(LOG_DEFAULTS))
     #: auto-pause of a failing current version (:mod:`harness.contest.autopause`)
     pause: PausePolicy = PausePolicy()
     challenges: ChallengePolicy = ChallengePolicy()
@@ -274,6 +280,14 @@ def load_contest(root: str | Path) -> ContestConfig:
     ladder = data.get("ladder", "round_robin")
     if ladder not in LADDER_KINDS:
         raise _fail(path, "ladder", f"{ladder!r} is not allowed (allowed: {', '.join(LADDER_KINDS)})")
+    logs = data.get("logs") or {}
+    if not isinstance(logs, dict) or any(k not in LOG_DEFAULTS for k in logs):
+        raise _fail(path, "logs", f"expected a mapping of {', '.join(LOG_DEFAULTS)} (as a league's logs)")
+    logs = {k: _int(path, logs.get(k, d), f"logs.{k}", 1 if k == "game_kb" else 0) for k, d in LOG_DEFAULTS.items()}
+    try:
+        site = parse_site(data.get("site"))
+    except ValueError as exc:
+        raise _fail(path, *exc.args[0]) from None
     return ContestConfig(
         root=root, name=name, game=str(game), players=tuple(sorted(set(sizes))), time=time, runtimes=runtimes,
         quotas=quotas, options=options, limits=limits,
@@ -282,7 +296,8 @@ def load_contest(root: str | Path) -> ContestConfig:
         conformance_games=CONFORMANCE_GAMES if games is None else _int(path, games, "conformance_games"),
         workers=_int(path, data.get("workers", 1), "workers"),
         executor=executor if isinstance(executor, dict) else None,
-        secure_cookies=bool(data.get("secure_cookies", False)), ladder=str(ladder), pause=_pause(path, data.get("pause")),
+        secure_cookies=bool(data.get("secure_cookies", False)), ladder=str(ladder), site=site, logs=logs,
+        pause=_pause(path, data.get("pause")),
         challenges=_challenges(path, data.get("challenges")))
 
 

@@ -73,7 +73,7 @@ def league_data(cfg: ContestConfig, roster: list[Any], *, name: str, rounds: int
                      "cwd": str(cfg.submissions_dir / str(r["submission_id"]))})
     data: dict[str, Any] = {"name": name, "game": cfg.game, "players": table_sizes(cfg, len(bots)), "bots": bots,
                             "rounds": rounds, "time": dict(cfg.time), "limits": dict(cfg.limits),
-                            "workers": cfg.workers, "store": store}
+                            "workers": cfg.workers, "store": store, "logs": dict(cfg.logs)}
     if adaptive:
         del data["rounds"]
         data["players"] = list(cfg.players)  # fixed for the life of an adaptive run

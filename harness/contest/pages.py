@@ -24,6 +24,7 @@ from starlette.routing import Route
 from harness.contest.app import SIGNIN_COOKIE, Refused, Site, Team, refused_json
 from harness.contest.auth import new_csrf, session_key
 from harness.contest.ladder import version_label
+from harness.contest.safe_files import NotShown, list_files, read_capped
 from harness.report.replay_data import script_json
 
 __all__ = ["routes"]
@@ -81,6 +82,10 @@ def mine(handler: Callable[[Site, Request, Team], Awaitable[Response]]) -> Calla
     return bind
 
 
+#: the most of one file of a version a page shows
+FILE_CAP = 1024 * 1024
+
+
 def _forbidden(what: str) -> Refused:
     return Refused(403, f"forbidden: this {what} belongs to another team (each team sees only its own)")
 
@@ -92,7 +97,8 @@ async def index(site: Site, request: Request) -> Response:
         team = site.session_team(request)
         rows, board_html = site.board()
         return site.render("index.html", request, team, rows=rows, board_html=board_html, counts=site.db.counts(),
-                           games=site.ladder.latest_games(10), frozen=site.db.get_meta("frozen") == "1")
+                           games=site.ladder.latest_games(10), frozen=site.db.get_meta("frozen") == "1",
+                           unsafe=site.db.get_meta("unsafe") or "")
     return await run_in_threadpool(work)
 
 
@@ -164,8 +170,8 @@ async def signin_form(site: Site, request: Request) -> Response:
 async def signin(site: Site, request: Request) -> Response:
     import hmac
 
+    await run_in_threadpool(site.limit_signins, request)  # before the form is even read
     form = await request.form()
-    await run_in_threadpool(site.limit_signins, request)
     sent, cookie = form.get("csrf"), request.cookies.get(SIGNIN_COOKIE)
     if not isinstance(sent, str) or not cookie or not hmac.compare_digest(sent, cookie):
         raise Refused(403, "refused: the sign-in form has no valid CSRF token (reload the sign-in page and try again)")
@@ -231,7 +237,7 @@ async def my_submission(site: Site, request: Request, team: Team) -> Response:
     def work() -> Response:
         sub = _own_submission(site, team, request.path_params["id"])
         folder = site.cfg.submissions_dir / str(sub["id"])
-        files = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []
+        files = list_files(folder, 2000) if folder.is_dir() else []
         return site.render("submission.html", request, team, sub=sub, files=files[:200],
                            label=version_label(sub["id"]))
     return await run_in_threadpool(work)
@@ -241,12 +247,13 @@ async def my_submission(site: Site, request: Request, team: Team) -> Response:
 async def my_file(site: Site, request: Request, team: Team) -> Response:
     def work() -> Response:
         sub = _own_submission(site, team, request.path_params["id"])
-        folder = (site.cfg.submissions_dir / str(sub["id"])).resolve()
-        path = (folder / request.path_params["path"]).resolve()
-        if not path.is_relative_to(folder) or not path.is_file() or path.is_symlink():
-            raise Refused(404, "no such file in this version")
-        data = path.read_bytes()[:1024 * 1024]
-        return PlainTextResponse(data.decode("utf-8", "replace"))
+        try:  # a build's output is hostile: capped, never through a link, never a FIFO
+            data, size = read_capped(site.cfg.submissions_dir / str(sub["id"]), request.path_params["path"],
+                                     FILE_CAP)
+        except NotShown:
+            raise Refused(404, "no such file in this version") from None
+        more = f"\n[... {size - len(data)} more bytes not shown ...]\n" if size > len(data) else ""
+        return PlainTextResponse(data.decode("utf-8", "replace") + more)
     return await run_in_threadpool(work)
 
 
@@ -290,10 +297,12 @@ async def my_stderr(site: Site, request: Request, team: Team) -> Response:
         # one log per worker process (ladder.logs/worker-N/), each rotated once (.1 is the older half)
         for folder in [log_dir, *sorted(log_dir.glob("worker-*"))]:
             for suffix in (".stderr.log.1", ".stderr.log"):
-                path = folder / f"{team.name}{suffix}"
-                if path.is_file():
-                    head = f"== {path.relative_to(log_dir)} ==\n" if folder != log_dir else ""
-                    parts.append(head + path.read_bytes()[-128 * 1024:].decode("utf-8", "replace"))
+                try:
+                    data, _ = read_capped(folder, f"{team.name}{suffix}", 128 * 1024, tail=True)
+                except NotShown:
+                    continue
+                head = f"== {folder.relative_to(log_dir)}/{team.name}{suffix} ==\n" if folder != log_dir else ""
+                parts.append(head + data.decode("utf-8", "replace"))
         text = "\n".join(parts) or "(nothing yet: your bot has written nothing to stderr in the ladder)"
         return site.render("stderr.html", request, team, text=text)
     return await run_in_threadpool(work)
@@ -335,7 +344,7 @@ async def api_leaderboard(site: Site, request: Request) -> Response:
                  for r in rows]
         counts = site.db.counts()
         return JSONResponse({"league": site.cfg.name, "game": site.cfg.game, "games_done": counts["games"],
-                             "table": table})
+                             "table": table, "unsafe": site.db.get_meta("unsafe") or None})
     return await run_in_threadpool(work)
 
 

@@ -16,6 +16,7 @@ from harness.contest.api import api_routes
 from harness.contest.app import SecurityHeaders, Site
 from harness.contest.config import load_contest
 from harness.contest.downloads import download_routes
+from harness.contest.guard import RequestGuard
 from harness.contest.me_routes import me_routes
 from harness.contest.pages import routes
 from harness.contest.team_pages import team_routes
@@ -35,8 +36,11 @@ def create_app(root: str | Path, *, start_worker: bool = True) -> Starlette:
         if site.start_worker:
             site.worker.stop()
 
+    # the guard first: body limits, the body deadline and the client's address hold before any route
+    middleware = [Middleware(RequestGuard, limits=site.cfg.site, upload_bytes=site.upload_cap),
+                  Middleware(SecurityHeaders)]
     # the participant's routes (downloads, team and help pages, the read API) before the base routes
     participant = [*download_routes(site), *me_routes(site), *team_routes(site), *api_routes(site)]
-    app = Starlette(routes=[*participant, *routes(site)], middleware=[Middleware(SecurityHeaders)], lifespan=lifespan)
+    app = Starlette(routes=[*participant, *routes(site)], middleware=middleware, lifespan=lifespan)
     app.state.site = site
     return app

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-__all__ = ["UnpackError", "Caps", "unpack_upload"]
+__all__ = ["UnpackError", "Caps", "check_name", "unpack_upload"]
 
 CHUNK = 64 * 1024
 
@@ -61,6 +61,10 @@ def _checked_name(name: str) -> list[str]:
     if len(parts) > 16 or any(len(p) > 255 for p in parts):
         raise UnpackError(f"refused: member {name!r} is nested too deep or has too long a name")
     return parts
+
+
+#: the same checks for a build's output (harness.contest.build_output)
+check_name = _checked_name
 
 
 class _Budget:

@@ -33,7 +33,7 @@ from harness.play.limits import MAX_IDLE_BOTS, TimeControls
 
 __all__ = ["LeagueError", "ConfigError", "LeagueConfig", "BotEntry", "RatingParams", "ScheduleSpec", "load_config",
            "parse_config", "TOP_KEYS", "TIME_KEYS", "LIMIT_KEYS", "RATING_DEFAULTS", "SCHEDULE_KINDS", "default_workers",
-           "games_per_round"]
+           "games_per_round", "LOG_DEFAULTS"]
 
 
 class LeagueError(ValueError):
@@ -51,7 +51,7 @@ SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".sh", ".l
 PYTHON_RE = re.compile(r"^python(3(\.\d+)?)?$")
 
 TOP_KEYS = ("name", "game", "options", "players", "bots", "rounds", "time", "limits", "policy", "strikes",
-            "rating", "seed", "workers", "store", "executor", "idle_bots", "schedule")
+            "rating", "seed", "workers", "store", "executor", "idle_bots", "schedule", "logs")
 BOT_KEYS = ("name", "command", "cwd", "version")
 #: The largest schedule a league may have (games over all rounds): 100 million games take ~10 GB
 #: of store before any log, and hours to plan and to rate.
@@ -71,6 +71,9 @@ SCHEDULE_KINDS = ("round_robin", "adaptive")
 SCHEDULE_KEYS = ("kind", "games", "until")
 UNTIL_KEYS = ("top", "confidence")
 DEFAULT_STRIKES = 3
+#: ``logs``: the most bytes one game's log keeps (before compression; an honest game takes 0.1-0.4
+#: MB), and the disk the league's logs file may use before only games with violations keep theirs
+LOG_DEFAULTS = {"game_kb": 4096, "budget_mb": 4096}
 
 
 def games_per_round(n_bots: int, sizes: Sequence[int]) -> int:
@@ -166,6 +169,9 @@ class LeagueConfig:
     idle_bots: int = MAX_IDLE_BOTS
     #: ``schedule``: round robin, or adaptive (docs/leagues.md)
     schedule: ScheduleSpec = ScheduleSpec()
+    #: ``logs``: game_kb (a game's log is cut there, and marked) and budget_mb (the logs file's size
+    #: past which only games with violations keep their logs)
+    logs: dict[str, int] = field(default_factory=lambda: dict(LOG_DEFAULTS))
 
     def bot(self, name: str) -> BotEntry:
         for b in self.bots:
@@ -377,6 +383,10 @@ def parse_config(data: Any, shown: str, *, base_dir: Path, rounds: int | None = 
     if workers is not None:
         n_workers = c.integer(workers, "--workers", 1)
 
+    logs_cfg = c.mapping(data.get("logs"), "logs", LOG_DEFAULTS)
+    # budget_mb 0: only games with violations keep their logs, from the first game on
+    logs = {k: c.integer(logs_cfg.get(k, d), f"logs.{k}", 1 if k == "game_kb" else 0) for k, d in LOG_DEFAULTS.items()}
+
     store = data.get("store", f"runs/{name}.sqlite")
     if not isinstance(store, str) or not store.strip():
         raise c.fail("store", f"{_show(store)} is not allowed (allowed: a file path, relative to the config "
@@ -389,7 +399,8 @@ def parse_config(data: Any, shown: str, *, base_dir: Path, rounds: int | None = 
                         rounds=n_rounds, time=time, limits=limits, policy=policy, strikes=strikes,
                         rating=rating, seed=seed, workers=n_workers, store=store,
                         executor=_check_executor(c, data.get("executor")),
-                        idle_bots=c.integer(data.get("idle_bots", MAX_IDLE_BOTS), "idle_bots", 0), schedule=schedule)
+                        idle_bots=c.integer(data.get("idle_bots", MAX_IDLE_BOTS), "idle_bots", 0), schedule=schedule,
+                        logs=logs)
 
 
 def _check_schedule(c: _Checker, value: Any, n_bots: int) -> ScheduleSpec:

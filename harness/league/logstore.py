@@ -98,6 +98,16 @@ class LogStore:
                                    (seq, game_id)).fetchone()
         return bytes(row[0]) if row else None
 
+    def disk_bytes(self) -> int:
+        """The bytes the logs file takes on disk, its write-ahead log included."""
+        total = 0
+        for suffix in ("", "-wal"):
+            try:
+                total += os.stat(f"{self.path}{suffix}").st_size
+            except OSError:
+                pass
+        return total
+
     def count(self) -> int:
         """How many logs the file holds."""
         if not self.path.exists():

@@ -87,6 +87,8 @@ class RunSummary:
     gave_up: bool = False  # stopped dispatching after MAX_ERRORS harness errors
     stop_reason: str | None = None  # why the run stopped early, when it is not a bot's or the harness's fault
     finished: str | None = None  # why an adaptive schedule stopped (its budget, its question answered)
+    logs_bytes: int = 0  # the logs file's size on disk at the end of the run
+    logs_dropped: int = 0  # games recorded without their logs, the logs file being past its budget
 
     @property
     def games_per_second(self) -> float:
@@ -115,7 +117,8 @@ def worker_setup(config: LeagueConfig, version_ids: dict[str, int], player: Game
     log_dir = str(Path(config.store).with_suffix("").as_posix() + ".logs")
     return WorkerSetup(game=config.game, options=config.options,
                        referee_config=build_referee_config(config, log_dir, fair_play),
-                       specs=bot_specs(config, version_ids), player=player, idle_bots=config.idle_bots)
+                       specs=bot_specs(config, version_ids), player=player, idle_bots=config.idle_bots,
+                       log_bytes=config.logs["game_kb"] * 1024)
 
 
 def plan_league(config: LeagueConfig, store: LeagueStore) -> tuple[PlanSummary, dict[str, int]]:
@@ -156,7 +159,9 @@ def run_league(config: LeagueConfig, *, player: GamePlayer | None = None, progre
     """
     player = player or referee_player()
     store = LeagueStore(config.store)
+    store.log_budget = config.logs["budget_mb"] * 1024 * 1024
     lock = None
+    summary: RunSummary | None = None
     try:
         lock = _lock_league(config.store)
         adaptive: AdaptiveSource | None = None
@@ -192,7 +197,11 @@ def run_league(config: LeagueConfig, *, player: GamePlayer | None = None, progre
             summary.finished = adaptive.schedule.stop_reason
         return summary
     finally:
+        if summary is not None:
+            summary.logs_dropped = store.logs_dropped
         store.close()
+        if summary is not None:
+            summary.logs_bytes = store.logs.disk_bytes()
         if lock is not None:
             lock.close()  # releases the lock (the kernel does it too if this process is killed)
 
@@ -257,6 +266,8 @@ class _Writer:
         self.playing: dict[int, PendingGame] = {}  # handed to the executor, not reported yet
         self.bar = _progress_bar(source.total(), progress, config.name)
         self.stopped = False  # no more games are started
+        self.budget_mb = config.logs["budget_mb"]
+        self.logs_told = False  # the logs' budget was passed and the progress output said so
 
     def dispatch(self, executor: Executor, should_stop: Callable[[], bool] | None) -> None:
         """Hand the executor as many games as it has room for."""
@@ -318,6 +329,10 @@ class _Writer:
                 self.source.recorded(games[seq], outcome)
             if self.on_game is not None:
                 self.on_game(seq, outcome)
+        if self.bar is not None and self.store.logs_dropped and not self.logs_told:
+            self.logs_told = True  # once: a standing ladder can run for days past it
+            self.bar.write(f"logs: past their budget of {self.budget_mb} MB (logs.budget_mb): from now on only "
+                           f"games with violations keep their logs")
         if self.bar is not None:
             self.bar.update(len(done))
             if summary.violations:

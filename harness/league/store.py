@@ -35,7 +35,7 @@ from harness.league.schedule import ScheduledGame, StoreRow
 from harness.league.store_schema import SCHEMA_VERSION
 
 __all__ = ["LeagueStore", "GameOutcome", "PendingGame", "PendingView", "PlanSummary", "StoreError", "SCHEMA_VERSION",
-           "compress_log", "decompress_log"]
+           "compress_log", "cap_log", "decompress_log"]
 
 class StoreError(LeagueError):
     """A store that cannot be used with this config (another league, a newer schema...)."""
@@ -67,13 +67,43 @@ class PlanSummary:
     done: int
 
 
-def compress_log(lines: Sequence[Any]) -> bytes:
-    """zlib of the log's JSON lines (done in the workers: ~0.5 ms for a 300-message game)."""
+def compress_log(lines: Sequence[Any], cap: int | None = None) -> bytes:
+    """zlib of the log's JSON lines (done in the workers: ~0.5 ms for a 300-message game), at most
+    ``cap`` bytes of them (before compression; :func:`cap_log`)."""
     try:
-        text = b"\n".join(map(orjson.dumps, lines))
+        parts = list(map(orjson.dumps, lines))
     except TypeError:  # a non-string key or an odd type somewhere: the slow, lenient way
-        text = "\n".join(json.dumps(line, default=str) for line in lines).encode()
-    return zlib.compress(text, 2)  # level 2: 3x faster than 6 on these logs, 40% bigger
+        parts = [json.dumps(line, default=str).encode() for line in lines]
+    if cap is not None:
+        parts = cap_log(lines, parts, cap)
+    return zlib.compress(b"\n".join(parts), 2)  # level 2: 3x faster than 6 on these logs, 40% bigger
+
+
+#: what a log keeps past its cap: the violations (few: a seat forfeits after strikes+1) and forfeits
+_KEPT_PAST_CAP = ("violation", "forfeit")
+#: room kept under the cap for the truncation mark itself
+_MARK_BYTES = 256
+
+
+def cap_log(lines: Sequence[Any], parts: list[bytes], cap: int) -> list[bytes]:
+    """The serialised log lines ``parts`` (of ``lines``), cut where they pass ``cap`` bytes: a
+    ``{"type": "truncated", ...}`` line marks the cut (what was dropped, the cap); the violations
+    and forfeits after it are kept (bounded by the strikes), everything else after it is dropped."""
+    total = sum(map(len, parts)) + len(parts)
+    if total <= cap:
+        return parts
+    size, cut = 0, len(parts)
+    for i, part in enumerate(parts):
+        if size + len(part) + 1 > cap - _MARK_BYTES:
+            cut = i
+            break
+        size += len(part) + 1
+    after = [parts[j] for j in range(cut, len(parts))
+             if isinstance(lines[j], dict) and lines[j].get("type") in _KEPT_PAST_CAP]
+    kept_after = sum(map(len, after)) + len(after)
+    mark = {"type": "truncated", "cap_bytes": cap, "kept_bytes": size + kept_after,
+            "dropped_bytes": total - size - kept_after, "dropped_lines": len(parts) - cut - len(after)}
+    return [*parts[:cut], orjson.dumps(mark), *after]
 
 
 def decompress_log(data: bytes) -> list[dict[str, Any]]:
@@ -109,6 +139,10 @@ class LeagueStore:
             self.db.close()
             raise StoreError(f"{self.path}: not a league store ({exc})") from None
         self.logs = LogStore(self.path)
+        #: the logs file's budget in bytes (None: none): past it, only games with violations keep their logs
+        self.log_budget: int | None = None
+        #: games recorded without their logs because the logs file was past its budget
+        self.logs_dropped = 0
         self._logs_in_flight: list[Future[None]] = []
         if version == 0:
             with self.transaction():
@@ -477,6 +511,11 @@ class LeagueStore:
             if not todo:
                 return []
             log_rows = [(seq, o.game_id, o.log) for seq, o, _ in todo if o.log]
+            if log_rows and self.log_budget is not None and self.logs.disk_bytes() >= self.log_budget:
+                # past the budget only games with violations keep their logs (the ones someone reads)
+                kept = {seq for seq, o, _ in todo if o.violations}
+                self.logs_dropped += sum(1 for row in log_rows if row[0] not in kept)
+                log_rows = [row for row in log_rows if row[0] in kept]
             if log_rows:  # written while the results and the ratings are; waited for at the commit
                 self._logs_in_flight.append(self.logs.submit(log_rows))
             now = _now()

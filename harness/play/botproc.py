@@ -21,7 +21,8 @@ Design choices, and why:
   documented limit, unless (4) applies. (4) Where the harness may create cgroups (root on
   cgroup v1 ``pids``, or a writable v2 tree: :mod:`harness.play.cgroups`), each bot runs in its own
   cgroup, which no descendant can leave; killing the bot empties it. On v1 its ``pids.max`` also
-  enforces ``processes`` for root, whom ``RLIMIT_NPROC`` does not bind.
+  enforces ``processes`` for root, whom ``RLIMIT_NPROC`` does not bind. When (4) emptied and
+  removed the cgroup, the scan of (2) is skipped: nothing of the bot can be outside it.
 - **stderr through a pipe drained by the referee**, written to a per-bot log that rotates at half
   the cap (``<name>.stderr.log`` and ``.1``), so the disk use per bot is bounded by
   ``stderr_bytes`` and the latest output is kept. The pipe is drained whenever the referee waits
@@ -54,6 +55,7 @@ from harness.play.limits import (
     check_sandbox,
     limit_setter,
     resolve_command,
+    tree_memory_mb,
     unshare_pid_prefix,
 )
 from harness.play.privileges import bot_uid, reachable_paths_mounter, setpriv_prefix
@@ -72,6 +74,8 @@ from harness.play.stderr_log import StderrLog
 __all__ = ["BotProcess", "StderrLog", "kill_remnants", "describe_status", "OK", "TIMEOUT", "CRASH", "OVERSIZE"]
 
 STDERR_TAIL_BYTES = 2048
+#: the machine's cores, read once (``os.cpu_count`` costs ~25 us a call on the gVisor machines)
+_CORES = os.cpu_count() or 1
 
 # Outcome codes of a read or write (small ints: compared on the hot path).
 OK = 0
@@ -134,11 +138,13 @@ class BotProcess:
             sandbox = resolve_sandbox(sandbox)[0]
         uid = bot_uid(self.spec.name)  # as root: a bot never holds root's powers, sandboxed or not
         drop_uid = uid
+        inner_nproc = False
         if sandbox == "bwrap":
             check_sandbox(self.limits)
             own = own_dirs(argv, cwd, self.spec.sandbox_dir)
             userns = bwrap_userns()
-            argv = bwrap_command(argv, cwd, own, self.limits.scratch_mb, userns, uid)
+            argv = bwrap_command(argv, cwd, own, self.limits.scratch_mb, userns, uid, self.limits.processes)
+            inner_nproc = userns  # RLIMIT_NPROC inside its own user namespace: counted for this bot alone
             drop_uid = uid if userns else None  # else setpriv drops it inside the sandbox
             self._wrapped = True
         elif self.limits.pid_namespace:
@@ -159,13 +165,14 @@ class BotProcess:
         if sandbox == "bwrap":
             env = sandbox_env(env)
         self._cgroup_base = cgroup_base()
-        self._cgroup = BotCgroup.create(self._cgroup_base, self.token, self.limits.processes)
+        self._cgroup = BotCgroup.create(self._cgroup_base, self.token, self.limits.processes,
+                                        tree_memory_mb(self.limits, sandbox == "bwrap"))
         self.started_at = time.monotonic()
         try:
             self._popen = subprocess.Popen(
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
                 cwd=cwd, env=env, close_fds=True, start_new_session=True,
-                preexec_fn=limit_setter(self.limits, self._cgroup, drop_uid, mounter))
+                preexec_fn=limit_setter(self.limits, self._cgroup, drop_uid, mounter, nproc=not inner_nproc))
         except BaseException:
             if self._cgroup is not None:
                 self._cgroup.kill()
@@ -206,9 +213,16 @@ class BotProcess:
             os.killpg(pid, signal.SIGKILL)
         except OSError:
             pass
+        contained = False
         if self._cgroup is not None:
             self._cgroup.kill()
-        kill_remnants([self.token], self.pipes)
+            # Removed: it was empty, and no process of the bot ever left it (each joined it before
+            # exec, and a bot may not write to the cgroup files), so nothing is left anywhere. The
+            # /proc scan is then skipped: it reads every process on the machine (~2 ms of CPU per
+            # 100 processes), on every stop of a bot, which one process per deal makes frequent.
+            contained = not os.path.isdir(self._cgroup.path)
+        if not contained:
+            kill_remnants([self.token], self.pipes)
         self._finish(reason)
         BotCgroup.remove_base(self._cgroup_base)
 
@@ -335,18 +349,20 @@ class BotProcess:
         finally:
             self._poll.unregister(self._in)
 
-    def exchange(self, line: bytes, deadline: float, final: bool = True) -> tuple[int, bytes]:
+    def exchange(self, line: bytes, deadline: float, final: bool = True, sent: int = 0) -> tuple[int, bytes]:
         """Write one request line and read the answer line before ``deadline``: the referee's hot path.
 
         Same outcomes as :meth:`write` followed by :meth:`read_line`; the common case (the whole
         line written at once, the answer arriving in one read) takes one write, one poll and one
-        read, with no intermediate buffer copy.
+        read, with no intermediate buffer copy. ``sent``: the bytes of ``line`` already written.
         """
+        if sent:
+            line = line[sent:]
         if self._buf or self._closed or self._out < 0:
-            code = self.write(line, deadline)
+            code = self.write(line, deadline) if line else OK
             return self.read_line(deadline, final) if code == OK else (code, b"")
         try:
-            n = os.write(self._in, line)
+            n = os.write(self._in, line) if line else 0
         except OSError:
             n = -1
         if n != len(line):  # partial, blocked or failed write: the general path sorts it out
@@ -404,6 +420,8 @@ class BotProcess:
         group = self._cgroup
         if group is None or not self.cpu_clock:
             code, data = self.exchange(line, start + budget_ms / 1000)
+            if code != TIMEOUT and group is not None and (over := group.over_memory()):
+                code, data, self.detail = CRASH, b"", over  # stopped, even if its main process lives
             took = (time.monotonic() - start) * 1000
             self.last_clock = Clock(cpu_ms=took, wall_ms=took, ran_out="wall" if code == TIMEOUT else "")
             if code == TIMEOUT:
@@ -412,14 +430,19 @@ class BotProcess:
         # Frozen since its previous turn, its CPU time has not moved since the reading that ended
         # that turn: one reading a turn instead of two (each costs ~55 us on the gVisor machines)
         cpu0 = self._cpu_mark if self._cpu_mark is not None else group.cpu_ns() or 0
+        # The request goes into the pipe while the bot is still frozen: the thaw then wakes it with
+        # its request waiting, one wake-up a turn instead of two (thawed, it would wake to find
+        # nothing, sleep, and be woken again by the write). What the pipe cannot take now is
+        # written after the thaw (a frozen bot reads nothing).
+        sent = self._write_now(line)
         group.thaw()
         start = time.monotonic()
         budget_ns = budget_ms * 1_000_000
-        cores = os.cpu_count() or 1
+        cores = _CORES
         wall_cap = start + WALL_FACTOR * budget_ms / 1000
         hard_cap = start + HARD_FACTOR * budget_ms / 1000
         clock = Clock()
-        code, data = self.exchange(line, start + budget_ms / 1000 / cores, final=False)
+        code, data = self.exchange(line, start + budget_ms / 1000 / cores, final=False, sent=sent)
         while code == TIMEOUT:
             now = time.monotonic()
             used = (group.cpu_ns() or 0) - cpu0
@@ -443,6 +466,8 @@ class BotProcess:
             clock.load, clock.cores = host_load()
             if code == TIMEOUT:
                 self.detail = self._ran_out_detail(clock, budget_ms)
+        if code != TIMEOUT and (over := group.over_memory()):
+            code, data, self.detail = CRASH, b"", over  # stopped, even if its main process lives
         if code == OK:
             group.freeze()
             # (a frozen process may still finish the instant it was running: a few microseconds
@@ -450,6 +475,16 @@ class BotProcess:
             self._cpu_mark = cpu1
         self.last_clock = clock
         return code, data, clock
+
+    def _write_now(self, line: bytes) -> int:
+        """Write what the pipe takes of ``line`` without waiting; the bytes written (0 on any
+        failure: :meth:`exchange` then writes it all and reports what goes wrong)."""
+        if self._closed or self._buf or self._out < 0:
+            return 0
+        try:
+            return os.write(self._in, line)
+        except OSError:
+            return 0
 
     def _ran_out_detail(self, clock: Clock, budget_ms: int) -> str:
         used = f"{clock.cpu_ms:.0f} ms of CPU time in {clock.wall_ms:.0f} ms"

@@ -10,6 +10,13 @@ layers of :mod:`harness.play.botproc` do the work.
 The same cgroups make CPU fair (:mod:`harness.play.cpuclock`): the ``freezer`` stops a bot
 whenever it is not its turn (so a spinning bot takes no CPU from its opponent), and
 ``cpuacct`` counts the CPU time of its whole tree, which its deadlines are measured in.
+
+They are also one envelope for the whole tree: ``memory`` bounds the memory of every process of
+the bot together (``memory.limit_in_bytes`` on v1, ``memory.max`` on v2: page cache, its
+tmpfs scratch and the kernel memory of its files and processes included, so 300,000 empty files
+in ``/tmp`` count), and ``pids`` bounds its processes, per bot (``RLIMIT_NPROC`` counts every
+process of a uid, so bots of one user starved each other). When the kernel's OOM killer stops a
+process of the bot, :meth:`BotCgroup.oom_kills` says so.
 """
 
 from __future__ import annotations
@@ -20,7 +27,12 @@ import subprocess
 import sys
 import time
 
-__all__ = ["BotCgroup", "CgroupBase", "cgroup_base", "V1_CONTROLLERS"]
+__all__ = ["BotCgroup", "CgroupBase", "cgroup_base", "cgroup_mounts", "V1_CONTROLLERS"]
+
+
+def cgroup_mounts() -> list[tuple[str, str]]:
+    """(``cgroup`` or ``cgroup2``, mount point) of every cgroup mount this process sees."""
+    return [(kind, mount) for kind, mount, _ in _mounts()]
 
 
 def _mounts() -> list[tuple[str, str, set[str]]]:
@@ -53,8 +65,8 @@ def _own_paths() -> dict[str, str]:
 
 #: The cgroup v1 controllers a bot gets a group in: ``pids`` (the group no descendant can leave,
 #: and ``pids.max``), ``freezer`` (frozen while it is not its turn) and ``cpuacct`` (the CPU time
-#: of its whole tree, which its deadlines count).
-V1_CONTROLLERS = ("pids", "freezer", "cpuacct")
+#: of its whole tree, which its deadlines count), ``memory`` (the memory of its whole tree).
+V1_CONTROLLERS = ("pids", "freezer", "cpuacct", "memory")
 
 #: Where bot cgroups are made: one directory per controller (v1), or ``{"": dir}`` on cgroup v2.
 CgroupBase = dict[str, str]
@@ -84,11 +96,53 @@ def cgroup_base() -> CgroupBase | None:
         _rmdir(path)
     for fstype, mount, _opts in mounts:
         if fstype == "cgroup2":
-            base = _make_base(os.path.join(mount, own.get("", "/").lstrip("/")))
+            own_dir = os.path.join(mount, own.get("", "/").lstrip("/"))
+            if os.path.basename(own_dir).startswith(_LEAF):  # moved there by _enable_v2 below
+                own_dir = os.path.dirname(own_dir)
+            base = _make_base(own_dir)
             if base is not None:
+                _enable_v2(own_dir, base)
                 _guard({"": base})
                 return {"": base}
     return None
+
+
+#: the cgroup v2 controllers bot cgroups get where a delegated subtree offers them
+V2_CONTROLLERS = ("pids", "memory")
+#: the leaf cgroup the harness moves itself into in a delegated v2 subtree (see _enable_v2)
+_LEAF = "tablebots-harness-"
+
+
+def _read(path: str) -> set[str]:
+    try:
+        with open(path) as fh:
+            return set(fh.read().split())
+    except OSError:
+        return set()
+
+
+def _enable_v2(own_dir: str, base: str) -> None:
+    """Enable the ``pids`` and ``memory`` controllers for the bot cgroups under ``base``, where
+    the subtree offers them (a subtree systemd delegated: ``Delegate=yes``). cgroup v2 lets a
+    cgroup hand controllers down only while no process sits in it, so the harness's own
+    processes first move to a leaf of their own (``tablebots-harness-PID``). Where a controller
+    is not offered (the host binds it to cgroup v1), bots go without: :mod:`harness.play.doctor`
+    says so."""
+    want = set(V2_CONTROLLERS) & _read(os.path.join(own_dir, "cgroup.controllers"))
+    if not want:
+        return
+    missing = want - _read(os.path.join(own_dir, "cgroup.subtree_control"))
+    control = os.path.join(own_dir, "cgroup.subtree_control")
+    if missing and not _write(control, " ".join(f"+{c}" for c in sorted(missing))):
+        leaf = os.path.join(own_dir, f"{_LEAF}{os.getpid()}")
+        try:
+            os.makedirs(leaf, exist_ok=True)
+        except OSError:
+            return
+        for pid in _read(os.path.join(own_dir, "cgroup.procs")):
+            _write(os.path.join(leaf, "cgroup.procs"), pid)
+        _write(control, " ".join(f"+{c}" for c in sorted(missing)))
+    _write(os.path.join(base, "cgroup.subtree_control"), " ".join(f"+{c}" for c in sorted(want)))
 
 
 _guards: dict[tuple[str, ...], subprocess.Popen[bytes]] = {}
@@ -182,8 +236,11 @@ class BotCgroup:
         main = paths.get("pids") or paths[""]
         self.path = main
         self._procs = [os.path.join(p, "cgroup.procs") for p in dict.fromkeys(paths.values())]
-        self._freeze_fd = self._cpu_fd = -1
+        self._freeze_fd = self._cpu_fd = self._oom_fd = -1
         self._frozen = False
+        #: whether ``pids.max`` and the memory bound were set (the controllers are there)
+        self.max_processes = self.max_memory = False
+        self.memory_mb = 0
         if self.v2:
             self._freeze_fd = _open(os.path.join(main, "cgroup.freeze"), os.O_WRONLY)
             self._cpu_fd = _open(os.path.join(main, "cpu.stat"), os.O_RDONLY)
@@ -194,9 +251,11 @@ class BotCgroup:
                 self._cpu_fd = _open(os.path.join(paths["cpuacct"], "cpuacct.usage"), os.O_RDONLY)
 
     @classmethod
-    def create(cls, base: CgroupBase | None, name: str, max_processes: int | None) -> BotCgroup | None:
+    def create(cls, base: CgroupBase | None, name: str, max_processes: int | None,
+               memory_mb: int | None = None) -> BotCgroup | None:
         """A new cgroup ``name`` under each directory of ``base`` (see :func:`cgroup_base`), or
-        ``None`` if the main one (``pids``, or v2) cannot be made."""
+        ``None`` if the main one (``pids``, or v2) cannot be made; ``max_processes`` and
+        ``memory_mb`` bound its whole tree where the controllers are there."""
         if base is None:
             return None
         paths: dict[str, str] = {}
@@ -213,12 +272,43 @@ class BotCgroup:
             paths[controller] = target
         group = cls(paths)
         if max_processes is not None:
-            try:
-                with open(os.path.join(group.path, "pids.max"), "w") as fh:
-                    fh.write(str(max_processes))
-            except OSError:
-                pass
+            group.max_processes = _write(os.path.join(group.path, "pids.max"), str(max_processes))
+        if memory_mb is not None:
+            group.memory_mb = memory_mb
+            limit = str(memory_mb << 20)
+            if group.v2:
+                group.max_memory = _write(os.path.join(group.path, "memory.max"), limit)
+                _write(os.path.join(group.path, "memory.swap.max"), "0")
+            elif "memory" in paths:
+                # the swap a tree may use too, where the kernel counts it (a limit of memory+swap)
+                group.max_memory = _write(os.path.join(paths["memory"], "memory.limit_in_bytes"), limit)
+                _write(os.path.join(paths["memory"], "memory.memsw.limit_in_bytes"), limit)
+
+        if group.max_memory:  # read after every turn: kept open, one pread
+            group._oom_fd = _open(os.path.join(group.path, "memory.events") if group.v2 else
+                                  os.path.join(paths["memory"], "memory.oom_control"), os.O_RDONLY)
         return group
+
+    def over_memory(self) -> str:
+        """Why the bot must stop, if the kernel stopped a process of it for going over its tree's
+        memory bound; else ``""`` (one ``pread``: read after every turn)."""
+        kills = self.oom_kills()
+        if not kills:
+            return ""
+        return (f"its processes together went over {self.memory_mb} MB (memory_mb, plus scratch_mb when "
+                f"sandboxed): the kernel stopped {kills} of them")
+
+    def oom_kills(self) -> int:
+        """How many processes of the bot the kernel's OOM killer stopped (its tree went over its
+        memory bound); 0 where the memory controller is not there."""
+        if self._oom_fd < 0:
+            return 0
+        try:
+            data = os.pread(self._oom_fd, 4096, 0)
+            at = data.find(b"oom_kill ")
+            return int(data[at + 9:].split(b"\n", 1)[0]) if at >= 0 else 0
+        except (OSError, ValueError):
+            return 0
 
     @property
     def can_freeze(self) -> bool:
@@ -324,10 +414,10 @@ class BotCgroup:
         # a killed process leaves the cgroup once reaped; its parent (us, or init) does that
         while self.pids() and time.monotonic() < deadline:
             time.sleep(0.002)
-        for fd in (self._freeze_fd, self._cpu_fd):
+        for fd in (self._freeze_fd, self._cpu_fd, self._oom_fd):
             if fd >= 0:
                 os.close(fd)
-        self._freeze_fd = self._cpu_fd = -1
+        self._freeze_fd = self._cpu_fd = self._oom_fd = -1
         for path in self.paths.values():
             _rmdir(path)
         return killed
@@ -338,6 +428,15 @@ class BotCgroup:
         if base is not None:
             for path in base.values():
                 _rmdir(path)
+
+
+def _write(path: str, value: str) -> bool:
+    try:
+        with open(path, "w") as fh:
+            fh.write(value)
+    except OSError:
+        return False
+    return True
 
 
 def _open(path: str, flags: int) -> int:

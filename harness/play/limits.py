@@ -25,7 +25,8 @@ from harness.play.privileges import drop_privileges
 from harness.play.sandbox import bwrap_problem
 
 __all__ = ["BotSpec", "MAX_IDLE_BOTS", "TimeControls", "ResourceLimits", "SandboxUnavailable", "SANDBOXES", "TOKEN_VAR",
-           "pin_to_cpu", "resolve_command", "check_sandbox", "unshare_pid_prefix", "limit_setter"]
+           "pin_to_cpu", "resolve_command", "check_sandbox", "unshare_pid_prefix", "limit_setter",
+           "tree_memory_mb"]
 
 MIB = 1 << 20
 #: default bound on the idle bot processes a pool keeps (BotPool.max_idle; league key ``idle_bots``)
@@ -68,10 +69,15 @@ class TimeControls:
 class ResourceLimits:
     """Per-bot limits. ``None`` leaves a limit unset (inherited from the harness).
 
-    memory_mb:      RLIMIT_AS, address space of each process of the bot.
+    memory_mb:      RLIMIT_AS, address space of each process of the bot; and, where the harness
+                    may make cgroups with the memory controller, the memory of the bot's whole
+                    tree together (its scratch tmpfs and kernel memory too: ``memory_mb`` plus
+                    ``scratch_mb`` when sandboxed; :func:`tree_memory_mb`).
     cpu_seconds:    RLIMIT_CPU, CPU time over the life of the process (it lives a whole league).
-    processes:      RLIMIT_NPROC. The kernel counts every process and thread of the user, and does
-                    not apply it to root; see protocol.md.
+    processes:      processes and threads of the bot: ``pids.max`` of its cgroup where there is
+                    one; else RLIMIT_NPROC inside its own user namespace (sandboxed: counted per
+                    bot); else RLIMIT_NPROC, which the kernel counts over every process of the
+                    user (bots of one user then share it) and does not apply to root.
     open_files:     RLIMIT_NOFILE.
     stderr_bytes:   disk used by the bot's stderr log (two rotating halves).
     max_line_bytes: longest line the bot may send (without the newline).
@@ -81,7 +87,8 @@ class ResourceLimits:
     pid_namespace:  run the bot as PID 1 of its own PID namespace (``unshare``, needs root) so
                     that no descendant can outlive it; the bot then sees itself as PID 1.
     scratch_mb:     size of a sandboxed bot's only writable place, its private ``/tmp`` (a tmpfs,
-                    in memory; ``/dev/shm`` is the same place), freed when the process ends.
+                    in memory; ``/dev/shm`` is the same place), freed when the process ends; also
+                    RLIMIT_FSIZE, the largest file any process of the bot may write.
     """
 
     memory_mb: int | None = 2048
@@ -97,6 +104,14 @@ class ResourceLimits:
 
 
 SANDBOXES = ("bwrap", "auto")
+
+
+def tree_memory_mb(limits: ResourceLimits, sandboxed: bool) -> int | None:
+    """The memory bound of a bot's whole process tree (its cgroup), in MB: ``memory_mb``, plus
+    ``scratch_mb`` when sandboxed (its ``/tmp`` is a tmpfs, charged to its memory)."""
+    if limits.memory_mb is None:
+        return None
+    return limits.memory_mb + (max(1, limits.scratch_mb) if sandboxed else 0)
 
 
 class SandboxUnavailable(RuntimeError):
@@ -168,16 +183,21 @@ except (OSError, AttributeError):  # not glibc/Linux
 
 
 def limit_setter(limits: ResourceLimits, cgroup: BotCgroup | None = None, uid: int | None = None,
-                 before_drop: Callable[[], None] | None = None) -> Callable[[], None]:
+                 before_drop: Callable[[], None] | None = None, nproc: bool = True) -> Callable[[], None]:
     """The function Popen runs in the child before exec: joining the cgroup, becoming ``uid``
-    (when the harness runs as root: :func:`harness.play.sandbox.drop_privileges`), PDEATHSIG, rlimits."""
+    (when the harness runs as root: :func:`harness.play.sandbox.drop_privileges`), PDEATHSIG, rlimits.
+
+    ``nproc`` False: RLIMIT_NPROC is set elsewhere (inside the bot's own user namespace, where it
+    counts this bot alone: set here, before bwrap makes the namespace, it would also bound the
+    processes of every bot of the user together)."""
     pairs = []
     if limits.memory_mb is not None:
         pairs.append((resource.RLIMIT_AS, limits.memory_mb * MIB))
     if limits.cpu_seconds is not None:
         pairs.append((resource.RLIMIT_CPU, limits.cpu_seconds))
-    if limits.processes is not None:
+    if limits.processes is not None and nproc:
         pairs.append((resource.RLIMIT_NPROC, limits.processes))
+    pairs.append((resource.RLIMIT_FSIZE, max(1, limits.scratch_mb) * MIB))
     if limits.open_files is not None:
         pairs.append((resource.RLIMIT_NOFILE, limits.open_files))
 

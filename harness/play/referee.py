@@ -38,6 +38,14 @@ VIOLATION_KINDS = ("timeout", "illegal", "malformed", "oversize", "crash", "prot
 _KILLING_KINDS = frozenset({"timeout", "oversize", "crash"})
 _CODE_KIND = {TIMEOUT: "timeout", CRASH: "crash", OVERSIZE: "oversize"}
 _RECEIVED_BYTES = 500
+#: the fields of a bot's answer protocol.md defines (ready: type, name; action: type, id, action or
+#: index; the Python SDK's sdk_fallback note): the log keeps these only, so a bot cannot fill the
+#: league's disk with fields the referee ignores
+_ANSWER_FIELDS = frozenset({"type", "id", "action", "index", "name", "sdk_fallback"})
+#: an answer of these fields alone is logged as it came (no free text to cut)
+_ACTION_FIELDS = frozenset({"type", "id", "action", "index"})
+#: characters of a free-text field of an answer (a ready's name, an SDK's fallback note) the log keeps
+_FREE_TEXT = 300
 #: characters of what a bot wrote to stderr while deciding that the log keeps with its move
 STDERR_PER_MOVE = 1024
 _dumps = orjson.dumps
@@ -264,6 +272,15 @@ def _text(data: bytes, limit: int = _RECEIVED_BYTES) -> str:
     return text + ("...[truncated]" if len(data) > limit else "")
 
 
+def _normalised(msg: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    """An answer's protocol fields (free text cut to _FREE_TEXT characters) and how many others it had."""
+    kept = {}
+    for key, value in msg.items():
+        if key in _ANSWER_FIELDS:
+            kept[key] = value[:_FREE_TEXT] if isinstance(value, str) else value
+    return kept, len(msg) - len(kept)
+
+
 def _detached(snapshot: Any) -> Any:
     """A deep copy of a JSON-able value (an engine's to_json may share lists with the live state)."""
     return orjson.loads(_dumps(snapshot))
@@ -327,16 +344,25 @@ class _Table:
     def sent(self, seat: int, msg: dict[str, Any]) -> None:
         self.note({"type": "send", "seat": seat, "bot": self.seats[seat].name, "msg": msg})
 
-    def received(self, seat: int, data: bytes, ms: float, cpu_ms: float | None = None) -> None:
+    def received(self, seat: int, data: bytes, ms: float, cpu_ms: float | None = None, accepted: bool = True) -> None:
+        """Log an answer: an accepted one as its protocol fields only (anything else a bot adds
+        is dropped, and counted), a rejected one as its first bytes (its violation says why)."""
         entry: dict[str, Any] = {"type": "recv", "seat": seat, "bot": self.seats[seat].name, "ms": round(ms, 3)}
         if cpu_ms is not None:
             entry["cpu_ms"] = round(cpu_ms, 3)
-        try:
-            entry["msg"] = orjson.loads(data) if len(data) <= 65536 else None
-            if entry["msg"] is None:
-                raise ValueError
-        except (orjson.JSONDecodeError, ValueError, RecursionError):
-            entry.pop("msg", None)
+        msg = None
+        if accepted:
+            try:
+                msg = orjson.loads(data)
+            except (orjson.JSONDecodeError, RecursionError):
+                pass
+        if isinstance(msg, dict):
+            if not msg.keys() <= _ACTION_FIELDS:  # (an ordinary answer: one subset test, no copy)
+                msg, dropped = _normalised(msg)
+                if dropped:
+                    entry["dropped_fields"] = dropped
+            entry["msg"] = msg
+        else:
             entry["raw"] = _text(data)
         self.note(entry)
 
@@ -454,11 +480,13 @@ class _Table:
             self.violation(seat, _CODE_KIND[code], f"at start-up: {proc.detail}", hello_line, data)
             self.drop(seat, "failed its start-up")
             return False
-        if self.record_messages:
-            self.received(seat, data, ms)
         try:
             protocol.parse_ready(data, limits.max_json_depth)
+            if self.record_messages:
+                self.received(seat, data, ms)
         except protocol.BadMessage as exc:
+            if self.record_messages:
+                self.received(seat, data, ms, accepted=False)
             # nothing but a ready is acceptable here: whatever else came, the bot broke the handshake;
             # a runtime that fails to start prints its reason over several lines (the JVM's first is
             # only "Error occurred during initialization of VM"): keep every line it printed before it died
@@ -572,7 +600,7 @@ class _Table:
             self.violation(seat, _CODE_KIND[code], detail, line, data, clock.to_json())
             return None
         if self.record_messages:
-            self.received(seat, data, clock.wall_ms, clock.cpu_ms)
+            self.received(seat, data, clock.wall_ms, clock.cpu_ms, not isinstance(index, protocol.BadMessage))
         if isinstance(index, protocol.BadMessage):
             detail = index.detail
             if index.kind == "illegal":  # say why, in the game's words (slow path, rare)

@@ -38,6 +38,7 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import stat
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -154,8 +155,66 @@ def _dev_args() -> list[str]:
     return args
 
 
+def scratch_inodes(scratch_mb: int) -> int:
+    """Files (and directories) a bot's scratch may hold: one per 4 KB page of it, at least 1024."""
+    return max(1024, scratch_mb * 256)
+
+
+def _public(path: str) -> bool:
+    """Whether any user may read ``path`` (and enter it, for a directory); links count as public:
+    they resolve inside the sandbox, where only public files are."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    if stat.S_ISLNK(st.st_mode):
+        return True
+    need = stat.S_IROTH | (stat.S_IXOTH if stat.S_ISDIR(st.st_mode) else 0)
+    return st.st_mode & need == need
+
+
+def _public_parts(path: str, depth: int = 0) -> list[str]:
+    """``path`` if everything under it is public, else its public parts (what is only for root
+    or a group, like ``/etc/ssl/private``, is left out); nothing if ``path`` itself is not."""
+    if not _public(path):
+        return []
+    if os.path.islink(path) or not os.path.isdir(path):
+        return [path]
+    try:
+        names = sorted(os.listdir(path))
+    except OSError:
+        return []
+    subs = [os.path.join(path, n) for n in names]
+    parts = [_public_parts(p, depth + 1) if depth < 4 else ([p] if _public(p) else []) for p in subs]
+    if all(part == [p] for part, p in zip(parts, subs)):
+        return [path]
+    return [f for part in parts for f in part]
+
+
+@functools.cache
+def _etc_args() -> tuple[str, ...]:
+    """The binds of the public files of ``/etc`` a program needs (:data:`_ETC_FILES`); a directory
+    holding something not every user may read is bound file by file, without it."""
+    args: list[str] = []
+    for name in _ETC_FILES:
+        top = os.path.join("/etc", name)
+        if not os.path.lexists(top):
+            continue
+        made: set[str] = set()
+        for p in _public_parts(top):
+            # the directories on the way (bwrap run as root would make them 0700)
+            rel = os.path.relpath(os.path.dirname(p), "/etc").split(os.sep)
+            for i in range(1, len(rel) + 1):
+                d = os.path.join("/etc", *rel[:i])
+                if rel[0] != "." and d not in made:
+                    made.add(d)
+                    args += ["--perms", "0755", "--dir", d]
+            args += ["--ro-bind", p, p]
+    return tuple(args)
+
+
 def bwrap_command(argv: Sequence[str], cwd: str, own_dirs: Sequence[str], scratch_mb: int = 64,
-                  userns: bool = True, uid: int | None = None) -> list[str]:
+                  userns: bool = True, uid: int | None = None, processes: int | None = None) -> list[str]:
     """``argv`` wrapped in bubblewrap as the module docstring describes: ``own_dirs`` are the bot's
     own directories (read-only), and it runs in the first; ``scratch_mb`` bounds its ``/tmp``.
     Words of ``argv`` that name existing paths relative to ``cwd`` (the harness's view) are made
@@ -167,6 +226,10 @@ def bwrap_command(argv: Sequence[str], cwd: str, own_dirs: Sequence[str], scratc
     runs as root and ``setpriv`` makes the bot ``uid`` with no capability (none permitted, none
     inheritable, an empty bounding set, no new privileges) inside the sandbox, where the
     mount points bwrap made let it reach the runtime whatever the host's directory modes.
+
+    ``processes`` (with ``userns``): RLIMIT_NPROC set inside the bot's user namespace (by
+    ``prlimit``), where the kernel counts the processes of this bot alone, not of every bot of
+    the user (see :func:`harness.play.limits.limit_setter`).
     """
     cmd = ["bwrap", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
            "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--hostname", "bot"]
@@ -185,10 +248,7 @@ def bwrap_command(argv: Sequence[str], cwd: str, own_dirs: Sequence[str], scratc
         elif os.path.isdir(path):
             cmd += ["--ro-bind", path, path]
     cmd += ["--perms", "0755", "--dir", "/etc"]  # (bwrap run as root would make it 0700)
-    for name in _ETC_FILES:
-        path = os.path.join("/etc", name)
-        if os.path.exists(path):
-            cmd += ["--ro-bind", path, path]
+    cmd += _etc_args()  # public files only: never /etc/shadow, /etc/ssl/private
     binds = [p for p in runtime_prefixes() if os.path.isdir(p)] + [_PACKAGE, *dict.fromkeys(own_dirs)]
     made: set[str] = set()
     for path in binds:
@@ -207,7 +267,12 @@ def bwrap_command(argv: Sequence[str], cwd: str, own_dirs: Sequence[str], scratc
     if os.sep in words[0] and not os.path.isabs(words[0]):
         words[0] = os.path.abspath(os.path.join(cwd, words[0]))
     if not userns:
-        words = [*setpriv_prefix(uid), *words]
+        # bwrap's --tmpfs bounds bytes, not inodes (300,000 empty files in a "64 MB" /tmp took
+        # 600 MB of kernel memory): root's bwrap bounds them before setpriv drops the bot
+        inodes = f"mount -o remount,nr_inodes={scratch_inodes(scratch_mb)} /tmp && exec \"$@\""
+        words = ["/bin/sh", "-c", inodes, "sh", *setpriv_prefix(uid), *words]
+    elif processes is not None:
+        words = [shutil.which("prlimit") or "/usr/bin/prlimit", f"--nproc={processes}", "--", *words]
     return cmd + ["--chdir", own_dirs[0] if own_dirs else "/tmp", "--", *words]
 
 

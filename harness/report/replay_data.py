@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.report.tables import replay_moves
+from harness.report.tables import replay_moves, truncation_note
 
 __all__ = ["DRAWN", "game_replay", "script_json"]
 
@@ -130,6 +130,10 @@ def game_replay(game: Any, options: dict[str, Any], game_row: Any, seats: Sequen
             "events": list(state.events[before:]), "text": text()})
     data["observations"] = observations
     data["complete"] = state.is_terminal()
+    note = truncation_note(log)
+    if note:
+        data["truncated"] = True
+        data.setdefault("error", note + "; the moves after this one are not in it")
     if data["complete"]:
         data["final_scores"] = list(state.result()["scores"])
     return data

@@ -4,33 +4,43 @@ The unit is the **duplicate set**: one deal played in every seat order of A, B a
 opponents (2 games for two players, 6 for three, 24 for four). Its games share the deal's
 luck, so they are not independent; a set's score, A's mean score against B over its games
 (1 if A finishes ahead of B, 0.5 level, 0 behind), is one observation. For two players a set
-has five possible scores (0, 1/4, 1/2, 3/4, 1): fastchess's *pentanomial* counts.
+has five possible scores (0, 1/4, 1/2, 3/4, 1): fastchess's and fishtest's *pentanomial*
+counts; a set of g games has 2g + 1 (13 at three seats, 49 at four).
 
-The sequential test is a generalised SPRT (GSPRT: each hypothesis' likelihood at its best
-distribution of set scores with the given expected score) in its **normal approximation**, as
-Michel Van den Bergh derived it for fishtest: with N sets of mean score x and variance v, H0:
-the expected score is s0 = E(elo0), H1: s1 = E(elo1), where E(elo) = 1 / (1 + 10^(-elo/400)),
+**The sequential test** is the generalised SPRT (GSPRT) on the exact likelihood of the set
+scores, as fishtest's ``LLR_logistic`` and fastchess compute it for pentanomial counts. The
+set scores are a multinomial over the values they take; H0 says their expected value is s0 =
+E(elo0), H1 says s1 = E(elo1), with E(elo) = 1 / (1 + 10^(-elo/400)). Each hypothesis is
+represented by the maximum-likelihood multinomial with that expected score, which by a
+Lagrange multiplier x is p_i = f_i / (1 + x (a_i - s)) (f_i the observed frequency of value
+a_i), x the root of the secular equation sum_i f_i (a_i - s) / (1 + x (a_i - s)) = 0, unique
+on the interval where every 1 + x (a_i - s) > 0 (the sum decreases in x there). Then
 
-    LLR = N (s1 - s0) (2 x - s0 - s1) / (2 v)
+    LLR = N sum_i f_i ln(p1_i / p0_i)
 
 and the test stops at LLR >= ln((1 - beta) / alpha) (accept H1) or LLR <= ln(beta / (1 -
-alpha)) (accept H0). It is not literally what the reference tools compute: fastchess and
-fishtest (``LLR_logistic``) solve the exact multinomial GSPRT over the pentanomial counts
-(the maximum-likelihood distribution under each hypothesis, by Van den Bergh's secular
-equation), and cutechess runs a trinomial SPRT in BayesElo. The approximation is theirs to
-second order in (s1 - s0), and it extends unchanged to 3- and 4-seat sets, whose scores take
-7 or 25 values rather than 5. Measured against fishtest's formula (bench/ratings.py, part 7,
-pentanomial sets around the hypotheses): the two LLRs differ by a median of 0.1-0.3% of
-max(|LLR|, 1) and by 1-4% at the 90th percentile, from 25 sets on (docs/ratings.md). Far from
-both hypotheses the approximation is larger (100 sets at about +115 Elo for elo1 = 10: 3.58
-against fishtest's 2.42), so a clear match is decided a few sets sooner, in the same direction;
-the error rates at the design points are unchanged (5.1% and 95.1%, measured in simulation).
+alpha)) (accept H0). The root is found by Newton's method kept inside a bisection bracket.
 
-One pseudo-set of half a win and half a loss is added to N, x and v, so that a few identical
-sets (no variance) cannot decide: the project's own rule, not fishtest's (fishtest puts 1e-3
-into each empty pentanomial cell). Using the observed variance of whole sets, not of games, is
-what makes the test valid for duplicate deals, and what lets it stop early: duplicate sets
-cancel the deal's luck, so their variance is small (docs/ratings.md measures the games saved).
+**Empty cells.** The maximum-likelihood multinomial gives no mass to a value never observed, so
+ten sets of two wins alone admit no distribution with expected score 0.5 (the LLR would be
+infinite). fishtest puts 1e-3 of a count into each empty pentanomial cell; this does the same,
+and at three and four seats keeps the same five anchors: the support is the values observed
+plus 0, 1/4, 1/2, 3/4 and 1, each of those five that was not observed holding 1e-3. At two
+seats that is fishtest's computation exactly; at three and four, the finer values (k/12,
+k/48) enter when observed, and the regularisation is the same 5e-3 of a count at most, at the
+same places, whatever the table size: so a streak of identical sets gives the same LLR at
+every table size (tests/test_sprt_exact.py), and no fixed grid of 49 cells would add 0.05 of
+a pseudo-set of its own. (Putting 1e-3 into every one of the 13 or 49 possible values was the
+other choice: it moves the LLR by about 1e-3 per empty cell over N, but it makes a streak's
+LLR depend on the table size for no reason in the data.)
+
+Ten sets of two wins (elo0 = 0, elo1 = 20) give LLR 0.56, not a decision (the normal
+approximation that this replaced, with one pseudo-set, gave 3.21 and stopped there; against
+fishtest its 90th-percentile difference was 5.7% at 25 sets).
+
+Using whole sets as the observations, not games, is what makes the test valid for duplicate
+deals, and what lets it stop early: duplicate sets cancel the deal's luck, so their scores
+vary little (docs/ratings.md measures the games saved).
 """
 
 from __future__ import annotations
@@ -40,7 +50,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["SprtParams", "elo_from_score", "expected_score", "llr", "llr_bounds", "match_summary", "parse_sprt"]
+__all__ = ["ANCHORS", "EMPTY_CELL", "SprtParams", "constrained_mle", "elo_from_score", "expected_score", "llr",
+           "llr_bounds", "match_summary", "multinomial", "parse_sprt"]
 
 
 @dataclass(frozen=True)
@@ -88,19 +99,72 @@ def llr_bounds(params: SprtParams) -> tuple[float, float]:
     return math.log(params.beta / (1 - params.alpha)), math.log((1 - params.beta) / params.alpha)
 
 
-def llr(set_scores: Sequence[float], params: SprtParams) -> float:
-    """The GSPRT log-likelihood ratio of H1 against H0 for these set scores (0 with < 2 sets).
+#: fishtest's regularisation: an empty anchor cell holds this much of a count
+EMPTY_CELL = 1e-3
+#: the pentanomial values, kept in the support at any table size (see the module's text)
+ANCHORS = (0.0, 0.25, 0.5, 0.75, 1.0)
 
-    One pseudo-set, half a win and half a loss, is added to the mean and the variance: without
-    it two identical sets have no variance and would decide the test at once."""
-    n = len(set_scores)
-    if n < 2:
+
+def multinomial(set_scores: Sequence[float]) -> tuple[list[float], list[float]]:
+    """(values, counts): the distinct set scores with their counts, plus each of the five
+    :data:`ANCHORS` not observed holding :data:`EMPTY_CELL` (values rounded to 1e-9, so that
+    k/12 computed two ways is one value)."""
+    counts: dict[float, float] = {}
+    for x in set_scores:
+        key = round(float(x), 9)
+        counts[key] = counts.get(key, 0.0) + 1.0
+    for anchor in ANCHORS:
+        counts.setdefault(anchor, EMPTY_CELL)
+    values = sorted(counts)
+    return values, [counts[v] for v in values]
+
+
+def _secular_root(shifted: Sequence[float], freqs: Sequence[float]) -> float:
+    """The root x of sum_i f_i a_i / (1 + x a_i) = 0 on the interval where every 1 + x a_i > 0
+    (min a < 0 < max a): Newton's method from 0, kept inside a bracket that bisection shrinks."""
+    lo, hi = -1.0 / max(shifted), -1.0 / min(shifted)
+    x = 0.0
+    for _ in range(200):
+        value = slope = 0.0
+        for a, f in zip(shifted, freqs):
+            d = 1.0 + x * a
+            value += f * a / d
+            slope -= f * a * a / (d * d)
+        if value > 0:  # the sum decreases in x: the root is above
+            lo = x
+        else:
+            hi = x
+        if value == 0.0 or hi - lo <= 1e-15 * max(1.0, abs(x)):
+            break
+        step = x - value / slope
+        new = step if lo < step < hi else 0.5 * (lo + hi)
+        if abs(new - x) <= 1e-16 * max(1.0, abs(x)):
+            break
+        x = new
+    return x
+
+
+def constrained_mle(values: Sequence[float], freqs: Sequence[float], s: float) -> list[float]:
+    """The maximum-likelihood distribution on ``values`` given observed frequencies ``freqs``
+    (summing to 1) under the constraint that its expected value is ``s`` (strictly between the
+    smallest and the largest value): p_i = f_i / (1 + x (a_i - s)), x the secular equation's root."""
+    shifted = [a - s for a in values]
+    x = _secular_root(shifted, freqs)
+    return [f / (1.0 + x * a) for a, f in zip(shifted, freqs)]
+
+
+def llr(set_scores: Sequence[float], params: SprtParams) -> float:
+    """The GSPRT log-likelihood ratio of H1 against H0 for these set scores (0 with no sets):
+    the exact multinomial likelihood of the module's text (fishtest's ``LLR_logistic`` at two
+    seats)."""
+    if not set_scores:
         return 0.0
-    total = n + 1
-    mean = (sum(set_scores) + 0.5) / total
-    var = (sum((x - mean) ** 2 for x in set_scores) + 0.5 * mean ** 2 + 0.5 * (1 - mean) ** 2) / total
-    s0, s1 = expected_score(params.elo0), expected_score(params.elo1)
-    return total * (s1 - s0) * (2 * mean - s0 - s1) / (2 * var)
+    values, counts = multinomial(set_scores)
+    total = sum(counts)
+    freqs = [c / total for c in counts]
+    p0 = constrained_mle(values, freqs, expected_score(params.elo0))
+    p1 = constrained_mle(values, freqs, expected_score(params.elo1))
+    return total * sum(f * math.log(b / a) for f, a, b in zip(freqs, p0, p1))
 
 
 def _phi(x: float) -> float:

@@ -19,7 +19,7 @@ from harness.league.store import LeagueStore
 from harness.report.safe_text import visible
 
 __all__ = ["TableRow", "league_table", "format_table", "TABLE_FORMATS", "format_violation_line",
-           "format_violation", "replay_actions", "format_replay"]
+           "format_violation", "replay_actions", "format_replay", "truncation_note"]
 
 TABLE_FORMATS = ("table", "md", "csv", "json")
 COLUMNS = ("rank", "bot", "version", "mu", "sigma", "mu_ci", "rating", "games", "wins", "mean_score", "mean_score_ci",
@@ -288,6 +288,16 @@ def replay_moves(log: Iterable[dict[str, Any]]) -> list[tuple[int, Any, str, int
     return applied
 
 
+def truncation_note(log: Sequence[dict[str, Any]] | None) -> str | None:
+    """One line saying the game's log was cut at its cap (None if it was not)."""
+    mark = next((e for e in log or () if e.get("type") == "truncated"), None)
+    if mark is None:
+        return None
+    return (f"log truncated: this game's log passed its cap of {int(mark.get('cap_bytes', 0)) // 1024} KB "
+            f"(logs.game_kb): {mark.get('dropped_lines', '?')} later lines ({mark.get('dropped_bytes', '?')} bytes) "
+            f"were not kept, its violations were")
+
+
 def format_replay(game: Any, options: dict[str, Any], game_row: Any, seats: Sequence[Any],
                   log: list[dict[str, Any]] | None, violations: Sequence[Any] = ()) -> str:
     """A game move by move with the table picture after each move, rebuilt from seed and actions."""
@@ -316,6 +326,9 @@ def format_replay(game: Any, options: dict[str, Any], game_row: Any, seats: Sequ
                 out.append(f"(the log does not replay here: {exc})")
                 break
             out.append(state.render())
+        cut = truncation_note(log)
+        if cut:
+            out += ["", f"({cut}; the moves after this one are not in it)"]
     out.append("")
     ranks = "; ".join(f"{names[s['seat']]}: rank {s['rank'] + 1}, score {s['score']}"
                       + (" (forfeited)" if s["forfeited"] else "") for s in seats)

@@ -25,6 +25,10 @@ stderr log). Modes:
 - ``sleep --ms N``: sleep N ms per request, then answer.
 - ``spin --threads K --children N``: spin K threads and N forked children from start-up on,
   forever (a CPU hog), and answer at once.
+- ``hog --children K --mb N``: at start-up fork K children that each touch N MB and hold it
+  forever; report how many got their memory (``held=``), then play.
+- ``forkbomb``: at start-up fork children (each sleeps forever) until refused; report how many.
+- ``inodes --files N``: create up to N empty files in /tmp; report how many it could.
 - ``plain``: random play only.
 """
 
@@ -196,6 +200,68 @@ class Talk:
         say("talk", files=len(others), abstract=int(abstract), sysv=int(shm), signals=signals)
 
 
+def hog(children: int, mb: int) -> None:
+    """K children that each touch ``mb`` MB and hold it; each reports on a pipe when it holds it."""
+    read_end, write_end = os.pipe()
+    for _ in range(children):
+        if os.fork() == 0:
+            os.close(read_end)
+            try:
+                block = bytearray(mb << 20)
+                for i in range(0, len(block), 4096):
+                    block[i] = 1
+                os.write(write_end, b"x")
+            except MemoryError:
+                os._exit(1)
+            os.close(write_end)
+            while True:
+                time.sleep(3600)
+    os.close(write_end)
+    held = dead = 0
+    deadline = time.monotonic() + 3
+    os.set_blocking(read_end, False)
+    while held + dead < children and time.monotonic() < deadline:
+        try:
+            held += len(os.read(read_end, 64))
+        except BlockingIOError:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+                dead += pid > 0
+            except ChildProcessError:
+                break
+            time.sleep(0.02)
+    say("hog", held=held)
+
+
+def forkbomb() -> None:
+    n = 0
+    while n < 100000:
+        try:
+            pid = os.fork()
+        except OSError:
+            break
+        if pid == 0:
+            for fd in (0, 1, 2):
+                os.close(fd)
+            while True:
+                time.sleep(3600)
+        n += 1
+    say("forkbomb", forked=n)
+
+
+def make_files(count: int) -> None:
+    made = 0
+    base = tempfile.mkdtemp(dir="/tmp")
+    try:
+        for i in range(count):
+            os.close(os.open(os.path.join(base, str(i)), os.O_CREAT | os.O_WRONLY, 0o600))
+            made += 1
+    except OSError as exc:
+        say("inodes", made=made, error=exc.errno)
+        return
+    say("inodes", made=made, error=0)
+
+
 # ---- play -----------------------------------------------------------------------------------
 
 def main() -> int:
@@ -209,6 +275,7 @@ def main() -> int:
     parser.add_argument("--ms", type=float, default=0.0)
     parser.add_argument("--threads", type=int, default=0)
     parser.add_argument("--children", type=int, default=0)
+    parser.add_argument("--files", type=int, default=0)
     args = parser.parse_args()
     mode = args.mode
     rng = random.Random()
@@ -236,6 +303,12 @@ def main() -> int:
                 scratch_probe(args.mb)
             elif mode == "talk":
                 talk = Talk()
+            elif mode == "hog":
+                hog(args.children, args.mb)
+            elif mode == "forkbomb":
+                forkbomb()
+            elif mode == "inodes":
+                make_files(args.files)
             print(json.dumps({"type": "ready", "name": f"attacker-{mode}"}), flush=True)
         elif kind == "start":
             seat = msg["seat"]

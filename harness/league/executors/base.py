@@ -117,6 +117,7 @@ class WorkerSetup:
     specs: dict[int, BotSpec]  # version id -> the bot at that version
     player: GamePlayer
     idle_bots: int  # the bound on each worker's idle bot processes (BotPool.max_idle)
+    log_bytes: int | None = None  # a game's log is cut there (before compression; the config's logs.game_kb)
 
     def for_worker(self, log_subdir: str) -> RefereeConfig:
         """The referee config of one worker: its own stderr log directory, so that two workers never
@@ -137,12 +138,13 @@ def open_bot_pool(setup: WorkerSetup, referee_config: RefereeConfig) -> Pool:
     return pool
 
 
-def outcome_from_record(record: GameRecord) -> GameOutcome:
-    """The store's view of a referee GameRecord (the log compressed here, in the worker)."""
+def outcome_from_record(record: GameRecord, log_bytes: int | None = None) -> GameOutcome:
+    """The store's view of a referee GameRecord (the log compressed here, in the worker, cut at
+    ``log_bytes``)."""
     return GameOutcome(game_id=record.game_id, ranking=list(record.ranking), scores=list(record.scores),
                        ended_by=record.ended_by, forfeits=list(record.forfeits or ()),
                        violations=[dict(v) for v in (record.violations or ())],
-                       log=compress_log(record.log) if record.log else b"",
+                       log=compress_log(record.log, log_bytes) if record.log else b"",
                        decisions=int(getattr(record, "decisions", 0) or 0),
                        seconds=float(getattr(record, "seconds", 0.0) or 0.0))
 
@@ -167,6 +169,6 @@ def play_task(setup: WorkerSetup, game: Game, referee_config: RefereeConfig, poo
                 record = player.play(game, setup.options, seed, gid, seats, fresh_pool, referee_config)
         else:
             record = player.play(game, setup.options, seed, gid, seats, pool, referee_config)
-        return ("done", seq, outcome_from_record(record))
+        return ("done", seq, outcome_from_record(record, setup.log_bytes))
     except Exception:
         return ("error", seq, f"{gid}: {traceback.format_exc(limit=8)}")

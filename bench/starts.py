@@ -1,0 +1,152 @@
+"""Where a bot process's start goes: fork/spawn, bwrap, the cgroup, the interpreter, the hello.
+
+One process per deal makes a league start many bot processes (bench/fairplay.py counts them);
+this measures one start taken apart, each piece side by side with what it adds to, in one run:
+
+- spawn: ``/bin/true`` started with ``posix_spawn``/``vfork`` (what ``subprocess`` does without a
+  ``preexec_fn``) against a ``fork`` of this process (what a ``preexec_fn`` forces: the page
+  tables of the harness's whole address space are copied, so the cost grows with its size; this
+  process has the harness, numpy and scipy loaded, as a league worker has), and the fork with the
+  referee's own ``preexec_fn`` (cgroup join, uid drop, rlimits);
+- bwrap: ``true`` in the sandbox as a bot gets it, minus ``true`` alone;
+- cgroup: making a bot's cgroups (pids, freezer, cpuacct) and removing them;
+- interpreter: ``python3 -c pass`` minus ``true`` (a Python bot's floor);
+- hello: the random bot from its start to its ``ready`` minus the interpreter;
+- the whole start as the referee makes it (:class:`BotProcess` + hello + ready), without and
+  with the sandbox.
+
+Wall time per start (median of ``--n``) and the CPU time of the children (``RUSAGE_CHILDREN``)
+and of this process. The machine is shared: the load is printed beside the figures.
+
+    python bench/starts.py [--n 30] [--tiny]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy  # noqa: F401  (a league worker's size: the fork copies its page tables)
+import scipy.optimize  # noqa: F401
+
+from harness.play import protocol
+from harness.play.botproc import BotProcess, StderrLog
+from harness.play.cgroups import BotCgroup, cgroup_base
+from harness.play.limits import BotSpec, ResourceLimits, limit_setter
+from harness.play.privileges import bot_uid
+from harness.play.sandbox import bwrap_command, bwrap_userns, own_dirs, sandbox_env
+
+ROOT = Path(__file__).resolve().parent.parent
+RANDOM_BOT = ROOT / "bots" / "random_bot.py"
+TRUE = shutil.which("true") or "/bin/true"
+
+
+def timed(fn: Callable[[], None], n: int) -> tuple[float, float, float]:
+    """(median wall ms, children's CPU ms per call, this process's CPU ms per call)."""
+    walls = []
+    kids0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    self0 = time.process_time()
+    for _ in range(n):
+        start = time.perf_counter()
+        fn()
+        walls.append((time.perf_counter() - start) * 1000)
+    kids1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    kids = (kids1.ru_utime + kids1.ru_stime - kids0.ru_utime - kids0.ru_stime) * 1000 / n
+    return statistics.median(walls), kids, (time.process_time() - self0) * 1000 / n
+
+
+def run(argv: list[str], **kw: object) -> None:
+    subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   check=True, close_fds=True, **kw)  # type: ignore[call-overload]
+
+
+#: wall ms of each stop (bye, then the tree killed: cgroup, /proc scan, reaping) in start_to_ready
+STOPS: list[float] = []
+
+
+def start_to_ready(limits: ResourceLimits, log: StderrLog) -> None:
+    """A random bot started as the referee starts one, until its ready; then stopped (timed apart)."""
+    proc = BotProcess(BotSpec("starts", ("python3", str(RANDOM_BOT))), limits, log)
+    proc.start()
+    hello = protocol.encode(protocol.hello("crisps", {}, 0, 2, 5000, 1000, 0))
+    proc.write(hello, proc.started_at + 5)
+    code, line = proc.read_line(proc.started_at + 5)
+    assert code == 0 and b"ready" in line, (code, line, proc.detail)
+    start = time.perf_counter()
+    proc.close_politely(protocol.BYE)
+    proc.kill("bench")
+    STOPS.append((time.perf_counter() - start) * 1000)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, default=30, help="starts per row")
+    parser.add_argument("--tiny", action="store_true", help="a run of seconds (CI checks the bench still works; "
+                        "its figures mean nothing)")
+    args = parser.parse_args()
+    n = 3 if args.tiny else args.n
+    rss = int(open("/proc/self/status").read().split("VmRSS:")[1].split()[0]) // 1024
+    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; this process {rss} MB resident; "
+          f"median wall ms per start of {n}, CPU ms per start (children / this process)")
+    base = cgroup_base()
+    limits = ResourceLimits()
+    uid = bot_uid("starts")
+    rows: dict[str, tuple[float, float, float]] = {}
+    rows["spawn: true (posix_spawn/vfork)"] = timed(lambda: run([TRUE]), n)
+    rows["spawn: true (fork of this process)"] = timed(lambda: run([TRUE], preexec_fn=lambda: None), n)
+    rows["spawn: true (fork + the referee's preexec)"] = timed(
+        lambda: run([TRUE], preexec_fn=limit_setter(limits, None, uid)), n)
+    count = iter(range(10**9))
+
+    def cgroup() -> None:
+        group = BotCgroup.create(base, f"starts-{os.getpid()}-{next(count)}", 4096)
+        if group is not None:
+            group.kill()
+
+    rows["cgroup: make + remove"] = timed(cgroup, n) if base is not None else (0.0, 0.0, 0.0)
+    if shutil.which("bwrap"):
+        with tempfile.TemporaryDirectory() as tmp:
+            os.chmod(tmp, 0o755)
+            argv = bwrap_command([TRUE], tmp, own_dirs([TRUE], tmp, tmp), 64, bwrap_userns(), uid)
+            env = sandbox_env(dict(os.environ))
+            rows["bwrap: true in the sandbox"] = timed(lambda: run(argv, env=env, cwd=tmp), n)
+    rows["interpreter: python3 -c pass"] = timed(lambda: run([sys.executable, "-c", "pass"]), n)
+    with tempfile.TemporaryDirectory() as tmp:
+        os.chmod(tmp, 0o755)
+        log = StderrLog(tmp, "starts", 1 << 20)
+        rows["whole start to ready + stop, no sandbox"] = timed(lambda: start_to_ready(limits, log), n)
+        rows["  of which the stop (bye, kill the tree)"] = (statistics.median(STOPS), 0.0, 0.0)
+        STOPS.clear()
+        if shutil.which("bwrap"):
+            boxed = ResourceLimits(sandbox="bwrap")
+            rows["whole start to ready + stop, sandbox"] = timed(lambda: start_to_ready(boxed, log), n)
+            rows["  of which the stop (bye, kill the tree) "] = (statistics.median(STOPS), 0.0, 0.0)
+        log.close()
+    print(f"  {'':<46} {'wall ms':>8} {'children CPU':>13} {'own CPU':>8}")
+    for label, (wall, kids, own) in rows.items():
+        print(f"  {label:<46} {wall:>8.1f} {kids:>13.1f} {own:>8.1f}")
+    spawn = rows["spawn: true (posix_spawn/vfork)"][0]
+    print("added by each piece (wall ms):")
+    print(f"  fork of this process instead of spawn  {rows['spawn: true (fork of this process)'][0] - spawn:7.1f}")
+    print(f"  the referee's preexec (cgroup-less)    {rows['spawn: true (fork + the referee' + chr(39) + 's preexec)'][0] - rows['spawn: true (fork of this process)'][0]:7.1f}")
+    print(f"  a cgroup made and removed              {rows['cgroup: make + remove'][0]:7.1f}")
+    if "bwrap: true in the sandbox" in rows:
+        print(f"  bwrap                                  {rows['bwrap: true in the sandbox'][0] - spawn:7.1f}")
+    print(f"  the Python interpreter                 {rows['interpreter: python3 -c pass'][0] - spawn:7.1f}")
+    whole = rows["whole start to ready + stop, no sandbox"][0] - rows["  of which the stop (bye, kill the tree)"][0]
+    print(f"  the bot's imports and hello -> ready   {whole - rows['interpreter: python3 -c pass'][0]:7.1f}  "
+          f"(the whole start without the sandbox minus the interpreter: includes fork, cgroup, preexec)")
+    print(f"load average {os.getloadavg()[0]:.2f} at the end")
+
+
+if __name__ == "__main__":
+    main()
