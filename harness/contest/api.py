@@ -20,23 +20,27 @@ from starlette.routing import Route
 from harness.contest.app import Refused, Site, Team, refused_json
 from harness.contest.downloads import attachment, seat_download, seat_filename, violation_download, violation_filename
 from harness.contest.ladder import version_label
+from harness.contest.safe_files import NotShown, read_capped
 from harness.contest.team_reads import filtered_games, grouped_violations
 
 __all__ = ["api_routes", "stderr_text"]
 
 
 def stderr_text(site: Site, team: str, cap: int = 128 * 1024) -> str:
-    """The team's bot's stderr in the ladder: each worker's log, its older half first, the newest ``cap`` bytes of each."""
+    """The team's bot's stderr in the ladder, as ``/me/stderr`` shows it: each worker's log, its
+    older half first, the newest ``cap`` bytes of each (read capped: :mod:`.safe_files`), no server path."""
     from harness.contest.ladder import LADDER_STORE
 
     log_dir = site.cfg.root / (Path(LADDER_STORE).stem + ".logs")
     parts = []
     for folder in [log_dir, *sorted(log_dir.glob("worker-*"))]:
         for suffix in (".stderr.log.1", ".stderr.log"):
-            path = folder / f"{team}{suffix}"
-            if path.is_file():
-                head = f"== {path.relative_to(log_dir)} ==\n" if folder != log_dir else ""
-                parts.append(head + path.read_bytes()[-cap:].decode("utf-8", "replace"))
+            try:
+                data, _ = read_capped(folder, f"{team}{suffix}", cap, tail=True)
+            except NotShown:
+                continue
+            head = f"== {folder.relative_to(log_dir)}/{team}{suffix} ==\n" if folder != log_dir else ""
+            parts.append(head + data.decode("utf-8", "replace"))
     return site.redactor.text("\n".join(parts))
 
 

@@ -24,6 +24,7 @@ from harness.contest.app import Refused, Site, Team
 from harness.contest.autopause import WHAT_TO_DO, pause_of
 from harness.contest.challenges import challenges_of
 from harness.contest.ladder import version_label
+from harness.contest.safe_files import NotShown, read_capped
 from harness.contest.team_reads import filtered_games, grouped_violations, results_by_opponent
 
 __all__ = ["team_routes", "me_context", "STARTERS"]
@@ -130,9 +131,13 @@ def team_routes(site: Site) -> list[Route]:
 
     async def help_file(request: Request) -> Response:
         path = _help_files(site).get(request.path_params["name"])
-        if path is None or not path.is_file():
+        try:  # a fixed list of the checkout's files, read capped all the same (safe_files)
+            data, _ = read_capped(path.parent, path.name, 256 * 1024) if path is not None else (b"", 0)
+        except NotShown:
+            path = None
+        if path is None:
             return site.message(request, None, 404, "Not found", "no such help page (see /help)")
-        return PlainTextResponse(path.read_text(encoding="utf-8", errors="replace"))
+        return PlainTextResponse(data.decode("utf-8", "replace"))
 
     async def bot_link(request: Request) -> Response:
         # a replay links each seat to ../bots/<version id>.html: the team page of that version's team
