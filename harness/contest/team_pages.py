@@ -69,7 +69,26 @@ def _chart(versions: list[dict[str, Any]]) -> dict[str, Any] | None:
     return {"points": points, "path": " ".join(f"{p['x']:.1f},{p['y']:.1f}" for p in points), "lo": lo, "hi": hi}
 
 
-def team_page(site: Site, request: Request, name: str) -> Response:
+#: the longest a team's results are reused while no game was added (the leaderboard's key)
+RESULTS_TTL = 30.0
+_CACHED = 512
+
+
+def _results(site: Site, name: str, cache: dict[str, tuple[Any, float, dict[str, Any]]]) -> dict[str, Any]:
+    """:func:`results_by_opponent`, reused until a game is added (at most RESULTS_TTL seconds)."""
+    key = site.db.board_key()
+    hit = cache.get(name)
+    if hit is not None and hit[0] == key and time.monotonic() < hit[1]:
+        return hit[2]
+    results = results_by_opponent(site.ladder, name)
+    if len(cache) >= _CACHED:
+        cache.clear()
+    cache[name] = (key, time.monotonic() + RESULTS_TTL, results)
+    return results
+
+
+def team_page(site: Site, request: Request, name: str,
+              cache: dict[str, tuple[Any, float, dict[str, Any]]] | None = None) -> Response:
     row = site.db.team_by_name(name)
     if row is None:
         raise Refused(404, f"no team {name!r} in this contest")
@@ -79,7 +98,7 @@ def team_page(site: Site, request: Request, name: str) -> Response:
     pause = pause_of(site.db, sub["id"]) if sub is not None and sub["status"] == "paused" else None
     return site.render("team.html", request, site.session_team(request), name=name, versions=versions,
                        chart=_chart(versions), current=version_label(current) if current else None, pause=pause,
-                       results=results_by_opponent(site.ladder, name))
+                       results=_results(site, name, cache if cache is not None else {}))
 
 
 def me_context(site: Site, request: Request, team: Team) -> dict[str, Any]:
@@ -114,10 +133,12 @@ def _help_files(site: Site) -> dict[str, Path]:
 def team_routes(site: Site) -> list[Route]:
     """The team page, the help pages, and the replay's bot links (to the team page)."""
 
+    cache: dict[str, tuple[Any, float, dict[str, Any]]] = {}  # this site's teams' results (the GIL guards it)
+
     async def team(request: Request) -> Response:
         name = request.path_params["name"]
         try:
-            return await run_in_threadpool(team_page, site, request, name)
+            return await run_in_threadpool(team_page, site, request, name, cache)
         except Refused as exc:
             return site.message(request, None, exc.status, "Not found", exc.message)
 
