@@ -27,7 +27,7 @@ def me_routes(site: Site) -> list[Route]:
         form = await request.form(max_fields=40)
         site.check_csrf(team, form)
         games = str(form.get("games") or "")
-        opponents = [str(o) for o in form.getlist("opponents")]
+        opponents = [name.strip() for o in form.getlist("opponents") for name in str(o).split(",") if name.strip()]
 
         def work() -> None:
             try:

@@ -115,7 +115,7 @@ def me_context(site: Site, request: Request, team: Team) -> dict[str, Any]:
                                                                     "opponent": opponent},
             "games": filtered_games(site.ladder, team.name, result=result, players=players, opponent=opponent),
             "violation_groups": grouped_violations(site.ladder, team.name),
-            "teams": [t["name"] for t in site.db.teams() if t["name"] != team.name], "sizes": site.cfg.players,
+            "sizes": site.cfg.players,
             "challenges": challenges_of(site.db, team.id), "challenge_policy": site.cfg.challenges}
 
 
