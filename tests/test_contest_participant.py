@@ -298,6 +298,11 @@ def test_the_api_and_the_command_line_client_against_a_served_site(played: dict[
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(other, timeout=10)
         assert refused.value.code == 403
+        asked = client("challenge", "--against", "beta", "--games", "2")
+        assert asked.returncode == 0 and "2 games against beta, pending" in asked.stdout, asked.stderr
+        assert "alpha@s1, beta@s2: 0/2 played (pending)" in client("challenges").stdout
+        wrong = client("challenge", "--against", "nobody", "--games", "2")
+        assert wrong.returncode == 1 and "'nobody' has no current version" in wrong.stderr
         (tmp_path / "bot.py").write_text(RANDOM.read_text())
         up = client("submit", str(tmp_path / "bot.py"))
         assert up.returncode == 0, up.stdout + up.stderr

@@ -129,7 +129,30 @@ def download_command(url: str, token_file: str, game_id: str | None, seat: int |
     echo(f"saved {out}; replay it: harness reproduce {out} --command \"python3 bot.py\"")
 
 
+@click.command("challenge")
+@url_argument
+@token_option
+@click.option("--against", required=True, metavar="TEAM[,TEAM...]", help="The teams to play (one table with you).")
+@click.option("--games", type=click.IntRange(min=1), default=10, show_default=True)
+def challenge_command(url: str, token_file: str, against: str, games: int) -> None:
+    """Ask for GAMES unranked games of your current version against the teams' current versions,
+    played by the ladder between its rounds; `harness contest challenges` shows the results."""
+    answer = _call(_client(url, token_file).post_form, "/api/challenges", {"opponents": against, "games": str(games)})
+    echo(f"challenge {answer['id']}: {games} games against {against}, pending")
+
+
+@click.command("challenges")
+@url_argument
+@token_option
+def challenges_command(url: str, token_file: str) -> None:
+    """Your team's challenges and their results (ahead / behind / level against each team)."""
+    for c in _call(_client(url, token_file).get_json, "/api/challenges"):
+        versus = "; ".join(f"{name}: {v[0]} / {v[1]} / {v[2]}" for name, v in c["versus"].items())
+        echo(f"#{c['id']} {', '.join(c['seats'])}: {c['played']}/{c['games']} played ({c['status']}); {versus}")
+
+
 def add_client_commands(group: click.Group) -> None:
     """Add the client commands to ``harness contest``."""
-    for command in (submit_command, games_command, violations_command, download_command):
+    for command in (submit_command, games_command, violations_command, download_command, challenge_command,
+                    challenges_command):
         group.add_command(command)

@@ -1,6 +1,7 @@
 """The API for a team's scripts (``Authorization: Bearer TOKEN``, JSON), beside the upload routes
 of :mod:`.pages`: its submissions, games (filtered as on ``/me``), violations (grouped and the
-latest), its ladder stderr, and the seat files of its games and violations (:mod:`.downloads`).
+latest), its ladder stderr, the seat files of its games and violations (:mod:`.downloads`), and
+its challenges (``POST`` ``opponents=a,b&games=N``; ``GET`` lists them with their results).
 
 ``harness contest submit`` and ``harness contest games`` (:mod:`.client`) are a command line
 over it. Every route answers only for the token's team; another team's game seat or violation
@@ -18,6 +19,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from harness.contest.app import Refused, Site, Team, refused_json
+from harness.contest.challenges import ChallengeRefused, challenges_of, request_challenge
 from harness.contest.downloads import attachment, seat_download, seat_filename, violation_download, violation_filename
 from harness.contest.ladder import version_label
 from harness.contest.safe_files import NotShown, read_capped
@@ -107,7 +109,28 @@ def api_routes(site: Site) -> list[Route]:
                              "version": version_label(sub["id"]), "build_log": site.redactor.text(sub["build_log"]),
                              "check_log": site.redactor.text(sub["check_log"]), "current": sub["status"] == "active"})
 
+    async def ask_challenge(request: Request) -> Response:
+        try:
+            team = await run_in_threadpool(site.bearer_team, request)
+            if team is None:
+                raise Refused(401, "this token is not valid")
+            form = await request.form(max_fields=4)
+            names = [n.strip() for n in str(form.get("opponents") or "").split(",") if n.strip()]
+            games = str(form.get("games") or "")
+
+            def work() -> int:
+                try:
+                    return request_challenge(site.cfg, site.db, team.id, names, int(games) if games.isdigit() else 0)
+                except ChallengeRefused as exc:
+                    raise Refused(400, f"challenge refused: {exc}") from None
+            return JSONResponse({"id": await run_in_threadpool(work), "status": "pending"}, status_code=201)
+        except Refused as exc:
+            return refused_json(exc)
+
     return [
+        Route("/api/challenges", ask_challenge, methods=["POST"]),
+        Route("/api/challenges", endpoint(lambda team, request: JSONResponse(challenges_of(site.db, team.id))),
+              methods=["GET"]),
         Route("/api/submissions", endpoint(lambda team, request: JSONResponse(_submissions(site, team))),
               methods=["GET"]),
         Route("/api/submissions/{id:int}", endpoint(submission), methods=["GET"]),

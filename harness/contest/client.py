@@ -76,6 +76,12 @@ class Client:
         data, _ = self._request("GET", path + (f"?{query}" if query else ""))
         return json.loads(data)
 
+    def post_form(self, path: str, fields: dict[str, str]) -> Any:
+        """POST ``fields`` (form-encoded) to ``path``; the site's JSON answer."""
+        body = urllib.parse.urlencode(fields).encode()
+        data, _ = self._request("POST", path, body, "application/x-www-form-urlencoded")
+        return json.loads(data)
+
     def submit(self, file: Path, runtime: str) -> dict[str, Any]:
         """Upload ``file`` as ``runtime``; the site's answer (``{"id": ..., "status": "building"}``)."""
         try:
