@@ -531,7 +531,8 @@ def _check_bots(c: _Checker, value: Any, base_dir: Path) -> tuple[BotEntry, ...]
         files, root = _command_files(command, cwd), None
         runnable = all(_exists(cwd / w) for w in command if looks_like_path(w))
         declared = str(cwd) if item.get("cwd") is not None else None
-        folder = version_dir(command, cwd, declared, base_dir) if runnable else None
+        auto = str(item.get("version", "auto")) == "auto"  # a fixed label needs no hash (a contest's s<id>)
+        folder = version_dir(command, cwd, declared, base_dir) if runnable and auto else None
         if folder is not None:  # every file of its directory: a rebuild is a new version
             try:
                 files, root = tuple(dict.fromkeys(directory_files(folder) + files)), str(folder)
