@@ -7,7 +7,9 @@
    deal) and on Dominoes at 2, 3 and 4 seats (``--dom-seats``; 4 seats: 24 seat orders a deal, the
    worst case: each bot needs 24 processes per worker, which the default idle bound of 32 cannot
    keep for 4 bots; then with ``idle_bots: 96``, with ``--roomy``). Three columns: before, the rule with games dispatched in
-   schedule order (``schedule-order``), and the rule with the dispatch blocked by deal (after).
+   schedule order (``schedule-order``), the rule blocked by deal with a spare process of a bot
+   started ahead of need (``spares``: ``spare_bots: 1``), and the rule blocked by deal (after, as
+   a league plays by default).
 2. CPU fairness (bots frozen between turns, deadlines in the CPU time of the bot's tree): the
    same league's games per second with it and with wall-clock deadlines and no freezing
    (``FairPlay(cpu_clock=False)``), i.e. the cost of a freeze, a thaw and two CPU
@@ -80,15 +82,18 @@ bots:
 
 #: the behaviours measured: "" (fair play, as in a league), and what each baseline turns off
 BASELINES = {"": FAIR_PLAY, "schedule-order": FAIR_PLAY, "reuse-deals": FairPlay(process_per_deal=False),
-             "wall-clock": FairPlay(cpu_clock=False)}
+             "wall-clock": FairPlay(cpu_clock=False), "spares": FAIR_PLAY}
 
 
 def play(config: LeagueConfig, baseline: str, workers: int | None = None) -> tuple[float, int, int, int]:
     """Play the league from scratch under ``baseline`` (a key of :data:`BASELINES`); (games/s from
     the first recorded game to the last, games, bot processes started, timeouts). ``baseline``
-    ``schedule-order``: the rule, games dispatched in schedule order (no blocking by deal)."""
+    ``schedule-order``: the rule, games dispatched in schedule order (no blocking by deal);
+    ``spares``: the rule, a spare process started ahead of need (``spare_bots: 1``)."""
     window = 1 if baseline == "schedule-order" else DEAL_WINDOW
     cfg = dataclasses.replace(config, workers=workers or config.workers)
+    if baseline == "spares":
+        cfg = dataclasses.replace(cfg, spare_bots=1)
     for suffix in ("", "-wal", "-shm", "-logs"):
         Path(cfg.store + suffix).unlink(missing_ok=True)
     logs = Path(str(Path(cfg.store).with_suffix("")) + ".logs")
@@ -105,10 +110,11 @@ def play(config: LeagueConfig, baseline: str, workers: int | None = None) -> tup
 
 
 def side_by_side(label: str, config: LeagueConfig, before: str, after: str, repeat: int,
-                 workers: int | None = None, middle: str | None = None) -> None:
-    """``before`` and ``after`` (and ``middle`` between them, when given), alternated, best of each."""
-    modes = [before, *([middle] if middle is not None else []), after]
-    names = {before: "before", after: "after", **({middle: middle} if middle is not None else {})}
+                 workers: int | None = None, middle: str | tuple[str, ...] = ()) -> None:
+    """``before`` and ``after`` (and ``middle``, one or more, between them), alternated, best of each."""
+    middles = (middle,) if isinstance(middle, str) else middle
+    modes = [before, *middles, after]
+    names = {before: "before", after: "after", **{m: m for m in middles}}
     runs: dict[str, list[tuple[float, int, int, int]]] = {m: [] for m in modes}
     for _ in range(repeat):
         for mode in modes:
@@ -226,12 +232,12 @@ def main() -> None:
                   f"orders of a deal; schedule-order: the rule, games dispatched in schedule order; after: the "
                   f"rule, dispatched in windows of {DEAL_WINDOW} deals blocked by seat order")
             side_by_side("Crisps, 2 seats (2 seat orders a deal)", crisps, "reuse-deals", "", args.repeat,
-                         middle="schedule-order")
+                         middle=("schedule-order", "spares"))
             for seats in (int(s) for s in args.dom_seats.split(",")):
                 body = DOMINOES.replace("{rounds}", str(args.dom_rounds or max(1, args.rounds // 20)))
                 dominoes = write_league(dir_, f"bench-fair-dom{seats}", body.replace("{players}", str(seats)))
                 side_by_side(f"Dominoes, {seats} seats ({math.factorial(seats)} seat orders a deal)", dominoes,
-                             "reuse-deals", "", args.repeat, middle="schedule-order")
+                             "reuse-deals", "", args.repeat, middle=("schedule-order", "spares"))
             if args.roomy:  # (the last of the Dominoes leagues: 4 seats by default)
                 roomy = dataclasses.replace(dominoes, idle_bots=4 * 24)
                 side_by_side("the same, idle_bots 96 (24 processes per bot kept per worker)", roomy, "reuse-deals",

@@ -77,6 +77,9 @@ from harness.league.adaptive import table_confidence, table_fit_answer  # noqa: 
 from harness.league.matchmaking import Matchmaker, MatchParams, fit_skills  # noqa: E402
 from harness.league.ratings_fit import TableBatch, fit_batches  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import matchmaking_headline  # noqa: E402
+
 MU, SIGMA, BETA = 25.0, 25.0 / 3, 25.0 / 6
 LUCK = BETA / math.sqrt(2)  # the seat's deal luck, shared by the seat orders of a set
 NOISE = BETA / math.sqrt(2)  # each bot's own noise in each game
@@ -335,7 +338,8 @@ def part1(n_bots: int, leagues: int, max_games: dict[int, float], sizes: list[in
             results["uniform"].append(uniform)  # type: ignore[arg-type]
             results["round robin"].append(round_robin)
             if done % 10 == 0 or done == leagues:  # a partial table now and then: a long run says something
-                headline[k] = report(k, rungs, results, stops, ratios, time.perf_counter() - t0, first_league=first, gaps=gaps)
+                headline[k] = report(k, rungs, results, stops, ratios, time.perf_counter() - t0, first_league=first, gaps=gaps,
+                                     bots=n_bots)
                 sys.stdout.flush()
     if pool:
         pool.close()
@@ -345,7 +349,7 @@ def part1(n_bots: int, leagues: int, max_games: dict[int, float], sizes: list[in
 def report(k: int, rungs: list[int], results: dict[str, list[list[tuple[bool, bool] | None]]],
            stops: list[tuple[int, bool, bool] | None], ratios: list[float], seconds: float,
            title: str = "", first_league: int = 0,
-           gaps: list[float] | None = None) -> tuple[int | None, int | None]:
+           gaps: list[float] | None = None, bots: int = 200) -> tuple[int | None, int | None]:
     leagues = len(stops)
     print(f"\n{title or f'tables of {k}'}: {leagues} leagues ({seconds:.0f} s, load {os.getloadavg()[0]:.1f})")
     print(f"{'games':>12}  " + "  ".join(f"{name:>17}" for name in results))
@@ -404,6 +408,8 @@ def report(k: int, rungs: list[int], results: dict[str, list[list[tuple[bool, bo
         print(f"  until {{top: {TOP}, confidence: 0.95}}: no adaptive league stopped by {rungs[-1]:,} games")
     if ratios:
         print(f"  adaptive balance at {rungs[-1]:,} games: most/least-played games {max(ratios):.3f} (worst league)")
+    for line in matchmaking_headline.headline_lines(rungs, results, gaps, bots, MU, SIGMA, BETA):
+        print(line)
     return needed["adaptive"][0], needed["uniform"][0]
 
 

@@ -22,7 +22,11 @@ played and, at every checkpoint (a number of games), the table's order (by mu - 
    the SPRT (elo0=0, elo1=20) decides, duplicate sets against single games with a fresh deal
    each.
 
+9. The fit where real leagues are (bench/ratings_cells.py): coverage and P(>next) calibration
+   in sparse, spread, seat-edge, noisy-bot and close fields, beside the targets.
+
 Run: python bench/ratings.py [--games crisps,dominoes,epizodiak] [--reps 40] [--max 1536]
+     python bench/ratings.py --tiny   (seconds: CI runs it, tests/test_bench_tiny.py; its figures mean nothing)
 The figures in docs/ratings.md come from this script (its --reps are printed with them).
 """
 
@@ -48,6 +52,9 @@ sys.path.insert(0, str(REPO))
 from harness.games import get_game  # noqa: E402
 from harness.league.ratings_fit import TableFit, fit_table  # noqa: E402
 from harness.report.sprt import SprtParams, llr, llr_bounds  # noqa: E402
+
+sys.path.insert(0, str(REPO / "bench"))
+import ratings_cells  # noqa: E402
 
 EPS = (0.0, 0.25, 0.5, 1.0)
 PLAYERS = {"crisps": 2, "dominoes": 3, "epizodiak": 3}
@@ -407,8 +414,9 @@ def part_speed(sizes: tuple[int, ...] = (100_000, 1_000_000), k: int = 1000) -> 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--parts", default="order,match,model,real,sprt,speed",
-                        help="which parts: order (1-3), match (4), model (5), real (6), sprt (7), speed (8)")
+    parser.add_argument("--parts", default="order,match,model,real,sprt,speed,cells",
+                        help="which parts: order (1-3), match (4), model (5), real (6), sprt (7), speed (8), "
+                             "cells (9: bench/ratings_cells.py)")
     parser.add_argument("--games", default="crisps,dominoes,epizodiak")
     parser.add_argument("--reps", type=int, default=40)
     parser.add_argument("--max", type=int, default=1536, help="the largest checkpoint (games per league)")
@@ -417,12 +425,13 @@ def main() -> None:
     parser.add_argument("--model-leagues", type=int, default=200)
     parser.add_argument("--real-leagues", type=int, default=50)
     parser.add_argument("--sprt-runs", type=int, default=300)
+    parser.add_argument("--cell-leagues", type=int, default=200, help="leagues per cell of part 9")
     parser.add_argument("--tiny", action="store_true", help="a run of seconds (CI checks the bench still works; "
                         "its figures mean nothing)")
     args = parser.parse_args()
     if args.tiny:
         args.games, args.reps, args.max, args.match_reps = "crisps", 2, 96, 1
-        args.model_leagues, args.real_leagues, args.sprt_runs = 2, 2, 3
+        args.model_leagues, args.real_leagues, args.sprt_runs, args.cell_leagues = 2, 2, 3, 1
     small = args.tiny  # the parts' league sizes, and the fit's timing, at a size of seconds
     parts = set(args.parts.split(","))
     checkpoints = [48] if small else [n for n in (96, 192, 384, 768, 1536, 3072) if n <= args.max]
@@ -440,6 +449,9 @@ def main() -> None:
         part_sprt(args.sprt_runs)
     if "speed" in parts:
         part_speed((6_000,), 50) if small else part_speed()
+    if "cells" in parts:
+        print("\n9. the fit where real leagues are (bench/ratings_cells.py: coverage and P(>next) per cell)")
+        ratings_cells.run(args.cell_leagues)
 
 
 if __name__ == "__main__":

@@ -6,8 +6,9 @@ this measures one start taken apart, each piece side by side with what it adds t
 - spawn: ``/bin/true`` started with ``posix_spawn``/``vfork`` (what ``subprocess`` does without a
   ``preexec_fn``) against a ``fork`` of this process (what a ``preexec_fn`` forces: the page
   tables of the harness's whole address space are copied, so the cost grows with its size; this
-  process has the harness, numpy and scipy loaded, as a league worker has), and the fork with the
-  referee's own ``preexec_fn`` (cgroup join, uid drop, rlimits);
+  process has what a league's worker process loads: the local executor, the referee, no numpy),
+  the same fork with numpy and scipy loaded as well (``harness run``'s own process, the contest
+  site), and the fork with the referee's own ``preexec_fn`` (cgroup join, uid drop, rlimits);
 - bwrap: ``true`` in the sandbox as a bot gets it, minus ``true`` alone;
 - cgroup: making a bot's cgroups (pids, freezer, cpuacct) and removing them;
 - interpreter: ``python3 -c pass`` minus ``true`` (a Python bot's floor);
@@ -35,9 +36,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy  # noqa: F401  (a league worker's size: the fork copies its page tables)
-import scipy.optimize  # noqa: F401
-
+import harness.league.executors.local  # noqa: F401  (a league worker's size: the fork copies its page tables)
 from harness.play import protocol
 from harness.play.botproc import BotProcess, StderrLog
 from harness.play.cgroups import BotCgroup, cgroup_base
@@ -95,7 +94,8 @@ def main() -> None:
     args = parser.parse_args()
     n = 3 if args.tiny else args.n
     rss = int(open("/proc/self/status").read().split("VmRSS:")[1].split()[0]) // 1024
-    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; this process {rss} MB resident; "
+    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; this process {rss} MB resident "
+          f"(a league worker's modules); "
           f"median wall ms per start of {n}, CPU ms per start (children / this process)")
     base = cgroup_base()
     limits = ResourceLimits()
@@ -105,6 +105,12 @@ def main() -> None:
     rows["spawn: true (fork of this process)"] = timed(lambda: run([TRUE], preexec_fn=lambda: None), n)
     rows["spawn: true (fork + the referee's preexec)"] = timed(
         lambda: run([TRUE], preexec_fn=limit_setter(limits, None, uid)), n)
+    import numpy  # noqa: F401
+    import scipy.optimize  # noqa: F401
+
+    rss_big = int(open("/proc/self/status").read().split("VmRSS:")[1].split()[0]) // 1024
+    rows[f"spawn: true (fork, numpy+scipy loaded: {rss_big} MB)"] = timed(
+        lambda: run([TRUE], preexec_fn=lambda: None), n)
     count = iter(range(10**9))
 
     def cgroup() -> None:

@@ -35,6 +35,7 @@ SERIAL_FILES = frozenset({
     "test_fair_play.py",  # CPU-time deadlines beside wall-clock ones, busy neighbours by design
     "test_fairness.py",  # timeouts counted per seat
     "test_botproc_pins.py",  # the exchange's deadlines pinned
+    "test_ordinary_user.py",  # a spinning bot beside an innocent one at move_ms 100; it mounts cgroup2
 })
 
 
@@ -60,6 +61,14 @@ def _lock_files() -> tuple[int, int] | None:
 
 
 _LOCKS = _lock_files()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Remove this run's lock files (the other process keeps its open descriptors: the locks hold)."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if run:
+        for name in ("turnstile", "room"):
+            Path(tempfile.gettempdir(), f"tablebots-pytest-{run}.{name}").unlink(missing_ok=True)
 
 
 @pytest.hookimpl(hookwrapper=True)

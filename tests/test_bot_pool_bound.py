@@ -48,3 +48,54 @@ def test_idle_bots_is_a_league_key(tmp_path: Path) -> None:
     path.write_text(path.read_text().replace("idle_bots: 4", "idle_bots: -1"))
     with pytest.raises(ConfigError, match="idle_bots"):
         load_config(path)
+
+
+def test_spares_start_ahead_play_the_next_seat_order_and_never_see_a_deal_twice(tmp_path: Path) -> None:
+    """One process per deal: the second seat order of a deal needs new processes for both bots;
+    with ``spares`` they were started (and sent their hello) during the first game, so the second
+    game starts none of its own, and every process still plays one game of the deal at most."""
+    config = RefereeConfig(time=TimeControls(init_ms=5000, move_ms=3000, bank_ms=0), log_dir=str(tmp_path),
+                           record_messages=True)
+    game = get_game("crisps")
+    a, b = bot(1), bot(2)
+    with BotPool(config) as pool:
+        pool.spares = 1
+        first = play_game(game, {"max_turns": 20}, 7, "g1", [a, b], pool, config)
+        assert not first.violations and pool.started == 4  # the two seats, and a spare of each bot
+        spares = {s.proc.pid for group in pool._spares.values() for s in group}
+        assert len(spares) == 2
+        second = play_game(game, {"max_turns": 20}, 7, "g2", [b, a], pool, config)
+        assert not second.violations, second.violations
+        hellos = [e for e in second.log if e["type"] == "send" and e["msg"]["type"] == "hello"]
+        readys = [e for e in second.log if e["type"] == "recv" and e["msg"]["type"] == "ready"]
+        assert len(hellos) == 2 and len(readys) == 2  # the spares' hello and ready are in the game's log
+        assert pool.started == 6  # the spares played; two more started for the next game that needs them
+        by_deal: dict[int, int] = {}
+        for proc in pool.processes():
+            assert len(proc.deals) <= 1, proc.deals  # no process was dealt two games of one deal
+            for deal in proc.deals:
+                by_deal[deal] = by_deal.get(deal, 0) + 1
+        assert by_deal == {7: 4}  # four processes played deal 7: two per seat order
+        assert spares <= {p.pid for p in pool.processes() if 7 in p.deals}  # the spares were the second game's
+
+
+def test_a_spare_that_fails_its_start_up_is_charged_to_the_game_that_takes_it(tmp_path: Path) -> None:
+    config = RefereeConfig(time=TimeControls(init_ms=3000, move_ms=3000, bank_ms=0), log_dir=str(tmp_path))
+    game = get_game("crisps")
+    state = tmp_path / "state"
+    state.mkdir()
+    state.chmod(0o777)  # the bot runs as its own uid where the tests run as root
+    (tmp_path / "once.py").write_text(
+        "import os, sys\n"  # the first process of this bot plays; every later one answers hello with junk
+        f"first = not os.path.exists({str(state / 'played')!r})\n"
+        f"open({str(state / 'played')!r}, 'a').close()\n"
+        "if not first:\n    sys.stdin.readline(); print('not ready', flush=True); sys.stdin.readline(); sys.exit(0)\n"
+        f"os.execv(sys.executable, [sys.executable, {BOT!r}])\n")
+    once = BotSpec(name="once", command=("python3", str(tmp_path / "once.py")), cwd=str(tmp_path))
+    with BotPool(config) as pool:
+        pool.spares = 1
+        first = play_game(game, {"max_turns": 20}, 7, "g1", [once, bot(2)], pool, config)
+        assert not first.violations, [(v["kind"], v["detail"], v["stderr_tail"]) for v in first.violations]
+        record = play_game(game, {"max_turns": 20}, 7, "g2", [bot(2), once], pool, config)
+        assert [(v["seat"], v["bot"], v["kind"]) for v in record.violations] == [(1, "once", "malformed")]
+        assert "at start-up" in record.violations[0]["detail"] and record.forfeits == [1]

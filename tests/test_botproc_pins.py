@@ -121,3 +121,27 @@ def test_a_wrong_or_malformed_ready_is_recorded_at_start_up_with_its_kind(tmp_pa
     assert [(v["seat"], v["kind"], v["decision"]) for v in record.violations] == [(1, kind, 0)]
     assert "start-up" in record.violations[0]["detail"]
     assert record.forfeits == [1]
+
+
+def test_a_request_longer_than_the_pipe_reaches_a_frozen_bot_whole(tmp_path):
+    """With the CPU clock a turn's request is written while the bot is still frozen; a request the
+    pipe cannot hold (64 KiB) is finished after the thaw, so the bot reads all of it and answers
+    in time (were the rest written before the thaw, the referee would wait on a frozen reader)."""
+    from harness.play.botproc import OK, BotProcess
+
+    bot = tmp_path / "length.py"
+    bot.write_text("import sys\nfor line in sys.stdin:\n    print(len(line), flush=True)\n")
+    proc = BotProcess(BotSpec("length", (sys.executable, str(bot)), cwd=str(tmp_path)), ResourceLimits(),
+                      StderrLog(str(tmp_path), "length", 1 << 20))
+    proc.start()
+    try:
+        assert proc.cpu_clock, "the CPU clock needs cgroups: the tests run as root (CI does)"
+        assert proc.exchange(b"hello\n", proc.started_at + 5) == (OK, b"6")
+        proc.freeze()
+        for size in (100, 300_000):  # within the pipe, and well past it
+            line = b"x" * size + b"\n"
+            code, answer, clock = proc.ask(line, 5000)
+            assert (code, answer) == (OK, str(size + 1).encode()), (code, answer, proc.detail)
+            assert clock.ran_out == ""
+    finally:
+        proc.kill("test over")

@@ -160,7 +160,8 @@ def build_upload(cfg: ContestConfig, runtime: Runtime, workdir: Path) -> tuple[b
     text = _cap(header + out.decode("utf-8", "replace").replace(f"{workdir}/", ""))
     took = time.monotonic() - start
     if proc.returncode != 0 or oom:
-        why = f"signal {-proc.returncode}" if proc.returncode < 0 else f"exit status {proc.returncode}"
+        why = f"signal {-proc.returncode}" if proc.returncode < 0 else _WRAPPER_EXITS.get(
+            proc.returncode, f"exit status {proc.returncode}") if read_fd >= 0 else f"exit status {proc.returncode}"
         if oom:
             why += f"; its processes together went over {cfg.build_memory_mb} MB (build.memory_mb)"
         return False, text + f"\nbuild failed ({why}, {took:.1f} s)\n"
@@ -170,6 +171,11 @@ def build_upload(cfg: ContestConfig, runtime: Runtime, workdir: Path) -> tuple[b
     if problem:
         return False, text + f"\nbuild failed: {problem}\n"
     return True, text + f"\nbuild ok ({took:.1f} s)\n"
+
+
+#: what the sandbox's wrapper script's own exit statuses mean
+_WRAPPER_EXITS = {124: "what it left could not be copied back (tar failed: see above)",
+                  125: "the upload could not be copied into the build's directory"}
 
 
 def _close(*fds: int) -> None:

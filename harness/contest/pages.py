@@ -340,7 +340,8 @@ async def api_leaderboard(site: Site, request: Request) -> Response:
                   "sigma": r["sigma"], "rating": r["rating"], "games": r["games"], "wins": r["wins"],
                   "mean_rank": r["mean_rank"], "violations": r["violations"],
                   "mu_ci": [r["mu"] - 1.96 * r["sigma"], r["mu"] + 1.96 * r["sigma"]], "mean_score": None,
-                  "mean_score_ci": None, "mean_rank_ci": None, "p_better": None, "version_age": r["age"]}
+                  "mean_score_ci": None, "mean_rank_ci": None, "p_better": None, "noisy": None, "widened": None,
+                  "version_age": r["age"]}
                  for r in rows]
         counts = site.db.counts()
         return JSONResponse({"league": site.cfg.name, "game": site.cfg.game, "games_done": counts["games"],

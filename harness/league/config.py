@@ -51,7 +51,8 @@ SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".sh", ".l
 PYTHON_RE = re.compile(r"^python(3(\.\d+)?)?$")
 
 TOP_KEYS = ("name", "game", "options", "players", "bots", "rounds", "time", "limits", "policy", "strikes",
-            "rating", "seed", "workers", "store", "executor", "idle_bots", "schedule", "logs")
+            "rating", "seed", "workers", "store", "executor", "idle_bots", "spare_bots", "schedule",
+            "logs")
 BOT_KEYS = ("name", "command", "cwd", "version")
 #: The largest schedule a league may have (games over all rounds): 100 million games take ~10 GB
 #: of store before any log, and hours to plan and to rate.
@@ -167,6 +168,8 @@ class LeagueConfig:
     executor: str | None = None
     #: most bot processes kept idle per worker between games (least recently used stopped first)
     idle_bots: int = MAX_IDLE_BOTS
+    #: spare processes a worker starts ahead of need for a bot that needed a new one (BotPool.spares)
+    spare_bots: int = 0
     #: ``schedule``: round robin, or adaptive (docs/leagues.md)
     schedule: ScheduleSpec = ScheduleSpec()
     #: ``logs``: game_kb (a game's log is cut there, and marked) and budget_mb (the logs file's size
@@ -399,7 +402,8 @@ def parse_config(data: Any, shown: str, *, base_dir: Path, rounds: int | None = 
                         rounds=n_rounds, time=time, limits=limits, policy=policy, strikes=strikes,
                         rating=rating, seed=seed, workers=n_workers, store=store,
                         executor=_check_executor(c, data.get("executor")),
-                        idle_bots=c.integer(data.get("idle_bots", MAX_IDLE_BOTS), "idle_bots", 0), schedule=schedule,
+                        idle_bots=c.integer(data.get("idle_bots", MAX_IDLE_BOTS), "idle_bots", 0),
+                        spare_bots=c.integer(data.get("spare_bots", 0), "spare_bots", 0), schedule=schedule,
                         logs=logs)
 
 

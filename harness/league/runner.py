@@ -118,7 +118,7 @@ def worker_setup(config: LeagueConfig, version_ids: dict[str, int], player: Game
     return WorkerSetup(game=config.game, options=config.options,
                        referee_config=build_referee_config(config, log_dir, fair_play),
                        specs=bot_specs(config, version_ids), player=player, idle_bots=config.idle_bots,
-                       log_bytes=config.logs["game_kb"] * 1024)
+                       spare_bots=config.spare_bots, log_bytes=config.logs["game_kb"] * 1024)
 
 
 def plan_league(config: LeagueConfig, store: LeagueStore) -> tuple[PlanSummary, dict[str, int]]:

@@ -27,12 +27,17 @@ import subprocess
 import sys
 import time
 
-__all__ = ["BotCgroup", "CgroupBase", "cgroup_base", "cgroup_mounts", "V1_CONTROLLERS"]
+__all__ = ["BotCgroup", "CgroupBase", "cgroup_base", "cgroup_mounts", "v1_controllers", "V1_CONTROLLERS"]
 
 
 def cgroup_mounts() -> list[tuple[str, str]]:
     """(``cgroup`` or ``cgroup2``, mount point) of every cgroup mount this process sees."""
     return [(kind, mount) for kind, mount, _ in _mounts()]
+
+
+def v1_controllers() -> set[str]:
+    """The controllers this host binds to cgroup v1 hierarchies (no cgroup v2 subtree can offer them)."""
+    return {opt for kind, _, opts in _mounts() if kind == "cgroup" for opt in opts}
 
 
 def _mounts() -> list[tuple[str, str, set[str]]]:

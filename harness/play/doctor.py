@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from harness.play.cgroups import BotCgroup, cgroup_base, cgroup_mounts
+from harness.play.cgroups import BotCgroup, cgroup_base, cgroup_mounts, v1_controllers
 from harness.play.sandbox import bwrap_problem, bwrap_userns
 
 __all__ = ["Guarantee", "guarantees", "off_here", "ranked_play_problems", "DELEGATE_COMMAND"]
@@ -43,6 +43,7 @@ class _Probe:
     cpu: bool
     memory: bool
     pids: bool
+    v1_bound: set[str]
 
 
 def _probe() -> _Probe:
@@ -52,26 +53,32 @@ def _probe() -> _Probe:
         return _Probe(root=os.geteuid() == 0, sandbox=bwrap_problem(), userns=bwrap_userns(),
                       v2=any(kind == "cgroup2" for kind, _ in cgroup_mounts()), cgroups=group is not None,
                       freeze=bool(group and group.can_freeze), cpu=bool(group and group.can_count_cpu),
-                      memory=bool(group and group.max_memory), pids=bool(group and group.max_processes))
+                      memory=bool(group and group.max_memory), pids=bool(group and group.max_processes),
+                      v1_bound={c for c in v1_controllers() if c in ("memory", "pids")} if os.geteuid() else set())
     finally:
         if group is not None:
             group.kill()
         BotCgroup.remove_base(base)
 
 
-def _cgroup_fix(p: _Probe) -> str:
+def _cgroup_fix(p: _Probe, controller: str) -> str:
+    """What would give bots ``controller`` (``freezer`` stands for freezing and the CPU clock)."""
     if p.root:
-        return "mount the cgroup controllers (freezer, cpuacct, memory, pids on v1; or cgroup v2)"
-    if p.v2:
+        return f"mount the cgroup {controller} controller (cgroup v1), or use cgroup v2"
+    unified = "boot with cgroup v2 alone (systemd.unified_cgroup_hierarchy=1), or run the harness as root"
+    if controller in p.v1_bound:
+        return f"this host binds the {controller} controller to cgroup v1, so no cgroup v2 subtree offers it: {unified}"
+    if p.v2 and not p.cgroups:
         return f"start the harness in a delegated cgroup v2 subtree: {DELEGATE_COMMAND}"
-    return ("run the harness as root (this machine has cgroup v1, which an ordinary user cannot get a subtree of), "
-            "or boot with cgroup v2 (systemd.unified_cgroup_hierarchy=1) and use " + DELEGATE_COMMAND)
+    if p.v2:
+        return f"delegate the {controller} controller to the subtree (systemd: Delegate=yes), or {unified}"
+    return f"run the harness as root (an ordinary user gets no cgroup v1 subtree), or {unified}"
 
 
 def guarantees() -> list[Guarantee]:
     """Each guarantee of docs/security.md, probed on this machine for this user."""
     p = _probe()
-    fix = _cgroup_fix(p)
+    fix = _cgroup_fix(p, "freezer")
     sandboxed = p.sandbox is None
     out = [
         Guarantee("sandbox: a bot sees only the runtime, its own files and a private /tmp; no network",
@@ -87,14 +94,14 @@ def guarantees() -> list[Guarantee]:
                   "a CPU counter per bot's cgroup" if p.cpu else "deadlines are wall-clock time", fix),
         Guarantee("memory_mb bounds the memory of the bot's whole tree", p.memory,
                   "its cgroup's memory bound" if p.memory else
-                  "only each process's address space (RLIMIT_AS): children multiply it", fix),
+                  "only each process's address space (RLIMIT_AS): children multiply it", _cgroup_fix(p, "memory")),
     ]
     per_bot_nproc = p.pids or (sandboxed and p.userns)
     out.append(Guarantee(
         "processes bounds each bot alone (one bot's fork bomb never stops another's starts)", per_bot_nproc,
         "its cgroup's pids.max" if p.pids else "RLIMIT_NPROC inside the bot's own user namespace" if per_bot_nproc
-        else "RLIMIT_NPROC counts every process of your user: bots share it", fix if not sandboxed else
-        "" if per_bot_nproc else fix))
+        else "RLIMIT_NPROC counts every process of your user: bots share it",
+        "" if per_bot_nproc else _cgroup_fix(p, "pids")))
     out.append(Guarantee("scratch_mb bounds a bot's /tmp in bytes", sandboxed,
                          "a tmpfs of scratch_mb" if sandboxed else "no sandbox: a bot writes where your user may",
                          "" if sandboxed else "apt-get install bubblewrap"))
@@ -102,7 +109,8 @@ def guarantees() -> list[Guarantee]:
     out.append(Guarantee(
         "a bot's /tmp is bounded in files (inodes) too", inodes,
         ("nr_inodes on its tmpfs" if not p.userns else "its files' kernel memory counts in its cgroup's memory bound")
-        if inodes else "bubblewrap cannot bound a tmpfs's inodes, and no memory cgroup counts them here", fix))
+        if inodes else "bubblewrap cannot bound a tmpfs's inodes, and no memory cgroup counts them here",
+        _cgroup_fix(p, "memory")))
     out.append(Guarantee("no process of a bot outlives it", p.cgroups or sandboxed,
                          "its cgroup" if p.cgroups else "its own PID namespace (the sandbox)" if sandboxed else
                          "only its process group and a /proc scan", fix))

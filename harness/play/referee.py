@@ -25,9 +25,10 @@ import orjson
 
 from harness.games.base import Action, Game
 from harness.play import protocol
-from harness.play.botproc import CRASH, OK, OVERSIZE, TIMEOUT, BotProcess, StderrLog
+from harness.play.botproc import CRASH, OK, OVERSIZE, TIMEOUT, BotProcess
 from harness.play.explain import explain_illegal
-from harness.play.limits import MAX_IDLE_BOTS, BotSpec, ResourceLimits, TimeControls, check_sandbox
+from harness.play.limits import BotSpec, ResourceLimits, TimeControls, check_sandbox
+from harness.play.pool import BotPool
 from harness.play.startup_output import rest_of_output
 
 __all__ = ["RefereeConfig", "FairPlay", "FAIR_PLAY", "BotPool", "GameRecord", "play_game", "request_action", "VIOLATION_KINDS", "BotSpec", "TimeControls",
@@ -131,140 +132,6 @@ def forfeit_ranking(ranking: Sequence[int], forfeits: Sequence[int]) -> list[int
 
 def _pool_key(game: Game, options: Mapping[str, Any], config: RefereeConfig) -> tuple:
     return (game.name, _dumps(dict(options), option=orjson.OPT_SORT_KEYS), config.time, config.limits, config.fair_play)
-
-
-class BotPool:
-    """Persistent bot processes keyed by :class:`BotSpec`, reused across games and matches.
-
-    A process is reused only for the same game, options, time controls and limits (its hello
-    told it those), and only for a game of another deal: no process ever sees two games dealt
-    from one deal (the seat orders of a duplicate deal share its seed), or it would know in the
-    second the hand it held in the first, now an opponent's. Otherwise a new one is started. Processes that violated badly, forfeited or
-    exited are killed and replaced on next use. ``close()`` says bye, waits briefly, then kills
-    every process tree. Use it as a context manager.
-
-    At most ``max_idle`` processes wait idle (settable at any time): past it, the least recently
-    used is stopped. A 100-bot league would otherwise keep 100 processes (~14 MB each for a
-    Python bot) per worker; games batched by their bots keep the hit rate high under the bound.
-    """
-
-    MAX_IDLE = MAX_IDLE_BOTS
-
-    def __init__(self, config: RefereeConfig | None = None, max_idle: int = MAX_IDLE) -> None:
-        #: informational only: each process is started with the config of the game that needs it
-        self.config = config
-        self.max_idle = max_idle
-        self.evicted = 0
-        self._idle: dict[BotSpec, list[BotProcess]] = {}
-        # idle processes, least recently used first (dict order: insertion)
-        self._lru: dict[BotProcess, None] = {}
-        self._busy: set[BotProcess] = set()
-        self._logs: dict[tuple[str | None, str], StderrLog] = {}
-        self.started = 0
-
-    def __enter__(self) -> BotPool:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def _log_for(self, spec: BotSpec, config: RefereeConfig) -> StderrLog:
-        key = (config.log_dir, spec.name)
-        log = self._logs.get(key)
-        if log is None:
-            log = self._logs[key] = StderrLog(config.log_dir, spec.name, config.limits.stderr_bytes)
-        return log
-
-    def take(self, spec: BotSpec, key: tuple, deal: int | None = None) -> BotProcess | None:
-        """An idle live process of ``spec`` started for ``key`` that has never played ``deal`` (the
-        most recently used such; ``deal`` None: whatever it played); idle ones started for another
-        key, or dead, are killed."""
-        idle = self._idle.get(spec)
-        if not idle:
-            return None
-        for i in range(len(idle) - 1, -1, -1):
-            proc = idle[i]
-            usable = proc.key == key and proc.alive and proc.exit_status() is None
-            if usable and deal is not None and deal in proc.deals:
-                continue  # it played this deal: kept for the games of other deals
-            del idle[i]
-            self._lru.pop(proc, None)
-            if usable:
-                self._busy.add(proc)
-                if deal is not None:
-                    proc.deals.add(deal)
-                return proc
-            proc.close_politely(protocol.BYE)
-            proc.kill("not reusable for this game" if proc.key != key else "exited between games")
-        if not idle:
-            del self._idle[spec]
-        return None
-
-    def spawn(self, spec: BotSpec, key: tuple, config: RefereeConfig, deal: int | None = None) -> BotProcess:
-        """Start a new process for a game of ``deal`` (no hello sent yet). Raises OSError if it cannot be started."""
-        proc = BotProcess(spec, config.limits, self._log_for(spec, config), cpu_clock=config.fair_play.cpu_clock)
-        proc.key = key
-        if deal is not None:
-            proc.deals.add(deal)
-        self._busy.add(proc)
-        try:
-            proc.start()
-        except BaseException:
-            self._busy.discard(proc)
-            raise
-        self.started += 1
-        return proc
-
-    def release(self, proc: BotProcess) -> None:
-        """Give a process back after a game: kept if alive, else reaped and dropped."""
-        self._busy.discard(proc)
-        if proc.alive and proc.exit_status() is None:
-            proc.drain_stderr()
-            self._idle.setdefault(proc.spec, []).append(proc)
-            self._lru[proc] = None
-            while len(self._lru) > max(0, self.max_idle):
-                self._evict(next(iter(self._lru)))
-        else:
-            proc.kill("dropped after its game")
-
-    def _evict(self, proc: BotProcess) -> None:
-        """Stop an idle process (the least recently used) to keep the pool within ``max_idle``."""
-        del self._lru[proc]
-        self._idle[proc.spec].remove(proc)
-        if not self._idle[proc.spec]:
-            del self._idle[proc.spec]
-        self.evicted += 1
-        proc.close_politely(protocol.BYE)
-        proc.kill("idle pool full: least recently used")
-
-    def idle_count(self) -> int:
-        """Processes waiting idle in the pool now."""
-        return len(self._lru)
-
-    def discard(self, proc: BotProcess, reason: str) -> None:
-        self._busy.discard(proc)
-        proc.kill(reason)
-
-    def processes(self) -> list[BotProcess]:
-        return [p for procs in self._idle.values() for p in procs] + list(self._busy)
-
-    def close(self, grace: float = 0.5) -> None:
-        """Say bye to every process, give them ``grace`` seconds to exit, then kill every tree."""
-        procs = self.processes()
-        self._idle.clear()
-        self._lru.clear()
-        self._busy.clear()
-        for proc in procs:
-            proc.close_politely(protocol.BYE)
-        deadline = time.monotonic() + grace
-        for proc in procs:
-            while proc.alive and proc.exit_status() is None and time.monotonic() < deadline:
-                time.sleep(0.002)
-        for proc in procs:
-            proc.kill("pool closed")
-        for log in self._logs.values():
-            log.close()
-        self._logs.clear()
 
 
 def _text(data: bytes, limit: int = _RECEIVED_BYTES) -> str:
@@ -529,18 +396,44 @@ class _Table:
         """Give every seat a process (an idle one of the pool, else a new one, started in
         parallel), wait for the readys and send each seat its start."""
         fresh: list[tuple[int, BotProcess, bytes]] = []
+        answered: list[tuple[int, BotProcess, bytes, tuple[int, bytes]]] = []
         deal = self.seed if self.config.fair_play.process_per_deal else None  # None: any process will do
+        pool = self.pool
+        pool.tend_spares()
+        started: list[int] = []  # seats whose bot needed a process not played before
         for seat, spec in enumerate(self.seats):
-            proc = self.pool.take(spec, self.key, deal)
+            proc = pool.take(spec, self.key, deal)
             if proc is not None:
                 self.procs[seat] = proc
+                continue
+            started.append(seat)
+            spare = pool.take_spare(spec, self.key, deal)
+            if spare is not None:
+                self.procs[seat] = spare.proc
+                if self.record_messages:
+                    self.sent(seat, spare.hello)
+                if spare.got is None:
+                    fresh.append((seat, spare.proc, spare.line))
+                else:
+                    answered.append((seat, spare.proc, spare.line, spare.got))
                 continue
             spawned = self.spawn(seat, seat)
             if spawned is not None:
                 fresh.append((seat, *spawned))
+        for seat, proc, line, got in answered:
+            self._accept_ready(seat, proc, line, got)
         self.await_readys([(seat, proc, line) for seat, proc, line in fresh if self.procs[seat] is proc])
         for seat in range(self.players):
             self.send_start(seat)
+        if deal is not None and pool.spares:
+            self.start_spares(started)
+
+    def start_spares(self, seats: Sequence[int]) -> None:
+        """Spares of the bots of ``seats`` (they needed new processes: their next game likely will)."""
+        t = self.config.time
+        for seat in seats:
+            hello = protocol.hello(self.game.name, self.options, seat, self.players, t.init_ms, t.move_ms, t.bank_ms)
+            self.pool.start_spares(self.seats[seat], self.key, self.config, hello)
 
     def log_events(self) -> None:
         """Log the public events not logged yet (when messages are recorded)."""

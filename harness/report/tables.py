@@ -46,6 +46,8 @@ class TableRow:
     mean_score_ci: list[float | None] | None = None  # clustered by duplicate set (harness.report.statistics)
     mean_rank_ci: list[float | None] | None = None
     p_better: float | None = None  # P(this bot's skill > the next row's), from the table's fit
+    noisy: float | None = None  # flagged by the fit's consistency check: its dispersion
+    widened: float | None = None  # then: the factor on its sigma (its own sets' and sqrt(dispersion))
 
 
 def league_table(store: LeagueStore, config: LeagueConfig, *, recompute: bool = False,
@@ -120,6 +122,7 @@ def league_table(store: LeagueStore, config: LeagueConfig, *, recompute: bool = 
                 r.mean_score, r.mean_score_ci = got["mean_score"], got["mean_score_ci"]
                 r.mean_rank_ci = got["mean_rank_ci"]
             r.p_better = fit.p_better(vid, below) if below in fit.mu and vid in fit.mu else None
+            r.noisy, r.widened = fit.noisy.get(vid), fit.widened.get(vid)
     return rows
 
 
@@ -131,7 +134,7 @@ def _interval(ci: Sequence[float | None] | None, digits: int = 2) -> str:
 
 def _cells(r: TableRow) -> list[str]:
     return [str(r.rank), r.bot, r.version + ("" if r.current else " (old)"), f"{r.mu:.2f}",
-            f"+-{1.96 * r.sigma:.2f}", f"{r.rating:.2f}", str(r.games), str(r.wins),
+            f"+-{1.96 * r.sigma:.2f}" + ("*" if r.noisy else ""), f"{r.rating:.2f}", str(r.games), str(r.wins),
             "-" if r.mean_score is None else f"{r.mean_score:.2f}", _interval(r.mean_score_ci),
             "-" if r.mean_rank is None else f"{r.mean_rank:.2f}", _interval(r.mean_rank_ci),
             "-" if r.p_better is None else f"{r.p_better:.2f}", str(r.violations)]
@@ -170,7 +173,7 @@ def format_table(rows: Sequence[TableRow], fmt: str = "table", *, info: dict[str
         lines = ["| " + " | ".join(HEADERS) + " |",
                  "| " + " | ".join("---:" if i in NUMERIC else "---" for i in range(len(HEADERS))) + " |"]
         lines += ["| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |" for cells in body]
-        return "\n".join(lines)
+        return "\n".join(lines + noisy_notes(rows))
     if fmt != "table":
         raise ValueError(f"unknown format {fmt!r} (known: {', '.join(TABLE_FORMATS)})")
     widths = [max(len(h), *(len(c[i]) for c in body)) if body else len(h) for i, h in enumerate(HEADERS)]
@@ -179,7 +182,15 @@ def format_table(rows: Sequence[TableRow], fmt: str = "table", *, info: dict[str
         return "  ".join(c.rjust(w) if i in NUMERIC else c.ljust(w)
                          for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
 
-    return "\n".join([line(HEADERS), line(["-" * w for w in widths])] + [line(c) for c in body])
+    return "\n".join([line(HEADERS), line(["-" * w for w in widths])] + [line(c) for c in body] + noisy_notes(rows))
+
+
+def noisy_notes(rows: Sequence[TableRow]) -> list[str]:
+    """One line per bot the fit's consistency check flagged (its 95% cell is marked ``*``)."""
+    return [f"* {r.bot}@{r.version}: results noisier than the model allows (their variance {r.noisy:.1f}x what its "
+            f"information predicts, relative to the field); its mu is pulled towards the mean and its interval is "
+            f"widened (sigma x{r.widened:.2f}, with its own sets' small-sample factor)"
+            for r in rows if r.noisy is not None and r.widened is not None]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -60,84 +60,13 @@ class Epizodiak(Game):
             raise InvalidSnapshot("not an epizodiak snapshot (\"game\" must be \"epizodiak\")")
         if data.get("version") != SNAPSHOT_VERSION:
             raise InvalidSnapshot(f"unsupported snapshot version {data.get('version')!r} (expected {SNAPSHOT_VERSION})")
-        opts = self.validate_options(data["options"])
-        state = EpizodiakState(opts)
+        state = EpizodiakState(self.validate_options(data["options"]))
         version, internal, gauss = data["rng"]
         state.rng.setstate((version, tuple(internal), gauss))
         state.round = int(data["round"])
         state.turns = int(data["turns"])
-        hands = data["hands"]
-        if len(hands) != PLAYERS:
-            raise InvalidSnapshot("\"hands\" must list three hands")
-        for tiles in [*hands, data["pile"], data["dial"]]:
-            for t in tiles:
-                if type(t) is not int or not 1 <= t <= 12:
-                    raise InvalidSnapshot(f"tile {t!r} is not a value from 1 to 12")
-        state.hands = [hand_counts(list(h)) for h in hands]
-        state.tiles = [sorted(h) for h in hands]
-        state.sizes = [len(h) for h in hands]
-        state.pile = list(data["pile"])
-        dial = list(data["dial"])
-        longest = 11 if data["ended_by"] is None else 12  # a round's last placement may fill the dial
-        if not 1 <= len(dial) <= longest or any(nxt(a) != b for a, b in zip(dial, dial[1:])):
-            raise InvalidSnapshot(f"\"dial\" must be 1 to {longest} consecutive values going clockwise, not {dial}")
-        state.ccw, state.length = dial[0], len(dial)
-        state.sets = [list(s) for s in data["sets"]]
-        state.contested = [list(s) for s in data["contested"]]
-        if len(state.sets) != PLAYERS or len(state.contested) != PLAYERS:
-            raise InvalidSnapshot("\"sets\" and \"contested\" must have one list per seat")
-        for s in range(PLAYERS):
-            if any(v not in state.sets[s] for v in state.contested[s]):
-                raise InvalidSnapshot("every contested set must also be listed in \"sets\"")
-            for v in state.sets[s]:
-                state.single[v] = True
-        total = sum(state.sizes) + len(state.pile) + state.length + 3 * sum(len(s) for s in state.sets)
-        counts = [0] * 13
-        for tiles in [*hands, state.pile, dial]:
-            for t in tiles:  # a list of tile values
-                counts[t] += 1
-        for tile_set in state.sets:
-            for v in tile_set:
-                counts[v] += 3
-        if total != TILES or any(counts[v] != 4 for v in VALUES):
-            raise InvalidSnapshot("the snapshot does not account for exactly four tiles of each value "
-                                  f"(per value: {counts[1:]})")
-        state.scores = [int(x) for x in data["scores"]]
-        state.passes = int(data["passes"])
-        ll = data["last_laid"]
-        laid = None if ll is None else (int(ll["seat"]), str(ll["end"]), int(ll["value"]))
-        state.last_laid = laid
-        if laid is not None and (laid[1] not in (CW, CCW) or not 0 <= laid[0] < PLAYERS
-                                 or laid[2] != (state.cw if laid[1] == CW else state.ccw)):
-            raise InvalidSnapshot(f"\"last_laid\" {ll} is not the tile at that end of the dial")
-        state.picked_end = data["picked_end"]
-        state.emptied = data["emptied"]
-        state.ended_by = data["ended_by"]
-        events = data.get("events", [])
-        if not isinstance(events, list) or not all(isinstance(e, Mapping) and "type" in e for e in events):
-            raise InvalidSnapshot("\"events\" must be a list of event objects, each with a \"type\"")
-        state.events = [dict(e) for e in events]
-        state.phase = data["phase"]
-        if state.phase not in PHASES:
-            raise InvalidSnapshot(f"unknown phase {state.phase!r} (one of {', '.join(PHASES)})")
-        if state.ended_by not in (None, "rules", "turn_cap"):
-            raise InvalidSnapshot("\"ended_by\" must be null, \"rules\" or \"turn_cap\"")
-        current = data["current"]
-        if state.ended_by is None:
-            if type(current) is not int or not 0 <= current < PLAYERS:
-                raise InvalidSnapshot("\"current\" must be a seat 0-2 while the game is on")
-            if state.phase == PICKED and state.picked_end not in (CW, CCW):
-                raise InvalidSnapshot("phase \"picked\" needs \"picked_end\" (cw or ccw)")
-            if state.phase == PICKED and state.length > 10:
-                # E7: the picked tile's slot stays free, and a placement after the pick-up needs
-                # another: a pick-up always leaves at least two free slots
-                raise InvalidSnapshot("phase \"picked\" needs a dial of at most 10 tiles (a pick-up leaves "
-                                      "its slot and at least one more free)")
-            state.current_player = current
-        else:
-            state.current_player = None
-            state.phase = OVER
-            state._legal = []
+        _restore_tiles(state, data)
+        _restore_play(state, data)
         return state
 
     # ------------------------------------------------------------------ text form
@@ -183,3 +112,83 @@ class Epizodiak(Game):
                                 "'contest 9', 'draw', 'pickup', 'pass')")
         self.well_formed(action)
         return action
+
+
+def _restore_tiles(state: EpizodiakState, data: Mapping[str, Any]) -> None:
+    """Hands, pile, dial and sets from a snapshot, checked to hold exactly four tiles of each value."""
+    hands = data["hands"]
+    if len(hands) != PLAYERS:
+        raise InvalidSnapshot("\"hands\" must list three hands")
+    for tiles in [*hands, data["pile"], data["dial"]]:
+        for t in tiles:
+            if type(t) is not int or not 1 <= t <= 12:
+                raise InvalidSnapshot(f"tile {t!r} is not a value from 1 to 12")
+    state.hands = [hand_counts(list(h)) for h in hands]
+    state.tiles = [sorted(h) for h in hands]
+    state.sizes = [len(h) for h in hands]
+    state.pile = list(data["pile"])
+    dial = list(data["dial"])
+    longest = 11 if data["ended_by"] is None else 12  # a round's last placement may fill the dial
+    if not 1 <= len(dial) <= longest or any(nxt(a) != b for a, b in zip(dial, dial[1:])):
+        raise InvalidSnapshot(f"\"dial\" must be 1 to {longest} consecutive values going clockwise, not {dial}")
+    state.ccw, state.length = dial[0], len(dial)
+    state.sets = [list(s) for s in data["sets"]]
+    state.contested = [list(s) for s in data["contested"]]
+    if len(state.sets) != PLAYERS or len(state.contested) != PLAYERS:
+        raise InvalidSnapshot("\"sets\" and \"contested\" must have one list per seat")
+    for s in range(PLAYERS):
+        if any(v not in state.sets[s] for v in state.contested[s]):
+            raise InvalidSnapshot("every contested set must also be listed in \"sets\"")
+        for v in state.sets[s]:
+            state.single[v] = True
+    total = sum(state.sizes) + len(state.pile) + state.length + 3 * sum(len(s) for s in state.sets)
+    counts = [0] * 13
+    for tiles in [*hands, state.pile, dial]:
+        for t in tiles:  # a list of tile values
+            counts[t] += 1
+    for tile_set in state.sets:
+        for v in tile_set:
+            counts[v] += 3
+    if total != TILES or any(counts[v] != 4 for v in VALUES):
+        raise InvalidSnapshot("the snapshot does not account for exactly four tiles of each value "
+                              f"(per value: {counts[1:]})")
+
+
+def _restore_play(state: EpizodiakState, data: Mapping[str, Any]) -> None:
+    """Scores, the last tile laid, events, phase and the seat to move from a snapshot, checked."""
+    state.scores = [int(x) for x in data["scores"]]
+    state.passes = int(data["passes"])
+    ll = data["last_laid"]
+    laid = None if ll is None else (int(ll["seat"]), str(ll["end"]), int(ll["value"]))
+    state.last_laid = laid
+    if laid is not None and (laid[1] not in (CW, CCW) or not 0 <= laid[0] < PLAYERS
+                             or laid[2] != (state.cw if laid[1] == CW else state.ccw)):
+        raise InvalidSnapshot(f"\"last_laid\" {ll} is not the tile at that end of the dial")
+    state.picked_end = data["picked_end"]
+    state.emptied = data["emptied"]
+    state.ended_by = data["ended_by"]
+    events = data.get("events", [])
+    if not isinstance(events, list) or not all(isinstance(e, Mapping) and "type" in e for e in events):
+        raise InvalidSnapshot("\"events\" must be a list of event objects, each with a \"type\"")
+    state.events = [dict(e) for e in events]
+    state.phase = data["phase"]
+    if state.phase not in PHASES:
+        raise InvalidSnapshot(f"unknown phase {state.phase!r} (one of {', '.join(PHASES)})")
+    if state.ended_by not in (None, "rules", "turn_cap"):
+        raise InvalidSnapshot("\"ended_by\" must be null, \"rules\" or \"turn_cap\"")
+    current = data["current"]
+    if state.ended_by is not None:
+        state.current_player = None
+        state.phase = OVER
+        state._legal = []
+        return
+    if type(current) is not int or not 0 <= current < PLAYERS:
+        raise InvalidSnapshot("\"current\" must be a seat 0-2 while the game is on")
+    if state.phase == PICKED and state.picked_end not in (CW, CCW):
+        raise InvalidSnapshot("phase \"picked\" needs \"picked_end\" (cw or ccw)")
+    if state.phase == PICKED and state.length > 10:
+        # E7: the picked tile's slot stays free, and a placement after the pick-up needs
+        # another: a pick-up always leaves at least two free slots
+        raise InvalidSnapshot("phase \"picked\" needs a dial of at most 10 tiles (a pick-up leaves "
+                              "its slot and at least one more free)")
+    state.current_player = current

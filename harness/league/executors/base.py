@@ -117,6 +117,7 @@ class WorkerSetup:
     specs: dict[int, BotSpec]  # version id -> the bot at that version
     player: GamePlayer
     idle_bots: int  # the bound on each worker's idle bot processes (BotPool.max_idle)
+    spare_bots: int = 0  # spares started ahead of need per bot that needed a new process (BotPool.spares)
     log_bytes: int | None = None  # a game's log is cut there (before compression; the config's logs.game_kb)
 
     def for_worker(self, log_subdir: str) -> RefereeConfig:
@@ -130,11 +131,13 @@ class WorkerSetup:
 
 def open_bot_pool(setup: WorkerSetup, referee_config: RefereeConfig) -> Pool:
     """The bot pool a worker plays its games with (all of them, or one with ``setup.player.fresh``),
-    its idle processes bounded by ``setup.idle_bots``. The one place that decides which bot
+    its idle processes bounded by ``setup.idle_bots``, ``setup.spare_bots`` spares started ahead. The one place that decides which bot
     processes a game may reuse."""
     pool = setup.player.make_pool(referee_config)
     if hasattr(pool, "max_idle"):
         pool.max_idle = setup.idle_bots
+    if hasattr(pool, "spares") and not setup.player.fresh:
+        pool.spares = setup.spare_bots
     return pool
 
 

@@ -1,0 +1,157 @@
+"""The table's fit beyond TrueSkill's plain model: each bot's own small-sample factor, the
+prior's spread estimated from the field, a seat effect per table size, the per-bot consistency
+check; on leagues drawn from the model with known truth (small sizes: the bench measures the
+rates at scale, bench/ratings_cells.py)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import t as student
+
+from harness.league.ratings_fit import TableBatch, bot_factors, fit_batches, fit_model
+
+BETA = 25 / 6
+
+
+def league(rng: np.random.Generator, true: np.ndarray, seats: int, sets: int, *, edge: float = 0.0,
+           noisy: dict[int, float] | None = None, luck: float = 3.0, weights: np.ndarray | None = None) -> TableBatch:
+    """``sets`` duplicate sets of random tables (bots drawn with probabilities ``weights``), every
+    seat order; a seat's luck N(0, luck^2) shared by the set; ``edge`` added to the first seat;
+    ``noisy``: bot -> its performance noise in beta."""
+    k = true.size
+    tables = [rng.choice(k, seats, replace=False, p=weights) for _ in range(sets)]
+    perms = np.array(list(itertools.permutations(range(seats))))
+    versions = np.concatenate([t[perms] for t in tables])
+    set_of = np.repeat(np.arange(sets), len(perms))
+    noise = np.full(k, BETA)
+    for bot, times in (noisy or {}).items():
+        noise[bot] = times * BETA
+    rest = np.sqrt(noise[versions] ** 2 - luck ** 2)
+    perf = true[versions] + rng.normal(0, luck, (sets, seats))[set_of] + rng.normal(0, 1, versions.shape) * rest
+    perf[:, 0] += edge
+    ranks = np.argsort(np.argsort(-perf, axis=1), axis=1)
+    return TableBatch(versions, ranks, set_of)
+
+
+def test_each_bot_s_factor_rests_on_its_own_sets():
+    # sqrt(G / (G - 1)) t(G - 1) / 1.96: at 10 sets sqrt(10/9) 2.262 / 1.96 = 1.2166
+    assert bot_factors(np.array([10]))[0] == pytest.approx(math.sqrt(10 / 9) * 2.2622 / 1.96, abs=1e-3)
+    assert bot_factors(np.array([4]))[0] == pytest.approx(math.sqrt(4 / 3) * student.ppf(0.975, 3) / 1.959964)
+    factors = bot_factors(np.array([1, 2, 3, 5, 10, 40, 400]))
+    assert factors[0] == factors[1] and all(np.diff(factors[1:]) < 0) and factors[-1] == pytest.approx(1.0, abs=0.01)  # fewer own sets: wider
+    # in a fit: bot 0 plays in few sets (drawn rarely), the others in many: its factor is larger
+    rng = np.random.default_rng(1)
+    weights = np.array([0.02] + [0.98 / 9] * 9)
+    batch = league(rng, 25 + rng.normal(0, BETA / 2, 10), 2, 300, weights=weights)
+    model = fit_model([batch], 10)
+    assert model.sets_per_bot[0] < 20 < min(model.sets_per_bot[1:])
+    assert model.factor[0] > max(model.factor[1:])
+    assert model.factor[0] == pytest.approx(bot_factors(model.sets_per_bot[:1])[0])
+
+
+def test_mu_is_relative_to_the_mean_of_the_table_s_bots():
+    rng = np.random.default_rng(2)
+    fit = fit_batches([league(rng, 25 + rng.normal(0, BETA, 6), 3, 30)])
+    assert sum(fit.mu.values()) / 6 == pytest.approx(25.0, abs=1e-6)
+
+
+@pytest.mark.parametrize("spread", [0.25, 2.0])
+def test_the_prior_s_spread_is_estimated_from_the_field(spread):
+    rng = np.random.default_rng(3)
+    true = 25 + rng.normal(0, spread * BETA, 30)
+    model = fit_model([league(rng, true, 2, 600)], 30)
+    truth = float(np.std(true))
+    assert 0.6 * truth < model.prior_sd < 1.5 * truth, (model.prior_sd, truth)
+
+
+def test_the_prior_s_spread_stays_within_its_bounds():
+    # every game level: no spread is measured; what remains is the results' own noise (the
+    # marginal likelihood cannot tell a spread below it from none), within the bounds
+    versions = np.array([[0, 1], [1, 0], [1, 2], [2, 1], [0, 2], [2, 0]] * 5)
+    level = TableBatch(versions, np.zeros_like(versions), np.repeat(np.arange(15), 2))
+    assert BETA / 10 <= fit_model([level], 3).prior_sd < BETA / 4
+    more = TableBatch(np.tile(versions, (10, 1)), np.zeros((300, 2), dtype=np.int64), np.repeat(np.arange(150), 2))
+    assert BETA / 10 <= fit_model([more], 3).prior_sd < fit_model([level], 3).prior_sd
+    # bot 0 always wins by far: the spread is large but bounded by 3 sigma
+    ranks = np.where(versions == 0, 0, np.where(versions == 1, 1, 1))
+    ranks[(versions[:, 0] == 2) & (versions[:, 1] == 1)] = [0, 1]
+    ranks[(versions[:, 0] == 1) & (versions[:, 1] == 2)] = [1, 0]
+    assert fit_model([TableBatch(versions, ranks, np.repeat(np.arange(15), 2))], 3).prior_sd <= 3 * 25 / 3 + 1e-9
+
+
+def _slope(fitted: np.ndarray, true: np.ndarray) -> float:
+    x, y = true - true.mean(), fitted - fitted.mean()
+    return float(np.dot(x, y) / np.dot(x, x))
+
+
+def test_a_seat_effect_is_fitted_and_keeps_the_mu_differences():
+    """A first seat worth +beta at 3 seats: the fit finds it (each table size's effects sum to
+    0: +2/3 beta for the first, -1/3 for the others), and the mu differences keep their scale;
+    the plain model (no seat effect) compresses them."""
+    rng = np.random.default_rng(4)
+    slopes, plain_slopes, firsts = [], [], []
+    for _ in range(6):
+        true = 25 + rng.normal(0, BETA, 6)
+        batch = league(rng, true, 3, 120, edge=BETA)
+        fit = fit_batches([batch])
+        plain = fit_batches([batch], plain=True)
+        slopes.append(_slope(np.array([fit.mu[b] for b in range(6)]), true))
+        plain_slopes.append(_slope(np.array([plain.mu[b] for b in range(6)]), true))
+        firsts.append(fit.seat_effects[3][0])
+        assert sum(fit.seat_effects[3]) == pytest.approx(0.0, abs=1e-6)
+    assert 2 / 3 * BETA * 0.8 < np.mean(firsts) < 2 / 3 * BETA * 1.2
+    assert 0.92 < np.mean(slopes) < 1.08 and np.mean(plain_slopes) < 0.92
+
+
+def test_a_noisy_bot_is_flagged_and_its_interval_widened():
+    rng = np.random.default_rng(5)
+    true = 25 + rng.normal(0, BETA / 2, 5)
+    fit = fit_batches([league(rng, true, 3, 200, noisy={0: 3.0})])
+    assert set(fit.noisy) == {0} and fit.noisy[0] > 1.5
+    own = bot_factors(np.array([fit.sets_of[0]]))[0]
+    assert fit.widened[0] == pytest.approx(own * math.sqrt(fit.noisy[0]))
+    # the same league without the noisy bot's noise: nobody is flagged
+    quiet = fit_batches([league(np.random.default_rng(5), true, 3, 200)])
+    assert quiet.noisy == {} and quiet.widened == {}
+
+
+def test_coverage_and_calibration_in_a_small_sparse_field():
+    """30 bots with about 10 sets each, 20 leagues (600 intervals): the 95% intervals cover
+    the truth (relative to the mean) 90-99% of the time; P(>next) in 0.5-0.7 is not confident
+    beyond what happens (observed >= claimed - 0.1)."""
+    rng = np.random.default_rng(6)
+    covered = total = 0
+    claimed, right = [], []
+    for _ in range(20):
+        true = 25 + rng.normal(0, BETA / 2, 30)
+        fit = fit_batches([league(rng, true, 3, 100)])
+        truth = true - true.mean() + 25
+        for bot in range(30):
+            low, high = fit.interval(bot)
+            covered += low <= truth[bot] <= high
+            total += 1
+        for a, b, p in zip(fit.order, fit.order[1:], fit.p_next):
+            claimed.append(p)
+            right.append(true[a] > true[b])
+    assert 0.90 <= covered / total <= 0.99, covered / total
+    low = [(c, r) for c, r in zip(claimed, right) if c < 0.7]
+    assert np.mean([r for _, r in low]) >= np.mean([c for c, _ in low]) - 0.1
+
+
+def test_the_table_says_which_bot_was_flagged():
+    from harness.report.tables import TableRow, format_table
+
+    rows = [TableRow(rank=1, bot="a", version="1", current=True, mu=26.0, sigma=0.5, rating=24.5, games=60, wins=30,
+                     mean_rank=1.4, violations=0),
+            TableRow(rank=2, bot="b", version="1", current=True, mu=24.0, sigma=0.9, rating=21.3, games=60, wins=20,
+                     mean_rank=1.6, violations=0, noisy=2.4, widened=1.6)]
+    for fmt in ("table", "md"):
+        text = format_table(rows, fmt)
+        assert "+-1.76*" in text and "+-0.98*" not in text
+        assert "* b@1: results noisier than the model allows" in text and "sigma x1.60" in text
+        assert "a@1: results noisier" not in text
+    assert '"noisy": 2.4' in format_table(rows, "json")
