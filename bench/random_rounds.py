@@ -21,7 +21,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from matchmaking import MU, add_wins, play_sets, top_right, uniform_sets  # noqa: E402
+from matchmaking_model import MU, add_wins, play_sets, top_right, uniform_sets  # noqa: E402
 
 RUNGS = [1000, 1414, 2000, 2828, 4000]
 BOTS, SIZE, SPAN = 20, 2, 8.8

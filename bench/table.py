@@ -343,7 +343,7 @@ def _pages(config: str, games: int) -> None:
     # the index is made in the background: a load answers within FRESH_WAIT (2 s) with the newest
     # page made, and the page made of the league as it is follows when its render ends
     start = time.perf_counter()
-    _status, body, _ = live.respond("/")
+    _status, body, _ = live.index()
     answered = time.perf_counter() - start
     generation = live._generation_now()
     while live.renderer.rendered() != generation:
@@ -353,7 +353,7 @@ def _pages(config: str, games: int) -> None:
           f"the index ready after {time.perf_counter() - start:.1f} s", flush=True)
     append_games(Path(config), max(1, games // 100), seed=3)
     start = time.perf_counter()
-    _status, body, _ = live.respond("/")
+    _status, body, _ = live.index()
     answered = time.perf_counter() - start
     generation = live._generation_now()
     fresh = live.renderer.rendered() == generation
@@ -365,10 +365,10 @@ def _pages(config: str, games: int) -> None:
     times = []
     for _ in range(5):
         start = time.perf_counter()
-        live.respond("/api/status")
+        live.status()
         times.append(time.perf_counter() - start)
     start = time.perf_counter()
-    live.respond(f"/bots/{bot}.html")
+    live.bot(bot)
     print(f"  /api/status: median {1000 * sorted(times)[2]:.0f} ms; a bot page: "
           f"{1000 * (time.perf_counter() - start):.0f} ms", flush=True)
 

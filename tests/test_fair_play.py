@@ -502,9 +502,11 @@ def test_serve_answers_only_requests_addressed_to_it(tmp_path):
     try:
         for host in (f"127.0.0.1:{port}", f"localhost:{port}", "localhost", f"[::1]:{port}"):
             assert _get(port, "/", host)[0] == 200, host
-        for host in (f"evil.example:{port}", "evil.example", f"127.0.0.1.evil.example:{port}", None):
+        for host in (f"evil.example:{port}", "evil.example", f"127.0.0.1.evil.example:{port}"):
             status, body = _get(port, "/", host)
             assert status == 421 and "localhost" in body and "<td" not in body, (host, status)
+        status, body = _get(port, "/", None)  # no Host at all: HTTP/1.1 requires one (uvicorn's 400)
+        assert status == 400 and "<td" not in body, status
         status, body = _get(port, "/api/status", "rebind.attacker.test")
         assert status == 421 and "latest" not in body
     finally:
@@ -521,6 +523,29 @@ def test_serve_gives_a_clean_404_for_an_id_too_big_for_the_store(tmp_path):
             status, body = _get(port, target, f"127.0.0.1:{port}")
             assert status == 404 and "Traceback" not in body, (target, status)
         assert _get(port, "/", f"127.0.0.1:{port}")[0] == 200  # and the server still answers
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_serve_sends_the_contest_sites_security_headers(tmp_path):
+    """The league's pages (every seat's hands) are framed by no other site, and cached nowhere."""
+    import http.client
+
+    from harness.report.web import SECURITY_HEADERS
+
+    server = _serve(tmp_path)
+    port = server.server_address[1]
+    try:
+        for target in ("/", "/api/status", "/no-such-page", "/bots/x.html"):
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            conn.request("GET", target)
+            response = conn.getresponse()
+            response.read()
+            conn.close()
+            for name, value in SECURITY_HEADERS:
+                assert response.getheader(name.decode()) == value.decode(), (target, name)
+            assert response.status == (200 if target in ("/", "/api/status") else 404), target
     finally:
         server.shutdown()
         server.server_close()

@@ -4,7 +4,8 @@
   (``contest`` sits on league and report, below the command line). A module may import its own
   stage and the stages below it, never one above, not even inside a function.
 - No import cycles, counting every import (inside functions and under ``if TYPE_CHECKING`` too):
-  two modules that need each other are one module, or share a third below both.
+  two modules that need each other are one module, or share a third below both. Nor anywhere in
+  the repository: the scripts of bench/, tools/, tests/ and bots/ are modules too.
 - Every module imports alone, in an interpreter where no other harness module was imported
   first (one fresh subprocess imports each in turn, dropping every harness module between two).
 """
@@ -146,6 +147,73 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
 def test_no_import_cycles() -> None:
     cycle = _cycle({m: {t for t in IMPORTS[m][0] if t in MODULES and t != m} for m in MODULES})
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+#: the folders of scripts beside the package: each file is a module named ``<folder>.<file>``; it
+#: imports its siblings by their bare names (a script's folder is on ``sys.path``: Python puts it
+#: there for a script, pytest for a test file) and the package by its dotted names
+SCRIPT_FOLDERS = ("bench", "tools", "tests", "bots")
+
+
+def _script_imports(path: Path) -> set[str]:
+    """The repository's modules the script ``path`` imports anywhere in it (functions included)."""
+    found: set[str] = set()
+
+    def add(name: str) -> None:
+        parts = name.split(".")
+        if parts[0] == "harness":
+            while parts and ".".join(parts) not in MODULES:
+                parts.pop()
+            if parts:
+                found.add(".".join(parts))
+        elif (path.parent / f"{parts[0]}.py").exists():
+            found.add(f"{path.parent.name}.{parts[0]}")
+        elif parts[0] in SCRIPT_FOLDERS and len(parts) > 1 and (ROOT / parts[0] / f"{parts[1]}.py").exists():
+            found.add(f"{parts[0]}.{parts[1]}")
+
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                add(alias.name)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            for alias in node.names:  # a module of a package, else a name of the module
+                child = f"{node.module}.{alias.name}"
+                add(child if child in MODULES or child.split(".")[0] in SCRIPT_FOLDERS else node.module)
+    return found
+
+
+def _repository_graph(root: Path = ROOT) -> dict[str, set[str]]:
+    """Every module of the repository -> the repository's modules it imports anywhere."""
+    graph = {m: {t for t in IMPORTS[m][0] if t in MODULES} for m in MODULES}
+    for folder in SCRIPT_FOLDERS:
+        for path in sorted((root / folder).glob("*.py")):
+            graph[f"{folder}.{path.stem}"] = _script_imports(path)
+    return {m: {t for t in targets if t in graph and t != m} for m, targets in graph.items()}
+
+
+def test_no_import_cycles_anywhere_in_the_repository() -> None:
+    """The package, the benchmarks, the tools, the tests and the bots: no two files need each
+    other, not even through a function (two that do are one module, or share a third)."""
+    graph = _repository_graph()
+    assert {"bench.matchmaking", "tests.test_layout", "tools.mutate", "bots.random_bot"} <= set(graph)
+    assert "bench.matchmaking_model" in graph["bench.matchmaking_real"]  # siblings by their bare names
+    cycle = _cycle(graph)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_the_repository_cycle_check_sees_two_scripts_importing_each_other(tmp_path: Path) -> None:
+    """The check itself, on the shape of a circle it once had: a benchmark importing its part's
+    module inside a function, which imports the benchmark back at the top."""
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    (bench / "matchmaking.py").write_text("import numpy\nfrom harness.league import matchmaking\n"
+                                          "def main():\n    from matchmaking_real import part5\n")
+    (bench / "matchmaking_real.py").write_text("from matchmaking import ladder, report\n")
+    found = _script_imports(bench / "matchmaking.py")
+    assert found == {"bench.matchmaking_real", "harness.league.matchmaking"}
+    graph = {"bench.matchmaking": found, "bench.matchmaking_real": _script_imports(bench / "matchmaking_real.py"),
+             "harness.league.matchmaking": set()}
+    assert _cycle(graph) == ["bench.matchmaking", "bench.matchmaking_real", "bench.matchmaking"]
 
 
 def test_the_cycle_check_sees_a_cycle_through_a_function_import(tmp_path: Path) -> None:

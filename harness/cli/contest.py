@@ -31,11 +31,14 @@ def contest() -> None:
 
     \b
     Start to finish (docs/contest.md):
-        harness contest init mycourse --game crisps
-        harness contest team add mycourse alpha        # prints the team token once
+        harness contest init mycourse --game crisps    # prints the organizer token
+        harness contest team import mycourse teams.csv # the tokens into a 0600 file
+        harness contest deploy mycourse --server-name bots.example.edu
         harness contest serve mycourse --port 8000     # the site
         harness contest run mycourse                   # the ladder (another terminal)
-        harness contest finals mycourse --top 8 --rounds 20
+        harness contest status mycourse                # games, pace, queue, disk
+        harness contest backup mycourse /backups/mycourse-today
+        harness contest finals mycourse --top 8 --rounds 4
     """
 
 
@@ -44,7 +47,8 @@ def contest() -> None:
 @click.option("--game", required=True, metavar="GAME", help="The game: epizodiak, dominoes or crisps.")
 @click.option("--name", default=None, help="The contest's name (default: the directory's name).")
 def init(contest_dir: Path, game: str, name: str | None) -> None:
-    """Create the contest in DIR: its config (contest.yaml) and its database.
+    """Create the contest in DIR: its config (contest.yaml) and its database; print the organizer's
+    token (last, alone on its line: only its hash is kept).
 
     Edit DIR/contest.yaml afterwards for the table sizes, time controls, runtimes (entry file,
     build and run commands) and quotas; every key is checked when the site or ladder starts.
@@ -56,10 +60,17 @@ def init(contest_dir: Path, game: str, name: str | None) -> None:
         path = init_contest(contest_dir, game, name=name)
     except ContestConfigError as exc:
         raise click.ClickException(str(exc)) from None
+    from harness.contest.controls import new_organizer_token
+
     cfg = _load(contest_dir)
-    ContestDB(cfg.db_path).close()
+    db = ContestDB(cfg.db_path)
+    token = new_organizer_token(db, "cli (init)")
+    db.close()
     echo(f"contest {cfg.name} ({cfg.game}) created: {path}")
-    echo(f"next: harness contest team add {contest_dir} TEAM")
+    echo(f"next: harness contest team add {contest_dir} TEAM (or team import {contest_dir} teams.csv)")
+    echo("the organizer's token (shown only now; sign in with it at /signin, it opens /organizer; "
+         "harness contest organizer-token DIR gives a new one):")
+    echo(token)
 
 
 def _new_token(root: Path, make: Callable[[ContestDB, str], str], name: str) -> str:
@@ -198,11 +209,16 @@ def run(contest_dir: Path, dask: str | None, workers: int | None, progress: bool
     The ladder is a league (DIR/ladder.yaml, DIR/ladder.sqlite) re-planned as soon as a team's
     current version changes; a finished round is followed by the next. The leaderboard's
     summary is updated as games are recorded. Run it beside `harness contest serve DIR`.
+    It keeps to contest.yaml's pace (ladder: {games_per_hour: N}) and prunes the game logs
+    every 10 minutes as contest.yaml's `logs` says (`harness contest status DIR` shows both).
     """
     import dataclasses
 
+    from harness.contest.board_fit import Refitter
     from harness.contest.db import ContestDB
     from harness.contest.ladder import LADDER_STORE, Standings, play_ladder
+    from harness.contest.retention import Pruner
+    from harness.contest.status import record_pruned
     cfg = _load(contest_dir)
     _safe_or_unsafe(cfg, unsafe)
     if workers is not None:
@@ -213,6 +229,10 @@ def run(contest_dir: Path, dask: str | None, workers: int | None, progress: bool
     standings = Standings(db, cfg.root / LADDER_STORE, after_flush=lambda: pause_failing(db, cfg.pause, echo))
     standings.rebuild()
     standings.start()
+    pruner = Pruner(cfg.root / LADDER_STORE, cfg.retention, record_pruned(db))
+    pruner.start()
+    refitter = Refitter(cfg, db, lambda: db.counts()["games"])
+    refitter.start()
     played = 0
     try:
         from harness.contest.challenges import play_challenges
@@ -222,6 +242,8 @@ def run(contest_dir: Path, dask: str | None, workers: int | None, progress: bool
     except KeyboardInterrupt:
         echo("interrupted")
     finally:
+        refitter.stop()
+        pruner.stop()
         standings.stop()
         db.close()
     echo(f"ladder stopped after {played} games in this run")
@@ -230,31 +252,43 @@ def run(contest_dir: Path, dask: str | None, workers: int | None, progress: bool
 @contest.command()
 @contest_dir
 @click.option("--top", type=click.IntRange(min=2), required=True, help="How many teams (best on the leaderboard).")
-@click.option("--rounds", type=click.IntRange(min=1), required=True, help="Rounds of the finals' round robin.")
+@click.option("--rounds", type=click.IntRange(min=1), required=True,
+              help="Rounds of the round robin played first, and then at a time until the order is settled.")
+@click.option("--confidence", type=click.FloatRange(0.5, 1.0, max_open=True), default=0.95, show_default=True,
+              help="Settled: every finalist above the next with at least this probability (the batch fit's P(>next)).")
+@click.option("--max-games", type=click.IntRange(min=1), default=None,
+              help="The finals' game budget (default: ten times the first --rounds).")
 @dask_option
 @unsafe_option
-def finals(contest_dir: Path, top: int, rounds: int, dask: str | None, unsafe: bool) -> None:
-    """Freeze uploads and play the finals: a round robin of the TOP teams' current versions.
+def finals(contest_dir: Path, top: int, rounds: int, confidence: float, max_games: int | None,
+           dask: str | None, unsafe: bool) -> None:
+    """Freeze uploads and play the finals until the TOP teams' order is settled (or the budget runs out).
 
     Stop `harness contest run` first (the ladder and the finals would share the cores). The
-    finals are their own league in DIR/finals/ (finals.yaml, finals.sqlite) and their HTML
-    report is written to DIR/finals/report/. Uploads stay closed afterwards.
+    finals are their own league in DIR/finals/ (finals.yaml, finals.sqlite); their result, with
+    each finalist's probability of being champion, is DIR/finals/result.json and the site's
+    /finals page, their HTML report DIR/finals/report/. Uploads stay closed afterwards
+    (`harness contest reopen DIR` opens them).
     """
     from harness.contest.db import ContestDB
-    from harness.contest.ladder import play_finals
+    from harness.contest.finals import play_finals
     from harness.league.config import ConfigError
-    from harness.report.tables import format_table, league_table
 
     cfg = _load(contest_dir)
     _safe_or_unsafe(cfg, unsafe)
     db = ContestDB(cfg.db_path)
     try:
-        league = play_finals(cfg, db, top, rounds, dask=dask, echo=echo)
+        result = play_finals(cfg, db, top, rounds, confidence=confidence, max_games=max_games, dask=dask, echo=echo)
     except (ValueError, ConfigError) as exc:
         raise click.ClickException(str(exc)) from None
     finally:
         db.close()
-    from harness.league.store import LeagueStore
+    echo(f"{'rank':>4}  {'team':<20} {'version':<8} {'mu':>7} {'±95%':>7} {'P(>next)':>8} {'P(champion)':>11}")
+    for r in result["finalists"]:
+        p_better = f"{r['p_better']:.2f}" if r["p_better"] is not None else "-"
+        echo(f"{r['rank']:>4}  {r['team']:<20} {r['version']:<8} {r['mu']:>7.2f} {1.96 * r['sigma']:>7.2f} "
+             f"{p_better:>8} {r['p_champion']:>11.2f}")
 
-    with LeagueStore(league.store, create=False) as store:
-        echo(format_table(league_table(store, league), "table"))
+from harness.cli import contest_ops  # noqa: E402  (its commands join the group above)
+
+contest_ops.register(contest, team)

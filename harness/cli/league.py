@@ -109,16 +109,7 @@ def run(config: str, workers: int | None, rounds: int | None, progress: bool | N
     from harness.league.runner import LeagueInterrupted, run_league
 
     cfg = _load(config, rounds=rounds, workers=workers)
-    from harness.play.sandbox import resolve_sandbox
-
-    _, warning = resolve_sandbox(cfg.limits.get("sandbox", "auto"))  # workers resolve auto the same way
-    if warning:
-        echo(warning, err=True)
-    from harness.play.doctor import off_here
-
-    weaker = off_here()  # an ordinary user gets less: said plainly, never silently
-    if weaker:
-        echo(weaker, err=True)
+    _say_what_is_off(cfg)
     if forever and not cfg.schedule.adaptive:
         raise click.BadParameter("only with an adaptive schedule (schedule: {kind: adaptive} in the config); a "
                                  "round robin plays its rounds and stops", param_hint="--forever")
@@ -136,15 +127,7 @@ def run(config: str, workers: int | None, rounds: int | None, progress: bool | N
     try:
         summary = run_league(cfg, progress=shown, dask=dask, **extra)
     except LeagueInterrupted as stop:
-        summary = stop.summary
-        pending = summary.plan.pending - summary.played
-        if cfg.schedule.adaptive:
-            with LeagueStore(cfg.store) as store:
-                pending = store.counts()["pending"]
-        dropped = (f" ({summary.dropped_in_flight} unfinished games dropped, not recorded)"
-                   if summary.dropped_in_flight else "")
-        echo(f"stopped: {summary.played} games recorded this run{dropped}, {pending} still to play; "
-                   f"run the same command again to resume", err=True)
+        _say_interrupted(cfg, stop.summary)
         raise SystemExit(130) from None
     except LeagueError as exc:  # a store in use or of another league, an unreachable cluster...
         raise ConfigProblem(str(exc)) from None
@@ -170,6 +153,31 @@ def run(config: str, workers: int | None, rounds: int | None, progress: bool | N
     _run_summary(cfg, summary, dask, f"{plan.done + summary.played} done, {left} left", left)
     if summary.errors:
         raise SystemExit(1)
+
+
+def _say_what_is_off(cfg: LeagueConfig) -> None:
+    """One line each for a sandbox that will not run and for guarantees this user does not get."""
+    from harness.play.doctor import off_here
+    from harness.play.sandbox import resolve_sandbox
+
+    _, warning = resolve_sandbox(cfg.limits.get("sandbox", "auto"))  # workers resolve auto the same way
+    if warning:
+        echo(warning, err=True)
+    weaker = off_here()  # an ordinary user gets less: said plainly, never silently
+    if weaker:
+        echo(weaker, err=True)
+
+
+def _say_interrupted(cfg: LeagueConfig, summary: Any) -> None:
+    """What a run stopped by Ctrl-C recorded, and what is still to play."""
+    pending = summary.plan.pending - summary.played
+    if cfg.schedule.adaptive:
+        with LeagueStore(cfg.store) as store:
+            pending = store.counts()["pending"]
+    dropped = (f" ({summary.dropped_in_flight} unfinished games dropped, not recorded)"
+               if summary.dropped_in_flight else "")
+    echo(f"stopped: {summary.played} games recorded this run{dropped}, {pending} still to play; "
+         f"run the same command again to resume", err=True)
 
 
 def _run_summary(cfg: LeagueConfig, summary: Any, dask: str | None, totals: str, pending: int) -> None:

@@ -9,7 +9,8 @@ Who may see what is decided here and in :mod:`.pages`, on the server, for every 
   for the sign-in form, a double-submit cookie;
 - sign-in attempts (and wrong bearer tokens) are limited per address, uploads per team per hour,
   versions in progress per team, and upload size, each refusal saying which limit and when;
-- responses carry a Content-Security-Policy, ``X-Frame-Options: DENY`` and ``no-store`` caching.
+- responses carry a Content-Security-Policy, ``X-Frame-Options: DENY`` and ``no-store`` caching
+  (:mod:`harness.report.web`, shared with ``harness serve``).
 
 Uploads are unpacked in the request (bounded by the caps) and built and checked by the
 :class:`~harness.contest.build.BuildWorker` (a thread driving one child process per upload); the
@@ -31,7 +32,6 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from harness.contest.auth import TokenCache, new_csrf, new_session_id, session_key
 from harness.contest.build import BuildWorker
@@ -39,10 +39,12 @@ from harness.contest.config import ContestConfig
 from harness.contest.db import ContestDB
 from harness.contest.ladder import LADDER_STORE
 from harness.contest.ladder_reads import LadderReader
+from harness.contest.notices import notices
+from harness.contest.phases import upload_state
 from harness.contest.redact import Redactor
 from harness.contest.unpack import Caps, UnpackError, unpack_upload
 
-__all__ = ["Site", "Team", "Refused", "SESSION_COOKIE", "SIGNIN_COOKIE", "SecurityHeaders", "refused_json"]
+__all__ = ["Site", "Team", "Refused", "SESSION_COOKIE", "SIGNIN_COOKIE", "refused_json"]
 
 SESSION_COOKIE = "contest_session"
 SIGNIN_COOKIE = "contest_signin"
@@ -51,8 +53,6 @@ SESSION_TTL = 7 * 24 * 3600
 BOARD_TTL = 5.0
 #: multipart framing allowed on top of the file itself
 FORM_OVERHEAD = 16 * 1024
-CSP = ("default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "
-       "img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 
 
 @dataclass(frozen=True)
@@ -93,6 +93,7 @@ class Site:
     def render(self, template: str, request: Request, team: Team | None, status: int = 200,
                **context: Any) -> HTMLResponse:
         league = {"name": self.cfg.name, "game": self.cfg.game, "path": "ladder.yaml"}
+        context.setdefault("notices", notices(self.db, team.id if team else None))
         html = self.env.get_template(template).render(contest=self.cfg, league=league, team=team, root="/",
                                                       live=False, fmt=_fmt, ci=_ci, **context)
         return HTMLResponse(html, status_code=status)
@@ -174,8 +175,9 @@ class Site:
 
     async def accept_upload(self, team: Team, form: Any) -> int:
         """Check, store and unpack an upload; queue its build; return its submission id."""
-        if self.db.get_meta("frozen") == "1":
-            raise Refused(403, "uploads are closed: the finals have started")
+        state = upload_state(self.cfg, self.db)
+        if not state.open:
+            raise Refused(403, state.line.replace("uploads closed", "uploads are closed", 1))
         runtime_name = form.get("runtime")
         runtime = self.cfg.runtimes.get(runtime_name) if isinstance(runtime_name, str) else None
         if runtime is None:
@@ -215,32 +217,6 @@ def _ci(ci: Any) -> str:
     if not ci or ci[0] is None or ci[1] is None:
         return ""
     return f"({ci[0]:.2f}–{ci[1]:.2f})"
-
-
-class SecurityHeaders:
-    """Adds the security headers to every response (pure ASGI: no buffering of bodies)."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-
-        async def send_with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                headers = list(message.get("headers", []))
-                names = {k.lower() for k, _ in headers}
-                for name, value in ((b"content-security-policy", CSP.encode()), (b"x-frame-options", b"DENY"),
-                                    (b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"no-referrer"),
-                                    (b"cache-control", b"no-store")):
-                    if name not in names:
-                        headers.append((name, value))
-                message["headers"] = headers
-            await send(message)
-
-        await self.app(scope, receive, send_with_headers)
 
 
 def refused_json(exc: Refused) -> JSONResponse:

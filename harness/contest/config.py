@@ -18,8 +18,8 @@ import yaml
 from harness.contest.guard import SiteLimits, parse_site
 from harness.league.config import LOG_DEFAULTS, TIME_KEYS, StrictBoolLoader
 
-__all__ = ["ContestConfig", "ContestConfigError", "Runtime", "Quotas", "PausePolicy", "ChallengePolicy",
-           "CONFORMANCE_GAMES", "DEFAULT_RUNTIMES", "init_contest", "load_contest", "CONFIG_NAME"]
+__all__ = ["ContestConfig", "ContestConfigError", "Runtime", "Quotas", "LogRetention", "Phases", "PausePolicy",
+           "ChallengePolicy", "CONFORMANCE_GAMES", "DEFAULT_RUNTIMES", "init_contest", "load_contest", "CONFIG_NAME"]
 
 CONFIG_NAME = "contest.yaml"
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
@@ -48,8 +48,8 @@ QUOTA_DEFAULTS = {
 }
 BUILD_DEFAULTS = {"seconds": 120, "memory_mb": 2048}
 TOP_KEYS = ("name", "game", "options", "players", "time", "limits", "runtimes", "quotas", "build",
-            "conformance_games", "workers", "executor", "secure_cookies", "ladder", "site", "logs", "pause",
-            "challenges")
+            "conformance_games", "workers", "executor", "secure_cookies", "ladder", "site", "logs", "phases",
+            "pause", "challenges")
 #: conformance games per table size when contest.yaml sets none: a bot that fails one game in five
 #: fails at least one of 14 with probability 1 - 0.8^14 = 95.6%
 CONFORMANCE_GAMES = 14
@@ -60,6 +60,11 @@ PAUSE_DEFAULTS: dict[str, Any] = {"min_games": 20, "forfeit_rate": 0.1, "violati
 #: challenges: unranked games a team asks for against chosen teams (harness.contest.challenges)
 CHALLENGE_DEFAULTS = {"per_hour": 3, "max_games": 20}
 LADDER_KINDS = ("round_robin", "adaptive")
+#: how long the ladder's game logs are kept, and the most disk they may take (see :mod:`.retention`)
+LOGS_DEFAULTS = {"keep_days": 14, "violations_days": 90, "disk_mb": 2048}  # below LOG_DEFAULTS["budget_mb"]
+PHASE_KEYS = ("opens", "uploads_close", "finals")
+#: the ladder's games an hour unless contest.yaml says otherwise (docs/contest.md: disk per day)
+PACE_DEFAULT = 600
 
 
 class ContestConfigError(ValueError):
@@ -85,6 +90,26 @@ class Quotas:
     files: int = QUOTA_DEFAULTS["files"]
     ratio: int = QUOTA_DEFAULTS["ratio"]
     signins_per_minute: int = QUOTA_DEFAULTS["signins_per_minute"]
+
+
+@dataclass(frozen=True)
+class LogRetention:
+    """The ladder's game logs: kept ``keep_days`` (those of games with a violation
+    ``violations_days``), and the oldest dropped first beyond ``disk_mb``."""
+
+    keep_days: int = LOGS_DEFAULTS["keep_days"]
+    violations_days: int = LOGS_DEFAULTS["violations_days"]
+    disk_mb: int = LOGS_DEFAULTS["disk_mb"]
+
+
+@dataclass(frozen=True)
+class Phases:
+    """The contest's times (UNIX seconds, None: not set): the site takes uploads from ``opens``
+    until ``uploads_close``; ``finals`` is when the organizer plans to play them (shown on the site)."""
+
+    opens: float | None = None
+    uploads_close: float | None = None
+    finals: float | None = None
 
 
 @dataclass(frozen=True)
@@ -127,10 +152,17 @@ class ContestConfig:
     secure_cookies: bool = False
     #: the ladder's schedule: round robins re-planned when the roster changes, or the adaptive schedule
     ladder: str = "round_robin"
+    #: the ladder's pace (None: as fast as the workers play)
+    games_per_hour: int | None = PACE_DEFAULT
+    #: the ladder rests while every team is above the next with this probability (None: never rests)
+    settle_confidence: float | None = None
     #: what the site refuses before it reads (body sizes, slow clients, trusted proxies)
     site: SiteLimits = SiteLimits()
     #: the ladder's and the finals' game logs (a league's ``logs``: game_kb, budget_mb)
     logs: dict[str, int] = field(default_factory=lambda: dict(LOG_DEFAULTS))
+    #: how long the ladder keeps its game logs and within what disk (``logs``' other keys)
+    retention: LogRetention = LogRetention()
+    phases: Phases = Phases()
     #: auto-pause of a failing current version (:mod:`harness.contest.autopause`)
     pause: PausePolicy = PausePolicy()
     challenges: ChallengePolicy = ChallengePolicy()
@@ -177,8 +209,14 @@ runtimes:
     # the adaptive schedule plays every table size from the start (as many teams as the largest
     # table first); the round robin plays the sizes the teams can fill, re-planned as they arrive
     ladder = "adaptive" if len(sizes) == 1 else "round_robin"
-    text += (f"# ladder: adaptive (rounds chosen as results come in, teams joining while it plays) or round_robin\n"
-             f"ladder: {ladder}\nworkers: 1\n")
+    text += (f"# ladder: the schedule, adaptive (rounds chosen as results come in, teams joining while it plays)\n"
+             f"# or round_robin; with a pace: ladder: {{schedule: {ladder}, games_per_hour: {PACE_DEFAULT}}} (the default\n"
+             f"# pace; null: as fast as the workers play)\n"
+             f"ladder: {ladder}\nworkers: 1\n"
+             f"# the ladder's game logs: kept keep_days (with a violation: violations_days), within disk_mb\n"
+             f"logs: {yaml.safe_dump(LOGS_DEFAULTS, default_flow_style=True, sort_keys=False).strip()}\n"
+             f"# when the site takes uploads (UTC unless a zone is given), and when the finals are planned\n"
+             f"phases: {{opens: null, uploads_close: null, finals: null}}\n")
     text += ("# a current version is paused (taken out of the ladder until its team uploads another) once it has\n"
              "# played min_games and forfeited more than forfeit_rate of them or committed more than violation_rate\n"
              "# violations a game (null: never)\npause: " + yaml.safe_dump(PAUSE_DEFAULTS, default_flow_style=True))
@@ -277,13 +315,8 @@ def load_contest(root: str | Path) -> ContestConfig:
     if executor not in (None, "local") and not (isinstance(executor, dict) and set(executor) == {"dask"}):
         raise _fail(path, "executor", "expected local, or {dask: ADDRESS}")
     games = data.get("conformance_games")
-    ladder = data.get("ladder", "round_robin")
-    if ladder not in LADDER_KINDS:
-        raise _fail(path, "ladder", f"{ladder!r} is not allowed (allowed: {', '.join(LADDER_KINDS)})")
-    logs = data.get("logs") or {}
-    if not isinstance(logs, dict) or any(k not in LOG_DEFAULTS for k in logs):
-        raise _fail(path, "logs", f"expected a mapping of {', '.join(LOG_DEFAULTS)} (as a league's logs)")
-    logs = {k: _int(path, logs.get(k, d), f"logs.{k}", 1 if k == "game_kb" else 0) for k, d in LOG_DEFAULTS.items()}
+    ladder, games_per_hour, settle = _ladder(path, data.get("ladder", "round_robin"))
+    logs, retention = _logs(path, data.get("logs"))
     try:
         site = parse_site(data.get("site"))
     except ValueError as exc:
@@ -296,9 +329,75 @@ def load_contest(root: str | Path) -> ContestConfig:
         conformance_games=CONFORMANCE_GAMES if games is None else _int(path, games, "conformance_games"),
         workers=_int(path, data.get("workers", 1), "workers"),
         executor=executor if isinstance(executor, dict) else None,
-        secure_cookies=bool(data.get("secure_cookies", False)), ladder=str(ladder), site=site, logs=logs,
-        pause=_pause(path, data.get("pause")),
-        challenges=_challenges(path, data.get("challenges")))
+        secure_cookies=bool(data.get("secure_cookies", False)), ladder=ladder, games_per_hour=games_per_hour,
+        settle_confidence=settle, site=site, logs=logs, retention=retention, phases=_phases(path, data.get("phases")),
+        pause=_pause(path, data.get("pause")), challenges=_challenges(path, data.get("challenges")))
+
+
+def _ladder(path: Path, value: Any) -> tuple[str, int | None, float | None]:
+    """``ladder``: a schedule's name, or ``{schedule: NAME, games_per_hour: N, settle_confidence: P}``."""
+    settle: Any = None
+    if isinstance(value, dict):
+        unknown = set(value) - {"schedule", "games_per_hour", "settle_confidence"}
+        if unknown:
+            raise _fail(path, f"ladder.{sorted(map(str, unknown))[0]}", "unknown key; allowed keys: schedule, "
+                                                                        "games_per_hour, settle_confidence")
+        pace = value.get("games_per_hour", PACE_DEFAULT)
+        schedule = value.get("schedule", "round_robin")
+        pace = None if pace is None else _int(path, pace, "ladder.games_per_hour")
+        settle = value.get("settle_confidence")
+        if settle is not None and (type(settle) not in (int, float) or not 0.5 < settle < 1):
+            raise _fail(path, "ladder.settle_confidence", f"{settle!r} is not allowed (allowed: a probability "
+                                                          f"between 0.5 and 1, such as 0.99, or null)")
+    else:
+        schedule, pace = value, PACE_DEFAULT
+    if schedule not in LADDER_KINDS:
+        raise _fail(path, "ladder", f"{schedule!r} is not allowed (allowed: {', '.join(LADDER_KINDS)})")
+    return str(schedule), pace, None if settle is None else float(settle)
+
+
+def _logs(path: Path, value: Any) -> tuple[dict[str, int], LogRetention]:
+    """``logs``: a league's (game_kb, budget_mb: the ladder's runner caps each game's log and the
+    file's size) and the retention's (keep_days, violations_days, disk_mb: the ladder prunes)."""
+    value = value or {}
+    allowed = {**LOG_DEFAULTS, **LOGS_DEFAULTS}
+    if not isinstance(value, dict) or any(k not in allowed for k in value):
+        raise _fail(path, "logs", f"expected a mapping of {', '.join(allowed)}")
+    league = {k: _int(path, value.get(k, d), f"logs.{k}", 1 if k == "game_kb" else 0) for k, d in LOG_DEFAULTS.items()}
+    keep = LogRetention(**{k: _int(path, value.get(k, d), f"logs.{k}") for k, d in LOGS_DEFAULTS.items()})
+    if league["budget_mb"] and keep.disk_mb >= league["budget_mb"]:
+        # the runner's budget counts the file's size, which pruning never shrinks: past it, no new
+        # game but those with a violation would keep its log however much was pruned
+        raise _fail(path, "logs.disk_mb", f"{keep.disk_mb} must be below logs.budget_mb ({league['budget_mb']}): "
+                                          f"the ladder prunes to disk_mb, the runner stops writing at budget_mb")
+    return league, keep
+
+
+def _phases(path: Path, value: Any) -> Phases:
+    """``phases``: times as ``2026-01-12 09:00`` (UTC unless the text names a zone), or null."""
+    import datetime as dt
+
+    value = value or {}
+    if not isinstance(value, dict) or any(k not in PHASE_KEYS for k in value):
+        raise _fail(path, "phases", f"expected a mapping of {', '.join(PHASE_KEYS)} to times (2026-01-12 09:00)")
+    times: dict[str, float | None] = {}
+    for key in PHASE_KEYS:
+        raw = value.get(key)
+        if raw is None:
+            times[key] = None
+            continue
+        try:
+            when = raw if isinstance(raw, dt.datetime) else dt.datetime.fromisoformat(str(raw))
+        except ValueError:
+            raise _fail(path, f"phases.{key}", f"{raw!r} is not a time (write it as 2026-01-12 09:00, UTC, "
+                                               f"or with its zone: 2026-01-12 09:00+01:00)") from None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=dt.UTC)
+        times[key] = when.timestamp()
+    opens, close = times["opens"], times["uploads_close"]
+    if opens is not None and close is not None and close <= opens:
+        raise _fail(path, "phases.uploads_close", "must be after phases.opens")
+    return Phases(**times)
 
 
 def _challenges(path: Path, value: Any) -> ChallengePolicy:

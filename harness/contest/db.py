@@ -24,7 +24,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.contest import participant_db
+from harness.contest.migrations import STEPS
+from harness.contest.participant_db import PARTICIPANT_SCHEMA
 
 __all__ = ["ContestDB", "STATUSES"]
 
@@ -86,10 +87,11 @@ class ContestDB:
         self.path = Path(path)
         self._local = threading.local()
         with self.write() as db:
-            for statement in SCHEMA.split(";"):
-                if statement.strip():
-                    db.execute(statement)
-            participant_db.migrate(db)  # the participant features' tables: a separate step
+            # the base schema, the organizer's steps, then the participant features' tables (participant_db)
+            for step in (SCHEMA, *STEPS, PARTICIPANT_SCHEMA):
+                for statement in step.split(";"):
+                    if statement.strip():
+                        db.execute(statement)
 
     @property
     def db(self) -> sqlite3.Connection:
@@ -255,11 +257,8 @@ class ContestDB:
     def roster(self) -> list[sqlite3.Row]:
         """Every team's current version that is not paused (:mod:`.autopause`): team, submission id, runtime."""
         return self.db.execute("SELECT t.name AS team, s.id AS submission_id, s.runtime FROM teams t JOIN "
-                               "submissions s ON s.id = t.current_submission WHERE s.status != 'paused' "
-                               "ORDER BY t.name").fetchall()
-
-    def team_submission_ids(self, team_id: int) -> list[int]:
-        return [r[0] for r in self.db.execute("SELECT id FROM submissions WHERE team_id = ?", (team_id,))]
+                               "submissions s ON s.id = t.current_submission WHERE s.status != 'paused' AND "
+                               + PLAYING + " ORDER BY t.name").fetchall()
 
     # -- standings ----------------------------------------------------------------------------
     def add_results(self, rows: Iterable[Sequence[int]],
@@ -294,32 +293,38 @@ class ContestDB:
         self.add_results(rows, ratings, games=games)
 
     def leaderboard(self) -> list[sqlite3.Row]:
-        """Every team with a current version: its standings (mu, sigma, games...) and since when it is current."""
+        """Every team not removed: its current version (None: no version yet) and its standings (mu,
+        sigma, games...), since when it is current, why it is disabled (None if it is not), and
+        its batch fit (``fit_mu``, ``fit_sigma``, ``fit_rank``, ``p_better``; None before one)."""
         return self.db.execute(
             "SELECT t.name AS team, t.current_submission AS submission_id, s.activated_at, s.runtime, "
-            "st.mu, st.sigma, st.games, st.wins, st.rank_sum, st.forfeits, st.violations, st.version_id "
-            "FROM teams t JOIN submissions s ON s.id = t.current_submission "
-            "LEFT JOIN standings st ON st.submission_id = t.current_submission").fetchall()
+            "st.mu, st.sigma, st.games, st.wins, st.rank_sum, st.forfeits, st.violations, st.version_id, "
+            "(SELECT reason FROM blocks b WHERE (b.kind = 'team' AND b.ref = t.id) OR (b.kind = 'version' AND "
+            "b.ref = t.current_submission) LIMIT 1) AS disabled, bf.mu AS fit_mu, bf.sigma AS fit_sigma, "
+            "bf.fit_rank, bf.p_better, bf.noisy, bf.widened "
+            "FROM teams t LEFT JOIN submissions s ON s.id = t.current_submission "
+            "LEFT JOIN standings st ON st.submission_id = t.current_submission "
+            "LEFT JOIN board_fit bf ON bf.submission_id = t.current_submission "
+            "WHERE t.id NOT IN (SELECT team_id FROM team_state WHERE removed_at IS NOT NULL)").fetchall()
 
     def board_key(self) -> tuple[Any, ...]:
-        """Changes whenever the leaderboard may: games added, a version made current, a team added."""
+        """Changes whenever the leaderboard may: games added, a version made current, a team added,
+        disabled, enabled, reset or removed."""
         return tuple(self.db.execute("SELECT (SELECT value FROM meta WHERE key = 'games'), (SELECT max(activated_at) "
-                                     "FROM submissions), (SELECT count(*) FROM teams)").fetchone())
-
-    def versions_by_version_id(self, version_ids: Sequence[int]) -> dict[int, sqlite3.Row]:
-        if not version_ids:
-            return {}
-        marks = ",".join("?" * len(version_ids))
-        return {r["version_id"]: r for r in self.db.execute(
-            f"SELECT st.version_id, st.submission_id, t.name AS team FROM standings st JOIN submissions s "
-            f"ON s.id = st.submission_id JOIN teams t ON t.id = s.team_id WHERE st.version_id IN ({marks})",
-            list(version_ids))}
+                                     "FROM submissions), (SELECT count(*) FROM teams), (SELECT count(*) || ':' || "
+                                     "max(at) FROM blocks), (SELECT max(coalesce(removed_at, 0) + coalesce(reset_at, "
+                                     "0)) FROM team_state), (SELECT value FROM meta WHERE key = 'fit_at')").fetchone())
 
     def counts(self) -> dict[str, int]:
         row = self.db.execute("SELECT (SELECT count(*) FROM teams), (SELECT count(*) FROM submissions), "
                               "(SELECT value FROM meta WHERE key = 'games')").fetchone()
         return {"teams": row[0], "submissions": row[1], "games": int(row[2] or 0)}
 
+
+#: teams the ladder may choose: neither disabled (the team or its current version) nor removed
+#: (:mod:`harness.contest.controls`); ``t`` is the team, ``s`` its current submission
+PLAYING = ("t.id NOT IN (SELECT ref FROM blocks WHERE kind = 'team') AND s.id NOT IN (SELECT ref FROM blocks WHERE "
+           "kind = 'version') AND t.id NOT IN (SELECT team_id FROM team_state WHERE removed_at IS NOT NULL)")
 
 #: one lock per database file, shared by every ContestDB of this process
 _WRITE_LOCKS: dict[str, threading.Lock] = {}

@@ -16,6 +16,7 @@ leaves the summary wrong for long.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable
@@ -26,13 +27,14 @@ import yaml
 
 from harness.contest.config import ContestConfig
 from harness.contest.db import ContestDB
+from harness.contest.pace import Pace
 from harness.league import queries
 from harness.league.config import LeagueConfig, games_per_round, load_config
 from harness.league.ratings import conservative
 from harness.league.store import LeagueStore
 
 __all__ = ["write_ladder_config", "play_ladder", "Standings", "roster_key", "LADDER_CONFIG", "LADDER_STORE",
-           "version_label", "leaderboard_rows", "play_finals"]
+           "version_label", "leaderboard_rows"]
 
 LADDER_CONFIG = "ladder.yaml"
 LADDER_STORE = "ladder.sqlite"
@@ -199,57 +201,113 @@ def _age(seconds: float) -> str:
 
 
 def leaderboard_rows(db: ContestDB) -> list[dict[str, Any]]:
-    """Every team with a current version, best first by mu - 3 sigma (from the standings summary)."""
+    """Every team, best first by the batch fit (``harness table``'s order: mu, from
+    :mod:`.board_fit`); versions the last fit has not seen after, by the incremental rating's
+    mu - 3 sigma; teams without a checked version last (``version`` None), by name."""
     now = time.time()
-    rows = []
+    rows, waiting = [], []
     default_mu, default_sigma = 25.0, 25.0 / 3
     for r in db.leaderboard():
-        mu = r["mu"] if r["mu"] is not None else default_mu
-        sigma = r["sigma"] if r["sigma"] is not None else default_sigma
+        if r["submission_id"] is None:
+            waiting.append({"team": r["team"], "submission_id": None, "version": None, "disabled": r["disabled"]})
+            continue
+        fitted = r["fit_mu"] is not None
+        mu = r["fit_mu"] if fitted else r["mu"] if r["mu"] is not None else default_mu
+        sigma = r["fit_sigma"] if fitted else r["sigma"] if r["sigma"] is not None else default_sigma
         games = r["games"] or 0
-        rows.append({"team": r["team"], "submission_id": r["submission_id"], "version": version_label(r["submission_id"]), "runtime": r["runtime"],
-                     "mu": mu, "sigma": sigma, "rating": conservative(mu, sigma), "games": games,
-                     "wins": r["wins"] or 0, "forfeits": r["forfeits"] or 0, "violations": r["violations"] or 0,
-                     "mean_rank": (r["rank_sum"] / games + 1) if games else None,
-                     "age": _age(now - (r["activated_at"] or now))})
-    rows.sort(key=lambda x: -x["rating"])
+        rows.append({"team": r["team"], "submission_id": r["submission_id"], "version": version_label(r["submission_id"]),
+                     "runtime": r["runtime"], "mu": mu, "sigma": sigma, "rating": conservative(mu, sigma),
+                     "games": games, "wins": r["wins"] or 0, "forfeits": r["forfeits"] or 0,
+                     "violations": r["violations"] or 0, "mean_rank": (r["rank_sum"] / games + 1) if games else None,
+                     "age": _age(now - (r["activated_at"] or now)), "disabled": r["disabled"], "fitted": fitted,
+                     "fit_rank": r["fit_rank"], "p_better": r["p_better"] if fitted else None,
+                     "noisy": r["noisy"], "widened": r["widened"]})
+    rows.sort(key=lambda x: (not x["fitted"], x["fit_rank"] or 0, -x["rating"]))
     for i, row in enumerate(rows, 1):
         row["rank"] = i
-    return rows
+    for row, below in zip(rows, [*rows[1:], None]):
+        # the fit's P(>next) holds between the fit's neighbours only
+        if below is None or not below["fitted"] or below["fit_rank"] != (row["fit_rank"] or 0) + 1:
+            row["p_better"] = None
+    return rows + sorted(waiting, key=lambda x: x["team"])
 
 
 def play_ladder(cfg: ContestConfig, db: ContestDB, *, should_stop: Callable[[], bool],
                 on_game: Callable[[int, Any], None] | None = None, progress: bool = False,
                 max_games: int | None = None, echo: Callable[[str], None] = print, dask: str | None = None,
-                between_rounds: Callable[[], Any] | None = None) -> int:
+                pace: Pace | None = None, between_rounds: Callable[[], Any] | None = None) -> int:
     """Play the ladder until ``should_stop()``; return the games played.
 
-    The one function a schedule for a changing roster replaces (see the module docstring): with
-    the league's adaptive schedule, ``ladder.yaml`` gets ``schedule: adaptive`` and no rounds, is
-    rewritten (atomically, as here) whenever the roster changes, and one ``run_league`` call that
-    re-reads it between rounds plays forever, instead of this loop of re-planned round robins.
+    With the adaptive schedule (``ladder: adaptive``), one ``run_league`` call re-reads the
+    roster between rounds and plays on; else a loop of round robins re-planned when the roster
+    changes. Either way the runner stops whenever the pace's bucket is empty (``ladder.games_per_hour``,
+    :mod:`.pace`), the ladder sleeps until a game is allowed and starts it again.
     """
-    from harness.league.runner import LeagueInterrupted, run_league
+    pace = pace or Pace(cfg.games_per_hour)
+    caller_stop, outer_on_game = should_stop, on_game
+    counted: list[int] = []
+    interrupted = threading.Event()  # Ctrl-C inside the runner: the games in flight were recorded
 
-    if cfg.ladder == "adaptive":
-        if max_games is not None:  # the adaptive run plays on: stopped once it has recorded that many
-            counted: list[int] = []
-            outer_stop, outer_on_game = should_stop, on_game
+    def outer_stop() -> bool:
+        return interrupted.is_set() or caller_stop()
 
-            def should_stop() -> bool:
-                return outer_stop() or len(counted) >= max_games
+    settled = _Settled(cfg, db)
 
-            def on_game(seq: int, outcome: Any) -> None:
-                counted.append(seq)
-                if outer_on_game is not None:
-                    outer_on_game(seq, outcome)
-        return _play_adaptive(cfg, db, should_stop=should_stop, on_game=on_game, progress=progress, echo=echo,
-                              dask=dask, between_rounds=between_rounds)
-    played = 0
-    rounds = int(db.get_meta("ladder_rounds", "1") or 1)
-    while not should_stop():
+    def paced_stop() -> bool:
+        return (outer_stop() or pace.exhausted() or (max_games is not None and len(counted) >= max_games)
+                or settled())
+
+    def counted_game(seq: int, outcome: Any) -> None:
+        counted.append(seq)
+        pace.take()
+        if outer_on_game is not None:
+            outer_on_game(seq, outcome)
+
+    def rest() -> bool:
+        """Sleep while the pace allows no game or the order is settled; False once the caller wants to stop."""
+        if outer_stop() or (max_games is not None and len(counted) >= max_games):
+            return False
         if between_rounds is not None:  # e.g. the challenges (harness.contest.challenges)
             between_rounds()
+        if settled():
+            db.set_meta("ladder_state", json.dumps({"state": "settled", "confidence": cfg.settle_confidence}))
+            echo(f"the order is settled (every team above the next with probability >= {cfg.settle_confidence}): "
+                 f"resting until a team's version changes")
+            _sleep_until(lambda: outer_stop() or not settled(), 24 * 3600.0)
+        wait = pace.wait_seconds()
+        if wait > 0:
+            db.set_meta("ladder_state", json.dumps({"state": "paced", "until": time.time() + wait,
+                                                    "games_per_hour": cfg.games_per_hour}))
+            echo(f"at the pace of {cfg.games_per_hour} games an hour: the next game in {wait:.0f} s")
+            _sleep_until(outer_stop, wait)
+        if outer_stop():
+            return False
+        db.set_meta("ladder_state", json.dumps({"state": "playing", "games_per_hour": cfg.games_per_hour}))
+        return True
+
+    try:
+        if cfg.ladder == "adaptive":
+            while rest():
+                _play_adaptive(cfg, db, should_stop=paced_stop, on_game=counted_game, progress=progress, echo=echo,
+                               dask=dask, interrupted=interrupted, between_rounds=between_rounds)
+        else:
+            left = None if max_games is None else (lambda: max_games - len(counted))
+            _play_round_robin(cfg, db, should_stop=paced_stop, on_game=counted_game, progress=progress, echo=echo,
+                              dask=dask, rest=rest, pace=pace, interrupted=interrupted, left=left)
+    finally:
+        db.set_meta("ladder_state", json.dumps({"state": "stopped", "at": time.time()}))
+    return len(counted)
+
+
+def _play_round_robin(cfg: ContestConfig, db: ContestDB, *, should_stop: Callable[[], bool],
+                      on_game: Callable[[int, Any], None], progress: bool, echo: Callable[[str], None],
+                      dask: str | None, rest: Callable[[], bool], pace: Pace, interrupted: threading.Event,
+                      left: Callable[[], int] | None) -> None:
+    """Round robins over the current roster, re-planned when it changes, more rounds planned when played."""
+    from harness.league.runner import LeagueInterrupted, run_league
+
+    rounds = int(db.get_meta("ladder_rounds", "1") or 1)
+    while rest():
         key = roster_key(db)
         league = write_ladder_config(cfg, db, rounds)
         if league is None:
@@ -257,20 +315,16 @@ def play_ladder(cfg: ContestConfig, db: ContestDB, *, should_stop: Callable[[], 
             _sleep_until(_RosterWatch(db, key, should_stop, poll=0.5), 5.0)
             continue
         stop_now = _RosterWatch(db, key, should_stop, poll=ROSTER_POLL)
-        remaining = None if max_games is None else max_games - played
         try:
-            summary = run_league(league, progress=progress, on_game=on_game, should_stop=stop_now,
-                                 max_games=remaining, dask=dask)
-        except LeagueInterrupted as exc:
-            played += exc.summary.played
+            summary = run_league(league, progress=progress, on_game=on_game, should_stop=stop_now, dask=dask,
+                                 max_games=None if left is None else left())
+        except LeagueInterrupted:
             echo("interrupted: the games in flight were recorded")
-            break
-        played += summary.played
-        if max_games is not None and played >= max_games:
+            interrupted.set()
             break
         if stop_now.changed:
             echo(f"roster changed: re-planning ({len(roster_key(db))} teams)")
-        elif summary.played == 0 and not summary.errors:
+        elif summary.played == 0 and not summary.errors and not pace.exhausted():
             # every round played: plan more, at least ROUND_GAMES games, so that a small ladder does
             # not pay a plan and the workers' start for every two games
             per_round = games_per_round(len(league.bots), league.table_sizes)
@@ -280,14 +334,15 @@ def play_ladder(cfg: ContestConfig, db: ContestDB, *, should_stop: Callable[[], 
         elif summary.errors:
             echo(f"the runner reported {len(summary.errors)} error(s): {summary.errors[-1].strip().splitlines()[-1]}")
             _sleep_until(should_stop, 5.0)
-    return played
 
 
 def _play_adaptive(cfg: ContestConfig, db: ContestDB, *, should_stop: Callable[[], bool],
                    on_game: Callable[[int, Any], None] | None, progress: bool, echo: Callable[[str], None],
-                   dask: str | None, between_rounds: Callable[[], Any] | None = None) -> int:
+                   dask: str | None, interrupted: threading.Event,
+                   between_rounds: Callable[[], Any] | None = None) -> int:
     """The ladder on the league's adaptive schedule: one run that plays on, the roster polled
-    between its rounds (:class:`_AdaptiveRoster` rewrites ``ladder.yaml`` when it changed)."""
+    between its rounds (:class:`_AdaptiveRoster` rewrites ``ladder.yaml`` when it changed);
+    returns when ``should_stop()`` (the pace's bucket is empty, or the caller stops)."""
     from harness.league.runner import LeagueInterrupted, run_league
 
     played = 0
@@ -296,7 +351,7 @@ def _play_adaptive(cfg: ContestConfig, db: ContestDB, *, should_stop: Callable[[
         key = roster_key(db)
         if len(key) < need:
             echo(f"waiting for teams: {len(key)} with a checked version, the adaptive ladder needs {need}")
-            _sleep_until(_RosterWatch(db, key, should_stop, poll=0.5), 5.0)
+            _sleep_until(_RosterWatch(db, key, interrupted.is_set, poll=0.5), 5.0)
             continue
         path = cfg.root / LADDER_CONFIG
         league = write_config(path, league_data(cfg, db.roster(), name=f"{cfg.name}-ladder", rounds=1,
@@ -307,12 +362,40 @@ def _play_adaptive(cfg: ContestConfig, db: ContestDB, *, should_stop: Callable[[
         except LeagueInterrupted as exc:
             played += exc.summary.played
             echo("interrupted: the games in flight were recorded")
+            interrupted.set()
             break
         played += summary.played
         if summary.errors:
             echo(f"the runner reported {len(summary.errors)} error(s): {summary.errors[-1].strip().splitlines()[-1]}")
             _sleep_until(should_stop, 5.0)
     return played
+
+
+class _Settled:
+    """True while the leaderboard's fit (:mod:`.board_fit`) covers exactly the roster and puts every
+    team above the next with probability ``ladder.settle_confidence`` (looked up every 2 s)."""
+
+    def __init__(self, cfg: ContestConfig, db: ContestDB) -> None:
+        self.cfg, self.db = cfg, db
+        self._at, self._value = -1e9, False
+
+    def __call__(self) -> bool:
+        if self.cfg.settle_confidence is None:
+            return False
+        if time.monotonic() - self._at > 2.0:
+            self._at = time.monotonic()
+            self._value = order_settled(self.db, self.cfg.settle_confidence)
+        return self._value
+
+
+def order_settled(db: ContestDB, confidence: float) -> bool:
+    """Whether the last fit covers exactly the ladder's roster with every P(>next) >= ``confidence``
+    (a new version is not in the fit: the order is open again)."""
+    fit = db.db.execute("SELECT submission_id, p_better FROM board_fit ORDER BY fit_rank").fetchall()
+    roster = {r["submission_id"] for r in db.roster()}
+    if len(roster) < 2 or {r[0] for r in fit} != roster:
+        return False
+    return all(p is not None and p >= confidence for _, p in fit[:-1])
 
 
 class _AdaptiveRoster:
@@ -358,27 +441,3 @@ def _sleep_until(done: Callable[[], bool], seconds: float) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline and not done():
         time.sleep(0.2)
-
-
-def play_finals(cfg: ContestConfig, db: ContestDB, top: int, rounds: int, *, progress: bool = True,
-                dask: str | None = None, echo: Callable[[str], None] = print) -> LeagueConfig:
-    """Freeze uploads and play a round robin of the ``top`` teams' current versions over ``rounds``
-    rounds into ``DIR/finals/`` (its own league and store), then write its HTML report there."""
-    from harness.league.runner import run_league
-    from harness.report.html import write_report
-
-    board = leaderboard_rows(db)[:top]
-    if len(board) < 2 or not table_sizes(cfg, len(board)):
-        raise ValueError(f"the finals need at least {max(2, min(cfg.players))} teams with a checked version; "
-                         f"there are {len(board)} (uploads stay open)")
-    db.set_meta("frozen", "1")  # from here on the site refuses uploads
-    echo("finalists: " + ", ".join(f"{r['rank']}. {r['team']}@{r['version']}" for r in board))
-    roster = [{"team": r["team"], "submission_id": r["submission_id"], "runtime": r["runtime"]} for r in board]
-    folder = cfg.root / "finals"
-    folder.mkdir(exist_ok=True)
-    league = write_config(folder / "finals.yaml",
-                          league_data(cfg, roster, name=f"{cfg.name}-finals", rounds=rounds, store="finals.sqlite"))
-    run_league(league, progress=progress, dask=dask)
-    written = write_report(league, folder / "report")
-    echo(f"finals report: {written['dir']}/index.html")
-    return league

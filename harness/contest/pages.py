@@ -23,7 +23,9 @@ from starlette.routing import Route
 
 from harness.contest.app import SIGNIN_COOKIE, Refused, Site, Team, refused_json
 from harness.contest.auth import new_csrf, session_key
+from harness.contest.board_fit import fit_note
 from harness.contest.ladder import version_label
+from harness.contest.phases import upload_state
 from harness.contest.safe_files import NotShown, list_files, read_capped
 from harness.report.replay_data import script_json
 
@@ -97,8 +99,8 @@ async def index(site: Site, request: Request) -> Response:
         team = site.session_team(request)
         rows, board_html = site.board()
         return site.render("index.html", request, team, rows=rows, board_html=board_html, counts=site.db.counts(),
-                           games=site.ladder.latest_games(10), frozen=site.db.get_meta("frozen") == "1",
-                           unsafe=site.db.get_meta("unsafe") or "")
+                           games=site.ladder.latest_games(10), uploads=upload_state(site.cfg, site.db),
+                           fit_note=fit_note(site.db), unsafe=site.db.get_meta("unsafe") or "")
     return await run_in_threadpool(work)
 
 
@@ -130,9 +132,13 @@ def _replay_page(site: Site, request: Request, team: Team | None, game_id: str, 
     # a team's own game opens in its own seat's view (the only seats whose observations it holds);
     # the public sees the spectator's view alone
     own = sorted(seats_shown or ())
+    keep = site.cfg.retention
+    log_note = None if replay["frames"] else (
+        f"The log of this game was dropped: the ladder keeps game logs {keep.keep_days} days ({keep.violations_days} "
+        f"with a violation) within {keep.disk_mb:,} MB. Its result stays.")
     return site.render("game.html", request, team, replay=replay, replay_json=script_json(replay),
                        violation=violation, start_move=start, bot_pages=bot_pages,
-                       view_seats=own, view_seat=own[0] if own else None, **extra)
+                       view_seats=own, view_seat=own[0] if own else None, log_note=log_note, **extra)
 
 
 @public
@@ -143,12 +149,21 @@ async def game(site: Site, request: Request) -> Response:
 
 @public
 async def head_to_head(site: Site, request: Request) -> Response:
+    from harness.contest.h2h import MATRIX_TEAMS, cached_matrix
+
     a, b = request.query_params.get("a", ""), request.query_params.get("b", "")
 
     def work() -> Response:
         teams = [t["name"] for t in site.db.teams()]
-        result = site.ladder.head_to_head(a, b) if a in teams and b in teams and a != b else None
-        return site.render("h2h.html", request, site.session_team(request), teams=teams, a=a, b=b, result=result)
+        rows, _ = site.board()
+        top = [r["team"] for r in rows if r["version"] is not None][:MATRIX_TEAMS]
+        pick_a, pick_b = a, b
+        if not (a or b):  # the page opens on the two best teams, never on a team against itself
+            pick_a, pick_b = (top + [t for t in teams if t not in top] + ["", ""])[:2]
+        result = (site.ladder.head_to_head(pick_a, pick_b)
+                  if pick_a in teams and pick_b in teams and pick_a != pick_b else None)
+        return site.render("h2h.html", request, site.session_team(request), teams=teams, a=pick_a, b=pick_b,
+                           result=result, top=top, matrix=cached_matrix(site.ladder, top))
     return await run_in_threadpool(work)
 
 
@@ -176,6 +191,15 @@ async def signin(site: Site, request: Request) -> Response:
     if not isinstance(sent, str) or not cookie or not hmac.compare_digest(sent, cookie):
         raise Refused(403, "refused: the sign-in form has no valid CSRF token (reload the sign-in page and try again)")
     token = form.get("token")
+    if isinstance(token, str) and token.strip().startswith("tbo_"):  # the organizer's token
+        from harness.contest import controls, organizer
+
+        if await run_in_threadpool(controls.organizer_token_ok, site.db, token):
+            to_organizer = RedirectResponse("/organizer", status_code=303)
+            address = request.client.host if request.client else "unknown"
+            await run_in_threadpool(organizer.sign_in, site, to_organizer, address)
+            to_organizer.delete_cookie(SIGNIN_COOKIE, path="/signin")
+            return to_organizer
     team_id = await run_in_threadpool(site.tokens.team_of, token) if isinstance(token, str) else None
     if team_id is None:
         return site.render("signin.html", request, None, status=401, csrf=cookie,
@@ -210,8 +234,14 @@ async def me(site: Site, request: Request, team: Team) -> Response:
                            current=row["current_submission"] if row else None,
                            runtimes=site.cfg.runtimes, quotas=site.cfg.quotas,
                            violations=site.ladder.team_violations(team.name, 30),
-                           frozen=site.db.get_meta("frozen") == "1", **me_context(site, request, team))
+                           frozen=_closed_line(site), **me_context(site, request, team))
     return await run_in_threadpool(work)
+
+
+def _closed_line(site: Site) -> str | None:
+    """Why uploads are closed now (None while they are open), as a sentence for the team's page."""
+    state = upload_state(site.cfg, site.db)
+    return None if state.open else state.line[0].upper() + state.line[1:] + "."
 
 
 @mine
@@ -340,12 +370,13 @@ async def api_leaderboard(site: Site, request: Request) -> Response:
                   "sigma": r["sigma"], "rating": r["rating"], "games": r["games"], "wins": r["wins"],
                   "mean_rank": r["mean_rank"], "violations": r["violations"],
                   "mu_ci": [r["mu"] - 1.96 * r["sigma"], r["mu"] + 1.96 * r["sigma"]], "mean_score": None,
-                  "mean_score_ci": None, "mean_rank_ci": None, "p_better": None, "noisy": None, "widened": None,
-                  "version_age": r["age"]}
-                 for r in rows]
+                  "mean_score_ci": None, "mean_rank_ci": None, "p_better": r["p_better"], "noisy": r["noisy"],
+                  "widened": r["widened"], "version_age": r["age"]}
+                 for r in rows if r["version"] is not None]
         counts = site.db.counts()
         return JSONResponse({"league": site.cfg.name, "game": site.cfg.game, "games_done": counts["games"],
-                             "table": table, "unsafe": site.db.get_meta("unsafe") or None})
+                             "ratings": fit_note(site.db), "table": table,
+                             "unsafe": site.db.get_meta("unsafe") or None})
     return await run_in_threadpool(work)
 
 

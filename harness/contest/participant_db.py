@@ -1,6 +1,6 @@
 """The participant features' own tables in ``contest.sqlite``: one migration step, applied by
-:class:`~harness.contest.db.ContestDB` after the contest's base schema (``CREATE ... IF NOT
-EXISTS``: a contest created before them gains them when the site or the ladder next starts).
+:class:`~harness.contest.db.ContestDB` after the contest's base schema and the organizer's steps
+(:mod:`.migrations`; ``CREATE ... IF NOT EXISTS``: a contest created before them gains them when the site or the ladder next starts).
 
 - ``pauses``: a current version taken out of the ladder by the auto-pause (:mod:`.autopause`):
   when, why (one line for its team), and its games, forfeits and violations at that moment.
@@ -10,9 +10,7 @@ EXISTS``: a contest created before them gains them when the site or the ladder n
 
 from __future__ import annotations
 
-import sqlite3
-
-__all__ = ["PARTICIPANT_SCHEMA", "migrate"]
+__all__ = ["PARTICIPANT_SCHEMA"]
 
 PARTICIPANT_SCHEMA = """
 CREATE TABLE IF NOT EXISTS pauses (
@@ -48,9 +46,3 @@ CREATE TABLE IF NOT EXISTS challenge_games (
 ) WITHOUT ROWID;
 """
 
-
-def migrate(conn: sqlite3.Connection) -> None:
-    """Create the participant tables (inside the caller's write transaction)."""
-    for statement in PARTICIPANT_SCHEMA.split(";"):
-        if statement.strip():
-            conn.execute(statement)

@@ -20,9 +20,9 @@ public seeds (stores made before the secret existed keep them for the games alre
 Planning scales to millions of games: :func:`schedule_chunks` yields lists of the store's rows
 (no object per game) and hashes each id from a per-round prefix, with the same bytes as
 :func:`game_id`; the store inserts them in bulk, and a re-run whose :func:`schedule_fingerprint`
-matches the stored one skips planning altogether. Measured (bench/league.py): a 1,000,000-game
-league plans in a few seconds instead of 46 s, and a re-run of a planned league starts in
-milliseconds instead of 20 s.
+matches the stored one skips planning altogether: a 1,000,000-game league plans in a few
+seconds, and a re-run of a planned league starts in milliseconds (bench/league.py;
+docs/performance.md).
 A schedule past :data:`MAX_GAMES` is refused when the config is read.
 """
 

@@ -14,9 +14,8 @@ after another (24 at 4 seats), so a worker would need a fresh process of every b
 every game. Within a window of :data:`DEAL_WINDOW` deals the source hands out every deal's first
 seat order, then every deal's second, and so on: a process plays one game of many deals before
 it needs a successor. Only the dispatch order changes: the writer records and rates in schedule
-order whatever order results come back in. Measured (bench/fairplay.py, docs/security.md):
-Dominoes at 4 seats, default idle bound, 48 deals: 0.09x of the throughput before the rule in
-schedule order, 0.44x blocked (1604 -> 256 bot starts in 1152 games); at 2 seats no change.
+order whatever order results come back in. Its cost and the bot starts it saves are measured
+by bench/fairplay.py (figures: docs/security.md, docs/performance.md).
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """Deadlines in CPU time: a bot is charged for its own use of the machine, not for the host's load.
 
-Measured before this existed (docs/security.md): two bots that each think 50 ms of CPU per move
-at ``move_ms: 100`` got 0 timeouts with 2 workers on 2 cores but 309 in 6 games with 4 workers,
-and a bot whose threads spin charged its opponent on the same core with 4 timeouts in 6 games.
-Wall-clock deadlines charge a bot for every other process that wants the CPU.
+Wall-clock deadlines charge a bot for every other process that wants the CPU: on a loaded host
+a bot well within its time is out of it, and a bot whose threads spin takes time from its
+opponent on the same core (the measurements: docs/security.md).
 
 Where the harness may create cgroups (root, as in CI), each bot's cgroup (:mod:`harness.play.cgroups`)
 gives two things:

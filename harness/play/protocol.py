@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-__all__ = ["PROTOCOL_VERSION", "BadMessage", "encode", "hello", "start", "request", "result", "BYE",
+__all__ = ["PROTOCOL_VERSION", "BadMessage", "encode", "hello", "start", "result", "BYE",
            "decode", "check_depth", "parse_ready", "parse_action", "same_json"]
 
 PROTOCOL_VERSION = 1
@@ -46,12 +46,6 @@ def hello(game: str, options: Mapping[str, Any], seat: int, players: int,
 
 def start(game_id: str, seat: int, players: int) -> dict[str, Any]:
     return {"type": "start", "game_id": game_id, "seat": seat, "players": players}
-
-
-def request(request_id: int, seat: int, observation: Any, actions: Sequence[Any], events: Sequence[Any],
-            time_left_ms: int) -> dict[str, Any]:
-    return {"type": "request", "id": request_id, "seat": seat, "observation": observation,
-            "actions": actions, "events": events, "time_left_ms": time_left_ms}
 
 
 def result(game_id: str, ranking: Sequence[int], scores: Sequence[Any], ended_by: str) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 A point of the chart is the table's order-free fit (TrueSkill's model, pairwise composite
 likelihood: :mod:`harness.league.ratings_fit`) of the **first n finished games in schedule
 order** (seq order). Three choices keep it cheap at 1,000 bots and 1,000,000 games, where
-fitting 30 prefixes from scratch took 55 s:
+fitting 30 prefixes from scratch costs about a minute (docs/performance.md):
 
 - **Marks at fixed game counts.** The points are at multiples of a step that is a power of two,
   the smallest giving at most ``points`` of them, plus the current count. A doubled step's marks

@@ -13,7 +13,7 @@
   page's live refresh fetches the newer one once ``api/status`` says it is ready: ``rendered``).
   So a small league's page is always current, and a large one's loads at once, at most one
   render behind: at 1,000 bots and 1,000,000 games a render takes ~20 s (the table's fit and
-  statistics over every game; docs/performance.md), which a request used to wait for. The very
+  statistics over every game; docs/performance.md), too long for a request to wait. The very
   first render of a large league shows a page that says it is being prepared. The rating
   history's fitted points are kept in the store (:mod:`harness.report.history`), so a new render
   fits only the points since the last one.
@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sqlite3
 import threading
 import time
@@ -195,11 +194,13 @@ class LiveLeague:
                   "versions": versions, "config_problem": self.problem}
         return f"{counts['done']}.{counts['pending']}.{violations}.{versions}.{stamp}", status
 
-    def respond(self, path: str) -> Response:
-        """The response (status, body, content type) to a GET of ``path``."""
+    def _answer(self, page: Callable[[LeagueStore, LeagueConfig, str, dict[str, Any]], Response], *,
+                api: bool = False) -> Response:
+        """``page(store, config, generation, status)`` with the store open, or the waiting page (the
+        waiting status for ``api``) while the store is not there yet."""
         config = self.config()
         if not self.store_ready(config):
-            if path == "/api/status":
+            if api:
                 return 200, json.dumps({"store": False, "done": 0, "pending": 0, "config_problem": self.problem}), \
                     "application/json"
             why = f"the league has not started ({escape(config.store)} does not exist yet)"
@@ -210,31 +211,50 @@ class LiveLeague:
             return 503, f"<p>{escape(str(exc))}</p>", HTML
         with store:
             generation, status = self._generation(store, config)
-            if path == "/api/status":
-                site = Site(config, store, live=True)
-                status["generation"] = generation
-                self.renderer.kick(generation)  # the page's poll keeps the index coming
-                status["rendered"] = self.renderer.rendered()
-                status["latest"] = [{"id": g["id"], "round": g["round"], "seats": g["seats"], "ended_by": g["ended_by"]}
-                                    for g in site.latest_games(20)]
-                return 200, json.dumps(status), "application/json"
-            if path in ("/", "/index.html"):
-                page = self.renderer.page(generation, FRESH_WAIT)
-                if page is None:
-                    return 200, _PREPARING.format(name=escape(config.name), done=f"{status['done']:,}"), HTML
-                return 200, page, HTML
+            return page(store, config, generation, status)
+
+    def status(self) -> Response:
+        """``api/status``: the counts, the generation and the latest games, as JSON."""
+        def page(store: LeagueStore, config: LeagueConfig, generation: str, status: dict[str, Any]) -> Response:
             site = Site(config, store, live=True)
-            if m := re.fullmatch(r"/games/(g-[0-9a-f]+)\.html", path):
-                page = site.game(m.group(1))
-                return (200, page, HTML) if page else (404, "no such game", HTML)
-            if m := re.fullmatch(r"/bots/(\d{1,18})\.html", path):
-                vid = int(m.group(1))
-                return (200, site.bot(vid), HTML) if vid in site.versions else (404, "no such bot", HTML)
-            if m := re.fullmatch(r"/violations/(\d{1,18})\.html", path):  # a longer id is no SQLite integer
-                found = store.violation(int(m.group(1)))
-                page = site.game(found[0]["game_id"], violation_id=int(m.group(1))) if found else None
-                return (200, page, HTML) if page else (404, "no such violation", HTML)
-            return 404, "not found", HTML
+            status["generation"] = generation
+            self.renderer.kick(generation)  # the page's poll keeps the index coming
+            status["rendered"] = self.renderer.rendered()
+            status["latest"] = [{"id": g["id"], "round": g["round"], "seats": g["seats"], "ended_by": g["ended_by"]}
+                                for g in site.latest_games(20)]
+            return 200, json.dumps(status), "application/json"
+        return self._answer(page, api=True)
+
+    def index(self) -> Response:
+        """The index: the last render, waiting up to :data:`FRESH_WAIT` for one of the league now."""
+        def page(store: LeagueStore, config: LeagueConfig, generation: str, status: dict[str, Any]) -> Response:
+            made = self.renderer.page(generation, FRESH_WAIT)
+            if made is None:
+                return 200, _PREPARING.format(name=escape(config.name), done=f"{status['done']:,}"), HTML
+            return 200, made, HTML
+        return self._answer(page)
+
+    def game(self, game_id: str) -> Response:
+        """A game's replay page (404 when the store has no such game)."""
+        def page(store: LeagueStore, config: LeagueConfig, generation: str, status: dict[str, Any]) -> Response:
+            made = Site(config, store, live=True).game(game_id)
+            return (200, made, HTML) if made else (404, "no such game", HTML)
+        return self._answer(page)
+
+    def bot(self, version_id: int) -> Response:
+        """A bot version's page (404 when the league has no such version)."""
+        def page(store: LeagueStore, config: LeagueConfig, generation: str, status: dict[str, Any]) -> Response:
+            site = Site(config, store, live=True)
+            return (200, site.bot(version_id), HTML) if version_id in site.versions else (404, "no such bot", HTML)
+        return self._answer(page)
+
+    def violation(self, violation_id: int) -> Response:
+        """A violation's page: its game's replay opened at it (404 when there is no such violation)."""
+        def page(store: LeagueStore, config: LeagueConfig, generation: str, status: dict[str, Any]) -> Response:
+            found = store.violation(violation_id)
+            made = Site(config, store, live=True).game(found[0]["game_id"], violation_id=violation_id) if found else None
+            return (200, made, HTML) if made else (404, "no such violation", HTML)
+        return self._answer(page)
 
     def _generation_now(self) -> str:
         """The league's generation as the store is now (for benchmarks and tests)."""

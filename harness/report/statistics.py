@@ -26,8 +26,7 @@ Two interval methods, both of the ratio sum(x) / sum(n) over sets (mean score = 
 Measured (2 shared cores, load ~1, in memory): at 10,000 sets of 1,000 bots the bootstrap of
 mean score and rank takes 0.9 s, the delta method 0.1 s; at 1,000,000 games (166,667 sets) the
 delta method takes 0.9 s (bot intervals), 1.9 s (head to head, 315,861 pairs, 1.3 s of it
-building the output's dicts) and 0.4 s (seat bias), where the dense bootstrap and per-pair
-Python loops took >90 s, 52 s and 13 s (bench/table.py, load ~4; docs/performance.md). The two
+building the output's dicts) and 0.4 s (seat bias) (bench/table.py; docs/performance.md). The two
 methods agree where a bot has many sets: on 5,000 sets of 40 bots (375 sets per bot) the
 endpoints differ by at most 6% of the interval's width (median 1.5%, the bootstrap's own noise
 at 2,000 resamples); at 30 sets per bot (10,000 sets of 1,000 bots) by at most 15% (median 3%).

@@ -1,0 +1,214 @@
+"""The organizer's controls, for the site's organizer pages and ``harness contest`` alike.
+
+Disable or enable a team or one version (the ladder's roster leaves it out at its next look, and
+the team sees the reason on every page), reset a team (its current version put aside: it starts
+again from its next upload) or remove it (signed out, its token dead, off the roster and the
+leaderboard); games already played stay in the ladder, and the organizer's pages mark them as
+played before the reset or removal. Announcements are shown on every page. Uploads can be closed
+and reopened whatever the phases in contest.yaml say. Every action is written to the ``audit``
+table with who did it and when, in the same transaction as the action itself.
+
+The organizer signs in with the organizer token (``tbo_...``, printed by ``harness contest init``
+and renewed by ``harness contest organizer-token``); as a team's, only its scrypt hash is kept.
+The tables (``organizer``, ``org_sessions``, ``blocks``, ``team_state``, ``announcements``,
+``audit``) are a migration of their own (:data:`SCHEMA`), run by :class:`~harness.contest.db.ContestDB`.
+"""
+
+from __future__ import annotations
+
+import hmac
+import re
+import secrets
+import sqlite3
+import time
+from typing import TYPE_CHECKING, Any
+
+from harness.contest.auth import hash_token, new_csrf, new_session_id, session_key
+from harness.contest.migrations import ORGANIZER as SCHEMA
+
+if TYPE_CHECKING:
+    from harness.contest.db import ContestDB
+
+__all__ = ["SCHEMA", "ControlError", "new_organizer_token", "organizer_token_ok", "disable", "enable", "reset_team",
+           "remove_team", "announce", "announcements", "reopen_uploads", "close_uploads", "audit_log", "blocks_of",
+           "org_session_add", "org_session", "team_states", "ORG_TOKEN_RE"]
+
+
+ORG_TOKEN_RE = re.compile(r"^tbo_[A-Za-z0-9_-]{20,100}$")
+ORG_SESSION_TTL = 12 * 3600
+
+
+class ControlError(ValueError):
+    """An action that cannot be done (an unknown team or version); one line saying why."""
+
+
+def _audit(db: sqlite3.Connection, who: str, action: str, detail: str) -> None:
+    db.execute("INSERT INTO audit (at, who, action, detail) VALUES (?, ?, ?, ?)", (time.time(), who, action, detail))
+
+
+# -- the organizer's token and sessions ----------------------------------------------------------
+def new_organizer_token(cdb: ContestDB, who: str) -> str:
+    """A new organizer token (the old one and every organizer session stop working)."""
+    token = f"tbo_{secrets.token_urlsafe(32)}"
+    salt = secrets.token_bytes(16)
+    with cdb.write() as db:
+        db.execute("INSERT INTO organizer (id, salt, token_hash, created_at) VALUES (1, ?, ?, ?) ON CONFLICT (id) DO "
+                   "UPDATE SET salt = excluded.salt, token_hash = excluded.token_hash, created_at = excluded.created_at",
+                   (salt, hash_token(token, salt), time.time()))
+        db.execute("DELETE FROM org_sessions")
+        _audit(db, who, "organizer token", "a new organizer token; every organizer session signed out")
+    return token
+
+
+def organizer_token_ok(cdb: ContestDB, token: str) -> bool:
+    """Whether ``token`` is the organizer's (the scrypt hash compared in constant time)."""
+    if not ORG_TOKEN_RE.match(token.strip()):
+        return False
+    row = cdb.db.execute("SELECT salt, token_hash FROM organizer WHERE id = 1").fetchone()
+    if row is None:
+        hash_token(token, b"0" * 16)
+        return False
+    return hmac.compare_digest(hash_token(token.strip(), row["salt"]), row["token_hash"])
+
+
+def org_session_add(cdb: ContestDB, who: str = "organizer") -> tuple[str, str]:
+    """A new organizer session: (the cookie's value, its CSRF token)."""
+    sid, csrf, now = new_session_id(), new_csrf(), time.time()
+    with cdb.write() as db:
+        db.execute("DELETE FROM org_sessions WHERE expires_at < ?", (now,))
+        db.execute("INSERT INTO org_sessions (id_hash, csrf, created_at, expires_at) VALUES (?, ?, ?, ?)",
+                   (session_key(sid), csrf, now, now + ORG_SESSION_TTL))
+        _audit(db, who, "sign in", "signed in on the site")
+    return sid, csrf
+
+
+def org_session(cdb: ContestDB, sid: str) -> str | None:
+    """The CSRF token of the organizer session ``sid``, or None if it is not one (or expired)."""
+    row = cdb.db.execute("SELECT csrf FROM org_sessions WHERE id_hash = ? AND expires_at > ?",
+                         (session_key(sid), time.time())).fetchone()
+    return str(row[0]) if row else None
+
+
+# -- teams and versions --------------------------------------------------------------------------
+def _team(cdb: ContestDB, name: str) -> sqlite3.Row:
+    row = cdb.team_by_name(name)
+    if row is None:
+        raise ControlError(f"no team named {name!r} (harness contest team list DIR shows them)")
+    return row
+
+
+def _version(cdb: ContestDB, version: str) -> sqlite3.Row:
+    digits = version[1:] if version.startswith("s") else version
+    row = cdb.submission(int(digits)) if digits.isdigit() else None
+    if row is None:
+        raise ControlError(f"no version {version!r} (a version is s<upload id>, as the pages show it)")
+    return row
+
+
+def disable(cdb: ContestDB, who: str, *, team: str | None = None, version: str | None = None, reason: str) -> str:
+    """Keep a team (or one version) out of the ladder until enabled; return what was done, in words."""
+    reason = " ".join(reason.split())[:500] or "no reason given"
+    kind, ref, what = _target(cdb, team, version)
+    with cdb.write() as db:
+        db.execute("INSERT INTO blocks (kind, ref, reason, by, at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (kind, ref) "
+                   "DO UPDATE SET reason = excluded.reason, by = excluded.by, at = excluded.at",
+                   (kind, ref, reason, who, time.time()))
+        _audit(db, who, f"disable {kind}", f"{what}: {reason}")
+    return f"{what} disabled: the ladder leaves it out from its next round ({reason})"
+
+
+def enable(cdb: ContestDB, who: str, *, team: str | None = None, version: str | None = None) -> str:
+    kind, ref, what = _target(cdb, team, version)
+    with cdb.write() as db:
+        gone = db.execute("DELETE FROM blocks WHERE kind = ? AND ref = ?", (kind, ref)).rowcount
+        _audit(db, who, f"enable {kind}", what)
+    return f"{what} enabled" if gone else f"{what} was not disabled"
+
+
+def _target(cdb: ContestDB, team: str | None, version: str | None) -> tuple[str, int, str]:
+    if (team is None) == (version is None):
+        raise ControlError("name a team or a version (one of them)")
+    if team is not None:
+        return "team", int(_team(cdb, team)["id"]), f"team {team}"
+    row = _version(cdb, str(version))
+    return "version", int(row["id"]), f"version s{row['id']} of team {row['team']}"
+
+
+def reset_team(cdb: ContestDB, who: str, team: str, reason: str = "") -> str:
+    """Put the team's current version aside: it has no version until its next upload; games stay."""
+    row = _team(cdb, team)
+    now = time.time()
+    with cdb.write() as db:
+        if row["current_submission"] is not None:
+            db.execute("UPDATE submissions SET status = 'replaced' WHERE id = ?", (row["current_submission"],))
+        db.execute("UPDATE teams SET current_submission = NULL WHERE id = ?", (row["id"],))
+        db.execute("INSERT INTO team_state (team_id, reset_at, reason) VALUES (?, ?, ?) ON CONFLICT (team_id) DO "
+                   "UPDATE SET reset_at = excluded.reset_at, reason = excluded.reason", (row["id"], now, reason))
+        _audit(db, who, "reset team", f"team {team}: current version s{row['current_submission']} put aside "
+                                      f"({reason or 'no reason given'})")
+    return f"team {team} reset: no current version until its next upload; its games stay"
+
+
+def remove_team(cdb: ContestDB, who: str, team: str, reason: str = "") -> str:
+    """Remove a team: signed out, its token dead, off the roster and the leaderboard; its games stay."""
+    row = _team(cdb, team)
+    with cdb.write() as db:
+        db.execute("UPDATE teams SET token_hash = ? WHERE id = ?", (secrets.token_bytes(32), row["id"]))
+        db.execute("DELETE FROM sessions WHERE team_id = ?", (row["id"],))
+        db.execute("INSERT INTO team_state (team_id, removed_at, reason) VALUES (?, ?, ?) ON CONFLICT (team_id) DO "
+                   "UPDATE SET removed_at = excluded.removed_at, reason = excluded.reason", (row["id"], time.time(),
+                                                                                            reason))
+        _audit(db, who, "remove team", f"team {team} ({reason or 'no reason given'})")
+    return f"team {team} removed: signed out, its token no longer works, off the ladder; its games stay"
+
+
+def team_states(cdb: ContestDB) -> dict[int, sqlite3.Row]:
+    """Teams reset or removed, by team id."""
+    return {r["team_id"]: r for r in cdb.db.execute("SELECT * FROM team_state")}
+
+
+def blocks_of(cdb: ContestDB, team_id: int | None = None) -> list[sqlite3.Row]:
+    """Disabled teams and versions (of one team, or all), with their reasons."""
+    sql = ("SELECT b.*, CASE b.kind WHEN 'team' THEN b.ref ELSE s.team_id END AS team_id FROM blocks b "
+           "LEFT JOIN submissions s ON b.kind = 'version' AND s.id = b.ref")
+    rows = cdb.db.execute(sql).fetchall()
+    return [r for r in rows if team_id is None or r["team_id"] == team_id]
+
+
+# -- announcements, uploads, the audit -----------------------------------------------------------
+def announce(cdb: ContestDB, who: str, text: str) -> str:
+    text = text.strip()[:2000]
+    if not text:
+        raise ControlError("an announcement needs some text")
+    with cdb.write() as db:
+        db.execute("INSERT INTO announcements (text, by, at) VALUES (?, ?, ?)", (text, who, time.time()))
+        _audit(db, who, "announce", text)
+    return "announced on every page"
+
+
+def announcements(cdb: ContestDB, limit: int = 5) -> list[sqlite3.Row]:
+    return cdb.db.execute("SELECT * FROM announcements ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
+
+
+def reopen_uploads(cdb: ContestDB, who: str, until: float | None = None) -> str:
+    """Take uploads again (after the finals froze them, or past ``phases.uploads_close``) until ``until``."""
+    with cdb.write() as db:
+        for key, value in (("frozen", "0"), ("closed", "0"), ("reopened_until", str(until or "inf"))):
+            db.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = "
+                       "excluded.value", (key, value))
+        when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(until)) if until else "the organizer closes them"
+        _audit(db, who, "reopen uploads", f"until {when}")
+    return f"uploads open until {when}"
+
+
+def close_uploads(cdb: ContestDB, who: str) -> str:
+    with cdb.write() as db:
+        for key, value in (("closed", "1"), ("reopened_until", "0")):
+            db.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = "
+                       "excluded.value", (key, value))
+        _audit(db, who, "close uploads", "closed by the organizer")
+    return "uploads closed"
+
+
+def audit_log(cdb: ContestDB, limit: int = 500) -> list[dict[str, Any]]:
+    return [dict(r) for r in cdb.db.execute("SELECT * FROM audit ORDER BY id DESC LIMIT ?", (limit,))]
