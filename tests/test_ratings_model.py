@@ -155,3 +155,16 @@ def test_the_table_says_which_bot_was_flagged():
         assert "* b@1: results noisier than the model allows" in text and "sigma x1.60" in text
         assert "a@1: results noisier" not in text
     assert '"noisy": 2.4' in format_table(rows, "json")
+
+
+def test_past_the_exact_trace_the_spread_comes_from_each_bot_s_own_information(monkeypatch):
+    """Past EXACT_TRACE_BOTS the EM's posterior variances are each bot's inverse information
+    (its opponents' uncertainty left out): in a field where every bot met many, the same spread."""
+    import harness.league.ratings_fit as ratings_fit
+
+    rng = np.random.default_rng(7)
+    batch = league(rng, 25 + rng.normal(0, BETA, 40), 2, 2000)
+    exact = fit_model([batch], 40).prior_sd
+    monkeypatch.setattr(ratings_fit, "EXACT_TRACE_BOTS", 0)
+    approximate = fit_model([batch], 40).prior_sd
+    assert approximate != exact and approximate == pytest.approx(exact, rel=0.05)

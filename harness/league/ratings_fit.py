@@ -159,6 +159,8 @@ def batches_from_games(games: Iterable[tuple[Sequence[int], Sequence[int], Hasha
 TAU_LOW, TAU_HIGH = 0.1, 3.0
 #: the data's weight against the prior is kept within these (see the module's text)
 WEIGHT_LOW, WEIGHT_HIGH = 0.2, 5.0
+#: the EM's posterior variances exactly (a dense factorisation) up to this many bots
+EXACT_TRACE_BOTS = 1500
 #: EM steps of the prior's spread at most (it stops at a change under 1%)
 EM_STEPS = 12
 #: a bot is flagged when its dispersion's chance under the model is below this (one in a thousand)
@@ -251,7 +253,7 @@ def _inverse_trace(hessian: Hessian, second: np.ndarray, precision: float) -> fl
     fraction of a second at 1,000 on one core), past that the sum of the inverse diagonal (each bot's own
     information; it leaves out the uncertainty of its opponents, small when each bot met many)."""
     matrix = hessian.at(second, precision)
-    if matrix.shape[0] <= 1500:
+    if matrix.shape[0] <= EXACT_TRACE_BOTS:
         factor = cho_factor(matrix.toarray())
         lower = factor[0] if factor[1] else factor[0].T
         return float(np.sum(solve_triangular(lower, np.eye(matrix.shape[0]), lower=True) ** 2))
