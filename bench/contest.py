@@ -130,12 +130,26 @@ def part1(tmp: Path, n_teams: int, n_games: int, n_requests: int) -> None:
         client.post("/signin", data={"csrf": csrf, "token": tokens[first]})
         pages = {"/ (leaderboard + latest games)": "/", "/api/leaderboard": "/api/leaderboard",
                  "/games": "/games", f"/h2h ({first} vs {second})": f"/h2h?a={first}&b={second}",
-                 "/me (own versions, games, violations)": "/me"}
+                 "/me (own versions, games, violations)": "/me",
+                 "/me?result=lost&opponent=... (filtered)": f"/me?result=lost&opponent={second}",
+                 f"/teams/{first} (per opponent, per size)": f"/teams/{first}",
+                 "/api/games (bearer token)": "/api/games", "/api/violations (grouped)": "/api/violations"}
         print(f"  {'page':<42} {'median ms':>10} {'p95 ms':>8}  (n={n_requests}, in-process ASGI)")
+        bearer = {"Authorization": f"Bearer {tokens[first]}"}
         for label, url in pages.items():
-            assert client.get(url).status_code == 200, url
-            median, p95 = timed(lambda url=url: client.get(url), n_requests)
+            headers = bearer if url.startswith("/api/g") or url.startswith("/api/v") else {}
+            assert client.get(url, headers=headers).status_code == 200, url
+            median, p95 = timed(lambda url=url, headers=headers: client.get(url, headers=headers), n_requests)
             print(f"  {label:<42} {median:>10.1f} {p95:>8.1f}")
+    from harness.contest.config import load_contest
+    from harness.contest.ladder_reads import LadderReader
+    from harness.contest.team_reads import results_by_opponent
+
+    cfg = load_contest(root)
+    reader = LadderReader(root / LADDER_STORE, cfg.game, cfg.options)
+    median, p95 = timed(lambda: results_by_opponent(reader, first), n_requests)
+    print(f"  {'/teams/NAME: its results, uncached':<42} {median:>10.1f} {p95:>8.1f}  (the page reuses them until a "
+          f"game is added)")
     conn = sqlite3.connect(root / LADDER_STORE)
     median, p95 = timed(lambda: conn.execute("SELECT version_id, count(rank), sum(rank = 0), sum(rank), "
                                              "sum(forfeited) FROM seats GROUP BY version_id").fetchall(),

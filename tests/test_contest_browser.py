@@ -136,7 +136,7 @@ def test_participant_end_to_end(browser, tmp_path: Path) -> None:  # type: ignor
         shoot(browser, tmp_path, "06-my-violation")
 
         browser.get(base + "/me")
-        browser.find_element(By.CSS_SELECTOR, "#my-games a").click()
+        browser.find_element(By.CSS_SELECTOR, "#my-games a[href*='/seat/']").click()
         _until(lambda: "/seat/" in browser.current_url, 10, "the replay from alpha's seat")
         # it opens in alpha's own seat's view (the only seat offered besides the spectator): at the
         # deal, alpha's cards face up and the other seat's face down

@@ -35,6 +35,8 @@ def make_contest(tmp_path: Path, ladder: str = "round_robin", pace: int | None =
     text = re.sub(r"^players: .*$", "players: [2]", text, flags=re.M)
     pace_text = "null" if pace is None else str(pace)
     text = re.sub(r"^ladder: .*$", f"ladder: {{schedule: {ladder}, games_per_hour: {pace_text}}}", text, flags=re.M)
+    if "pause:" not in extra:  # beta violates now and then: these tests want it playing, not auto-paused
+        text = re.sub(r"^pause: .*$", "pause: {forfeit_rate: null, violation_rate: null}", text, flags=re.M)
     (root / "contest.yaml").write_text(text + extra)
     cfg = load_contest(root)
     db = ContestDB(cfg.db_path)

@@ -281,6 +281,8 @@ bots:
         assert {r["kind"] for r in store.violations()} <= {"illegal", "malformed"}
         log = store.game_log(games[0])
     started = [e for e in log if e.get("type") == "send" and e["msg"].get("type") == "hello"]
-    assert started  # the bots were started for this game (inside bwrap: see the stderr log)
-    logs = list((tmp_path / "t.logs").rglob("*.stderr.log"))
+    assert started  # the bots were started for this game (inside bwrap: see the harness's own log of each bot)
+    logs = list((tmp_path / "t.logs").rglob("*.harness.log"))
     assert logs and any("bwrap" in p.read_text(errors="replace") for p in logs)
+    # the bot's stderr log has its own output and a short line per start, never the command line
+    assert not any("bwrap" in p.read_text(errors="replace") for p in (tmp_path / "t.logs").rglob("*.stderr.log"))

@@ -16,12 +16,25 @@ from harness.cli import cli
 STARTERS = Path(__file__).resolve().parent.parent / "bots" / "starters"
 
 
-def build_command(language: str) -> list[str]:
+def build_command(language: str, tool: str | None = None) -> list[str]:
     """The build command as the starter's README gives it (so the README cannot go stale)."""
     readme = (STARTERS / language / "README.md").read_text()
-    tool = {"cpp": "g++", "rust": "rustc"}[language]
+    tool = tool or {"cpp": "g++", "rust": "rustc"}[language]
     line = next(x.strip() for x in readme.splitlines() if x.strip().startswith(tool + " "))
     return line.split()
+
+
+def build_in_place(language: str, out: Path, tools: tuple[str, ...], sources: tuple[str, ...]) -> Path:
+    """Copy a starter's sources into ``out/language`` and run its README's build lines there."""
+    folder = out / language
+    folder.mkdir()
+    for source in sources:
+        (folder / source).write_bytes((STARTERS / language / source).read_bytes())
+    for tool in tools:
+        argv = build_command(language, tool)
+        argv = [w for a in argv for w in (sorted(p.name for p in folder.glob(a)) if "*" in a else [a])]
+        subprocess.run(argv, check=True, capture_output=True, timeout=300, cwd=folder)
+    return folder
 
 
 @pytest.fixture(scope="module")
@@ -36,10 +49,14 @@ def built(tmp_path_factory) -> dict[str, str]:
         argv[argv.index(source)] = str(STARTERS / language / source)
         subprocess.run(argv, check=True, capture_output=True, timeout=300)
         commands[language] = str(out / language)
+    # Java runs from its jar (`java -jar` names its file: the sandbox shows the bot that directory)
+    java = build_in_place("java", out, ("javac", "jar"), ("Bot.java",))
+    commands["java"] = f"java -jar {java / 'bot.jar'}"
+    commands["go"] = str(build_in_place("go", out, ("go",), ("bot.go",)) / "bot")
     return commands
 
 
-@pytest.mark.parametrize("language", ["python", "cpp", "js", "rust"])
+@pytest.mark.parametrize("language", ["python", "cpp", "js", "rust", "java", "go"])
 @pytest.mark.parametrize("game,players", [("crisps", 2), ("dominoes", 3), ("epizodiak", 3)])
 def test_each_starter_passes_check_bot(built, language, game, players):
     out = CliRunner().invoke(cli, ["check-bot", game, built[language], "--players", str(players), "--games", str(players)])

@@ -6,12 +6,14 @@ import click
 
 from harness.cli.collusion import collusion
 from harness.cli.contest import contest
+from harness.cli.contest_client import add_client_commands
 from harness.cli.doctor import doctor
 from harness.cli.export import export
 from harness.cli.league import h2h, replay, run, table, violations
 from harness.cli.match import match
 from harness.cli.play import check_bot, play
 from harness.cli.report import report, serve
+from harness.cli.reproduce import reproduce
 from harness.cli.selfplay import selfplay
 from harness.cli.submit import submit
 
@@ -39,8 +41,10 @@ cli.add_command(h2h)
 cli.add_command(match)
 cli.add_command(report)
 cli.add_command(serve)
+add_client_commands(contest)  # a team's client commands: harness contest submit|games|violations|download
 cli.add_command(contest)
 cli.add_command(collusion)
+cli.add_command(reproduce)
 cli.add_command(doctor)
 
 

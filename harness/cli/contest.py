@@ -124,7 +124,8 @@ def team_token(contest_dir: Path, name: str) -> None:
 @team.command("list")
 @contest_dir
 def team_list(contest_dir: Path) -> None:
-    """List the teams and their current versions."""
+    """List the teams and their current versions (and why a paused one was paused)."""
+    from harness.contest.autopause import pause_of
     from harness.contest.db import ContestDB
 
     cfg = _load(contest_dir)
@@ -132,7 +133,9 @@ def team_list(contest_dir: Path) -> None:
     try:
         for row in db.teams():
             current = f"version s{row['current_submission']}" if row["current_submission"] else "no version yet"
-            echo(f"{row['name']}: {current}")
+            sub = db.submission(row["current_submission"]) if row["current_submission"] else None
+            pause = pause_of(db, sub["id"]) if sub is not None and sub["status"] == "paused" else None
+            echo(f"{row['name']}: {current}" + (f" (paused: {pause['reason']})" if pause else ""))
     finally:
         db.close()
 
@@ -221,7 +224,9 @@ def run(contest_dir: Path, dask: str | None, workers: int | None, progress: bool
     if workers is not None:
         cfg = dataclasses.replace(cfg, workers=workers)
     db = ContestDB(cfg.db_path)
-    standings = Standings(db, cfg.root / LADDER_STORE)
+    from harness.contest.autopause import pause_failing
+
+    standings = Standings(db, cfg.root / LADDER_STORE, after_flush=lambda: pause_failing(db, cfg.pause, echo))
     standings.rebuild()
     standings.start()
     pruner = Pruner(cfg.root / LADDER_STORE, cfg.retention, record_pruned(db))
@@ -230,8 +235,10 @@ def run(contest_dir: Path, dask: str | None, workers: int | None, progress: bool
     refitter.start()
     played = 0
     try:
+        from harness.contest.challenges import play_challenges
+
         played = play_ladder(cfg, db, should_stop=lambda: False, on_game=standings.on_game, progress=progress,
-                             echo=echo, dask=dask)
+                             echo=echo, dask=dask, between_rounds=lambda: play_challenges(cfg, db, echo=echo))
     except KeyboardInterrupt:
         echo("interrupted")
     finally:

@@ -9,6 +9,7 @@ or an edit that would not load, leaves the file untouched and exits non-zero.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import os
 import shlex
@@ -22,7 +23,7 @@ from harness.cli.league import config_argument
 from harness.cli.play import make_config, run_conformance
 from harness.league.config import ConfigError, StrictBoolLoader, load_config, parse_config
 from harness.play.conformance import BOTS_ENV, reference_opponents
-from harness.play.limits import BotSpec
+from harness.play.limits import BotSpec, ResourceLimits
 
 
 def _edited_text(text: str, name: str, command: str, cwd: str | None) -> str:
@@ -60,7 +61,7 @@ def submit(config: str, name: str, command: str, cwd: str | None, n_games: int, 
     """Add the bot NAME, run as CMD, to CONFIG's league if it passes check-bot's conformance games.
 
     CMD is written as in the config: paths relative to the config file's directory (or to
-    --cwd). The bot plays the reference bots with the league's game and options in every seat;
+    --cwd). The bot plays the reference bots with the league's game, options, time controls and limits in every seat;
     at every table size the league plays (`players`), at least one game per seat;
     only if it commits no violation is it added, keeping the file's comments and order. The next
     `harness run` plays only its games. Exits 1 (the file untouched) otherwise. Example:
@@ -89,7 +90,11 @@ def submit(config: str, name: str, command: str, cwd: str | None, n_games: int, 
     from harness.games import get_game
 
     game = get_game(cfg.game)
-    referee = make_config(init_ms, move_ms, bank_ms, 0, cfg.limits.get("sandbox", "auto"), None, record_messages=True)
+    t = cfg.time  # the league's time controls, unless given on the command line
+    referee = make_config(t["init_ms"] if init_ms is None else init_ms, t["move_ms"] if move_ms is None else move_ms,
+                          t["bank_ms"] if bank_ms is None else bank_ms, 0, cfg.limits.get("sandbox", "auto"), None, record_messages=True)
+    # the league's limits (memory, processes, the sandbox...): a bot that passes here runs under them in the league
+    referee = dataclasses.replace(referee, limits=ResourceLimits(**{**cfg.limits, "sandbox": referee.limits.sandbox}))
     echo(f"conformance games for {name}: {shlex.join(entry.command)} (in {entry.cwd})")
     candidate = BotSpec(name=name, command=entry.command, cwd=entry.cwd, sandbox_dir=entry.sandbox_dir)
     opponents = reference_opponents(game)

@@ -41,6 +41,7 @@ from harness.contest.ladder import LADDER_STORE
 from harness.contest.ladder_reads import LadderReader
 from harness.contest.notices import notices
 from harness.contest.phases import upload_state
+from harness.contest.redact import Redactor
 from harness.contest.unpack import Caps, UnpackError, unpack_upload
 
 __all__ = ["Site", "Team", "Refused", "SESSION_COOKIE", "SIGNIN_COOKIE", "refused_json"]
@@ -80,11 +81,13 @@ class Site:
         self.worker = BuildWorker(cfg, self.db)
         self.start_worker = start_worker
         self.ladder = LadderReader(cfg.root / LADDER_STORE, cfg.game, cfg.options)
+        self.redactor = Redactor(cfg.root)
         self._board: tuple[tuple[Any, ...], float, list[dict[str, Any]], Markup] | None = None
         self._board_lock = threading.Lock()
         self.env = Environment(loader=ChoiceLoader([PackageLoader("harness.contest", "templates"),
                                                     PackageLoader("harness.report", "templates")]),
-                               autoescape=select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True)
+                               autoescape=select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True,
+                               finalize=self.redactor.finalize)  # no server path on any page
 
     # -- rendering ----------------------------------------------------------------------------
     def render(self, template: str, request: Request, team: Team | None, status: int = 200,

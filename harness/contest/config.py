@@ -18,8 +18,8 @@ import yaml
 from harness.contest.guard import SiteLimits, parse_site
 from harness.league.config import LOG_DEFAULTS, TIME_KEYS, StrictBoolLoader
 
-__all__ = ["ContestConfig", "ContestConfigError", "Runtime", "Quotas", "LogRetention", "Phases", "DEFAULT_RUNTIMES", "init_contest",
-           "load_contest", "CONFIG_NAME"]
+__all__ = ["ContestConfig", "ContestConfigError", "Runtime", "Quotas", "LogRetention", "Phases", "PausePolicy",
+           "ChallengePolicy", "CONFORMANCE_GAMES", "DEFAULT_RUNTIMES", "init_contest", "load_contest", "CONFIG_NAME"]
 
 CONFIG_NAME = "contest.yaml"
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
@@ -29,6 +29,12 @@ DEFAULT_RUNTIMES: dict[str, dict[str, Any]] = {
     "python": {"entry": "bot.py", "build": ["python3", "-I", "-m", "py_compile", "bot.py"], "run": ["python3", "bot.py"]},
     "node": {"entry": "bot.js", "build": ["node", "--check", "bot.js"], "run": ["node", "bot.js"]},
     "cpp": {"entry": "bot.cpp", "build": ["g++", "-O2", "-std=c++17", "-o", "bot", "bot.cpp"], "run": ["./bot"]},
+    # javac is a JVM too: sized to fit the build's memory limit (the bots' JVMs: harness.play.jvm)
+    "java": {"entry": "Bot.java", "build": ["javac", "-J-Xmx512m", "-J-XX:CompressedClassSpaceSize=64m",
+                                            "-J-XX:ReservedCodeCacheSize=64m", "-J-XX:+UseSerialGC",
+                                            "-J-XX:-UsePerfData", "Bot.java"],
+             "run": ["java", "-cp", ".", "Bot"]},
+    "go": {"entry": "bot.go", "build": ["go", "build", "-o", "bot", "bot.go"], "run": ["./bot"]},
 }
 
 QUOTA_DEFAULTS = {
@@ -42,7 +48,17 @@ QUOTA_DEFAULTS = {
 }
 BUILD_DEFAULTS = {"seconds": 120, "memory_mb": 2048}
 TOP_KEYS = ("name", "game", "options", "players", "time", "limits", "runtimes", "quotas", "build",
-            "conformance_games", "workers", "executor", "secure_cookies", "ladder", "site", "logs", "phases")
+            "conformance_games", "workers", "executor", "secure_cookies", "ladder", "site", "logs", "phases",
+            "pause", "challenges")
+#: conformance games per table size when contest.yaml sets none: a bot that fails one game in five
+#: fails at least one of 14 with probability 1 - 0.8^14 = 95.6%
+CONFORMANCE_GAMES = 14
+#: auto-pause: a current version is taken out of the ladder once it has played ``min_games`` and
+#: forfeited more than ``forfeit_rate`` of them, or committed more than ``violation_rate``
+#: violations a game (``null``: that rate never pauses)
+PAUSE_DEFAULTS: dict[str, Any] = {"min_games": 20, "forfeit_rate": 0.1, "violation_rate": 0.25}
+#: challenges: unranked games a team asks for against chosen teams (harness.contest.challenges)
+CHALLENGE_DEFAULTS = {"per_hour": 3, "max_games": 20}
 LADDER_KINDS = ("round_robin", "adaptive")
 #: how long the ladder's game logs are kept, and the most disk they may take (see :mod:`.retention`)
 LOGS_DEFAULTS = {"keep_days": 14, "violations_days": 90, "disk_mb": 2048}  # below LOG_DEFAULTS["budget_mb"]
@@ -97,6 +113,23 @@ class Phases:
 
 
 @dataclass(frozen=True)
+class PausePolicy:
+    """When a current version is paused (see PAUSE_DEFAULTS)."""
+
+    min_games: int = PAUSE_DEFAULTS["min_games"]
+    forfeit_rate: float | None = PAUSE_DEFAULTS["forfeit_rate"]
+    violation_rate: float | None = PAUSE_DEFAULTS["violation_rate"]
+
+
+@dataclass(frozen=True)
+class ChallengePolicy:
+    """How many challenges a team may ask an hour, and of how many games at most."""
+
+    per_hour: int = CHALLENGE_DEFAULTS["per_hour"]
+    max_games: int = CHALLENGE_DEFAULTS["max_games"]
+
+
+@dataclass(frozen=True)
 class ContestConfig:
     """A checked contest config; ``root`` is the contest directory."""
 
@@ -111,7 +144,7 @@ class ContestConfig:
     limits: dict[str, Any] = field(default_factory=dict)
     build_seconds: int = BUILD_DEFAULTS["seconds"]
     build_memory_mb: int = BUILD_DEFAULTS["memory_mb"]
-    #: conformance games per table size (default: one per seat, the candidate in each seat once)
+    #: conformance games per table size (load_contest: CONFORMANCE_GAMES unless contest.yaml sets it; None: one per seat)
     conformance_games: int | None = None
     workers: int = 1
     executor: dict[str, Any] | None = None
@@ -130,6 +163,9 @@ class ContestConfig:
     #: how long the ladder keeps its game logs and within what disk (``logs``' other keys)
     retention: LogRetention = LogRetention()
     phases: Phases = Phases()
+    #: auto-pause of a failing current version (:mod:`harness.contest.autopause`)
+    pause: PausePolicy = PausePolicy()
+    challenges: ChallengePolicy = ChallengePolicy()
 
     @property
     def db_path(self) -> Path:
@@ -181,6 +217,11 @@ runtimes:
              f"logs: {yaml.safe_dump(LOGS_DEFAULTS, default_flow_style=True, sort_keys=False).strip()}\n"
              f"# when the site takes uploads (UTC unless a zone is given), and when the finals are planned\n"
              f"phases: {{opens: null, uploads_close: null, finals: null}}\n")
+    text += ("# a current version is paused (taken out of the ladder until its team uploads another) once it has\n"
+             "# played min_games and forfeited more than forfeit_rate of them or committed more than violation_rate\n"
+             "# violations a game (null: never)\npause: " + yaml.safe_dump(PAUSE_DEFAULTS, default_flow_style=True))
+    text += ("# unranked games a team may ask for against chosen teams, played between the ladder's rounds\n"
+             "challenges: " + yaml.safe_dump(CHALLENGE_DEFAULTS, default_flow_style=True))
     root.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     load_contest(root)  # what init writes must load
@@ -286,11 +327,12 @@ def load_contest(root: str | Path) -> ContestConfig:
         quotas=quotas, options=options, limits=limits,
         build_seconds=_int(path, build.get("seconds", BUILD_DEFAULTS["seconds"]), "build.seconds"),
         build_memory_mb=_int(path, build.get("memory_mb", BUILD_DEFAULTS["memory_mb"]), "build.memory_mb"),
-        conformance_games=None if games is None else _int(path, games, "conformance_games"),
+        conformance_games=CONFORMANCE_GAMES if games is None else _int(path, games, "conformance_games"),
         workers=_int(path, data.get("workers", 1), "workers"),
         executor=executor if isinstance(executor, dict) else None,
         secure_cookies=bool(data.get("secure_cookies", False)), ladder=ladder, games_per_hour=games_per_hour,
-        settle_confidence=settle, site=site, logs=logs, retention=retention, phases=_phases(path, data.get("phases")))
+        settle_confidence=settle, site=site, logs=logs, retention=retention, phases=_phases(path, data.get("phases")),
+        pause=_pause(path, data.get("pause")), challenges=_challenges(path, data.get("challenges")))
 
 
 def _ladder(path: Path, value: Any) -> tuple[str, int | None, float | None]:
@@ -357,3 +399,26 @@ def _phases(path: Path, value: Any) -> Phases:
     if opens is not None and close is not None and close <= opens:
         raise _fail(path, "phases.uploads_close", "must be after phases.opens")
     return Phases(**times)
+
+
+def _challenges(path: Path, value: Any) -> ChallengePolicy:
+    value = {} if value is None else value
+    if not isinstance(value, dict) or any(k not in CHALLENGE_DEFAULTS for k in value):
+        raise _fail(path, "challenges", f"expected a mapping of {', '.join(CHALLENGE_DEFAULTS)}")
+    return ChallengePolicy(**{k: _int(path, value.get(k, d), f"challenges.{k}", 0 if k == "per_hour" else 1)
+                              for k, d in CHALLENGE_DEFAULTS.items()})
+
+
+def _pause(path: Path, value: Any) -> PausePolicy:
+    """The ``pause`` key: a mapping of PAUSE_DEFAULTS' keys (a rate: a number from 0 to 1, or null)."""
+    value = {} if value is None else value
+    if not isinstance(value, dict) or any(k not in PAUSE_DEFAULTS for k in value):
+        raise _fail(path, "pause", f"expected a mapping of {', '.join(PAUSE_DEFAULTS)}")
+    rates: dict[str, float | None] = {}
+    for key in ("forfeit_rate", "violation_rate"):
+        rate = value.get(key, PAUSE_DEFAULTS[key])
+        if rate is not None and (type(rate) not in (int, float) or not 0 <= rate):
+            raise _fail(path, f"pause.{key}", f"{rate!r} is not allowed (allowed: a number >= 0, or null: never)")
+        rates[key] = None if rate is None else float(rate)
+    return PausePolicy(min_games=_int(path, value.get("min_games", PAUSE_DEFAULTS["min_games"]), "pause.min_games"),
+                       forfeit_rate=rates["forfeit_rate"], violation_rate=rates["violation_rate"])

@@ -25,10 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from harness.contest.migrations import STEPS
+from harness.contest.participant_db import PARTICIPANT_SCHEMA
 
 __all__ = ["ContestDB", "STATUSES"]
 
-STATUSES = ("building", "checking", "active", "failed", "replaced")
+STATUSES = ("building", "checking", "active", "failed", "replaced", "paused")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -86,7 +87,8 @@ class ContestDB:
         self.path = Path(path)
         self._local = threading.local()
         with self.write() as db:
-            for step in (SCHEMA, *STEPS):
+            # the base schema, the organizer's steps, then the participant features' tables (participant_db)
+            for step in (SCHEMA, *STEPS, PARTICIPANT_SCHEMA):
                 for statement in step.split(";"):
                     if statement.strip():
                         db.execute(statement)
@@ -253,10 +255,10 @@ class ContestDB:
                                               "ORDER BY id")]
 
     def roster(self) -> list[sqlite3.Row]:
-        """Every team's current version: team, submission id, runtime."""
+        """Every team's current version that is not paused (:mod:`.autopause`): team, submission id, runtime."""
         return self.db.execute("SELECT t.name AS team, s.id AS submission_id, s.runtime FROM teams t JOIN "
-                               "submissions s ON s.id = t.current_submission WHERE " + PLAYING + " ORDER BY t.name"
-                               ).fetchall()
+                               "submissions s ON s.id = t.current_submission WHERE s.status != 'paused' AND "
+                               + PLAYING + " ORDER BY t.name").fetchall()
 
     # -- standings ----------------------------------------------------------------------------
     def add_results(self, rows: Iterable[Sequence[int]],

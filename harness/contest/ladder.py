@@ -108,9 +108,10 @@ def write_ladder_config(cfg: ContestConfig, db: ContestDB, rounds: int) -> Leagu
 class Standings:
     """Keeps the contest's ``standings`` summary up to date as the runner records games."""
 
-    def __init__(self, db: ContestDB, store_path: Path) -> None:
+    def __init__(self, db: ContestDB, store_path: Path, after_flush: Callable[[], Any] | None = None) -> None:
         self.db = db
         self.store_path = store_path
+        self.after_flush = after_flush  # e.g. the auto-pause (harness.contest.autopause)
         self._seqs: list[int] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -165,6 +166,8 @@ class Standings:
                 self._seqs.extend(missing)
         rows, ratings = self._rows(totals)
         self.db.add_results(rows, ratings, games=len(found))
+        if self.after_flush is not None:
+            self.after_flush()
         return len(found)
 
     def _rows(self, totals: dict[int, list[int]]) -> tuple[list[list[int]], dict[int, tuple[float, float]]]:
@@ -232,7 +235,7 @@ def leaderboard_rows(db: ContestDB) -> list[dict[str, Any]]:
 def play_ladder(cfg: ContestConfig, db: ContestDB, *, should_stop: Callable[[], bool],
                 on_game: Callable[[int, Any], None] | None = None, progress: bool = False,
                 max_games: int | None = None, echo: Callable[[str], None] = print, dask: str | None = None,
-                pace: Pace | None = None) -> int:
+                pace: Pace | None = None, between_rounds: Callable[[], Any] | None = None) -> int:
     """Play the ladder until ``should_stop()``; return the games played.
 
     With the adaptive schedule (``ladder: adaptive``), one ``run_league`` call re-reads the
@@ -264,6 +267,8 @@ def play_ladder(cfg: ContestConfig, db: ContestDB, *, should_stop: Callable[[], 
         """Sleep while the pace allows no game or the order is settled; False once the caller wants to stop."""
         if outer_stop() or (max_games is not None and len(counted) >= max_games):
             return False
+        if between_rounds is not None:  # e.g. the challenges (harness.contest.challenges)
+            between_rounds()
         if settled():
             db.set_meta("ladder_state", json.dumps({"state": "settled", "confidence": cfg.settle_confidence}))
             echo(f"the order is settled (every team above the next with probability >= {cfg.settle_confidence}): "
@@ -284,7 +289,7 @@ def play_ladder(cfg: ContestConfig, db: ContestDB, *, should_stop: Callable[[], 
         if cfg.ladder == "adaptive":
             while rest():
                 _play_adaptive(cfg, db, should_stop=paced_stop, on_game=counted_game, progress=progress, echo=echo,
-                               dask=dask, interrupted=interrupted)
+                               dask=dask, interrupted=interrupted, between_rounds=between_rounds)
         else:
             left = None if max_games is None else (lambda: max_games - len(counted))
             _play_round_robin(cfg, db, should_stop=paced_stop, on_game=counted_game, progress=progress, echo=echo,
@@ -333,7 +338,8 @@ def _play_round_robin(cfg: ContestConfig, db: ContestDB, *, should_stop: Callabl
 
 def _play_adaptive(cfg: ContestConfig, db: ContestDB, *, should_stop: Callable[[], bool],
                    on_game: Callable[[int, Any], None] | None, progress: bool, echo: Callable[[str], None],
-                   dask: str | None, interrupted: threading.Event) -> int:
+                   dask: str | None, interrupted: threading.Event,
+                   between_rounds: Callable[[], Any] | None = None) -> int:
     """The ladder on the league's adaptive schedule: one run that plays on, the roster polled
     between its rounds (:class:`_AdaptiveRoster` rewrites ``ladder.yaml`` when it changed);
     returns when ``should_stop()`` (the pace's bucket is empty, or the caller stops)."""
@@ -352,7 +358,7 @@ def _play_adaptive(cfg: ContestConfig, db: ContestDB, *, should_stop: Callable[[
                                                 store=LADDER_STORE, adaptive=True))
         try:
             summary = run_league(league, progress=progress, on_game=on_game, should_stop=should_stop, dask=dask,
-                                 forever=True, roster=_AdaptiveRoster(cfg, db, key), notify=echo)
+                                 forever=True, roster=_AdaptiveRoster(cfg, db, key, between_rounds), notify=echo)
         except LeagueInterrupted as exc:
             played += exc.summary.played
             echo("interrupted: the games in flight were recorded")
@@ -396,10 +402,13 @@ class _AdaptiveRoster:
     """``roster()`` for the adaptive schedule: the ladder's bots when a team's current version
     changed since the last call (``ladder.yaml`` rewritten), else None."""
 
-    def __init__(self, cfg: ContestConfig, db: ContestDB, key: tuple[tuple[str, int], ...]) -> None:
-        self.cfg, self.db, self.key = cfg, db, key
+    def __init__(self, cfg: ContestConfig, db: ContestDB, key: tuple[tuple[str, int], ...],
+                 between_rounds: Callable[[], Any] | None = None) -> None:
+        self.cfg, self.db, self.key, self.between_rounds = cfg, db, key, between_rounds
 
     def __call__(self) -> Any:
+        if self.between_rounds is not None:
+            self.between_rounds()
         key = roster_key(self.db)
         if key == self.key or len(key) < max(2, max(self.cfg.players)):
             return None

@@ -117,7 +117,7 @@ async def games(site: Site, request: Request) -> Response:
 
 
 def _replay_page(site: Site, request: Request, team: Team | None, game_id: str, seats_shown: set[int] | None,
-                 violation: dict[str, Any] | None = None) -> Response:
+                 violation: dict[str, Any] | None = None, **extra: Any) -> Response:
     replay = site.ladder.replay(game_id, seats_shown)
     if replay is None:
         found = site.ladder.game(game_id)
@@ -138,7 +138,7 @@ def _replay_page(site: Site, request: Request, team: Team | None, game_id: str, 
         f"with a violation) within {keep.disk_mb:,} MB. Its result stays.")
     return site.render("game.html", request, team, replay=replay, replay_json=script_json(replay),
                        violation=violation, start_move=start, bot_pages=bot_pages,
-                       view_seats=own, view_seat=own[0] if own else None, log_note=log_note)
+                       view_seats=own, view_seat=own[0] if own else None, log_note=log_note, **extra)
 
 
 @public
@@ -226,14 +226,15 @@ async def signout(site: Site, request: Request, team: Team) -> Response:
 # -- a team's own pages --------------------------------------------------------------------------
 @mine
 async def me(site: Site, request: Request, team: Team) -> Response:
+    from harness.contest.team_pages import me_context
+
     def work() -> Response:
         row = site.db.team(team.id)
         return site.render("me.html", request, team, submissions=site.db.submissions_of(team.id),
                            current=row["current_submission"] if row else None,
                            runtimes=site.cfg.runtimes, quotas=site.cfg.quotas,
-                           games=site.ladder.team_games(team.name, 30),
                            violations=site.ladder.team_violations(team.name, 30),
-                           frozen=_closed_line(site))
+                           frozen=_closed_line(site), **me_context(site, request, team))
     return await run_in_threadpool(work)
 
 
@@ -294,7 +295,9 @@ async def my_violation(site: Site, request: Request, team: Team) -> Response:
             raise Refused(404, "no such violation")
         if violation["team"] != team.name:
             raise _forbidden("violation")
-        return _replay_page(site, request, team, violation["game_id"], {violation["seat"]}, violation)
+        vid = violation["id"]
+        return _replay_page(site, request, team, violation["game_id"], {violation["seat"]}, violation,
+                            download_url=f"/me/violations/{vid}/download", download_name=f"violation-{vid}.json")
     return await run_in_threadpool(work)
 
 
@@ -309,7 +312,8 @@ async def my_seat(site: Site, request: Request, team: Team) -> Response:
         own = {s["seat"] for s in found[1] if s["name"] == team.name}
         if seat not in own:
             raise _forbidden("seat")
-        return _replay_page(site, request, team, game_id, {seat})
+        return _replay_page(site, request, team, game_id, {seat}, download_url=f"/me/games/{game_id}/seat/{seat}/download",
+                            download_name=f"game-{game_id}-seat{seat}.json")
     return await run_in_threadpool(work)
 
 

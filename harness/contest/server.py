@@ -12,12 +12,16 @@ from pathlib import Path
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 
+from harness.contest.api import api_routes
 from harness.contest.app import Site
 from harness.contest.config import load_contest
+from harness.contest.downloads import download_routes
 from harness.contest.finals_page import routes as finals_routes
 from harness.contest.guard import RequestGuard
+from harness.contest.me_routes import me_routes
 from harness.contest.organizer import routes as organizer_routes
 from harness.contest.pages import routes
+from harness.contest.team_pages import team_routes
 from harness.report.web import SecurityHeaders
 
 __all__ = ["create_app"]
@@ -38,7 +42,9 @@ def create_app(root: str | Path, *, start_worker: bool = True) -> Starlette:
     # the guard first: body limits, the body deadline and the client's address hold before any route
     middleware = [Middleware(RequestGuard, limits=site.cfg.site, upload_bytes=site.upload_cap),
                   Middleware(SecurityHeaders)]
-    app = Starlette(routes=routes(site) + organizer_routes(site) + finals_routes(site), middleware=middleware,
-                    lifespan=lifespan)
+    # the participant's routes (downloads, team and help pages, the read API) before the base routes
+    participant = [*download_routes(site), *me_routes(site), *team_routes(site), *api_routes(site)]
+    app = Starlette(routes=[*participant, *routes(site), *organizer_routes(site), *finals_routes(site)],
+                    middleware=middleware, lifespan=lifespan)
     app.state.site = site
     return app

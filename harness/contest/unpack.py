@@ -219,6 +219,11 @@ def unpack_upload(data: bytes, filename: str, entry: str, target: Path, caps: Ca
         elif data[:2] == b"\x1f\x8b" or filename.endswith((".tar", ".tar.gz", ".tgz")):
             _untar(data, target, budget)
         else:
+            suffix = Path(filename).suffix.lower()
+            if suffix and suffix != Path(entry).suffix.lower():
+                # a bot.cpp uploaded as python would be saved as bot.py and fail its build obscurely
+                raise UnpackError(f"refused: {Path(filename).name} is not a {Path(entry).suffix} file, and this runtime "
+                                  f"runs {entry}: choose the runtime of {suffix} files, or upload {entry}")
             budget.declare(entry, [entry], len(data), None)
             with _open_new(target, [entry]) as fh:
                 fh.write(data)

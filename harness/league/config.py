@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import hashlib
-import json
 import math
 import os
 import re
@@ -30,6 +28,7 @@ from typing import Any
 import yaml
 
 from harness.games import GAMES, GameLoadError, InvalidOptions
+from harness.league.versions import TooManyFiles, content_version, directory_files, version_dir
 from harness.play.limits import MAX_IDLE_BOTS, TimeControls
 
 __all__ = ["LeagueError", "ConfigError", "LeagueConfig", "BotEntry", "RatingParams", "ScheduleSpec", "load_config",
@@ -133,7 +132,8 @@ class BotEntry:
     command: tuple[str, ...]
     cwd: str
     version: str
-    #: Absolute paths of the files named by the command whose content makes the version.
+    #: Absolute paths of the files whose content makes the version: every file of the bot's
+    #: directory and those its command names (:mod:`harness.league.versions`).
     files: tuple[str, ...] = ()
     #: The directory a sandboxed bot sees as its own (its ``cwd`` when the config sets one;
     #: None: only the directory of its program, :func:`harness.play.sandbox.program_dir`).
@@ -545,18 +545,26 @@ def _check_bots(c: _Checker, value: Any, base_dir: Path) -> tuple[BotEntry, ...]
             if c.strict and not cwd.is_dir():
                 raise c.fail(f"{key}.cwd", f"{item['cwd']} is not a directory (relative to {_rel(base_dir)})")
         command = _check_command(c, item.get("command"), f"{key}.command", cwd)
-        files = _command_files(command, cwd)
+        files, root = _command_files(command, cwd), None
         runnable = all(_exists(cwd / w) for w in command if looks_like_path(w))
+        declared = str(cwd) if item.get("cwd") is not None else None
+        auto = str(item.get("version", "auto")) == "auto"  # a fixed label needs no hash (a contest's s<id>)
+        folder = version_dir(command, cwd, declared, base_dir) if runnable and auto else None
+        if folder is not None:  # every file of its directory: a rebuild is a new version
+            try:
+                files, root = tuple(dict.fromkeys(directory_files(folder) + files)), str(folder)
+            except TooManyFiles as exc:
+                raise c.fail(f"{key}.cwd", str(exc)) from None
         version = item.get("version", "auto")
         if not isinstance(version, (str, int)) or isinstance(version, bool) or not str(version).strip():
             raise c.fail(f"{key}.version", f"{_show(version)} is not allowed (allowed: auto, or a fixed label)")
         version = str(version)
         if version == "auto":
-            version = content_version(command, files) if runnable else "unavailable"
+            version = content_version(command, files, root) if runnable else "unavailable"
         elif "@" in version or any(ch.isspace() for ch in version):
             raise c.fail(f"{key}.version", f"{version!r} is not allowed (no spaces or '@')")
         entries.append(BotEntry(name=name, command=command, cwd=str(cwd), version=version, files=files,
-                                sandbox_dir=str(cwd) if item.get("cwd") is not None else None))
+                                sandbox_dir=declared))
     return tuple(entries)
 
 
@@ -652,11 +660,3 @@ def _command_files(command: tuple[str, ...], cwd: Path) -> tuple[str, ...]:
         if ("/" in word or word.endswith(SCRIPT_SUFFIXES) or word != command[0]) and _is_file(target):
             files.append(str(target.resolve()))
     return tuple(files)
-
-
-def content_version(command: tuple[str, ...], files: tuple[str, ...]) -> str:
-    """A short hash of the command line and the content of the files it names (the bot's version)."""
-    digest = hashlib.sha256(json.dumps(list(command)).encode())
-    for f in files:
-        digest.update(b"\0" + Path(f).read_bytes())
-    return digest.hexdigest()[:8]

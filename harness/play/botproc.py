@@ -46,6 +46,7 @@ import time
 
 from harness.play.cgroups import BotCgroup, CgroupBase, cgroup_base
 from harness.play.cpuclock import HARD_FACTOR, Clock, RunDelay, host_load, own_wait_ns
+from harness.play.jvm import with_jvm_flags
 from harness.play.limits import (
     TOKEN_VAR,
     WRAPPERS,
@@ -124,7 +125,7 @@ class BotProcess:
     # ---- life cycle -------------------------------------------------------------------
     def start(self) -> None:
         """Start the process; raises OSError if the executable cannot be run."""
-        argv = resolve_command(self.spec.command)
+        argv = with_jvm_flags(resolve_command(self.spec.command), self.limits.memory_mb)
         cwd = self.spec.cwd or os.getcwd()
         if not argv:
             raise FileNotFoundError(errno.ENOENT, "empty command")
@@ -188,7 +189,9 @@ class BotProcess:
         self._poll.register(self._out, select.POLLIN)
         self._poll.register(self._err, select.POLLIN)
         self._poll.register(self._pidfd, select.POLLIN)
-        self.stderr.note(f"started pid {self._popen.pid}: {' '.join(argv)}")
+        # the bot's log gets one short line; the command line (sandbox arguments, server paths) is the organizer's
+        self.stderr.note(f"started pid {self._popen.pid}")
+        self.stderr.harness_note(f"started pid {self._popen.pid} in {cwd}: {' '.join(argv)}")
 
     @property
     def pid(self) -> int | None:

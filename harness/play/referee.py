@@ -29,6 +29,7 @@ from harness.play.botproc import CRASH, OK, OVERSIZE, TIMEOUT, BotProcess
 from harness.play.explain import explain_illegal
 from harness.play.limits import BotSpec, ResourceLimits, TimeControls, check_sandbox
 from harness.play.pool import BotPool
+from harness.play.startup_output import rest_of_output
 
 __all__ = ["RefereeConfig", "FairPlay", "FAIR_PLAY", "BotPool", "GameRecord", "play_game", "request_action", "VIOLATION_KINDS", "BotSpec", "TimeControls",
            "ResourceLimits"]
@@ -361,9 +362,14 @@ class _Table:
         except protocol.BadMessage as exc:
             if self.record_messages:
                 self.received(seat, data, ms, accepted=False)
-            # nothing but a ready is acceptable here: whatever else came, the bot broke the handshake
+            # nothing but a ready is acceptable here: whatever else came, the bot broke the handshake;
+            # a runtime that fails to start prints its reason over several lines (the JVM's first is
+            # only "Error occurred during initialization of VM"): keep every line it printed before it died
+            rest = rest_of_output(proc)
+            n_more = len(rest.split(b"\n")) if rest else 0
+            more = f" (and {n_more} more line(s): see what it sent)" if rest else ""
             self.violation(seat, "protocol" if exc.kind != "malformed" else "malformed",
-                           f"at start-up: {exc.detail}", hello_line, data)
+                           f"at start-up: {exc.detail}{more}", hello_line, data + b"\n" + rest if rest else data)
             self.drop(seat, "failed its start-up")
             return False
         proc.freeze()  # from now on it runs only during its turns

@@ -107,7 +107,9 @@ def reproduce_violation(game: Game, options: Mapping[str, Any], time_controls: T
             m.get("type") == "request" and m.get("id") == last_id for m in messages):
         messages.append(request)  # no stored log: the violating request alone, after hello and start
     recorded = _recorded_answers(log or [], seat)
-    rep.lines += [f"replaying violation #{violation['id']} ({violation['kind']}: {violation['detail']})",
+    head = (f"replaying violation #{violation['id']} ({violation['kind']}: {violation['detail']})"
+            if violation.get("kind") else "replaying the seat's game up to its last request (it had no violation)")
+    rep.lines += [head,
                   f"bot: {' '.join(bot.command)}" + (f" (in {bot.cwd})" if bot.cwd else ""),
                   f"game {violation['game_id']}, seat {seat}: {sum(m.get('type') == 'request' for m in messages)} "
                   f"request(s) up to the violation" + ("" if log else " (no log stored: only the violating one)")]

@@ -54,7 +54,9 @@ SANDBOX_CHOICES = ("auto", "bwrap", "none")
 _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "ssl", "ca-certificates",
               "localtime", "timezone", "nsswitch.conf", "passwd", "group", "hosts", "host.conf", "gai.conf",
-              "mime.types", "protocols", "services")
+              "mime.types", "protocols", "services",
+              # the JDK reads its configuration (security, logging) from here: Java bots cannot start without it
+              "java-17-openjdk", "java-21-openjdk", "java-11-openjdk")
 #: The ``harness`` package's own code: visible to every bot (bots written on its SDK import it).
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _ENV_KEPT = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "PYTHONHASHSEED", "PYTHONUNBUFFERED")

@@ -1,4 +1,10 @@
-"""A bot's stderr log: a size-capped file that rotates at half its cap, keeping the newest output."""
+"""A bot's stderr log: a size-capped file that rotates at half its cap, keeping the newest output.
+
+The log is what a bot's author reads (a contest shows it to the bot's team), so it holds the bot's
+own output and short harness lines (a process started, ended and why) only; what only the
+organizer needs (the full command line with the sandbox's arguments and the server's paths) goes to
+a separate harness log beside it, ``<name>.harness.log``, never shown to a team.
+"""
 
 from __future__ import annotations
 
@@ -19,9 +25,11 @@ class StderrLog:
     bytes are on disk and the newest output is kept.
     """
 
-    def __init__(self, log_dir: str | None, name: str, cap: int) -> None:
-        self.path = (os.path.join(log_dir, _UNSAFE.sub("_", name) + ".stderr.log")
+    def __init__(self, log_dir: str | None, name: str, cap: int, suffix: str = ".stderr.log") -> None:
+        self.path = (os.path.join(log_dir, _UNSAFE.sub("_", name) + suffix)
                      if log_dir else None)
+        self._log_dir, self._name, self._cap = log_dir, name, cap
+        self._harness: StderrLog | None = None
         self._half = max(cap // 2, 1)
         self._fh: BinaryIO | None = None
         self._size = 0
@@ -51,7 +59,17 @@ class StderrLog:
         """A line from the harness itself (process started, killed), marked with ``#``."""
         self.write(f"# tablebots: {text}\n".encode())
 
+    def harness_note(self, text: str) -> None:
+        """A line for the organizer only (``<name>.harness.log``): may hold paths and command lines."""
+        if self._log_dir is None:
+            return
+        if self._harness is None:
+            self._harness = StderrLog(self._log_dir, self._name, self._cap, suffix=".harness.log")
+        self._harness.write(f"{text}\n".encode())
+
     def close(self) -> None:
         if self._fh is not None:
             self._fh.close()
             self._fh = None
+        if self._harness is not None:
+            self._harness.close()
