@@ -1,6 +1,6 @@
 """Pins on what a bot leaves behind: the stderr log keeps the newest output within its cap, a
 start-up answer that is not a ready gets the right violation kind, and exit statuses are worded
-as documented. Unit tests of harness/play/botproc.py and the referee's handshake."""
+as documented. Unit tests of harness/play/botproc.py (and its pipes, botpipes.py) and the referee's handshake."""
 
 from __future__ import annotations
 

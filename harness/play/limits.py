@@ -2,8 +2,8 @@
 
 Everything here is decided before the process starts: the command as it will be run (Python
 scripts run with the harness's interpreter, wrapped in ``bwrap`` or ``unshare`` when asked), and
-the ``setrlimit`` calls made in the child between ``fork`` and ``exec``. The running process, its
-line I/O under deadlines and its killing live in :mod:`harness.play.botproc`.
+the ``setrlimit`` calls made in the child between ``fork`` and ``exec``. The running process and its
+killing live in :mod:`harness.play.botproc`, its line I/O under deadlines in :mod:`harness.play.botpipes`.
 """
 
 from __future__ import annotations
