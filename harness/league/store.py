@@ -1,6 +1,8 @@
 """The league store: one SQLite file per league, the source of truth for results.
 
-The tables, their schema and its migrations: :mod:`harness.league.store_schema`.
+The tables, their schema and its migrations: :mod:`harness.league.store_schema`; opening the file,
+transactions and the meta table: :mod:`harness.league.store_base`; a game's log lines, capped and
+compressed: :mod:`harness.league.logcodec`.
 
 Only one process writes results (the league runner's parent; a report or ``harness serve`` may
 add to the ``rating_history`` cache, waiting at most a second for the lock, else skipping it);
@@ -16,44 +18,21 @@ import json
 import os
 import secrets
 import sqlite3
-import time
-import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from harness.league import store_schema
-from harness.league.config import BotEntry, LeagueConfig, LeagueError
-from harness.league.logstore import LogStore
+from harness.league.config import BotEntry, LeagueConfig
+from harness.league.logcodec import cap_log, compress_log, decompress_log
 from harness.league.pending import PendingGame, PendingView
 from harness.league.schedule import ScheduledGame, StoreRow
+from harness.league.store_base import StoreBase, StoreError, utc_now
+from harness.league.store_record import GameOutcome, still_pending, write_results
 from harness.league.store_schema import SCHEMA_VERSION
 
 __all__ = ["LeagueStore", "GameOutcome", "PendingGame", "PendingView", "PlanSummary", "StoreError", "SCHEMA_VERSION",
            "compress_log", "cap_log", "decompress_log"]
-
-class StoreError(LeagueError):
-    """A store that cannot be used with this config (another league, a newer schema...)."""
-
-
-@dataclass
-class GameOutcome:
-    """What a finished game leaves in the store (built by the worker from the referee's GameRecord)."""
-
-    game_id: str
-    ranking: list[int]
-    scores: list[Any]
-    ended_by: str
-    forfeits: list[int] = field(default_factory=list)
-    violations: list[dict[str, Any]] = field(default_factory=list)
-    log: bytes = b""  # compress_log() of the game's log lines
-    decisions: int = 0
-    seconds: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -67,150 +46,8 @@ class PlanSummary:
     done: int
 
 
-def compress_log(lines: Sequence[Any], cap: int | None = None) -> bytes:
-    """zlib of the log's JSON lines (done in the workers: ~0.5 ms for a 300-message game), at most
-    ``cap`` bytes of them (before compression; :func:`cap_log`)."""
-    try:
-        parts = list(map(orjson.dumps, lines))
-    except TypeError:  # a non-string key or an odd type somewhere: the slow, lenient way
-        parts = [json.dumps(line, default=str).encode() for line in lines]
-    if cap is not None:
-        parts = cap_log(lines, parts, cap)
-    return zlib.compress(b"\n".join(parts), 2)  # level 2: 3x faster than 6 on these logs, 40% bigger
-
-
-#: what a log keeps past its cap: the violations (few: a seat forfeits after strikes+1) and forfeits
-_KEPT_PAST_CAP = ("violation", "forfeit")
-#: room kept under the cap for the truncation mark itself
-_MARK_BYTES = 256
-
-
-def cap_log(lines: Sequence[Any], parts: list[bytes], cap: int) -> list[bytes]:
-    """The serialised log lines ``parts`` (of ``lines``), cut where they pass ``cap`` bytes: a
-    ``{"type": "truncated", ...}`` line marks the cut (what was dropped, the cap); the violations
-    and forfeits after it are kept (bounded by the strikes), everything else after it is dropped."""
-    total = sum(map(len, parts)) + len(parts)
-    if total <= cap:
-        return parts
-    size, cut = 0, len(parts)
-    for i, part in enumerate(parts):
-        if size + len(part) + 1 > cap - _MARK_BYTES:
-            cut = i
-            break
-        size += len(part) + 1
-    after = [parts[j] for j in range(cut, len(parts))
-             if isinstance(lines[j], dict) and lines[j].get("type") in _KEPT_PAST_CAP]
-    kept_after = sum(map(len, after)) + len(after)
-    mark = {"type": "truncated", "cap_bytes": cap, "kept_bytes": size + kept_after,
-            "dropped_bytes": total - size - kept_after, "dropped_lines": len(parts) - cut - len(after)}
-    return [*parts[:cut], orjson.dumps(mark), *after]
-
-
-def decompress_log(data: bytes) -> list[dict[str, Any]]:
-    """The log lines back from :func:`compress_log`."""
-    text = zlib.decompress(data).decode()
-    return [json.loads(line) for line in text.split("\n") if line]
-
-
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
-
-class LeagueStore:
+class LeagueStore(StoreBase):
     """An open league store. Use as a context manager, or call :meth:`close`."""
-
-    def __init__(self, path: str | Path, *, create: bool = True) -> None:
-        self.path = Path(path)
-        if not create and not self.path.exists():
-            raise StoreError(f"{self.path}: no such store (run the league first: harness run CONFIG)")
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
-        except (OSError, sqlite3.Error) as exc:
-            raise StoreError(f"{self.path}: cannot open the store ({exc})") from None
-        self.db.row_factory = sqlite3.Row
-        try:
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: a commit survives a killed process
-            self.db.execute("PRAGMA cache_size=-65536")  # up to 64 MB of pages: big plans and tables stay in memory
-            self.db.execute("PRAGMA foreign_keys=ON")
-            version = self.db.execute("PRAGMA user_version").fetchone()[0]
-        except sqlite3.DatabaseError as exc:
-            self.db.close()
-            raise StoreError(f"{self.path}: not a league store ({exc})") from None
-        self.logs = LogStore(self.path)
-        #: the logs file's budget in bytes (None: none): past it, only games with violations keep their logs
-        self.log_budget: int | None = None
-        #: games recorded without their logs because the logs file was past its budget
-        self.logs_dropped = 0
-        self._logs_in_flight: list[Future[None]] = []
-        if version == 0:
-            with self.transaction():
-                if self.db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
-                    raise StoreError(f"{self.path}: not a league store (it has other tables)")
-                LogStore.remove(self.path)  # a new store: logs left by a deleted one are not its logs
-                store_schema.create(self.db)
-                self.set_meta("deal_secret", secrets.token_hex(32))
-                self.set_meta("game_ids", "keyed")  # ids hash the secret (stores made before keep public ids)
-            try:  # the store holds every seat's hands and the deal secret: its owner's eyes only
-                os.chmod(self.path, 0o600)  # (SQLite gives its -wal and -shm files the same mode)
-            except OSError:
-                pass
-        elif version > SCHEMA_VERSION:
-            self.db.close()
-            raise StoreError(f"{self.path}: made by a newer tablebots (store schema {version}, this one reads "
-                             f"{SCHEMA_VERSION})")
-        else:
-            if version == 1:
-                with self.transaction():
-                    store_schema.migrate_from_1(self.db)
-            if version <= 2:
-                try:  # a store only readable here stays at 2: the history is fitted without its cache
-                    with self.transaction():
-                        store_schema.migrate_from_2(self.db)
-                except sqlite3.OperationalError:
-                    pass
-
-    # -- plumbing --------------------------------------------------------------------------
-
-    def close(self) -> None:
-        self.logs.close()
-        self.db.close()
-
-    def __enter__(self) -> LeagueStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction (BEGIN IMMEDIATE); nested calls join the outer one.
-
-        Commits only once the logs handed to the logs thread inside it are committed (see
-        :meth:`record_many`), so a recorded game always has its log.
-        """
-        if self.db.in_transaction:
-            yield self.db
-            return
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
-            yield self.db
-            while self._logs_in_flight:
-                self._logs_in_flight.pop().result()
-        except BaseException:
-            self._logs_in_flight.clear()  # (orphan logs of games still pending: replaced when played)
-            self.db.execute("ROLLBACK")
-            raise
-        self.db.execute("COMMIT")
-
-    def get_meta(self, key: str, default: str | None = None) -> str | None:
-        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return row[0] if row else default
-
-    def set_meta(self, key: str, value: str) -> None:
-        self.db.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = "
-                        "excluded.value", (key, value))
 
     # -- the league ------------------------------------------------------------------------
 
@@ -331,7 +168,7 @@ class LeagueStore:
                 self.db.execute(
                     "INSERT OR IGNORE INTO versions (bot_id, version, command, cwd, files, created_at) "
                     "VALUES (?, ?, ?, ?, ?, ?)",
-                    (bot_id, b.version, json.dumps(list(b.command)), b.cwd, json.dumps(list(b.files)), _now()))
+                    (bot_id, b.version, json.dumps(list(b.command)), b.cwd, json.dumps(list(b.files)), utc_now()))
                 ids[b.label] = self.db.execute("SELECT id FROM versions WHERE bot_id = ? AND version = ?",
                                                (bot_id, b.version)).fetchone()[0]
         return ids
@@ -510,21 +347,8 @@ class LeagueStore:
         """
         if not items:
             return []
-        db = self.db
         with self.transaction():
-            pending: dict[int, tuple[str, str]] = {}
-            seqs = sorted({seq for seq, _ in items})
-            for i in range(0, len(seqs), _IN_CHUNK):
-                chunk = seqs[i:i + _IN_CHUNK]
-                marks = ",".join("?" * len(chunk))
-                pending.update((seq, (gid, versions)) for seq, gid, versions in db.execute(
-                    f"SELECT seq, id, versions FROM games WHERE status = 'pending' AND seq IN ({marks})", chunk))
-            todo: list[tuple[int, GameOutcome, list[int]]] = []
-            for seq, outcome in items:
-                have = pending.get(seq)
-                if have is not None and have[0] == outcome.game_id:
-                    del pending[seq]  # a second copy of the same game in this batch is skipped
-                    todo.append((seq, outcome, json.loads(have[1])))
+            todo = still_pending(self.db, items)
             if not todo:
                 return []
             log_rows = [(seq, o.game_id, o.log) for seq, o, _ in todo if o.log]
@@ -535,20 +359,7 @@ class LeagueStore:
                 log_rows = [row for row in log_rows if row[0] in kept]
             if log_rows:  # written while the results and the ratings are; waited for at the commit
                 self._logs_in_flight.append(self.logs.submit(log_rows))
-            now = _now()
-            db.executemany("UPDATE games SET status = 'done', ended_by = ?, decisions = ?, seconds = ?, "
-                           "finished_at = ? WHERE seq = ?",
-                           [(o.ended_by, o.decisions, o.seconds, now, seq) for seq, o, _ in todo])
-            db.executemany("INSERT INTO seats (game_seq, seat, version_id, rank, score, forfeited) "
-                           "VALUES (?, ?, ?, ?, ?, ?)",
-                           [(seq, seat, versions[seat], rank, _score(score), int(seat in o.forfeits))
-                            for seq, o, versions in todo for seat, (rank, score) in enumerate(zip(o.ranking, o.scores))])
-            violations = [(seq, v.get("decision"), v.get("seat"), _at(versions, v.get("seat")),
-                           str(v.get("kind", "?")), str(v.get("detail", "")), json.dumps(v, default=str))
-                          for seq, o, versions in todo for v in o.violations]
-            if violations:
-                db.executemany("INSERT INTO violations (game_seq, decision, seat, version_id, kind, detail, record) "
-                               "VALUES (?, ?, ?, ?, ?, ?, ?)", violations)
+            write_results(self.db, todo, utc_now())
         return [seq for seq, _, _ in todo]
 
     # -- reading ---------------------------------------------------------------------------
@@ -705,15 +516,3 @@ class LeagueStore:
         self.set_meta("rated_upto", "0")
         self.db.execute("DELETE FROM meta WHERE key = 'ratings_stale'")
 
-
-#: SQLite's default limit on bound parameters is 32766; stay well below it per IN (...) query.
-_IN_CHUNK = 900
-
-
-def _at(versions: list[int], seat: Any) -> int | None:
-    """The version at ``seat`` (None for a violation not tied to a seat)."""
-    return versions[seat] if isinstance(seat, int) and 0 <= seat < len(versions) else None
-
-
-def _score(score: Any) -> Any:
-    return score if isinstance(score, (int, float)) and not isinstance(score, bool) else json.dumps(score)
