@@ -26,7 +26,7 @@ from harness.cli.common import (
     time_options,
 )
 from harness.games import Game, InvalidOptions
-from harness.league.config import SCRIPT_SUFFIXES
+from harness.league.bot_entries import SCRIPT_SUFFIXES
 from harness.play.conformance import (
     BOTS_ENV,
     conformance_games,

@@ -251,70 +251,24 @@ def _argv(path: Path, value: Any, key: str) -> tuple[str, ...]:
 
 def load_contest(root: str | Path) -> ContestConfig:
     """Read and check ``root/contest.yaml``."""
-    from harness.games import GAMES, get_game
-
     root = Path(root).resolve()
     path = root / CONFIG_NAME
-    try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=StrictBoolLoader)  # noqa: S506
-    except FileNotFoundError:
-        raise ContestConfigError(f"{path}: no such file (create it: harness contest init {root} --game GAME)") from None
-    except (OSError, yaml.YAMLError) as exc:
-        raise ContestConfigError(f"{path}: cannot read: {' '.join(str(exc).split())}") from None
-    if not isinstance(data, dict):
-        raise _fail(path, "", "expected a mapping of keys")
-    for key in data:
-        if key not in TOP_KEYS:
-            raise _fail(path, str(key), f"unknown key; allowed keys: {', '.join(TOP_KEYS)}")
+    data = _read(root, path)
     name = data.get("name", root.name)
     if not isinstance(name, str) or not NAME_RE.match(name):
         raise _fail(path, "name", f"{name!r} is not allowed (letters, digits, '_', '.', '-')")
-    game = data.get("game")
-    if game not in GAMES:
-        raise _fail(path, "game", f"{game!r} is not a game (allowed: {', '.join(GAMES)})")
-    engine = get_game(str(game))
-    sizes = data.get("players", [engine.min_players])
-    sizes = sizes if isinstance(sizes, list) else [sizes]
-    for n in sizes:
-        if type(n) is not int or not engine.min_players <= n <= engine.max_players:
-            raise _fail(path, "players", f"{n!r} is not allowed for {game} (allowed: "
-                                         f"{engine.min_players} to {engine.max_players})")
+    game, sizes = _game_and_players(path, data)
     time = data.get("time") or {}
     if not isinstance(time, dict) or any(k not in TIME_KEYS for k in time):
         raise _fail(path, "time", f"expected a mapping of {', '.join(TIME_KEYS)}")
     time = {k: _int(path, time.get(k, d), f"time.{k}", 0 if k in ("bank_ms", "jitter_ms") else 1)
             for k, d in TIME_KEYS.items()}
-    runtimes_data = data.get("runtimes")
-    if not isinstance(runtimes_data, dict) or not runtimes_data:
-        raise _fail(path, "runtimes", "expected a mapping of runtime names to {entry, build, run}")
-    runtimes = {}
-    for rname, rt in runtimes_data.items():
-        key = f"runtimes.{rname}"
-        if not isinstance(rname, str) or not NAME_RE.match(rname):
-            raise _fail(path, key, "a runtime name is letters, digits, '_', '.', '-'")
-        if not isinstance(rt, dict) or set(rt) - {"entry", "build", "run"} or "entry" not in rt or "run" not in rt:
-            raise _fail(path, key, "expected {entry: FILE, build: COMMAND or null, run: COMMAND}")
-        entry = rt["entry"]
-        if not isinstance(entry, str) or not NAME_RE.match(entry):
-            raise _fail(path, f"{key}.entry", f"{entry!r} is not a plain file name")
-        build_argv = None if rt.get("build") is None else _argv(path, rt["build"], f"{key}.build")
-        runtimes[rname] = Runtime(rname, entry, build_argv, _argv(path, rt["run"], f"{key}.run"))
+    runtimes = _runtimes(path, data.get("runtimes"))
     quotas_data = data.get("quotas") or {}
     if not isinstance(quotas_data, dict) or any(k not in QUOTA_DEFAULTS for k in quotas_data):
         raise _fail(path, "quotas", f"expected a mapping of {', '.join(QUOTA_DEFAULTS)}")
     quotas = Quotas(**{k: _int(path, quotas_data.get(k, d), f"quotas.{k}") for k, d in QUOTA_DEFAULTS.items()})
-    build = data.get("build") or {}
-    if not isinstance(build, dict) or any(k not in BUILD_DEFAULTS for k in build):
-        raise _fail(path, "build", f"expected a mapping of {', '.join(BUILD_DEFAULTS)}")
-    limits = data.get("limits") or {}
-    if not isinstance(limits, dict):
-        raise _fail(path, "limits", "expected a mapping (as a league config's limits)")
-    options = data.get("options") or {}
-    if not isinstance(options, dict):
-        raise _fail(path, "options", "expected a mapping of the game's options")
-    executor = data.get("executor")
-    if executor not in (None, "local") and not (isinstance(executor, dict) and set(executor) == {"dask"}):
-        raise _fail(path, "executor", "expected local, or {dask: ADDRESS}")
+    build, limits, options, executor = _passed_on(path, data)
     games = data.get("conformance_games")
     ladder, games_per_hour, settle = _ladder(path, data.get("ladder", "round_robin"))
     logs, retention = _logs(path, data.get("logs"))
@@ -333,6 +287,76 @@ def load_contest(root: str | Path) -> ContestConfig:
         secure_cookies=bool(data.get("secure_cookies", False)), ladder=ladder, games_per_hour=games_per_hour,
         settle_confidence=settle, site=site, logs=logs, retention=retention, phases=_phases(path, data.get("phases")),
         pause=_pause(path, data.get("pause")), challenges=_challenges(path, data.get("challenges")))
+
+
+def _read(root: Path, path: Path) -> dict[str, Any]:
+    """The YAML of ``path``: a mapping of TOP_KEYS only."""
+    try:
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=StrictBoolLoader)  # noqa: S506
+    except FileNotFoundError:
+        raise ContestConfigError(f"{path}: no such file (create it: harness contest init {root} --game GAME)") from None
+    except (OSError, yaml.YAMLError) as exc:
+        raise ContestConfigError(f"{path}: cannot read: {' '.join(str(exc).split())}") from None
+    if not isinstance(data, dict):
+        raise _fail(path, "", "expected a mapping of keys")
+    for key in data:
+        if key not in TOP_KEYS:
+            raise _fail(path, str(key), f"unknown key; allowed keys: {', '.join(TOP_KEYS)}")
+    return data
+
+
+def _game_and_players(path: Path, data: dict[str, Any]) -> tuple[str, list[Any]]:
+    """``game`` (a game's name) and ``players`` (table sizes it allows; its smallest when unset)."""
+    from harness.games import GAMES, get_game
+
+    game = data.get("game")
+    if game not in GAMES:
+        raise _fail(path, "game", f"{game!r} is not a game (allowed: {', '.join(GAMES)})")
+    engine = get_game(str(game))
+    sizes = data.get("players", [engine.min_players])
+    sizes = sizes if isinstance(sizes, list) else [sizes]
+    for n in sizes:
+        if type(n) is not int or not engine.min_players <= n <= engine.max_players:
+            raise _fail(path, "players", f"{n!r} is not allowed for {game} (allowed: "
+                                         f"{engine.min_players} to {engine.max_players})")
+    return str(game), sizes
+
+
+def _runtimes(path: Path, value: Any) -> dict[str, Runtime]:
+    """``runtimes``: a mapping of runtime names to {entry, build, run}, at least one."""
+    if not isinstance(value, dict) or not value:
+        raise _fail(path, "runtimes", "expected a mapping of runtime names to {entry, build, run}")
+    runtimes = {}
+    for rname, rt in value.items():
+        key = f"runtimes.{rname}"
+        if not isinstance(rname, str) or not NAME_RE.match(rname):
+            raise _fail(path, key, "a runtime name is letters, digits, '_', '.', '-'")
+        if not isinstance(rt, dict) or set(rt) - {"entry", "build", "run"} or "entry" not in rt or "run" not in rt:
+            raise _fail(path, key, "expected {entry: FILE, build: COMMAND or null, run: COMMAND}")
+        entry = rt["entry"]
+        if not isinstance(entry, str) or not NAME_RE.match(entry):
+            raise _fail(path, f"{key}.entry", f"{entry!r} is not a plain file name")
+        build_argv = None if rt.get("build") is None else _argv(path, rt["build"], f"{key}.build")
+        runtimes[rname] = Runtime(rname, entry, build_argv, _argv(path, rt["run"], f"{key}.run"))
+    return runtimes
+
+
+def _passed_on(path: Path, data: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], Any]:
+    """``build``, ``limits``, ``options`` and ``executor``, checked here only for their shape (the
+    build's values when the config is built; the rest by the league config the ladder writes)."""
+    build = data.get("build") or {}
+    if not isinstance(build, dict) or any(k not in BUILD_DEFAULTS for k in build):
+        raise _fail(path, "build", f"expected a mapping of {', '.join(BUILD_DEFAULTS)}")
+    limits = data.get("limits") or {}
+    if not isinstance(limits, dict):
+        raise _fail(path, "limits", "expected a mapping (as a league config's limits)")
+    options = data.get("options") or {}
+    if not isinstance(options, dict):
+        raise _fail(path, "options", "expected a mapping of the game's options")
+    executor = data.get("executor")
+    if executor not in (None, "local") and not (isinstance(executor, dict) and set(executor) == {"dask"}):
+        raise _fail(path, "executor", "expected local, or {dask: ADDRESS}")
+    return build, limits, options, executor
 
 
 def _ladder(path: Path, value: Any) -> tuple[str, int | None, float | None]:

@@ -1,0 +1,198 @@
+"""How a league runs, as its config sets it: the ``schedule``, ``time``, ``limits``, ``policy``
+and ``strikes``, ``rating``, ``workers``, ``logs`` and ``executor`` keys, each checked with the
+defaults the docs promise (docs/leagues.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import os
+import shutil
+from dataclasses import dataclass
+from typing import Any
+
+from harness.league.config_checks import Checker, show
+from harness.play.limits import TimeControls
+
+__all__ = ["RatingParams", "ScheduleSpec", "TIME_KEYS", "LIMIT_KEYS", "RATING_DEFAULTS", "SCHEDULE_KINDS",
+           "LOG_DEFAULTS", "default_workers", "check_schedule", "check_time", "check_limits", "check_policy",
+           "check_rating", "check_workers", "check_logs", "check_executor"]
+
+#: The time control keys and their defaults (the referee's).
+TIME_KEYS: dict[str, int] = dataclasses.asdict(TimeControls())
+#: Resource limit keys passed through to harness.play.botproc.ResourceLimits (its defaults apply when unset).
+LIMIT_KEYS = ("memory_mb", "cpu_seconds", "processes", "open_files", "stderr_bytes", "max_line_bytes",
+              "max_json_depth", "sandbox", "scratch_mb")
+#: Limits that ``null`` switches off (the others always apply).
+NULLABLE_LIMITS = ("memory_mb", "cpu_seconds", "processes", "open_files")
+RATING_DEFAULTS = {"mu": 25.0, "sigma": 25.0 / 3, "beta": 25.0 / 6, "tau": 0.0, "draw_probability": 0.10}
+POLICIES = ("forfeit", "strikes")
+SCHEDULE_KINDS = ("round_robin", "adaptive")
+SCHEDULE_KEYS = ("kind", "games", "until")
+UNTIL_KEYS = ("top", "confidence")
+DEFAULT_STRIKES = 3
+#: ``logs``: the most bytes one game's log keeps (before compression; an honest game takes 0.1-0.4
+#: MB), and the disk the league's logs file may use before only games with violations keep theirs
+LOG_DEFAULTS = {"game_kb": 4096, "budget_mb": 4096}
+
+
+def default_workers() -> int:
+    """The number of cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+@dataclass(frozen=True)
+class RatingParams:
+    """TrueSkill environment parameters."""
+
+    mu: float = RATING_DEFAULTS["mu"]
+    sigma: float = RATING_DEFAULTS["sigma"]
+    beta: float = RATING_DEFAULTS["beta"]
+    tau: float = RATING_DEFAULTS["tau"]
+    draw_probability: float = RATING_DEFAULTS["draw_probability"]
+
+    def as_dict(self) -> dict[str, float]:
+        return {"mu": self.mu, "sigma": self.sigma, "beta": self.beta, "tau": self.tau,
+                "draw_probability": self.draw_probability}
+
+
+@dataclass(frozen=True)
+class ScheduleSpec:
+    """The ``schedule`` key: the whole round robin (default), or adaptive rounds chosen as results come in."""
+
+    kind: str = "round_robin"
+    #: adaptive: stop once this many games are scheduled and played (None: no budget)
+    games: int | None = None
+    #: adaptive: stop once each adjacent pair of the top ``top`` (and the next bot) is ordered
+    #: with ``confidence`` by the table's P(>next) (None: no question)
+    top: int | None = None
+    confidence: float | None = None
+
+    @property
+    def adaptive(self) -> bool:
+        return self.kind == "adaptive"
+
+
+def check_schedule(c: Checker, value: Any, n_bots: int) -> ScheduleSpec:
+    """``schedule``: ``round_robin`` (default), ``adaptive``, or ``{kind, games, until: {top, confidence}}``."""
+    if value is None or isinstance(value, str):
+        value = {"kind": value or "round_robin"}
+    cfg = c.mapping(value, "schedule", SCHEDULE_KEYS)
+    kind = cfg.get("kind", "round_robin")
+    if kind not in SCHEDULE_KINDS:
+        close = difflib.get_close_matches(str(kind), SCHEDULE_KINDS, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise c.fail("schedule.kind", f"{show(kind)} is not allowed{hint} (allowed: {', '.join(SCHEDULE_KINDS)})")
+    if kind == "round_robin":
+        for key in ("games", "until"):
+            if key in cfg:
+                raise c.fail(f"schedule.{key}", "only used with 'kind: adaptive' (a round robin plays its "
+                                                "rounds: the 'rounds' key)")
+        return ScheduleSpec()
+    games = c.integer(cfg["games"], "schedule.games", 1) if cfg.get("games") is not None else None
+    top = confidence = None
+    if cfg.get("until") is not None:
+        until = c.mapping(cfg["until"], "schedule.until", UNTIL_KEYS)
+        for key in UNTIL_KEYS:
+            if key not in until:
+                raise c.fail(f"schedule.until.{key}", "missing (e.g. until: {top: 10, confidence: 0.95})")
+        top = c.integer(until["top"], "schedule.until.top", 1)
+        if top >= n_bots:
+            raise c.fail("schedule.until.top", f"{top} needs at least {top + 1} bots (the league has {n_bots}: "
+                                               f"the top {top} is ordered against the next one)")
+        confidence = c.number(until["confidence"], "schedule.until.confidence", lambda v: 0.5 < v < 1,
+                              "a number between 0.5 and 1, exclusive, e.g. 0.95")
+    return ScheduleSpec(kind="adaptive", games=games, top=top, confidence=confidence)
+
+
+def check_executor(c: Checker, value: Any) -> str | None:
+    """``executor``: ``local`` (default) or ``{dask: ADDRESS}`` (``tcp://host:8786`` or ``local:N``)."""
+    if value in (None, "local"):
+        return None
+    if isinstance(value, dict):
+        cfg = c.mapping(value, "executor", ("dask",))
+        address = cfg.get("dask")
+        if isinstance(address, str) and address.strip():
+            return address.strip()
+        raise c.fail("executor.dask", f"{show(address)} is not allowed (allowed: a scheduler address such as "
+                                      f"tcp://10.0.0.1:8786, or local:N for N workers on this machine)")
+    raise c.fail("executor", f"{show(value)} is not allowed (allowed: local, or {{dask: ADDRESS}})")
+
+
+def check_limits(c: Checker, value: Any) -> dict[str, Any]:
+    """``limits``: LIMIT_KEYS (``sandbox``: auto, bwrap or none; ``null`` switches a NULLABLE_LIMITS one off)."""
+    limits = c.mapping(value, "limits", LIMIT_KEYS)
+    out: dict[str, Any] = {}
+    for key, val in limits.items():
+        if key == "sandbox":
+            if val in (None, "none", False):
+                out[key] = None
+            elif val == "auto":
+                out[key] = "auto"
+            elif val == "bwrap":
+                if c.strict and shutil.which("bwrap") is None:
+                    raise c.fail("limits.sandbox", "bwrap (bubblewrap) is not installed: install it "
+                                                   "(apt-get install bubblewrap) or remove the key")
+                out[key] = "bwrap"
+            else:
+                raise c.fail("limits.sandbox", f"{show(val)} is not allowed (allowed: auto, bwrap, none)")
+        elif val is None and key in NULLABLE_LIMITS:
+            out[key] = None  # no limit
+        else:
+            out[key] = c.integer(val, f"limits.{key}", 1)
+    out.setdefault("sandbox", "auto")  # bubblewrap where it works here, else none with a warning
+    return out
+
+
+def check_time(c: Checker, value: Any) -> dict[str, int]:
+    """``time``: each of TIME_KEYS in milliseconds (its default when unset; a bank and jitter may be 0)."""
+    time_cfg = c.mapping(value, "time", TIME_KEYS)
+    return {k: c.integer(time_cfg.get(k, d), f"time.{k}", 0 if k in ("bank_ms", "jitter_ms") else 1)
+            for k, d in TIME_KEYS.items()}
+
+
+def check_policy(c: Checker, data: dict[str, Any]) -> tuple[str, int]:
+    """``policy`` (forfeit, or strikes) and ``strikes`` (only with that policy): (policy, strikes or 0)."""
+    policy = data.get("policy", "forfeit")
+    if policy not in POLICIES:
+        raise c.fail("policy", f"{show(policy)} is not allowed (allowed: {', '.join(POLICIES)})")
+    if "strikes" in data and policy != "strikes":
+        raise c.fail("strikes", "only used with 'policy: strikes' (the policy here is forfeit)")
+    strikes = c.integer(data.get("strikes", DEFAULT_STRIKES), "strikes", 1) if policy == "strikes" else 0
+    return policy, strikes
+
+
+def check_rating(c: Checker, value: Any) -> RatingParams:
+    """``rating``: TrueSkill's parameters, each its RATING_DEFAULTS value when unset."""
+    rating_cfg = c.mapping(value, "rating", RATING_DEFAULTS)
+    return RatingParams(
+        mu=c.number(rating_cfg.get("mu", RATING_DEFAULTS["mu"]), "rating.mu", lambda v: True, "a number"),
+        sigma=c.number(rating_cfg.get("sigma", RATING_DEFAULTS["sigma"]), "rating.sigma", lambda v: v > 0,
+                       "a number > 0"),
+        beta=c.number(rating_cfg.get("beta", RATING_DEFAULTS["beta"]), "rating.beta", lambda v: v > 0,
+                      "a number > 0"),
+        tau=c.number(rating_cfg.get("tau", RATING_DEFAULTS["tau"]), "rating.tau", lambda v: v >= 0,
+                     "a number >= 0"),
+        draw_probability=c.number(rating_cfg.get("draw_probability", RATING_DEFAULTS["draw_probability"]),
+                                  "rating.draw_probability", lambda v: 0 < v < 1,
+                                  "a number between 0 and 1, exclusive"),
+    )
+
+
+def check_workers(c: Checker, value: Any, override: int | None) -> int:
+    """``workers`` (``auto`` or unset: this process's cores), or ``--workers`` when given."""
+    n_workers = default_workers() if value in (None, "auto") else c.integer(value, "workers", 1)
+    if override is not None:
+        n_workers = c.integer(override, "--workers", 1)
+    return n_workers
+
+
+def check_logs(c: Checker, value: Any) -> dict[str, int]:
+    """``logs``: game_kb (at least 1) and budget_mb, each its LOG_DEFAULTS value when unset."""
+    logs_cfg = c.mapping(value, "logs", LOG_DEFAULTS)
+    # budget_mb 0: only games with violations keep their logs, from the first game on
+    return {k: c.integer(logs_cfg.get(k, d), f"logs.{k}", 1 if k == "game_kb" else 0) for k, d in LOG_DEFAULTS.items()}
