@@ -6,6 +6,7 @@
 - No import cycles, counting every import (inside functions and under ``if TYPE_CHECKING`` too):
   two modules that need each other are one module, or share a third below both. Nor anywhere in
   the repository: the scripts of bench/, tools/, tests/ and bots/ are modules too.
+- Size: no module of the package over 600 lines, no function over 80 (a longer one is two jobs).
 - Every module imports alone, in an interpreter where no other harness module was imported
   first (one fresh subprocess imports each in turn, dropping every harness module between two).
 """
@@ -271,3 +272,36 @@ def test_every_test_file_judges_mutants_or_says_why_not() -> None:
     assert not (listed | set(unlisted)) - present, "listed in tools/mutate.py but not in tests/"
     assert not present - listed - set(unlisted), "add these to a package's list in tools/mutate.py TESTS (or UNLISTED)"
     assert not listed & set(unlisted)
+
+
+MAX_MODULE_LINES = 600
+MAX_FUNCTION_LINES = 80
+
+
+def test_no_module_is_over_600_lines() -> None:
+    long = {str(p.relative_to(ROOT)): n for p in PACKAGE.rglob("*.py")
+            if (n := len(p.read_text().splitlines())) > MAX_MODULE_LINES}
+    assert not long, f"split these modules (lines): {long}"
+
+
+def _long_functions(path: Path) -> dict[str, int]:
+    out = {}
+    name = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            length = (node.end_lineno or node.lineno) - node.lineno + 1
+            if length > MAX_FUNCTION_LINES:
+                out[f"{name}:{node.lineno} {node.name}"] = length
+    return out
+
+
+def test_no_function_is_over_80_lines() -> None:
+    long = {k: v for p in PACKAGE.rglob("*.py") for k, v in _long_functions(p).items()}
+    assert not long, f"split these functions (lines): {long}"
+
+
+def test_the_size_check_sees_a_long_function(tmp_path: Path) -> None:
+    body = "\n".join(f"    x{i} = {i}" for i in range(MAX_FUNCTION_LINES))
+    path = tmp_path / "m.py"
+    path.write_text(f"def short():\n    return 1\n\n\ndef long():\n{body}\n")
+    assert list(_long_functions(path).values()) == [MAX_FUNCTION_LINES + 1]
