@@ -211,7 +211,14 @@ def test_epizodiak_tiles_taken_in_the_open_stay_known_and_hidden_tiles_spread():
 def test_a_game_without_a_sampler_says_so():
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from toygame import ToyGame
-    game = ToyGame()
+
+    class NoSamplerGame(ToyGame):
+        """The toy game as a plug-in that ships no sampler (the toy game itself has one)."""
+
+        def sampler(self) -> None:
+            return None
+
+    game = NoSamplerGame()
     state = game.new_state(2, 1)
     with pytest.raises(NotImplementedError, match="toy"):
         game.resample_from_infostate(state.observation(0), state.events, random.Random(1), {})
