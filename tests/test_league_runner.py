@@ -76,6 +76,7 @@ def write_config(dir_: Path, n_bots: int = 4, rounds: int = 2, extra: str = "", 
 
 def test_a_league_plays_its_schedule_once_and_ranks_by_strength(tmp_path: Path) -> None:
     cfg = load_config(write_config(tmp_path, players="[2, 3]"))
+    _one_secret(cfg)  # the fake player's results follow the (keyed) game ids
     summary = run_league(cfg, player=FAKE, progress=False)
     expected = len(build_schedule(cfg))
     assert summary.played == expected == 2 * (6 * 2 + 4 * 6)
@@ -274,6 +275,7 @@ def test_table_formats(tmp_path: Path) -> None:
 
 def test_violations_are_listed_filtered_and_shown(tmp_path: Path) -> None:
     path = write_config(tmp_path)
+    _one_secret(load_config(path))  # the fake player's violations follow the (keyed) game ids
     run_league(load_config(path), player=FAKE, progress=False)
     runner = CliRunner()
     listing = runner.invoke(cli, ["violations", str(path)])
