@@ -148,6 +148,10 @@ def test_a_game_without_a_violation_downloads_and_replays_and_says_where_answers
     bad.write_text("{}")
     refused = _reproduce(bad, "python3 bot.py", tmp_path)
     assert refused.returncode == 2 and "not a game downloaded from a seat" in refused.stderr
+    bad.write_text("{not json")
+    refused = _reproduce(bad, "python3 bot.py", tmp_path)
+    assert refused.returncode == 2 and f"{bad}: not a seat file (not JSON" in refused.stderr
+    assert "Traceback" not in refused.stderr
 
 
 def _visible(client: TestClient, team: str) -> dict[str, str]:

@@ -45,6 +45,9 @@ def reproduce(file: str, bot_command: str, cwd: str | None, timeout_ms: int | No
     except OSError as exc:
         echo(f"error: {file}: cannot read it: {exc.strerror or exc}", err=True)
         sys.exit(2)
+    except json.JSONDecodeError as exc:
+        echo(f"error: {file}: not a seat file (not JSON: {exc}); download one from your seat's game page", err=True)
+        sys.exit(2)
     except (ValueError, SeatFileError) as exc:
         echo(f"error: {exc}", err=True)
         sys.exit(2)
