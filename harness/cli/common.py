@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import click
@@ -118,3 +119,17 @@ def echo(text: str, err: bool = False) -> None:
     from harness.report.safe_text import visible
 
     click.echo(visible(text), err=err)
+
+
+#: The contest directory argument, shared by every `harness contest` command that takes one.
+contest_dir = click.argument("contest_dir", metavar="DIR", type=click.Path(file_okay=False, path_type=Path))
+
+
+def load_contest_config(root: Path):  # type: ignore[no-untyped-def]
+    """The contest in ``root`` (its contest.yaml), or one clear line naming what is wrong."""
+    from harness.contest.config import ContestConfigError, load_contest
+
+    try:
+        return load_contest(root)
+    except ContestConfigError as exc:
+        raise click.ClickException(str(exc)) from None

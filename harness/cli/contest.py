@@ -8,21 +8,12 @@ from typing import TYPE_CHECKING
 
 import click
 
-from harness.cli.common import echo
+from harness.cli.common import contest_dir, echo, load_contest_config
 
 if TYPE_CHECKING:
     from harness.contest.db import ContestDB
 
-contest_dir = click.argument("contest_dir", metavar="DIR", type=click.Path(file_okay=False, path_type=Path))
-
-
-def _load(root: Path):  # type: ignore[no-untyped-def]
-    from harness.contest.config import ContestConfigError, load_contest
-
-    try:
-        return load_contest(root)
-    except ContestConfigError as exc:
-        raise click.ClickException(str(exc)) from None
+_load = load_contest_config
 
 
 @click.group()
