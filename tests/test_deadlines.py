@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cgroup_probe import needs_cpu_clock
 
 from harness.play.limits import BotSpec, ResourceLimits, TimeControls
 from harness.play.referee import BotPool, GameRecord, RefereeConfig, play_game
@@ -29,17 +30,6 @@ from toygame import ToyGame  # noqa: E402
 TOY = ToyGame()
 
 
-def _cpu_clock_here() -> bool:
-    from harness.play.cgroups import BotCgroup, cgroup_base
-    group = BotCgroup.create(cgroup_base(), "probe-clock", None)
-    if group is None:
-        return False
-    ok = group.can_freeze and group.can_count_cpu
-    group.kill()
-    return ok
-
-
-needs_cpu_clock = pytest.mark.skipif(not _cpu_clock_here(), reason="no cgroup freezer and cpuacct here (not root)")
 TIMED = Path(__file__).resolve().parent / "bots" / "timed.py"
 
 

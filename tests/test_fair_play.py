@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
+from cgroup_probe import CPU_CLOCK_HERE, needs_cpu_clock
 
 from harness.games import get_game
 from harness.league.config import load_config
@@ -35,17 +36,6 @@ ATTACKER = REPO / "tests" / "bots" / "attacker.py"
 RANDOM = REPO / "bots" / "random_bot.py"
 RANDOM_SPEC = BotSpec(name="random", command=("python3", str(RANDOM), "--seed", "1"), cwd=str(REPO))
 
-def _cpu_clock_here() -> bool:
-    from harness.play.cgroups import BotCgroup, cgroup_base
-    group = BotCgroup.create(cgroup_base(), "probe-clock", None)
-    if group is None:
-        return False
-    ok = group.can_freeze and group.can_count_cpu
-    group.kill()
-    return ok
-
-
-needs_cpu_clock = pytest.mark.skipif(not _cpu_clock_here(), reason="no cgroup freezer and cpuacct (not root)")
 needs_bwrap = pytest.mark.skipif(bwrap_problem() is not None, reason=f"bubblewrap unusable: {bwrap_problem()}")
 
 
@@ -607,7 +597,7 @@ def test_fair_play_is_off_only_by_an_explicit_parameter_never_by_the_environment
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
-    clock = _cpu_clock_here()
+    clock = CPU_CLOCK_HERE
     assert out["default"] == [4, [clock]]  # one process per seat order of the deal, the CPU clock where it can be
     assert out["reuse"] == [2, [clock]]  # the benchmark's baseline: reused across the deal's seat orders
     assert out["wall"] == [4, [False]]  # the benchmark's baseline: wall-clock deadlines, never frozen

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from cgroup_probe import needs_cpu_clock
 
 from harness.league.config import load_config
 from harness.league.runner import run_league
@@ -27,17 +28,6 @@ ATTACKER = REPO / "tests" / "bots" / "attacker.py"
 RANDOM = REPO / "bots" / "random_bot.py"
 
 
-def _cpu_clock_here() -> bool:
-    from harness.play.cgroups import BotCgroup, cgroup_base
-    group = BotCgroup.create(cgroup_base(), "probe-kept", None)
-    if group is None:
-        return False
-    ok = group.can_freeze and group.can_count_cpu
-    group.kill()
-    return ok
-
-
-needs_cpu_clock = pytest.mark.skipif(not _cpu_clock_here(), reason="no cgroup freezer and cpuacct (not root)")
 
 
 def _league(tmp_path: Path, bot: str, move_ms: int, bank_ms: int = 0, workers: int = 1, rounds: int = 1) -> Path:

@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 import pytest
+from cgroup_probe import needs_cpu_clock
 
 from harness.games import get_game
 from harness.play.cpuclock import HARD_FACTOR
@@ -39,17 +40,6 @@ from harness.play.sandbox import bwrap_problem
 PROBE = Path(__file__).resolve().parent / "bots" / "layers_probe.py"
 
 
-def _cpu_clock_here() -> bool:
-    from harness.play.cgroups import BotCgroup, cgroup_base
-    group = BotCgroup.create(cgroup_base(), "probe-layers", None)
-    if group is None:
-        return False
-    ok = group.can_freeze and group.can_count_cpu
-    group.kill()
-    return ok
-
-
-needs_cpu_clock = pytest.mark.skipif(not _cpu_clock_here(), reason="no cgroup freezer and cpuacct (not root)")
 
 
 def needs_bwrap() -> None:
