@@ -38,6 +38,20 @@ class StoreBase:
     """An open store file: its connection, transactions and meta. Use as a context manager, or
     call :meth:`close`."""
 
+    @staticmethod
+    def ready(path: str | Path) -> bool:
+        """Whether a store exists at ``path`` with its schema written (read only: never creating either)."""
+        if not Path(path).exists():
+            return False
+        try:
+            db = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True, timeout=5.0)
+            try:
+                return int(db.execute("PRAGMA user_version").fetchone()[0]) > 0
+            finally:
+                db.close()
+        except sqlite3.Error:
+            return False
+
     def __init__(self, path: str | Path, *, create: bool = True) -> None:
         self.path = Path(path)
         if not create and not self.path.exists():

@@ -26,12 +26,10 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import threading
 import time
 import traceback
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from markupsafe import escape
@@ -174,16 +172,7 @@ class LiveLeague:
 
     def store_ready(self, config: LeagueConfig) -> bool:
         """Whether the store exists with its schema written (never creating either)."""
-        if not Path(config.store).exists():
-            return False
-        try:
-            db = sqlite3.connect(f"file:{Path(config.store).resolve()}?mode=ro", uri=True, timeout=5.0)
-            try:
-                return int(db.execute("PRAGMA user_version").fetchone()[0]) > 0
-            finally:
-                db.close()
-        except sqlite3.Error:
-            return False
+        return LeagueStore.ready(config.store)
 
     def _generation(self, store: LeagueStore, config: LeagueConfig) -> tuple[str, dict[str, Any]]:
         counts = store.counts()
