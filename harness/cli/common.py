@@ -10,6 +10,7 @@ import click
 from harness.games import GAMES, Game, GameLoadError, InvalidOptions, get_game
 from harness.league.config import parse_scalar
 from harness.play.limits import TimeControls
+from harness.play.sandbox import SANDBOX_CHOICES
 
 
 class GameType(click.ParamType):
@@ -81,7 +82,7 @@ strikes_option = click.option(
          "decision (played by a random fallback) [default: 0, forfeit at the first].")
 
 sandbox_option = click.option(
-    "--sandbox", type=click.Choice(["auto", "bwrap", "none"]), default=None,
+    "--sandbox", type=click.Choice(SANDBOX_CHOICES), default=None,
     help="bwrap: run every bot under bubblewrap, where it sees only the system's runtime and its "
          "own directory (read-only) and a private /tmp, with no network (protocol.md, Sandbox); "
          "auto: bwrap if it works on this machine, else none with a warning; none: no sandbox "

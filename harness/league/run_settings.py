@@ -14,6 +14,7 @@ from typing import Any
 
 from harness.league.config_checks import Checker, show
 from harness.play.limits import TimeControls
+from harness.play.sandbox import SANDBOX_CHOICES, SandboxMode
 
 __all__ = ["RatingParams", "ScheduleSpec", "TIME_KEYS", "LIMIT_KEYS", "RATING_DEFAULTS", "SCHEDULE_KINDS",
            "LOG_DEFAULTS", "default_workers", "check_schedule", "check_time", "check_limits", "check_policy",
@@ -129,22 +130,22 @@ def check_limits(c: Checker, value: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, val in limits.items():
         if key == "sandbox":
-            if val in (None, "none", False):
+            if val in (None, SandboxMode.NONE, False):
                 out[key] = None
-            elif val == "auto":
-                out[key] = "auto"
-            elif val == "bwrap":
+            elif val == SandboxMode.AUTO:
+                out[key] = SandboxMode.AUTO.value  # plain strings in a config (it is dumped to YAML and JSON)
+            elif val == SandboxMode.BWRAP:
                 if c.strict and shutil.which("bwrap") is None:
                     raise c.fail("limits.sandbox", "bwrap (bubblewrap) is not installed: install it "
                                                    "(apt-get install bubblewrap) or remove the key")
-                out[key] = "bwrap"
+                out[key] = SandboxMode.BWRAP.value
             else:
-                raise c.fail("limits.sandbox", f"{show(val)} is not allowed (allowed: auto, bwrap, none)")
+                raise c.fail("limits.sandbox", f"{show(val)} is not allowed (allowed: {', '.join(SANDBOX_CHOICES)})")
         elif val is None and key in NULLABLE_LIMITS:
             out[key] = None  # no limit
         else:
             out[key] = c.integer(val, f"limits.{key}", 1)
-    out.setdefault("sandbox", "auto")  # bubblewrap where it works here, else none with a warning
+    out.setdefault("sandbox", SandboxMode.AUTO.value)  # bubblewrap where it works here, else none with a warning
     return out
 
 
