@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.league.config_checks import Checker, show
-from harness.play.limits import TimeControls
+from harness.play.limits import LIMIT_KEYS, NULLABLE_LIMITS, TimeControls
 from harness.play.sandbox import SANDBOX_CHOICES, SandboxMode
 
 __all__ = ["RatingParams", "ScheduleSpec", "TIME_KEYS", "LIMIT_KEYS", "RATING_DEFAULTS", "SCHEDULE_KINDS",
@@ -22,11 +22,6 @@ __all__ = ["RatingParams", "ScheduleSpec", "TIME_KEYS", "LIMIT_KEYS", "RATING_DE
 
 #: The time control keys and their defaults (the referee's).
 TIME_KEYS: dict[str, int] = dataclasses.asdict(TimeControls())
-#: Resource limit keys passed through to harness.play.botproc.ResourceLimits (its defaults apply when unset).
-LIMIT_KEYS = ("memory_mb", "cpu_seconds", "processes", "open_files", "stderr_bytes", "max_line_bytes",
-              "max_json_depth", "sandbox", "scratch_mb")
-#: Limits that ``null`` switches off (the others always apply).
-NULLABLE_LIMITS = ("memory_mb", "cpu_seconds", "processes", "open_files")
 RATING_DEFAULTS = {"mu": 25.0, "sigma": 25.0 / 3, "beta": 25.0 / 6, "tau": 0.0, "draw_probability": 0.10}
 POLICIES = ("forfeit", "strikes")
 SCHEDULE_KINDS = ("round_robin", "adaptive")

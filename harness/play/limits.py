@@ -9,6 +9,7 @@ killing live in :mod:`harness.play.botproc`, its line I/O under deadlines in :mo
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import functools
 import os
 import resource
@@ -25,6 +26,7 @@ from harness.play.privileges import drop_privileges
 from harness.play.sandbox import SANDBOX_CHOICES, SandboxMode, bwrap_problem
 
 __all__ = ["BotSpec", "MAX_IDLE_BOTS", "TimeControls", "ResourceLimits", "SandboxUnavailable", "SANDBOXES", "TOKEN_VAR",
+           "LIMIT_KEYS", "NULLABLE_LIMITS",
            "pin_to_cpu", "resolve_command", "check_sandbox", "unshare_pid_prefix", "limit_setter",
            "tree_memory_mb"]
 
@@ -106,6 +108,13 @@ class ResourceLimits:
     pid_namespace: bool = False
     scratch_mb: int = 64
 
+
+#: The limits a config may set (a league's or a contest's ``limits``): every field of
+#: ResourceLimits but ``pid_namespace``, which only code sets (it needs root; the sandbox does the same).
+LIMIT_KEYS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(ResourceLimits) if f.name != "pid_namespace")
+#: The limits that ``None`` switches off: those whose field may be None (the others always apply).
+NULLABLE_LIMITS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(ResourceLimits)
+                                         if f.name in LIMIT_KEYS and str(f.type) == "int | None")
 
 #: the sandboxes a bot may be started in (None, not "none", says no sandbox in ResourceLimits)
 SANDBOXES = tuple(mode for mode in SandboxMode if mode != SandboxMode.NONE)
