@@ -7,7 +7,6 @@ import shlex
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import click
 import orjson
@@ -44,6 +43,7 @@ from harness.play.limits import (
 )
 from harness.play.referee import BotPool, GameRecord, RefereeConfig, play_game
 from harness.play.sandbox import resolve_sandbox
+from harness.play.violations import Violation
 from harness.report.tables import move_number
 
 _INTERPRETERS = {"python", "python3", "node", "nodejs", "ruby", "perl", "java", "bash", "sh"}
@@ -300,7 +300,7 @@ def check_bot(game: Game, command: str, players: int | None, seed: int | None, n
 
 
 def run_conformance(game: Game, candidate: BotSpec, players: int, seed: int | None, n_games: int, options: dict,
-                    config: RefereeConfig, opponents: Sequence[BotSpec], log_path: str | None) -> list[dict[str, Any]]:
+                    config: RefereeConfig, opponents: Sequence[BotSpec], log_path: str | None) -> list[Violation]:
     """check-bot's games (:func:`harness.play.conformance.conformance_games`), printed: each game,
     the start-up time, the latency and every violation (grouped); returns the violations."""
     log = JsonLog(log_path)

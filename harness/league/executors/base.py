@@ -146,7 +146,7 @@ def outcome_from_record(record: GameRecord, log_bytes: int | None = None) -> Gam
     ``log_bytes``)."""
     return GameOutcome(game_id=record.game_id, ranking=list(record.ranking), scores=list(record.scores),
                        ended_by=record.ended_by, forfeits=list(record.forfeits or ()),
-                       violations=[dict(v) for v in (record.violations or ())],
+                       violations=[v.copy() for v in (record.violations or ())],
                        log=compress_log(record.log, log_bytes) if record.log else b"",
                        decisions=int(getattr(record, "decisions", 0) or 0),
                        seconds=float(getattr(record, "seconds", 0.0) or 0.0))
