@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -12,8 +12,12 @@ from harness.league.config import parse_scalar
 from harness.play.limits import TimeControls
 from harness.play.sandbox import SANDBOX_CHOICES
 
+if TYPE_CHECKING:
+    from click.shell_completion import CompletionItem
 
-class GameType(click.ParamType):
+
+# (click.ParamType is generic from click 8.2 on, which pyproject does not require: not subscripted here)
+class GameType(click.ParamType):  # type: ignore[type-arg]
     """A registered game name, converted to its :class:`Game`."""
 
     name = "game"
@@ -26,7 +30,7 @@ class GameType(click.ParamType):
                 self.fail(str(exc), param, ctx)
         self.fail(f"{value!r} is not a game (choose from: {', '.join(GAMES)})", param, ctx)
 
-    def shell_complete(self, ctx, param, incomplete):
+    def shell_complete(self, ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
         from click.shell_completion import CompletionItem
         return [CompletionItem(name) for name in GAMES if name.startswith(incomplete)]
 

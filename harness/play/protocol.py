@@ -119,7 +119,7 @@ def same_json(a: Any, b: Any) -> bool:
         return a.keys() == b.keys() and all(same_json(v, b[k]) for k, v in a.items())
     if isinstance(a, list):
         return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b))
-    return a == b
+    return bool(a == b)
 
 
 def parse_action(line: bytes, request_id: int, legal: Sequence[Any], max_depth: int) -> int:

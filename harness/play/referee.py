@@ -28,7 +28,7 @@ from harness.play import protocol
 from harness.play.botproc import CRASH, OK, OVERSIZE, TIMEOUT, BotProcess
 from harness.play.explain import explain_illegal
 from harness.play.limits import BotSpec, ResourceLimits, TimeControls, check_sandbox
-from harness.play.pool import BotPool
+from harness.play.pool import BotPool, PoolKey
 from harness.play.startup_output import rest_of_output
 from harness.play.violations import KILLING_KINDS, VIOLATION_KINDS, DecisionCost, Violation, ViolationKind
 
@@ -132,7 +132,7 @@ def forfeit_ranking(ranking: Sequence[int], forfeits: Sequence[int]) -> list[int
     return out
 
 
-def _pool_key(game: Game, options: Mapping[str, Any], config: RefereeConfig) -> tuple:
+def _pool_key(game: Game, options: Mapping[str, Any], config: RefereeConfig) -> PoolKey:
     return (game.name, _dumps(dict(options), option=orjson.OPT_SORT_KEYS), config.time, config.limits, config.fair_play)
 
 
@@ -180,7 +180,7 @@ def request_action(proc: BotProcess, line: bytes, request_id: int, legal: list[A
 class _Table:
     """The state of one refereed game (internal to :func:`play_game`)."""
 
-    def __init__(self, game: Game, options: dict, seed: int, game_id: str, seats: Sequence[BotSpec],
+    def __init__(self, game: Game, options: dict[str, Any], seed: int, game_id: str, seats: Sequence[BotSpec],
                  pool: BotPool, config: RefereeConfig) -> None:
         self.game = game
         self.options = options
@@ -541,7 +541,7 @@ class _Table:
                 self.pool.release(proc)
 
 
-def play_game(game: Game, options: dict, seed: int, game_id: str, seats: Sequence[BotSpec], pool: BotPool,
+def play_game(game: Game, options: dict[str, Any], seed: int, game_id: str, seats: Sequence[BotSpec], pool: BotPool,
               config: RefereeConfig) -> GameRecord:
     """Play one game of ``game`` between the bots in ``seats`` (seat i is ``seats[i]``) and return its record.
 

@@ -249,7 +249,7 @@ class DaskExecutor:
         self.batch_size = batch_size
         self._exit = contextlib.ExitStack()
         self.client: Any = self._exit.enter_context(dask_client(address))
-        self._futures: dict[Future, list[Task]] = {}
+        self._futures: dict[Future[bytes], list[Task]] = {}
         self._lost: SchedulerLost | None = None
         self._stopped = False
         self.plugin_name = f"tablebots-{key_prefix}"
