@@ -1,11 +1,12 @@
 """The referee: plays one game between bot processes, enforcing the protocol, deadlines and legality.
 
-Game-agnostic: it uses only the :mod:`harness.games` API. The policy for a misbehaving bot lives
-here, around the pure engine (PettingZoo-style): a violation is recorded with everything needed to
-reproduce it, and then either the seat forfeits (default; the offender is ranked last, its seat
-played to the end by a seeded uniform-random fallback, its process killed and restarted for its
-next game) or, with ``strikes: N``, the first N violations of a seat in a game only cost it that
-decision (the fallback plays it) and the game goes on.
+Game-agnostic: it uses only the :mod:`harness.games` API. It referees one game; the bot processes
+come from a :class:`~harness.play.pool.BotPool` (:mod:`harness.play.pool`) and go back to it. The
+policy for a misbehaving bot lives here, around the pure engine (PettingZoo-style): a violation is
+recorded with everything needed to reproduce it, and then either the seat forfeits (default; the
+offender is ranked last, its seat played to the end by a seeded uniform-random fallback, its process
+killed and restarted for its next game) or, with ``strikes: N``, the first N violations of a seat in
+a game only cost it that decision (the fallback plays it) and the game goes on.
 
 The hot path per decision is: legal_actions, observation, one orjson encode, one non-blocking
 write, one poll+read, one orjson decode, a list lookup, apply. The state snapshot is taken only
@@ -32,8 +33,7 @@ from harness.play.pool import BotPool, PoolKey
 from harness.play.startup_output import rest_of_output
 from harness.play.violations import KILLING_KINDS, VIOLATION_KINDS, DecisionCost, Violation, ViolationKind
 
-__all__ = ["RefereeConfig", "FairPlay", "FAIR_PLAY", "BotPool", "GameRecord", "play_game", "request_action", "VIOLATION_KINDS", "BotSpec", "TimeControls",
-           "ResourceLimits"]
+__all__ = ["RefereeConfig", "FairPlay", "FAIR_PLAY", "GameRecord", "play_game", "request_action", "VIOLATION_KINDS"]
 
 _CODE_KIND = {TIMEOUT: ViolationKind.TIMEOUT, CRASH: ViolationKind.CRASH, OVERSIZE: ViolationKind.OVERSIZE}
 #: Draws each request's delay under ``time.jitter_ms``: from the system's entropy, never from the
