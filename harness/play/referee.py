@@ -31,9 +31,9 @@ from harness.play.explain import explain_illegal
 from harness.play.limits import BotSpec, ResourceLimits, TimeControls, check_sandbox
 from harness.play.pool import BotPool, PoolKey
 from harness.play.startup_output import rest_of_output
-from harness.play.violations import KILLING_KINDS, VIOLATION_KINDS, DecisionCost, Violation, ViolationKind
+from harness.play.violations import KILLING_KINDS, DecisionCost, Violation, ViolationKind
 
-__all__ = ["RefereeConfig", "FairPlay", "FAIR_PLAY", "GameRecord", "play_game", "request_action", "VIOLATION_KINDS"]
+__all__ = ["RefereeConfig", "FairPlay", "FAIR_PLAY", "GameRecord", "play_game", "request_action"]
 
 _CODE_KIND = {TIMEOUT: ViolationKind.TIMEOUT, CRASH: ViolationKind.CRASH, OVERSIZE: ViolationKind.OVERSIZE}
 #: Draws each request's delay under ``time.jitter_ms``: from the system's entropy, never from the
