@@ -140,7 +140,7 @@ class BotPool:
                     if spare.got is not None and spare.got[0] == OK:
                         spare.proc.freeze()
 
-    def start_spares(self, spec: BotSpec, key: PoolKey, config: RefereeConfig, hello: dict[str, Any]) -> None:
+    def start_spares(self, spec: BotSpec, key: PoolKey, config: RefereeConfig, hello: protocol.Hello) -> None:
         """Start spares of ``spec`` for ``key`` up to :attr:`spares` (within the bound), each sent
         ``hello``; a spare that cannot start is forgotten (the game that needs one starts its own)."""
         spares = self._spares.setdefault((spec, key), [])
@@ -218,6 +218,6 @@ class _Spare:
     """A process started ahead of need: the hello it was sent, and its answer once read."""
 
     proc: BotProcess
-    hello: dict[str, Any]
+    hello: protocol.Hello
     line: bytes
     got: tuple[int, bytes] | None = None

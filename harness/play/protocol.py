@@ -9,13 +9,14 @@ protocol.md for the contract.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 import orjson
 
 from harness.play.violations import ViolationKind
 
-__all__ = ["PROTOCOL_VERSION", "BadMessage", "encode", "hello", "start", "result", "BYE",
+__all__ = ["PROTOCOL_VERSION", "Hello", "TimeInfo", "Start", "Request", "Result", "BadMessage", "encode", "hello",
+           "start", "result", "BYE",
            "decode", "check_depth", "parse_ready", "parse_action", "same_json"]
 
 PROTOCOL_VERSION = 1
@@ -23,6 +24,58 @@ BYE = b'{"type":"bye"}\n'
 
 _dumps = orjson.dumps
 _loads = orjson.loads
+
+
+class TimeInfo(TypedDict):
+    """A hello's time controls, in milliseconds."""
+
+    init_ms: int
+    move_ms: int
+    bank_ms: int
+
+
+class Hello(TypedDict):
+    """referee -> bot, once per process: the game it will play (protocol.md, hello)."""
+
+    type: Literal["hello"]
+    protocol: int
+    game: str
+    options: dict[str, Any]
+    seat: int
+    players: int
+    time: TimeInfo
+
+
+class Start(TypedDict):
+    """referee -> bot, at the start of each game (protocol.md, start)."""
+
+    type: Literal["start"]
+    game_id: str
+    seat: int
+    players: int
+
+
+class Request(TypedDict):
+    """referee -> bot, one per decision: the seat's observation, the offered actions, the public
+    events since its last request and its time (protocol.md, request)."""
+
+    type: Literal["request"]
+    id: int
+    seat: int
+    observation: dict[str, Any]
+    actions: list[dict[str, Any]]
+    events: list[dict[str, Any]]
+    time_left_ms: int
+
+
+class Result(TypedDict):
+    """referee -> bot, at the end of each game (protocol.md, result)."""
+
+    type: Literal["result"]
+    game_id: str
+    ranking: list[int]
+    scores: list[Any]
+    ended_by: str
 
 
 class BadMessage(ValueError):
@@ -40,17 +93,17 @@ def encode(message: Mapping[str, Any]) -> bytes:
 
 
 def hello(game: str, options: Mapping[str, Any], seat: int, players: int,
-          init_ms: int, move_ms: int, bank_ms: int) -> dict[str, Any]:
+          init_ms: int, move_ms: int, bank_ms: int) -> Hello:
     return {"type": "hello", "protocol": PROTOCOL_VERSION, "game": game, "options": dict(options),
             "seat": seat, "players": players,
             "time": {"init_ms": init_ms, "move_ms": move_ms, "bank_ms": bank_ms}}
 
 
-def start(game_id: str, seat: int, players: int) -> dict[str, Any]:
+def start(game_id: str, seat: int, players: int) -> Start:
     return {"type": "start", "game_id": game_id, "seat": seat, "players": players}
 
 
-def result(game_id: str, ranking: Sequence[int], scores: Sequence[Any], ended_by: str) -> dict[str, Any]:
+def result(game_id: str, ranking: Sequence[int], scores: Sequence[Any], ended_by: str) -> Result:
     return {"type": "result", "game_id": game_id, "ranking": list(ranking), "scores": list(scores),
             "ended_by": ended_by}
 

@@ -211,7 +211,7 @@ class _Table:
         entry["t"] = round(time.monotonic() - self.t0, 6)
         self.log.append(entry)
 
-    def sent(self, seat: int, msg: dict[str, Any]) -> None:
+    def sent(self, seat: int, msg: Mapping[str, Any]) -> None:
         self.note({"type": "send", "seat": seat, "bot": self.seats[seat].name, "msg": msg})
 
     def received(self, seat: int, data: bytes, ms: float, cpu_ms: float | None = None, accepted: bool = True,
@@ -482,7 +482,7 @@ class _Table:
         self.request_id += 1
         move_ms = self.config.time.move_ms
         budget_ms = move_ms + self.bank[seat]
-        msg = {"type": "request", "id": self.request_id, "seat": seat, "observation": state.observation(seat),
+        msg: protocol.Request = {"type": "request", "id": self.request_id, "seat": seat, "observation": state.observation(seat),
                "actions": legal, "events": new_events, "time_left_ms": budget_ms}
         line = _dumps(msg, option=APPEND_NEWLINE)
         if self.record_messages:
