@@ -158,7 +158,7 @@ class LiveLeague:
         self._token_db: tuple[sqlite3.Connection, str, int] | None = None  # the connection _token asks
         self._standing: Standing | None = None  # the table kept current (made by the first render)
         self._status: dict[str, Any] = {}  # the counts of the last render, for api/status
-        self._made: tuple[Any, str] | None = None  # (the config's state, the page) of the last render
+        self._made: tuple[Any, str, str] | None = None  # (the config's state, generation, page) of the last render
 
     @staticmethod
     def _files_stamp(config: LeagueConfig) -> tuple[tuple[str, int, int], ...]:
@@ -298,7 +298,11 @@ class LiveLeague:
             changed = standing.refresh(store, config.store)
             last = self._made
             if not changed and last is not None and last[0] == (self._stamp, self.problem):
-                return last[1]  # nothing new (a commit of no game: the history's cache, a plan)
+                # nothing new (a commit of no game: the history's cache, a plan): the last page,
+                # under this state's name (the page's refresh compares it with api/status')
+                html = last[2].replace(f'data-generation="{last[1]}"', f'data-generation="{generation}"', 1)
+                self._made = (last[0], generation, html)
+                return html
             with queries.read_snapshot(store):
                 pending = int(store.db.execute("SELECT count(*) FROM games WHERE status = 'pending'").fetchone()[0])
                 violations = queries.violation_count(store)
@@ -314,5 +318,5 @@ class LiveLeague:
         with self._lock:
             self._status = {"store": True, "done": standing.done, "pending": pending, "violations": violations,
                             "versions": versions, "latest": latest}
-        self._made = ((self._stamp, self.problem), html)
+        self._made = ((self._stamp, self.problem), generation, html)
         return html
