@@ -5,18 +5,21 @@
   read again, so a bot edited since the server started shows its new version as the current one.
   A config that no longer loads (half-saved, broken) keeps the last good one, and the page says
   what is wrong.
-- **The index is cached per generation**: the numbers of finished and planned games, of
-  violations and of bot versions, and the config's stamp. It is made in the background
-  (:class:`IndexRenderer`): a request for it, or the page's poll of ``api/status`` (three small
-  queries, every 2 seconds), starts a render when the league moved past the last one; a request
-  waits for that render up to :data:`FRESH_WAIT` seconds, then gets the last one made (the
-  page's live refresh fetches the newer one once ``api/status`` says it is ready: ``rendered``).
-  So a small league's page is always current, and a large one's loads at once, at most one
-  render behind: at 1,000 bots and 1,000,000 games a render takes ~20 s (the table's fit and
-  statistics over every game; docs/performance.md), too long for a request to wait. The very
-  first render of a large league shows a page that says it is being prepared. The rating
-  history's fitted points are kept in the store (:mod:`harness.report.history`), so a new render
-  fits only the points since the last one.
+- **The table is kept, not recomputed.** The index's table and statistics are a
+  :class:`harness.report.standing.Standing`: the store read whole once, then at each new state
+  only the games recorded since (the fit warm-started from the last, the intervals' sums kept),
+  so at 1,000 bots and 1,000,000 games a page with new games is made in about a second where
+  recomputing everything took 16-29 s (bench/live.py; docs/performance.md). The rating
+  history's fitted points are kept in the store (:mod:`harness.report.history`).
+- **The index is made in the background** (:class:`IndexRenderer`), one render at a time, for
+  the league's state: SQLite's ``data_version`` on one read-only connection (it changes when
+  another connection commits), the store file and the config's stamp, read in microseconds. A
+  request for the index, or the page's poll of ``api/status``, starts a render when the state
+  moved past the last one; a request waits for it up to :data:`FRESH_WAIT` seconds, then gets the
+  last one made (the page fetches the newer one once ``api/status`` says it is ready:
+  ``rendered``); the very first render of a large league (the store read whole, the fit from
+  scratch) shows a page that says it is being prepared. ``api/status`` answers from memory: the
+  counts of the last render and the state now.
 - **Before the store exists** (or while ``harness run`` is creating it) the page says so and
   polls until the store appears, then shows the league. A reader never creates the store or
   its schema: it waits for a store whose schema is written.
