@@ -6,7 +6,7 @@ The league is bench/table.py's synthetic one (3-seat Epizodiak, duplicate sets o
 6 seat orders), written straight into a temporary store. Then, for batches of new games appended
 as the runner's writer leaves them (a set at a time, in schedule order):
 
-- **old**: the index made from every game at each new state (``Site.index()`` without a kept
+- **old**: the index made from every game at each new state (``ReportPages.index()`` without a kept
   table: the games read as arrays, the fit from scratch, the statistics, the rating history),
   what ``harness serve`` did before; its ``api/status`` counted the games per status, the
   violations and the versions and read the latest games at every poll;
@@ -37,7 +37,7 @@ from table import append_games, synthesize, write_config  # noqa: E402  (bench/,
 from harness.league import queries  # noqa: E402
 from harness.league.config import load_config  # noqa: E402
 from harness.league.store import LeagueStore  # noqa: E402
-from harness.report.html import Site  # noqa: E402
+from harness.report.html import ReportPages  # noqa: E402
 from harness.report.live import LiveLeague  # noqa: E402
 
 
@@ -49,7 +49,7 @@ def old_status(config_path: str) -> None:
         store.counts()
         queries.violation_count(store)
         len(store.versions())
-        Site(cfg, store, live=True).latest_games(20)
+        ReportPages(cfg, store, live=True).latest_games(20)
 
 
 def old_index(config_path: str) -> float:
@@ -57,7 +57,7 @@ def old_index(config_path: str) -> float:
     cfg = load_config(config_path, strict=False)
     start = time.perf_counter()
     with LeagueStore(cfg.store, create=False) as store:
-        Site(cfg, store, live=True).index()
+        ReportPages(cfg, store, live=True).index()
     return time.perf_counter() - start
 
 
