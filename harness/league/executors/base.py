@@ -42,7 +42,7 @@ from harness.play.pool import BotPool
 from harness.play.referee import GameRecord, RefereeConfig, play_game
 
 __all__ = ["Executor", "ExecutorLost", "GamePlayer", "Message", "Played", "Failed", "Task", "WorkerSetup", "open_bot_pool",
-           "Pool", "outcome_from_record", "play_task", "referee_player", "task_of"]
+           "Pool", "REFEREE", "outcome_from_record", "play_task", "referee_player", "task_of"]
 
 #: What a worker is handed per game: (seq, game_id, seed, version ids by seat).
 Task = tuple[int, str, int, tuple[int, ...]]
@@ -111,6 +111,10 @@ class GamePlayer:
 def referee_player(fresh: bool = False) -> GamePlayer:
     """The real referee: :func:`harness.play.referee.play_game` with a :class:`harness.play.pool.BotPool`."""
     return GamePlayer(play=play_game, make_pool=_referee_pool, fresh=fresh)
+
+
+#: the real referee with a pool kept for all of a worker's games: how a league plays
+REFEREE = referee_player()
 
 
 @dataclass(frozen=True)
