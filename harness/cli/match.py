@@ -106,7 +106,7 @@ def _format(summary: dict[str, Any]) -> list[str]:
 @sandbox_option
 @dask_option
 def match(game: Game, bots: tuple[str, ...], opponents: tuple[str, ...], n_games: int, sprt: Any, workers: int | None,
-          seed: int, directory: str, fmt: str, quiet: bool, options: dict, init_ms: int | None, move_ms: int | None,
+          seed: int, directory: str, fmt: str, quiet: bool, options: dict[str, Any], init_ms: int | None, move_ms: int | None,
           bank_ms: int | None, sandbox: str | None, dask: str | None) -> None:
     """Is A better than B at GAME? Play them on duplicate sets until a sequential test decides.
 

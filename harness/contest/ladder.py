@@ -31,6 +31,7 @@ from harness.contest.pace import Pace
 from harness.league import queries
 from harness.league.config import LeagueConfig, games_per_round, load_config
 from harness.league.ratings import conservative
+from harness.league.run_settings import ScheduleKind
 from harness.league.store import LeagueStore
 
 __all__ = ["write_ladder_config", "play_ladder", "Standings", "roster_key", "LADDER_CONFIG", "LADDER_STORE",
@@ -79,7 +80,7 @@ def league_data(cfg: ContestConfig, roster: list[Any], *, name: str, rounds: int
     if adaptive:
         del data["rounds"]
         data["players"] = list(cfg.players)  # fixed for the life of an adaptive run
-        data["schedule"] = "adaptive"
+        data["schedule"] = ScheduleKind.ADAPTIVE.value
     if cfg.options:
         data["options"] = dict(cfg.options)
     if cfg.executor:
@@ -286,7 +287,7 @@ def play_ladder(cfg: ContestConfig, db: ContestDB, *, should_stop: Callable[[], 
         return True
 
     try:
-        if cfg.ladder == "adaptive":
+        if cfg.ladder == ScheduleKind.ADAPTIVE:
             while rest():
                 _play_adaptive(cfg, db, should_stop=paced_stop, on_game=counted_game, progress=progress, echo=echo,
                                dask=dask, interrupted=interrupted, between_rounds=between_rounds)

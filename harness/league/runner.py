@@ -326,17 +326,20 @@ class _Writer:
         summary = self.summary
         done: list[tuple[int, GameOutcome]] = []
         games: dict[int, PendingGame] = {}
-        for kind, seq, payload in messages:
-            if kind == "lost":  # a worker died: its games stay pending
-                summary.errors.append(payload)
+        for message in messages:
+            seq = message[1]
+            if message[0] == "lost":  # a worker died: its games stay pending
+                summary.errors.append(message[2])
                 continue
             game = self.playing.pop(seq, None)
             if game is None:
                 continue  # reported twice (at least once): already handled
-            if kind == "done":
-                done.append((seq, payload))
+            if message[0] == "done":
+                done.append((seq, message[2]))
                 games[seq] = game
-            elif kind == "refused":  # a worker with other bot files: stop, playing nothing more there
+                continue
+            payload = message[2]  # (the text of a refusal or an error)
+            if message[0] == "refused":  # a worker with other bot files: stop, playing nothing more there
                 if payload not in summary.errors:
                     summary.errors.append(payload)
                 summary.gave_up = True

@@ -446,7 +446,8 @@ class LeagueStore(StoreBase):
             yield r[0], r[1], seats.get(r[0]) or [(v, None) for v in json.loads(r[2] or "[]")]  # type: ignore[misc]
 
     def game(self, game_id: str) -> sqlite3.Row | None:
-        return self.db.execute("SELECT * FROM games WHERE id = ?", (game_id,)).fetchone()
+        row: sqlite3.Row | None = self.db.execute("SELECT * FROM games WHERE id = ?", (game_id,)).fetchone()
+        return row
 
     def game_seats(self, seq: int) -> list[sqlite3.Row]:
         """Each seat of a game: seat, rank, score, forfeited (None until it is done), name, version, version_id."""
