@@ -24,7 +24,7 @@ from typing import Any, cast
 
 import orjson
 
-from harness.games.base import Action, Game
+from harness.games.base import Action, Game, State
 from harness.play import protocol
 from harness.play.botproc import CRASH, OK, OVERSIZE, TIMEOUT, BotProcess
 from harness.play.explain import explain_illegal
@@ -181,7 +181,7 @@ class _Table:
     """The state of one refereed game (internal to :func:`play_game`)."""
 
     def __init__(self, game: Game, options: dict[str, Any], seed: int, game_id: str, seats: Sequence[BotSpec],
-                 pool: BotPool, config: RefereeConfig) -> None:
+                 pool: BotPool, config: RefereeConfig, state: State) -> None:
         self.game = game
         self.options = options
         self.seed = seed
@@ -199,7 +199,7 @@ class _Table:
         self.record_messages = config.record_messages
         self.t0 = time.monotonic()
         self.decision = 0
-        self.state: Any = None
+        self.state = state
         self.fallback = random.Random(f"tablebots-fallback:{seed}")
         self.bank = [config.time.bank_ms] * self.players
         self.events_sent = [0] * self.players
@@ -262,7 +262,7 @@ class _Table:
              "request": (request.decode("utf-8", "replace") if isinstance(request, bytes) else request).rstrip("\n"),
              "received": _text(received),
              "stderr_tail": proc.stderr_tail() if proc is not None else "",
-             "snapshot": _detached(self.state.to_json()) if self.state is not None else None}
+             "snapshot": _detached(self.state.to_json())}
         if clock is not None:
             v["clock"] = clock
         self.violations.append(v)
@@ -522,6 +522,7 @@ class _Table:
         ranking = forfeit_ranking(result["ranking"], self.forfeited)
         scores = list(result["scores"])
         ended_by = result["ended_by"]
+        assert ended_by is not None  # (the game is over: it says how it ended)
         res_msg = protocol.result(self.game_id, ranking, scores, ended_by)
         res_line = protocol.encode(res_msg)
         for seat, proc in enumerate(self.procs):
@@ -553,8 +554,8 @@ def play_game(game: Game, options: dict[str, Any], seed: int, game_id: str, seat
     options = game.validate_options(options)
     players = game.validate_players(len(seats))
     check_sandbox(config.limits)
-    table = _Table(game, options, seed, game_id, seats, pool, config)
-    state = table.state = game.new_state(players, seed, options)
+    state = game.new_state(players, seed, options)
+    table = _Table(game, options, seed, game_id, seats, pool, config, state)
     try:
         table.seat_bots()
         while not state.is_terminal():
