@@ -117,9 +117,9 @@ def conformance_games(game: Game, candidate: BotSpec, players: int, seed: int | 
             seats = [candidate if s == mine else next(others) for s in range(players)]
             record = play_game(game, options, deal, game_id, seats, pool, config)
             for entry in record.log:
-                if entry.get("seat") != mine or entry.get("type") != "recv":
+                if entry["type"] != "recv" or entry["seat"] != mine:
                     continue
-                msg: dict[str, Any] = entry["msg"] if isinstance(entry.get("msg"), dict) else {}
+                msg = entry.get("msg", {})
                 (result.startups_ms if msg.get("type") == "ready" else result.latencies_ms).append(entry["ms"])
                 if "sdk_fallback" in msg:
                     result.fallbacks.append({"game_id": record.game_id, "error": str(msg["sdk_fallback"])})

@@ -28,6 +28,7 @@ from harness.games.base import Action, Game, State
 from harness.play import protocol
 from harness.play.botproc import CRASH, OK, OVERSIZE, TIMEOUT, BotProcess
 from harness.play.explain import explain_illegal
+from harness.play.game_log import LogEntry, Received
 from harness.play.limits import BotSpec, ResourceLimits, TimeControls, check_sandbox
 from harness.play.pool import BotPool, PoolKey
 from harness.play.startup_output import rest_of_output
@@ -108,7 +109,7 @@ class GameRecord:
     ended_by: str
     forfeits: list[int]
     violations: list[Violation]
-    log: list[dict[str, Any]]
+    log: list[LogEntry]
     decisions: int
     seconds: float
     #: decisions sent to a bot (the rest were forced moves or played by the fallback)
@@ -195,7 +196,7 @@ class _Table:
         self.strikes_used = [0] * self.players
         self.forfeited: list[int] = []
         self.violations: list[Violation] = []
-        self.log: list[dict[str, Any]] = []
+        self.log: list[LogEntry] = []
         self.record_messages = config.record_messages
         self.t0 = time.monotonic()
         self.decision = 0
@@ -207,7 +208,7 @@ class _Table:
         self.request_id = 0
 
     # ---- logging -------------------------------------------------------------------------
-    def note(self, entry: dict[str, Any]) -> None:
+    def note(self, entry: LogEntry) -> None:
         entry["t"] = round(time.monotonic() - self.t0, 6)
         self.log.append(entry)
 
@@ -218,7 +219,7 @@ class _Table:
                  charged_ms: float | None = None) -> None:
         """Log an answer: an accepted one as its protocol fields only (anything else a bot adds
         is dropped, and counted), a rejected one as its first bytes (its violation says why)."""
-        entry: dict[str, Any] = {"type": "recv", "seat": seat, "bot": self.seats[seat].name, "ms": round(ms, 3)}
+        entry: Received = {"type": "recv", "seat": seat, "bot": self.seats[seat].name, "ms": round(ms, 3)}
         if cpu_ms is not None:
             entry["cpu_ms"] = round(cpu_ms, 3)
         if charged_ms is not None:  # what its time was charged (cpuclock): the bank pays the overrun
@@ -267,7 +268,7 @@ class _Table:
             v["clock"] = clock
         self.violations.append(v)
         # violations are always in the log (they are few: a seat forfeits after strikes+1 of them)
-        self.note(dict(v))
+        self.note(v.copy())
         self.strikes_used[seat] += 1
         if proc is not None and kind in KILLING_KINDS:
             self.drop(seat, f"{kind}: {detail}")
