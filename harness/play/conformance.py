@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from harness.games import Game
 from harness.play.limits import BotSpec
@@ -65,6 +65,13 @@ def reference_opponents(game: Game, bots_dir: Path | None = None) -> list[BotSpe
 GameDone = Callable[[int, Sequence[BotSpec], int, GameRecord], None]
 
 
+class SdkFallback(TypedDict):
+    """An answer the Python SDK's fallback made: in which game, and the error it caught."""
+
+    game_id: str
+    error: str
+
+
 @dataclass
 class ConformanceResult:
     """What the conformance games measured of the candidate."""
@@ -80,9 +87,8 @@ class ConformanceResult:
     #: the deadline (``time_left_ms``) of each request the candidate let time out: a timeout is
     #: a decision that took at least that long, so latencies are counted with these
     timeouts_ms: list[float] = field(default_factory=list)
-    #: answers the Python SDK's explicit fallback made (``"sdk_fallback"`` in the answer):
-    #: ``{"game_id", "error"}`` each
-    fallbacks: list[dict[str, Any]] = field(default_factory=list)
+    #: answers the Python SDK's explicit fallback made (``"sdk_fallback"`` in the answer)
+    fallbacks: list[SdkFallback] = field(default_factory=list)
 
 
 def check_deals(n_games: int, seed: int | None = None, id_prefix: str = "g-") -> list[tuple[int, str, int]]:
