@@ -102,7 +102,7 @@ def synthesize(store_path: Path, n_games: int, n_bots: int = 20) -> LeagueConfig
     with LeagueStore(store_path) as store:
         plan_league(cfg, store)
         pending = store.pending_games()[:n_games]
-        names = {r["id"]: r["name"] for r in store.versions()}
+        names = {r.id: r.name for r in store.versions()}
         with store.transaction():
             for g in pending:
                 keys = [strength[names[v]] + rng.gauss(0, 6) for v in g.version_ids]
