@@ -194,7 +194,8 @@ def bot_factors(sets_per_bot: np.ndarray) -> np.ndarray:
     freedom over 1.96 (1.22 at 10 sets, 1.05 at 40); a bot in a single set gets the factor of
     two (9.2: one set cannot measure the variance between sets), so fewer sets never narrow."""
     g = np.maximum(np.asarray(sets_per_bot, dtype=np.float64), 2.0)
-    return np.sqrt(g / (g - 1.0)) * stdtrit(g - 1.0, 0.975) / 1.959963984540054
+    factors: np.ndarray = np.sqrt(g / (g - 1.0)) * stdtrit(g - 1.0, 0.975) / 1.959963984540054
+    return factors
 
 
 def _relative_to_mean(covariance: np.ndarray) -> np.ndarray:
@@ -202,7 +203,8 @@ def _relative_to_mean(covariance: np.ndarray) -> np.ndarray:
     if covariance.shape[0] < 2:
         return covariance
     row = covariance.mean(axis=1, keepdims=True)
-    return covariance - row - row.T + covariance.mean()
+    centred: np.ndarray = covariance - row - row.T + covariance.mean()
+    return centred
 
 
 def _prior_sd(skills: np.ndarray, inverse_trace: float, weight: float, mu: float, low: float, high: float) -> float:

@@ -103,7 +103,7 @@ class LiveSums:
 
     def _set_ids(self, t: GameArrays, versions: np.ndarray) -> np.ndarray:
         """Each game's duplicate set, numbered over every table size in the order first seen."""
-        columns = [np.full(len(t.seqs), versions.shape[1]), t.rounds, t.seeds, *versions.T]
+        columns: list[np.ndarray] = [np.full(len(t.seqs), versions.shape[1]), t.rounds, t.seeds, *versions.T]
         for i, column in enumerate(columns[1:], 1):
             if i == 2:  # a deal's seed: numbered first (seeds are 53-bit)
                 if not self.levels:
