@@ -112,8 +112,12 @@ class RunDelay:
     never less.
     """
 
-    def __init__(self, tasks_file: str) -> None:
+    def __init__(self, tasks_file: str, skip: frozenset[int] = frozenset()) -> None:
         self.tasks_file = tasks_file  # the cgroup's list of thread ids (v1 ``tasks``, v2 ``cgroup.threads``)
+        # threads not read: the sandbox's own processes (they only wait for the bot). Leaving a
+        # thread out can only lower the bound (kept_bound takes the most any thread ran or waited),
+        # so the bot is never charged less for it; each one read costs a system call a turn.
+        self._skip = {str(tid).encode() for tid in skip}
         self._mark: dict[int, tuple[int, int]] = {}
         # kept open and re-read with pread (a reading a turn: open/close would double its cost)
         self._tasks_fd = -1
@@ -129,6 +133,8 @@ class RunDelay:
             return {}
         out = {}
         fds = self._fds
+        if self._skip:
+            tids = [tid for tid in tids if tid not in self._skip]
         for tid in tids:
             try:
                 fd = fds.get(tid)
