@@ -121,7 +121,7 @@ def run(config: str, workers: int | None, rounds: int | None, progress: bool | N
         shown = "none"
     extra: dict[str, Any] = {}
     if cfg.schedule.adaptive:
-        from harness.league.adaptive import config_roster
+        from harness.league.schedule_adaptive import config_roster
 
         extra = {"forever": forever, "roster": config_roster(config, cfg), "notify": lambda line: echo(line, err=True)}
     try:

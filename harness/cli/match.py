@@ -128,9 +128,9 @@ def match(game: Game, bots: tuple[str, ...], opponents: tuple[str, ...], n_games
     """
     from harness.cli.league import ConfigProblem
     from harness.league.config import LeagueError
+    from harness.league.game_sources import StoreSource
     from harness.league.match import MatchSpec, MatchState, match_config
     from harness.league.runner import LeagueInterrupted, run_league
-    from harness.league.sources import StoreSource
     from harness.league.store import LeagueStore
     from harness.report.sprt import match_summary
 

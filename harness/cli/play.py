@@ -42,7 +42,8 @@ from harness.play.limits import (
     check_sandbox,
     resolve_command,
 )
-from harness.play.referee import BotPool, GameRecord, RefereeConfig, play_game
+from harness.play.pool import BotPool
+from harness.play.referee import GameRecord, RefereeConfig, play_game
 from harness.play.sandbox import resolve_sandbox
 from harness.report.tables import move_number
 

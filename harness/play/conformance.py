@@ -21,7 +21,8 @@ from typing import Any
 
 from harness.games import Game
 from harness.play.limits import BotSpec
-from harness.play.referee import BotPool, GameRecord, RefereeConfig, play_game
+from harness.play.pool import BotPool
+from harness.play.referee import GameRecord, RefereeConfig, play_game
 
 #: Environment variable naming the directory of the reference bots (overrides the lookup).
 BOTS_ENV = "TABLEBOTS_BOTS"

@@ -1,11 +1,12 @@
 """The referee: plays one game between bot processes, enforcing the protocol, deadlines and legality.
 
-Game-agnostic: it uses only the :mod:`harness.games` API. The policy for a misbehaving bot lives
-here, around the pure engine (PettingZoo-style): a violation is recorded with everything needed to
-reproduce it, and then either the seat forfeits (default; the offender is ranked last, its seat
-played to the end by a seeded uniform-random fallback, its process killed and restarted for its
-next game) or, with ``strikes: N``, the first N violations of a seat in a game only cost it that
-decision (the fallback plays it) and the game goes on.
+Game-agnostic: it uses only the :mod:`harness.games` API. It referees one game; the bot processes
+come from a :class:`~harness.play.pool.BotPool` (:mod:`harness.play.pool`) and go back to it. The
+policy for a misbehaving bot lives here, around the pure engine (PettingZoo-style): a violation is
+recorded with everything needed to reproduce it, and then either the seat forfeits (default; the
+offender is ranked last, its seat played to the end by a seeded uniform-random fallback, its process
+killed and restarted for its next game) or, with ``strikes: N``, the first N violations of a seat in
+a game only cost it that decision (the fallback plays it) and the game goes on.
 
 The hot path per decision is: legal_actions, observation, one orjson encode, one non-blocking
 write, one poll+read, one orjson decode, a list lookup, apply. The state snapshot is taken only
@@ -31,8 +32,7 @@ from harness.play.limits import BotSpec, ResourceLimits, TimeControls, check_san
 from harness.play.pool import BotPool
 from harness.play.startup_output import rest_of_output
 
-__all__ = ["RefereeConfig", "FairPlay", "FAIR_PLAY", "BotPool", "GameRecord", "play_game", "request_action", "VIOLATION_KINDS", "BotSpec", "TimeControls",
-           "ResourceLimits"]
+__all__ = ["RefereeConfig", "FairPlay", "FAIR_PLAY", "GameRecord", "play_game", "request_action", "VIOLATION_KINDS"]
 
 VIOLATION_KINDS = ("timeout", "illegal", "malformed", "oversize", "crash", "protocol")
 #: Violations after which the process cannot be trusted to be in step, so it is killed at once.

@@ -41,7 +41,7 @@ from harness.report.history import rating_history
 from harness.report.replay_data import game_replay, script_json
 from harness.report.tables import league_table, move_number, request_id_of
 
-__all__ = ["H2H_SHOWN", "HISTORY_SHOWN", "MAX_LISTED", "Site", "replay_viewer_html", "write_report"]
+__all__ = ["H2H_SHOWN", "HISTORY_SHOWN", "MAX_LISTED", "ReportPages", "replay_viewer_html", "write_report"]
 
 MAX_LISTED = 200
 H2H_SHOWN = 20  # the index's head-to-head matrix: the table's first 20 bots
@@ -98,7 +98,7 @@ def _history_svg(points: dict[int, list[tuple[int, float]]], labels: dict[int, s
     return "".join(parts)
 
 
-class Site:
+class ReportPages:
     """Renders the report's pages from a league's store (for files, or for the live server)."""
 
     def __init__(self, config: LeagueConfig, store: LeagueStore, *, live: bool = False) -> None:
@@ -119,7 +119,7 @@ class Site:
         return f"{v['name']}@{v['version']}" if v else str(version_id)
 
     def _league(self) -> dict[str, Any]:
-        # counted once per Site: at 1,000,000 games a count costs 0.1-0.8 s, and a report has 1,500 pages
+        # counted once per ReportPages: at 1,000,000 games a count costs 0.1-0.8 s, and a report has 1,500 pages
         if self._counts is None:
             self._counts = self.store.counts(), queries.violation_count(self.store)
         counts, n_violations = self._counts
@@ -243,7 +243,7 @@ def write_report(config: LeagueConfig, out_dir: str | Path, *, max_replays: int 
     for sub in ("bots", "games", "violations"):
         (out / sub).mkdir(parents=True, exist_ok=True)
     with LeagueStore(config.store, create=False) as store:
-        site = Site(config, store)
+        site = ReportPages(config, store)
         wanted: list[str] = [g["id"] for g in site.latest_games(MAX_LISTED)]
         violations = site.latest_violations()
         wanted += [v["game_id"] for v in violations]

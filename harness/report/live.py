@@ -39,7 +39,7 @@ from markupsafe import escape
 from harness.league import queries
 from harness.league.config import ConfigError, LeagueConfig, load_config
 from harness.league.store import LeagueStore, StoreError
-from harness.report.html import Site
+from harness.report.html import ReportPages
 
 __all__ = ["LiveLeague", "IndexRenderer", "FRESH_WAIT"]
 
@@ -216,7 +216,7 @@ class LiveLeague:
     def status(self) -> Response:
         """``api/status``: the counts, the generation and the latest games, as JSON."""
         def page(store: LeagueStore, config: LeagueConfig, generation: str, status: dict[str, Any]) -> Response:
-            site = Site(config, store, live=True)
+            site = ReportPages(config, store, live=True)
             status["generation"] = generation
             self.renderer.kick(generation)  # the page's poll keeps the index coming
             status["rendered"] = self.renderer.rendered()
@@ -237,14 +237,14 @@ class LiveLeague:
     def game(self, game_id: str) -> Response:
         """A game's replay page (404 when the store has no such game)."""
         def page(store: LeagueStore, config: LeagueConfig, generation: str, status: dict[str, Any]) -> Response:
-            made = Site(config, store, live=True).game(game_id)
+            made = ReportPages(config, store, live=True).game(game_id)
             return (200, made, HTML) if made else (404, "no such game", HTML)
         return self._answer(page)
 
     def bot(self, version_id: int) -> Response:
         """A bot version's page (404 when the league has no such version)."""
         def page(store: LeagueStore, config: LeagueConfig, generation: str, status: dict[str, Any]) -> Response:
-            site = Site(config, store, live=True)
+            site = ReportPages(config, store, live=True)
             return (200, site.bot(version_id), HTML) if version_id in site.versions else (404, "no such bot", HTML)
         return self._answer(page)
 
@@ -252,7 +252,7 @@ class LiveLeague:
         """A violation's page: its game's replay opened at it (404 when there is no such violation)."""
         def page(store: LeagueStore, config: LeagueConfig, generation: str, status: dict[str, Any]) -> Response:
             found = store.violation(violation_id)
-            made = Site(config, store, live=True).game(found[0]["game_id"], violation_id=violation_id) if found else None
+            made = ReportPages(config, store, live=True).game(found[0]["game_id"], violation_id=violation_id) if found else None
             return (200, made, HTML) if made else (404, "no such violation", HTML)
         return self._answer(page)
 
@@ -266,7 +266,7 @@ class LiveLeague:
         """The index of the league now (in the renderer's thread, with its own store connection)."""
         config = self.config()
         with LeagueStore(config.store, create=False) as store:
-            site = Site(config, store, live=True)
+            site = ReportPages(config, store, live=True)
             site.generation = generation
             site.config_problem = self.problem
             return site.index()

@@ -57,7 +57,7 @@ from harness.league.executors.base import (
     play_task,
     task_of,
 )
-from harness.league.pending import PendingGame
+from harness.league.store_pending import PendingGame
 from harness.play.referee import RefereeConfig
 
 __all__ = ["BATCH_GAMES", "DaskExecutor", "LeaguePlugin", "file_hashes", "dask_client", "batches",
