@@ -28,7 +28,8 @@ from harness.league.config import load_config
 from harness.league.runner import run_league
 from harness.league.store import LeagueStore
 from harness.play.limits import BotSpec, ResourceLimits, TimeControls
-from harness.play.referee import BotPool, RefereeConfig, play_game
+from harness.play.pool import BotPool
+from harness.play.referee import RefereeConfig, play_game
 from harness.play.sandbox import bwrap_problem
 
 REPO = Path(__file__).resolve().parent.parent
