@@ -22,8 +22,10 @@ the same processes, in the same sandbox). Processes are reused across the deals 
 (``process_per_deal`` off): this measures decisions; bench/fairplay.py measures starts.
 
 Then the CPU clock's own cost: the referee's CPU per decision with the clock on minus off, side
-by side with its system calls alone (a thaw, a freeze and one CPU reading of a live bot's
-cgroups, in a tight loop): target <= 2x.
+by side with the referee's CPU time in its system calls (a thaw, one CPU reading and a freeze of
+a live bot's cgroups; and those with the run-delay readings a turn also makes), both in a tight
+loop and timed as they run in one more round of games (where the caches are cold and they cost
+about three times as much): target <= 2x. Settings ``sandbox`` and ``clock`` measure each alone.
 
 With ``--compare REF`` (a git ref of this repository, or a directory holding a ``harness``
 package), every row is measured twice in one run, side by side: ``old`` (the harness of REF)
