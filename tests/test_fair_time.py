@@ -224,3 +224,23 @@ def test_only_the_sandboxs_own_processes_escape_the_freezer_and_orphans_of_the_b
         assert (group.cpu_ns() or 0) - before < 5_000_000  # two spinners would have used ~300-600 ms
         with open(os.path.join(group.paths["freezer"], "freezer.state")) as fh:
             assert fh.read().strip() == "FROZEN"  # (FREEZING for a moment after the freeze)
+
+
+def test_the_referees_own_wait_is_read_from_its_own_thread_in_a_forked_child_too():
+    """own_wait_ns keeps its thread's schedstat open; a forked child (a league worker) must not
+    read its parent's thread through the inherited file."""
+    from harness.play import cpuclock
+
+    cpuclock.own_wait_ns()
+    parent_file = os.readlink(f"/proc/self/fd/{cpuclock._own.fd}")
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        cpuclock.own_wait_ns()
+        os.write(write, os.readlink(f"/proc/self/fd/{cpuclock._own.fd}").encode())
+        os._exit(0)
+    os.close(write)
+    child_file = os.read(read, 4096).decode()
+    os.waitpid(pid, 0)
+    assert f"/{os.getpid()}/" in parent_file and f"/{pid}/" in child_file, (parent_file, child_file)
