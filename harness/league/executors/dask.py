@@ -158,7 +158,7 @@ class LeaguePlugin(WorkerPlugin):
             self._pin()
         for task in tasks:
             if self.refusal is not None or self.game is None:
-                out.append(("refused", task[0], self.refusal))
+                out.append(("refused", task[0], self.refusal or "this worker's plugin was not set up"))
                 continue
             out.append(play_task(self.work, self.game, self.referee_config, self.pool, task))
         return pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)
@@ -249,7 +249,7 @@ class DaskExecutor:
         self.batch_size = batch_size
         self._exit = contextlib.ExitStack()
         self.client: Any = self._exit.enter_context(dask_client(address))
-        self._futures: dict[Future, list[Task]] = {}
+        self._futures: dict[Future[bytes], list[Task]] = {}
         self._lost: SchedulerLost | None = None
         self._stopped = False
         self.plugin_name = f"tablebots-{key_prefix}"
