@@ -219,6 +219,8 @@ def main() -> None:
     parser.add_argument("--fixed-idle", action="store_true", help="part 1's last league also with idle_bots 32 "
                         "(the fixed default before the bound was sized to the league)")
     parser.add_argument("--games", type=int, default=40, help="games a run in part 4")
+    parser.add_argument("--middles", default="schedule-order,spares", help="part 1's columns between before "
+                        "and after (comma-separated; '' for none: a longer league in less time)")
     parser.add_argument("--tiny", action="store_true", help="a run of seconds (CI checks the bench still works; "
                         "its figures mean nothing)")
     args = parser.parse_args()
@@ -234,13 +236,14 @@ def main() -> None:
             print(f"1. one process per deal ({crisps.workers} workers); before: processes reused across the seat "
                   f"orders of a deal; schedule-order: the rule, games dispatched in schedule order; after: the "
                   f"rule, dispatched in windows of {DEAL_WINDOW} deals blocked by seat order")
+            middles = tuple(m for m in args.middles.split(",") if m)
             side_by_side("Crisps, 2 seats (2 seat orders a deal)", crisps, "reuse-deals", "", args.repeat,
-                         middle=("schedule-order", "spares"))
+                         middle=middles)
             for seats in (int(s) for s in args.dom_seats.split(",")):
                 body = DOMINOES.replace("{rounds}", str(args.dom_rounds or max(1, args.rounds // 20)))
                 dominoes = write_league(dir_, f"bench-fair-dom{seats}", body.replace("{players}", str(seats)))
                 side_by_side(f"Dominoes, {seats} seats ({math.factorial(seats)} seat orders a deal)", dominoes,
-                             "reuse-deals", "", args.repeat, middle=("schedule-order", "spares"))
+                             "reuse-deals", "", args.repeat, middle=middles)
             if args.fixed_idle:  # (the last of the Dominoes leagues: 4 seats by default)
                 fixed = dataclasses.replace(dominoes, idle_bots=32)
                 side_by_side(f"the same, idle_bots 32 (the bound sized to the league: {idle_bound(dominoes)})", fixed,
