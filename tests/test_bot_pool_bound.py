@@ -62,7 +62,7 @@ def test_the_default_idle_bound_keeps_what_one_process_per_deal_needs(tmp_path: 
     assert config.idle_bots is None
     # 4 bots x 24 seat orders, over 2 workers, and half as much again for their uneven split
     assert idle_bound(config) == 72
-    assert idle_bound(dataclasses.replace(config, workers=1)) == IDLE_BOTS_CAP  # 144, capped
+    assert idle_bound(dataclasses.replace(config, workers=1)) == IDLE_BOTS_CAP == 96  # 144, capped
     assert idle_bound(dataclasses.replace(config, table_sizes=(2,))) == 32  # 6 needed: the least kept
     assert idle_bound(dataclasses.replace(config, idle_bots=5)) == 5  # set by the league: as it says
 

@@ -72,8 +72,9 @@ def games_per_round(n_bots: int, sizes: Sequence[int]) -> int:
     return sum(math.perm(n_bots, k) for k in sizes)
 
 
-#: the most idle processes per worker the default ``idle_bots`` keeps (~0.7 GB of Python bots)
-IDLE_BOTS_CAP = 128
+#: the most idle processes per worker the default ``idle_bots`` keeps: 4 bots at tables of 4 on one
+#: worker (~0.5 GB of Python bots, each ~5 MB of its own; a JVM bot takes ten times that)
+IDLE_BOTS_CAP = 96
 
 
 def idle_bound(config: LeagueConfig) -> int:
