@@ -73,6 +73,7 @@ def _executor(workers: int) -> tuple[LocalExecutor, list[_Conn]]:
     conns = [_Conn() for _ in range(workers)]
     ex._pool = [_Worker(None, conn) for conn in conns]  # type: ignore[arg-type]
     ex._remaining = None
+    ex._deals = {}
     return ex, conns
 
 
@@ -101,12 +102,17 @@ def test_each_worker_is_sent_an_equal_share_of_every_deals_seat_orders(seats, wo
         assert set(per_deal.values()) == {share}, per_deal
 
 
-def test_a_busy_preferred_worker_passes_its_games_to_the_least_busy():
+def test_a_deals_first_game_goes_to_the_least_busy_and_its_other_seat_orders_to_the_other_worker():
     ex, conns = _executor(2)
-    ex._pool[0].in_flight = AFFINITY_SLACK  # its queue is long: the other worker takes the game
-    game = next(g for g in _table_games(4, 2) if preferred_worker(g, 2) == 0)
-    ex.submit([game])
-    assert conns[1].sent and not conns[0].sent
-    ex._pool[0].in_flight = AFFINITY_SLACK - 1 + ex._pool[1].in_flight  # within the slack: its own worker
-    ex.submit([game])
-    assert conns[0].sent
+    first, second, third, fourth = _table_games(2, 2)  # two deals of two seat orders
+    ex._pool[0].in_flight, ex._pool[1].in_flight = 5, 2
+    ex.submit([first])
+    assert [len(c.sent) for c in conns] == [0, 1]  # the least busy
+    ex.submit([second])
+    assert [len(c.sent) for c in conns] == [1, 1]  # the deal's other seat order: the other worker
+    ex.submit([third])
+    assert [len(c.sent) for c in conns] == [1, 2]
+    ex._pool[0].in_flight = ex._pool[1].in_flight + AFFINITY_SLACK  # worker 0's queue is long
+    ex.submit([fourth])  # its worker (0) holds AFFINITY_SLACK more games: the least busy takes it
+    assert [len(c.sent) for c in conns] == [1, 3]
+    assert preferred_worker(fourth, 2, 1) == 0 and preferred_worker(third, 2, 1) == 1

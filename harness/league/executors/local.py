@@ -8,8 +8,9 @@ Each worker has one pipe to the parent: games go down it (several ahead, so a wo
 waits: :data:`AHEAD_PER_WORKER`, fewer near the end so that no worker is left with a long
 queue while another idles), results come back (the log already compressed by the worker).
 
-A game goes to the worker its seat order points to (:func:`preferred_worker`) unless that one
-holds :data:`AFFINITY_SLACK` games more than the least busy. No bot process plays two seat
+The first game of a deal goes to the least busy worker; the deal's other seat orders to the
+workers that follow it in seat order (:func:`preferred_worker`), unless that one holds
+:data:`AFFINITY_SLACK` games more than the least busy. No bot process plays two seat
 orders of one deal, so a worker that played any seat order of every deal would need a process
 per seat order of a deal for each bot (24 at tables of 4); sent half of each deal's seat
 orders, each worker needs half of those, and a league starts ``bots x seat orders`` processes
@@ -58,12 +59,16 @@ def seat_order_rank(version_ids: Sequence[int]) -> int:
     return rank
 
 
-def preferred_worker(game: PendingGame, workers: int) -> int:
-    """The worker a game goes to when it has room: its seat order's rank, shifted by its deal's
-    seed, modulo the workers. The seat orders of one deal are consecutive ranks, so each worker
-    gets an equal share of every deal's (all of a deal's when k! < workers: one each); the shift
-    spreads the deals' first seat orders, handed out one after another, over the workers."""
-    return (seat_order_rank(game.version_ids) + game.seed) % max(1, workers)
+def preferred_worker(game: PendingGame, workers: int, offset: int = 0) -> int:
+    """The worker a game goes to when it has room: its seat order's rank plus its deal's
+    ``offset``, modulo the workers. The seat orders of one deal are consecutive ranks, so each
+    worker gets an equal share of every deal's (one each when a deal has fewer seat orders than
+    there are workers)."""
+    return (seat_order_rank(game.version_ids) + offset) % max(1, workers)
+
+
+#: deals whose offset the executor remembers (their other seat orders still to be handed out)
+_DEALS_KEPT = 4096
 
 
 def _worker_main(index: int, cpu: int | None, setup: WorkerSetup, conn: mp_connection.Connection,
@@ -133,6 +138,8 @@ class LocalExecutor:
         self._stop = ctx.Event()
         self.workers = n_workers
         self._remaining: int | None = None  # games left to hand out, as room() was last told
+        #: deal (seed) -> (its offset, its games still to come): see submit()
+        self._deals: dict[int, tuple[int, int]] = {}
         cpus = _cpus() if pin else []
         self._pool: list[_Worker] = []
         old_handler = signal.signal(signal.SIGINT, signal.SIG_IGN)  # children start with SIGINT ignored
@@ -173,19 +180,30 @@ class LocalExecutor:
         return wanted
 
     def submit(self, games: Sequence[PendingGame]) -> None:
-        """Each game to its preferred worker (:func:`preferred_worker` among the live ones), or to
-        the least busy if the preferred one holds :data:`AFFINITY_SLACK` games more (fewer near the
-        end of the games, so that no worker is left with a queue while another idles)."""
+        """The first game of a deal to the least busy worker; the deal's other seat orders to the
+        workers that follow it (:func:`preferred_worker`), each to the least busy instead if its own
+        holds :data:`AFFINITY_SLACK` games more (fewer near the end of the games, so that no worker
+        is left with a queue while another idles)."""
         for g in games:
             alive = self._alive()
             if not alive:
                 return
             w = min(alive, key=lambda x: x.in_flight)
-            preferred = alive[preferred_worker(g, len(alive))]
-            left = self._remaining
-            slack = AFFINITY_SLACK if left is None else max(1, min(AFFINITY_SLACK, left // (2 * len(alive))))
-            if preferred.in_flight < w.in_flight + slack:
-                w = preferred
+            if g.seed in self._deals:
+                offset, left = self._deals.pop(g.seed)
+                preferred = alive[preferred_worker(g, len(alive), offset)]
+                remaining = self._remaining
+                slack = AFFINITY_SLACK if remaining is None else max(
+                    1, min(AFFINITY_SLACK, remaining // (2 * len(alive))))
+                if preferred.in_flight < w.in_flight + slack:
+                    w = preferred
+            else:  # the deal's first game: the least busy worker, and the others follow from it
+                offset, left = (alive.index(w) - seat_order_rank(g.version_ids)) % len(alive), \
+                    math.factorial(len(g.version_ids))
+            if left > 1:
+                self._deals[g.seed] = (offset, left - 1)
+                if len(self._deals) > _DEALS_KEPT:
+                    del self._deals[next(iter(self._deals))]
             try:
                 w.conn.send(task_of(g))
             except OSError:
