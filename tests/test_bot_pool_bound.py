@@ -10,10 +10,11 @@ import pytest
 
 from harness.games import get_game
 from harness.league.config import IDLE_BOTS_CAP, ConfigError, idle_bound, load_config
+from harness.league.game_sources import StoreSource
 from harness.league.runner import run_league
-from harness.league.sources import StoreSource
 from harness.play.limits import BotSpec, ResourceLimits, TimeControls
-from harness.play.referee import BotPool, RefereeConfig, play_game
+from harness.play.pool import BotPool
+from harness.play.referee import RefereeConfig, play_game
 
 ROOT = Path(__file__).resolve().parent.parent
 BOT = str(ROOT / "bots" / "random_bot.py")

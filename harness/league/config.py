@@ -30,7 +30,7 @@ from typing import Any
 
 import yaml
 
-from harness.games import GAMES, GameLoadError, InvalidOptions
+from harness.games import GAMES, Game, GameLoadError, InvalidOptions
 from harness.league.bot_entries import BotEntry, check_bots, check_own_dirs
 from harness.league.config_checks import Checker, ConfigError, LeagueError, show
 from harness.league.run_settings import (
@@ -84,7 +84,7 @@ def idle_bound(config: LeagueConfig) -> int:
     No process plays two seat orders of one deal, so each bot needs a process per seat order of
     a deal (``k!`` at tables of ``k``), spread over the workers: ``bots x seat orders / workers``
     per worker, and half as much again for the uneven split of a deal's seat orders between
-    workers. Kept alive between the windows of deals (harness.league.sources), they are reused
+    workers. Kept alive between the windows of deals (harness.league.game_sources), they are reused
     for every later deal, so a league starts that many processes whatever its length; fewer, and
     every window restarts the ones stopped (bench/fairplay.py). At least :data:`MAX_IDLE_BOTS`, at
     most :data:`IDLE_BOTS_CAP` (a league of many bots at tables of 4 sets its own bound)."""
@@ -285,7 +285,7 @@ def _check_store(c: Checker, store: Any, base_dir: Path) -> str:
     return str((base_dir / store).resolve())
 
 
-def _check_options(c: Checker, game: Any, value: Any) -> dict[str, Any]:
+def _check_options(c: Checker, game: Game, value: Any) -> dict[str, Any]:
     known = {o.name: o for o in game.option_list}
     options = c.mapping(value, "options", known)
     for key, val in options.items():
