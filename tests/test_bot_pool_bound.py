@@ -11,7 +11,7 @@ import pytest
 from harness.games import get_game
 from harness.league.config import IDLE_BOTS_CAP, ConfigError, idle_bound, load_config
 from harness.league.game_sources import StoreSource
-from harness.league.runner import run_league
+from harness.league.runner import RunOptions, run_league
 from harness.play.limits import BotSpec, ResourceLimits, TimeControls
 from harness.play.pool import BotPool
 from harness.play.referee import RefereeConfig, play_game
@@ -86,7 +86,8 @@ def test_a_league_starts_each_bot_once_per_seat_order_however_many_windows_it_pl
         path.write_text(f"name: l{len(idle)}\nstore: {tmp_path / f'l{len(idle)}.sqlite'}\ngame: dominoes\n"
                         f"players: 3\nrounds: 2\nworkers: 1\noptions: {{max_turns: 4}}\nlimits: {{sandbox: none}}\n"
                         f"{idle}bots:\n{bots}")
-        summary = run_league(load_config(path), progress=False, source=functools.partial(StoreSource, window=2))
+        summary = run_league(load_config(path), progress=False,
+                             options=RunOptions(source=functools.partial(StoreSource, window=2)))
         assert not summary.errors and summary.played == 48  # 2 rounds of 4 tables of 3 (each its deal) x 6 seat orders
         starts[idle] = _starts(path)
     assert starts[""] == 4 * 6, starts
