@@ -30,13 +30,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 
-__all__ = ["PairFinding", "SetGames", "analyse", "bound_for", "null_scale", "store_sets"]
+__all__ = ["PairFinding", "SetGames", "analyse", "bound_for", "describe", "null_scale", "store_sets", "used_bound"]
 
 #: One duplicate set: its games, each a list of (version id, rank) by seat.
 SetGames = list[list[tuple[int, int]]]
 STATS = ("joint", "feed")
 #: A pair is judged on this many shared sets at least (fewer: listed, never flagged).
 MIN_SETS = 5
+#: The league's spread of a statistic counts as this many sets of each pair's own.
+PRIOR_DF = 200
 
 
 @dataclass
@@ -105,26 +107,58 @@ def _set_residuals(games: SetGames, a: int, b: int, base: _Baseline) -> dict[str
 
 def analyse(sets: Iterable[SetGames], alpha: float = 0.001) -> list[PairFinding]:
     """Every pair that shared a table with a third bot, most suspicious first; flagged where a
-    |z| passes the Bonferroni bound for ``alpha`` over the judged pairs and the statistics."""
+    |z| passes the Bonferroni bound for ``alpha`` over the judged pairs and the statistics
+    (scaled by :func:`null_scale`; :func:`used_bound` gives the bound used).
+
+    A colluding pair spills onto its neighbours: the sets where it sat together enter the
+    baselines of every other pair with one of them (a feeder's partner seems to beat everyone a
+    little more), which moved honest pairs' z-scores past 4 and, through the median, the bound
+    itself. So the most suspicious flagged pair's shared sets are left out of every baseline and
+    the pairs judged again, until no new pair is flagged."""
     sets = [s for s in sets if s and len({v for v, _ in s[0]}) == len(s[0]) >= 3]  # a third seat, no bot twice
-    base = _Baseline(sets)
+    apart: set[tuple[int, int]] = set()
+    while True:
+        base = _Baseline([s for s in sets if not any({a, b} <= {v for v, _ in s[0]} for a, b in apart)])
+        findings = _judge(_pair_findings(sets, base), alpha)
+        new = [f for f in findings if f.flagged and (f.a, f.b) not in apart]
+        if not new:
+            return findings
+        apart.add((new[0].a, new[0].b))
+
+
+def _pair_findings(sets: Sequence[SetGames], base: _Baseline) -> list[PairFinding]:
     per_pair: dict[tuple[int, int], list[dict[str, float]]] = defaultdict(list)
     for games in sets:
         versions = sorted(v for v, _ in games[0])
         for i, a in enumerate(versions):
             for b in versions[i + 1:]:
                 per_pair[(a, b)].append(_set_residuals(games, a, b, base))
-    findings = []
-    for (a, b), rows in per_pair.items():
+    spread: dict[tuple[int, int], dict[str, tuple[float, float, int]]] = {}
+    pooled: dict[str, list[float]] = {k: [0.0, 0.0] for k in STATS}
+    for pair, rows in per_pair.items():
         n = len(rows)
-        mean, z = {}, {}
+        spread[pair] = {}
         for k in STATS:
-            values = [r[k] for r in rows]
-            m = sum(values) / n
-            sd = math.sqrt(sum((x - m) ** 2 for x in values) / (n - 1)) if n > 1 else 0.0
+            m = sum(r[k] for r in rows) / n
+            ss = sum((r[k] - m) ** 2 for r in rows)
+            spread[pair][k] = (m, ss, n)
+            pooled[k][0] += ss
+            pooled[k][1] += n - 1
+    findings = []
+    for (a, b), stats in spread.items():
+        mean, z = {}, {}
+        for k, (m, ss, n) in stats.items():
+            # the pair's variance shrunk toward the league's (worth PRIOR_DF sets): a pair whose
+            # few sets happen to agree is not judged on a spread near 0 (heavy tails: 0.13% of
+            # honest z-scores past 4, twenty times a normal's)
+            var = (ss + PRIOR_DF * pooled[k][0] / max(pooled[k][1], 1)) / (n - 1 + PRIOR_DF)
             mean[k] = m
-            z[k] = m / (sd / math.sqrt(n)) if sd > 0 else 0.0
-        findings.append(PairFinding(a, b, n, mean, z))
+            z[k] = m / math.sqrt(var / n) if var > 0 else 0.0
+        findings.append(PairFinding(a, b, stats["joint"][2], mean, z))
+    return findings
+
+
+def _judge(findings: list[PairFinding], alpha: float) -> list[PairFinding]:
     judged = [f for f in findings if f.sets >= MIN_SETS]
     if judged:
         bound = bound_for(len(judged), alpha) * null_scale(judged)
@@ -145,6 +179,21 @@ def null_scale(judged: Sequence[PairFinding]) -> float:
     mid = len(values) // 2
     median = values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
     return max(1.0, median / NormalDist().inv_cdf(0.75))
+
+
+def used_bound(findings: Sequence[PairFinding], alpha: float) -> float:
+    """The |z| a judged pair had to pass in :func:`analyse`'s ``findings`` (inf: none judged)."""
+    judged = [f for f in findings if f.sets >= MIN_SETS]
+    return bound_for(len(judged), alpha) * null_scale(judged) if judged else math.inf
+
+
+def describe(f: PairFinding, a: str, b: str) -> str:
+    """What ``f``'s largest z-score says of the pair named ``a`` and ``b``, in words."""
+    if f.worst == "joint":
+        return (f"{a} and {b} both finish ahead of the third seats more often together than apart" if f.z["joint"] > 0
+                else f"{a} and {b} both do worse against the third seats together than apart")
+    gainer, giver = (a, b) if f.z["feed"] > 0 else (b, a)
+    return f"{gainer} gains against the third seats what {giver} loses when they share a table ({giver} feeding {gainer}?)"
 
 
 def bound_for(pairs: int, alpha: float) -> float:
