@@ -145,7 +145,7 @@ def main() -> None:
                     pair = {0, 1}
                 else:
                     sets, pair = real_league(Path(tmp), mode, args.players, args.rounds, args.jitter, i,
-                                             24 if args.tiny else None)
+                                             12 if args.tiny else None)
                 per_mode[mode].append(sets)
                 pals[mode].append(pair)
                 if args.save:  # after each league: a long run stopped early keeps what it played
