@@ -130,7 +130,7 @@ def main() -> None:
     if args.simulated:
         rng = random.Random(1)
         print(f"simulated: {args.leagues} leagues a mode of {args.bots} bots, {args.sets} sets of 3 seats, edge {args.edge}")
-    else:
+    elif not args.load:
         print(f"real: {args.leagues} leagues a mode, Dominoes at {args.players} seats, {args.rounds} rounds, "
               f"jitter_ms {args.jitter}; load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     if args.load:

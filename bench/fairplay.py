@@ -42,8 +42,8 @@ import time
 from pathlib import Path
 
 from harness.league.config import LeagueConfig, load_config
+from harness.league.game_sources import DEAL_WINDOW, StoreSource
 from harness.league.runner import run_league
-from harness.league.sources import DEAL_WINDOW, StoreSource
 from harness.play.referee import FAIR_PLAY, FairPlay
 
 REPO = Path(__file__).resolve().parent.parent
@@ -176,7 +176,8 @@ def part4(games: int, repeat: int) -> None:
 
     from harness.games import get_game
     from harness.play.limits import BotSpec, ResourceLimits, pin_to_cpu
-    from harness.play.referee import BotPool, RefereeConfig, play_game
+    from harness.play.pool import BotPool
+    from harness.play.referee import RefereeConfig, play_game
 
     pin_to_cpu(sorted(os.sched_getaffinity(0))[-1])
     game = get_game("crisps")

@@ -213,8 +213,8 @@ def _planning_config(dir_: Path, name: str, n_games: int) -> LeagueConfig:
 
 def part4(dir_: Path, n_games: int) -> None:
     """Planning a big league, re-planning it, and the object path against the bulk path."""
-    from harness.league import schedule as schedule_mod
-    from harness.league.schedule import build_schedule
+    from harness.league import schedule_roundrobin as schedule_mod
+    from harness.league.schedule_roundrobin import build_schedule
 
     cfg = _planning_config(dir_, "plan-big", n_games)
     print(f"\n4. planning: a new league of {cfg.rounds * 90:,} games (10 bots, 2 seats, {cfg.rounds:,} rounds)")

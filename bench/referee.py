@@ -43,8 +43,9 @@ import orjson
 
 from harness.games import GAMES, get_game
 from harness.play.botproc import BotProcess
-from harness.play.limits import BotSpec, pin_to_cpu
-from harness.play.referee import BotPool, FairPlay, RefereeConfig, ResourceLimits, play_game
+from harness.play.limits import BotSpec, ResourceLimits, pin_to_cpu
+from harness.play.pool import BotPool
+from harness.play.referee import FairPlay, RefereeConfig, play_game
 
 ROOT = Path(__file__).resolve().parent.parent
 RANDOM_BOT = ROOT / "bots" / "random_bot.py"

@@ -22,12 +22,12 @@ import pytest
 from test_adaptive_schedule import write_config
 
 from harness.games import ranking_from_keys
-from harness.league import adaptive
-from harness.league.adaptive import AdaptiveSchedule
+from harness.league import schedule_adaptive as adaptive
 from harness.league.config import load_config
-from harness.league.pending import PendingGame
 from harness.league.runner import plan_league
+from harness.league.schedule_adaptive import AdaptiveSchedule
 from harness.league.store import GameOutcome, LeagueStore
+from harness.league.store_pending import PendingGame
 
 
 def rebuild_per_game(self: AdaptiveSchedule, version_ids: dict[str, int]) -> None:

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from harness.games import ranking_from_keys
-from harness.league.adaptive import AdaptiveSchedule
 from harness.league.config import ConfigError, load_config
+from harness.league.schedule_adaptive import AdaptiveSchedule
 from harness.league.store import GameOutcome, LeagueStore
 
 

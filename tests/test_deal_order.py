@@ -1,9 +1,9 @@
-"""The round robin's dispatch order: windows of deals blocked by seat order (see harness/league/sources.py)."""
+"""The round robin's dispatch order: windows of deals blocked by seat order (see harness/league/game_sources.py)."""
 
 from __future__ import annotations
 
-from harness.league.pending import PendingGame
-from harness.league.sources import StoreSource, blocked_by_deal
+from harness.league.game_sources import StoreSource, blocked_by_deal
+from harness.league.store_pending import PendingGame
 
 
 def games(deals: int, per_deal: int) -> list[PendingGame]:

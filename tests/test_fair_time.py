@@ -148,6 +148,7 @@ def test_jitter_delays_each_request_by_a_fresh_draw_up_to_jitter_ms(tmp_path, mo
     from harness.games import get_game
     from harness.play import referee
     from harness.play.limits import BotSpec, ResourceLimits, TimeControls
+    from harness.play.pool import BotPool
 
     draws: list[float] = []
 
@@ -162,7 +163,7 @@ def test_jitter_delays_each_request_by_a_fresh_draw_up_to_jitter_ms(tmp_path, mo
         draws.clear()
         config = referee.RefereeConfig(time=TimeControls(jitter_ms=jitter), limits=ResourceLimits(sandbox=None),
                                        record_messages=True)
-        with referee.BotPool(config) as pool:
+        with BotPool(config) as pool:
             record = referee.play_game(get_game("crisps"), {"max_turns": 12}, 5, "g-j", bots, pool, config)
         requests = [e for e in record.log if e.get("type") == "send" and e["msg"]["type"] == "request"]
         assert not record.violations and requests

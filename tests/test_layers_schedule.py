@@ -23,10 +23,10 @@ import numpy as np
 import pytest
 
 from harness.games import ranking_from_keys
-from harness.league.adaptive import AdaptiveSchedule, table_confidence, table_fit_answer
 from harness.league.config import load_config
-from harness.league.matchmaking import Matchmaker, SkillFit, adjacent_confidence
 from harness.league.ratings_fit import fit_table
+from harness.league.schedule_adaptive import AdaptiveSchedule, table_confidence, table_fit_answer
+from harness.league.schedule_matchmaker import Matchmaker, SkillFit, adjacent_confidence
 from harness.league.store import GameOutcome, LeagueStore
 
 # -- the games budget ----------------------------------------------------------------------------------

@@ -207,13 +207,13 @@ def test_the_repository_cycle_check_sees_two_scripts_importing_each_other(tmp_pa
     module inside a function, which imports the benchmark back at the top."""
     bench = tmp_path / "bench"
     bench.mkdir()
-    (bench / "matchmaking.py").write_text("import numpy\nfrom harness.league import matchmaking\n"
+    (bench / "matchmaking.py").write_text("import numpy\nfrom harness.league import schedule_matchmaker\n"
                                           "def main():\n    from matchmaking_real import part5\n")
     (bench / "matchmaking_real.py").write_text("from matchmaking import ladder, report\n")
     found = _script_imports(bench / "matchmaking.py")
-    assert found == {"bench.matchmaking_real", "harness.league.matchmaking"}
+    assert found == {"bench.matchmaking_real", "harness.league.schedule_matchmaker"}
     graph = {"bench.matchmaking": found, "bench.matchmaking_real": _script_imports(bench / "matchmaking_real.py"),
-             "harness.league.matchmaking": set()}
+             "harness.league.schedule_matchmaker": set()}
     assert _cycle(graph) == ["bench.matchmaking", "bench.matchmaking_real", "bench.matchmaking"]
 
 

@@ -15,7 +15,7 @@ from harness.cli import cli
 from harness.league.config import load_config
 from harness.league.executors.dask import batches, check_bot_files, file_hashes
 from harness.league.runner import GamePlayer, referee_player, run_league
-from harness.league.schedule import build_schedule
+from harness.league.schedule_roundrobin import build_schedule
 from harness.league.store import LeagueStore, PendingGame
 from harness.report.tables import format_table, league_table
 

@@ -24,13 +24,13 @@ from harness.league import ratings as rating_mod
 from harness.league.config import LeagueConfig, load_config
 from harness.league.executors.local import AHEAD_PER_WORKER
 from harness.league.runner import GamePlayer, plan_league, run_league
-from harness.league.schedule import build_schedule
+from harness.league.schedule_roundrobin import build_schedule
 from harness.league.store import SCHEMA_VERSION, GameOutcome, LeagueStore
 from harness.report.tables import format_table, league_table
 
 
 class FakePool:
-    """Stands in for harness.play.referee.BotPool."""
+    """Stands in for harness.play.pool.BotPool."""
 
     def __enter__(self) -> FakePool:
         return self

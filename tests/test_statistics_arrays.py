@@ -291,7 +291,7 @@ def _synthetic_store(tmp_path: Path, bots: int, sets: int) -> Path:
 def test_the_index_shows_the_head_to_head_of_the_table_s_first_bots_only(tmp_path):
     from harness.league.config import load_config
     from harness.league.store import LeagueStore
-    from harness.report.html import H2H_SHOWN, Site
+    from harness.report.html import H2H_SHOWN, ReportPages
     from harness.report.tables import league_table
 
     cfg = load_config(str(_synthetic_store(tmp_path, 26, 400)), strict=False)
@@ -301,7 +301,7 @@ def test_the_index_shows_the_head_to_head_of_the_table_s_first_bots_only(tmp_pat
         assert_same(head_to_head(arrays, resamples=100), head_to_head(rows, resamples=100))
         assert_same(seat_bias(arrays, resamples=100), seat_bias(rows, resamples=100))
         table = [r.bot for r in league_table(store, cfg)]
-        html = Site(cfg, store).index()
+        html = ReportPages(cfg, store).index()
     matrix = html[html.index('<table id="h2h">'):]
     matrix = matrix[:matrix.index("</table>")]
     header = re.findall(r"<th>([^<]*)</th>", matrix[:matrix.index("</thead>")])

@@ -20,6 +20,7 @@ import click
 from harness.cli.common import dask_option, echo
 from harness.league.config import ConfigError, LeagueConfig, LeagueError, load_config
 from harness.league.store import LeagueStore
+from harness.play.violations import VIOLATION_KINDS
 
 __all__ = ["run", "table", "violations", "replay"]
 
@@ -121,7 +122,7 @@ def run(config: str, workers: int | None, rounds: int | None, progress: bool | N
         shown = "none"
     extra: dict[str, Any] = {}
     if cfg.schedule.adaptive:
-        from harness.league.adaptive import config_roster
+        from harness.league.schedule_adaptive import config_roster
 
         extra = {"forever": forever, "roster": config_roster(config, cfg), "notify": lambda line: echo(line, err=True)}
     try:
@@ -299,7 +300,7 @@ def table(config: str, fmt: str, recompute: bool, current_only: bool, show_seats
 @config_argument
 @click.option("--bot", default=None, metavar="NAME[@VERSION] | CMD",
               help="Only this bot's violations; with --replay: the command to replay to (as --command).")
-@click.option("--kind", type=click.Choice(["timeout", "illegal", "malformed", "oversize", "crash", "protocol"]),
+@click.option("--kind", type=click.Choice(VIOLATION_KINDS),
               default=None, help="Only violations of this kind.")
 @click.option("--show", "show_id", type=int, default=None, metavar="ID",
               help="Print violation ID in full: the request, what the bot sent, its stderr tail.")

@@ -1,6 +1,6 @@
 """The contest site as an ASGI application: Starlette, served by uvicorn (``harness contest serve``).
 
-The routes are :mod:`.pages`, the state they share :class:`~harness.contest.app.Site`; the build
+The routes are :mod:`.pages`, the state they share :class:`~harness.contest.site.ContestSite`; the build
 worker thread starts and stops with the application.
 """
 
@@ -13,7 +13,6 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 
 from harness.contest.api import api_routes
-from harness.contest.app import Site
 from harness.contest.config import load_contest
 from harness.contest.downloads import download_routes
 from harness.contest.finals_page import routes as finals_routes
@@ -21,6 +20,7 @@ from harness.contest.guard import RequestGuard
 from harness.contest.me_routes import me_routes
 from harness.contest.organizer import routes as organizer_routes
 from harness.contest.pages import routes
+from harness.contest.site import ContestSite
 from harness.contest.team_pages import team_routes
 from harness.report.web import SecurityHeaders
 
@@ -29,7 +29,7 @@ __all__ = ["create_app"]
 
 def create_app(root: str | Path, *, start_worker: bool = True) -> Starlette:
     """The site of the contest in ``root``."""
-    site = Site(load_contest(root), start_worker=start_worker)
+    site = ContestSite(load_contest(root), start_worker=start_worker)
 
     @asynccontextmanager
     async def lifespan(app: Starlette):  # type: ignore[no-untyped-def]

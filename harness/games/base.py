@@ -16,9 +16,23 @@ import random
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypedDict
 
 Action = dict[str, Any]
+
+
+class GameResult(TypedDict):
+    """How a game ended (:meth:`State.result`): the referee sends it to the bots (protocol.md,
+    result) and the store records it.
+
+    ``ranking[seat]`` is 0 for the best, tied seats share a rank; ``scores[seat]`` is the game's
+    own score (a number for the built-in games); ``ended_by`` is ``"rules"`` or ``"turn_cap"``
+    (None only from a game that ranks a state not yet over, as Crisps does: the scores so far).
+    """
+
+    ranking: list[int]
+    scores: list[Any]
+    ended_by: str | None
 
 #: A game's sampler: ``(validated options, observation, events, rng)`` -> a full state consistent
 #: with what the observing seat knows (see :meth:`Game.resample_from_infostate`).
@@ -123,8 +137,8 @@ class State(ABC):
         """True once the game has ended, by the rules or by the turn cap."""
 
     @abstractmethod
-    def result(self) -> dict[str, Any]:
-        """``{"ranking": [...], "scores": [...], "ended_by": "rules" | "turn_cap"}``.
+    def result(self) -> GameResult:
+        """``{"ranking": [...], "scores": [...], "ended_by": "rules" | "turn_cap"}`` (:class:`GameResult`).
 
         ``ranking[seat]`` is 0 for the best; tied seats share a rank. Only valid once terminal.
         """

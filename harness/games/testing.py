@@ -43,7 +43,7 @@ def _fail(game: Game, players: int, seed: int, what: str) -> AssertionError:
 
 
 def _plain(value: Any) -> bool:
-    return json.loads(json.dumps(value)) == value
+    return bool(json.loads(json.dumps(value)) == value)
 
 
 def random_playout(game: Game, players: int, seed: int, options: Mapping[str, Any] | None = None,

@@ -30,7 +30,7 @@ from typing import Any
 
 import yaml
 
-from harness.games import GAMES, GameLoadError, InvalidOptions
+from harness.games import GAMES, Game, GameLoadError, InvalidOptions
 from harness.league.bot_entries import BotEntry, check_bots, check_own_dirs
 from harness.league.config_checks import Checker, ConfigError, LeagueError, show
 from harness.league.run_settings import (
@@ -261,7 +261,7 @@ def _check_store(c: Checker, store: Any, base_dir: Path) -> str:
     return str((base_dir / store).resolve())
 
 
-def _check_options(c: Checker, game: Any, value: Any) -> dict[str, Any]:
+def _check_options(c: Checker, game: Game, value: Any) -> dict[str, Any]:
     known = {o.name: o for o in game.option_list}
     options = c.mapping(value, "options", known)
     for key, val in options.items():

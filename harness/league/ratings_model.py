@@ -269,7 +269,8 @@ def seat_pair_scores(pairs: Pairs, skills: np.ndarray, seat: np.ndarray, scale: 
     :class:`Pairs`' order: linear in the result, (r (up + down) - down) / scale for bot a."""
     _, up, down, _ = pair_terms(pairs, skills, seat, scale, 1)
     oriented = np.where(pairs.sign > 0, pairs.result, 1.0 - pairs.result)
-    return pairs.sign * (oriented * (up + down)[pairs.which] - down[pairs.which]) / scale
+    scores: np.ndarray = pairs.sign * (oriented * (up + down)[pairs.which] - down[pairs.which]) / scale
+    return scores
 
 
 def meat(batches: Sequence[TableBatch], seat_pair_score: np.ndarray, k: int) -> tuple[np.ndarray, int, np.ndarray]:

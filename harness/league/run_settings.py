@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.league.config_checks import Checker, show
-from harness.play.limits import TimeControls
+from harness.play.limits import LIMIT_KEYS, NULLABLE_LIMITS, TimeControls
+from harness.play.sandbox import SANDBOX_CHOICES, SandboxMode
 
 __all__ = ["RatingParams", "ScheduleSpec", "TIME_KEYS", "LIMIT_KEYS", "RATING_DEFAULTS", "SCHEDULE_KINDS",
            "LOG_DEFAULTS", "default_workers", "check_schedule", "check_time", "check_limits", "check_policy",
@@ -21,11 +22,6 @@ __all__ = ["RatingParams", "ScheduleSpec", "TIME_KEYS", "LIMIT_KEYS", "RATING_DE
 
 #: The time control keys and their defaults (the referee's).
 TIME_KEYS: dict[str, int] = dataclasses.asdict(TimeControls())
-#: Resource limit keys passed through to harness.play.botproc.ResourceLimits (its defaults apply when unset).
-LIMIT_KEYS = ("memory_mb", "cpu_seconds", "processes", "open_files", "stderr_bytes", "max_line_bytes",
-              "max_json_depth", "sandbox", "scratch_mb")
-#: Limits that ``null`` switches off (the others always apply).
-NULLABLE_LIMITS = ("memory_mb", "cpu_seconds", "processes", "open_files")
 RATING_DEFAULTS = {"mu": 25.0, "sigma": 25.0 / 3, "beta": 25.0 / 6, "tau": 0.0, "draw_probability": 0.10}
 POLICIES = ("forfeit", "strikes")
 SCHEDULE_KINDS = ("round_robin", "adaptive")
@@ -129,22 +125,22 @@ def check_limits(c: Checker, value: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, val in limits.items():
         if key == "sandbox":
-            if val in (None, "none", False):
+            if val in (None, SandboxMode.NONE, False):
                 out[key] = None
-            elif val == "auto":
-                out[key] = "auto"
-            elif val == "bwrap":
+            elif val == SandboxMode.AUTO:
+                out[key] = SandboxMode.AUTO.value  # plain strings in a config (it is dumped to YAML and JSON)
+            elif val == SandboxMode.BWRAP:
                 if c.strict and shutil.which("bwrap") is None:
                     raise c.fail("limits.sandbox", "bwrap (bubblewrap) is not installed: install it "
                                                    "(apt-get install bubblewrap) or remove the key")
-                out[key] = "bwrap"
+                out[key] = SandboxMode.BWRAP.value
             else:
-                raise c.fail("limits.sandbox", f"{show(val)} is not allowed (allowed: auto, bwrap, none)")
+                raise c.fail("limits.sandbox", f"{show(val)} is not allowed (allowed: {', '.join(SANDBOX_CHOICES)})")
         elif val is None and key in NULLABLE_LIMITS:
             out[key] = None  # no limit
         else:
             out[key] = c.integer(val, f"limits.{key}", 1)
-    out.setdefault("sandbox", "auto")  # bubblewrap where it works here, else none with a warning
+    out.setdefault("sandbox", SandboxMode.AUTO.value)  # bubblewrap where it works here, else none with a warning
     return out
 
 

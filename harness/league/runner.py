@@ -6,7 +6,7 @@ rating update in one transaction, so a killed runner loses only games in flight 
 plays exactly the games still pending.
 
 One writer loop drives every executor (:func:`_play_and_record`): it asks the run's game source
-(:mod:`harness.league.sources`; the round robin's pending games by default) for as many games
+(:mod:`harness.league.game_sources`; the round robin's pending games by default) for as many games
 as the executor has room for, and records what finished. It wakes at most every 20 ms and
 records everything that arrived meanwhile in one transaction (each game whole, never half): it
 shares the cores with the pinned workers, so its wake-ups and commits are what it costs them,
@@ -35,15 +35,15 @@ from types import FrameType
 from typing import IO
 
 from harness.league import ratings as rating_mod
-from harness.league.adaptive import AdaptiveSchedule, AdaptiveSource
 from harness.league.config import BotEntry, LeagueConfig
 from harness.league.executors.base import Executor, ExecutorLost, GamePlayer, Message, WorkerSetup, referee_player
 from harness.league.executors.local import LocalExecutor
-from harness.league.pending import PendingGame
+from harness.league.game_sources import GameSource, StoreSource
 from harness.league.progress import progress_bar as _progress_bar
-from harness.league.schedule import deal_seed, planned_chunks, schedule_fingerprint
-from harness.league.sources import GameSource, StoreSource
+from harness.league.schedule_adaptive import AdaptiveSchedule, AdaptiveSource
+from harness.league.schedule_roundrobin import deal_seed, planned_chunks, schedule_fingerprint
 from harness.league.store import GameOutcome, LeagueStore, PlanSummary, StoreError
+from harness.league.store_pending import PendingGame
 from harness.play.limits import BotSpec, ResourceLimits, TimeControls
 from harness.play.referee import FAIR_PLAY, FairPlay, RefereeConfig
 
@@ -152,7 +152,7 @@ def run_league(config: LeagueConfig, *, player: GamePlayer | None = None, progre
 
     An adaptive league (``schedule: {kind: adaptive}``) also takes ``roster()``, polled between
     rounds: the league's bots now, or None when unchanged (``harness run`` re-reads its config
-    file; see :func:`harness.league.adaptive.config_roster`); ``notify(line)`` hears who joined
+    file; see :func:`harness.league.schedule_adaptive.config_roster`); ``notify(line)`` hears who joined
     or left; ``forever`` plays on past the budget and the ``until`` question (a standing ladder,
     until Ctrl-C or ``should_stop()``). Why it stopped is in :attr:`RunSummary.finished`.
 

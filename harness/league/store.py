@@ -25,9 +25,9 @@ from typing import Any
 
 from harness.league.config import BotEntry, LeagueConfig
 from harness.league.logcodec import cap_log, compress_log, decompress_log
-from harness.league.pending import PendingGame, PendingView
-from harness.league.schedule import ScheduledGame, StoreRow
+from harness.league.schedule_roundrobin import ScheduledGame, StoreRow
 from harness.league.store_base import StoreBase, StoreError, utc_now
+from harness.league.store_pending import PendingGame, PendingView
 from harness.league.store_record import GameOutcome, still_pending, write_results
 from harness.league.store_schema import SCHEMA_VERSION
 
@@ -186,7 +186,7 @@ class LeagueStore(StoreBase):
     def plan_rows(self, chunks: Iterable[Sequence[StoreRow]], fingerprint: str | None = None) -> PlanSummary:
         """Bring the stored schedule in line with the rows of ``chunks`` (lists of ``(game_id,
         round, players, seed, versions JSON)`` in canonical order, as
-        :func:`harness.league.schedule.schedule_chunks` makes them), and remember ``fingerprint``.
+        :func:`harness.league.schedule_roundrobin.schedule_chunks` makes them), and remember ``fingerprint``.
 
         New games are appended after every stored one (in the rows' order), pending games no
         longer scheduled (a bot removed or changed, fewer rounds) are dropped, and dropped games
@@ -401,7 +401,8 @@ class LeagueStore(StoreBase):
             yield r[0], r[1], seats.get(r[0]) or [(v, None) for v in json.loads(r[2] or "[]")]  # type: ignore[misc]
 
     def game(self, game_id: str) -> sqlite3.Row | None:
-        return self.db.execute("SELECT * FROM games WHERE id = ?", (game_id,)).fetchone()
+        row: sqlite3.Row | None = self.db.execute("SELECT * FROM games WHERE id = ?", (game_id,)).fetchone()
+        return row
 
     def game_seats(self, seq: int) -> list[sqlite3.Row]:
         """Each seat of a game: seat, rank, score, forfeited (None until it is done), name, version, version_id."""

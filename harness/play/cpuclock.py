@@ -36,6 +36,8 @@ import os
 import threading
 from dataclasses import dataclass
 
+from harness.play.violations import DecisionCost
+
 __all__ = ["HARD_FACTOR", "Clock", "RunDelay", "host_load", "kept_bound", "own_wait_ns"]
 
 #: Even a bot kept from running by the host is out of time after this many times its budget.
@@ -71,7 +73,7 @@ class Clock:
         """The host had more runnable work than cores when the time ran out."""
         return self.cores > 0 and self.load > self.cores
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self) -> DecisionCost:
         return {"cpu_ms": round(self.cpu_ms, 3), "wall_ms": round(self.wall_ms, 3), "kept_ms": round(self.kept_ms, 3),
                 "charged_ms": round(self.charged_ms, 3), "ran_out": self.ran_out,
                 "load": round(self.load, 2), "cores": self.cores, "host_overloaded": self.overloaded}

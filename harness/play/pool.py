@@ -17,8 +17,11 @@ from harness.play.limits import MAX_IDLE_BOTS, BotSpec
 
 #: a :class:`harness.play.referee.RefereeConfig` (not imported: the referee imports this module)
 RefereeConfig = Any
+#: what a process was started for: the game, its options, time controls, limits and fair-play
+#: rules (a process is reused only for the same; made by the referee)
+PoolKey = tuple[object, ...]
 
-__all__ = ["BotPool"]
+__all__ = ["BotPool", "PoolKey"]
 
 
 class BotPool:
@@ -60,7 +63,7 @@ class BotPool:
         self.spares = 0
         #: per (bot, pool key): spare processes sent their hello (hello message, its line, the
         #: ready if already read), oldest first
-        self._spares: dict[tuple[BotSpec, tuple], list[_Spare]] = {}
+        self._spares: dict[tuple[BotSpec, PoolKey], list[_Spare]] = {}
 
     def __enter__(self) -> BotPool:
         return self
@@ -75,7 +78,7 @@ class BotPool:
             log = self._logs[key] = StderrLog(config.log_dir, spec.name, config.limits.stderr_bytes)
         return log
 
-    def take(self, spec: BotSpec, key: tuple, deal: int | None = None) -> BotProcess | None:
+    def take(self, spec: BotSpec, key: PoolKey, deal: int | None = None) -> BotProcess | None:
         """An idle live process of ``spec`` started for ``key`` that has never played ``deal`` (the
         most recently used such; ``deal`` None: whatever it played); idle ones started for another
         key, or dead, are killed."""
@@ -100,7 +103,7 @@ class BotPool:
             del self._idle[spec]
         return None
 
-    def spawn(self, spec: BotSpec, key: tuple, config: RefereeConfig, deal: int | None = None) -> BotProcess:
+    def spawn(self, spec: BotSpec, key: PoolKey, config: RefereeConfig, deal: int | None = None) -> BotProcess:
         """Start a new process for a game of ``deal`` (no hello sent yet). Raises OSError if it cannot be started."""
         proc = BotProcess(spec, config.limits, self._log_for(spec, config), cpu_clock=config.fair_play.cpu_clock)
         proc.key = key
@@ -115,7 +118,7 @@ class BotPool:
         self.started += 1
         return proc
 
-    def take_spare(self, spec: BotSpec, key: tuple, deal: int | None) -> _Spare | None:
+    def take_spare(self, spec: BotSpec, key: PoolKey, deal: int | None) -> _Spare | None:
         """A spare process of ``spec`` for ``key`` (it has played nothing), now busy for ``deal``; None if none."""
         spares = self._spares.get((spec, key))
         if not spares:
@@ -137,7 +140,7 @@ class BotPool:
                     if spare.got is not None and spare.got[0] == OK:
                         spare.proc.freeze()
 
-    def start_spares(self, spec: BotSpec, key: tuple, config: RefereeConfig, hello: dict[str, Any]) -> None:
+    def start_spares(self, spec: BotSpec, key: PoolKey, config: RefereeConfig, hello: protocol.Hello) -> None:
         """Start spares of ``spec`` for ``key`` up to :attr:`spares` (within the bound), each sent
         ``hello``; a spare that cannot start is forgotten (the game that needs one starts its own)."""
         spares = self._spares.setdefault((spec, key), [])
@@ -215,6 +218,6 @@ class _Spare:
     """A process started ahead of need: the hello it was sent, and its answer once read."""
 
     proc: BotProcess
-    hello: dict[str, Any]
+    hello: protocol.Hello
     line: bytes
     got: tuple[int, bytes] | None = None

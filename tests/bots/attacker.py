@@ -288,7 +288,7 @@ def public_ids(league: str, seed: int, labels: list[str], players: int, rounds: 
     import hashlib
     import itertools
 
-    from harness.league.schedule import game_id
+    from harness.league.schedule_roundrobin import game_id
     out = set()
     for r in range(rounds):
         for seats in itertools.permutations(labels, players):
@@ -375,7 +375,7 @@ def main() -> int:
             obs = msg["observation"]
             if first_request and mode == "deal-spy":
                 from harness.games import get_game
-                from harness.league.schedule import deal_seed
+                from harness.league.schedule_roundrobin import deal_seed
                 deal = deal_seed(args.league, args.seed, 0, args.names.split(","))
                 state = get_game(game).new_state(2, deal, {})
                 rebuilt = list(state.observation(seat)["hand"])

@@ -12,7 +12,7 @@ import random
 from bisect import insort
 from typing import Any
 
-from ..base import Action, IllegalAction, InvalidAction, State, ranking_from_keys
+from ..base import Action, GameResult, IllegalAction, InvalidAction, State, ranking_from_keys
 from .plays import (
     KEY_LABELS,
     KEY_NEED,
@@ -349,7 +349,7 @@ class CrispsState(State):
     def is_terminal(self) -> bool:
         return self.current_player is None
 
-    def result(self) -> dict[str, Any]:
+    def result(self) -> GameResult:
         if self.ended_by == "turn_cap" or self.ended_by is None:
             keys: list[Any] = [(self.scores[s], -self.sizes[s]) for s in range(PLAYERS)]
         else:

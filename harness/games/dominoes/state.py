@@ -17,7 +17,7 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
-from ..base import Action, Game, IllegalAction, InvalidAction, InvalidSnapshot, State, ranking_from_keys
+from ..base import Action, Game, GameResult, IllegalAction, InvalidAction, InvalidSnapshot, State, ranking_from_keys
 
 Tile = tuple[int, int]
 
@@ -314,7 +314,7 @@ class DominoesState(State):
         self.events.append({"type": "game_end", "ended_by": ended_by, "reason": reason,
                             "scores": result["scores"], "ranking": result["ranking"]})
 
-    def result(self) -> dict[str, Any]:
+    def result(self) -> GameResult:
         if self.ended_by is None:
             raise IllegalAction("the game is not over yet")
         if self.ended_by == "turn_cap":

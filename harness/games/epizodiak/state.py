@@ -12,7 +12,7 @@ import random
 from bisect import insort
 from typing import Any
 
-from ..base import Action, State, ranking_from_keys
+from ..base import Action, GameResult, State, ranking_from_keys
 from .dial import (
     ARCS,
     CCW,
@@ -410,7 +410,7 @@ class EpizodiakState(EpizodiakReasons, State):
     def is_terminal(self) -> bool:
         return self.ended_by is not None
 
-    def result(self) -> dict[str, Any]:
+    def result(self) -> GameResult:
         if self.ended_by is None:
             raise ValueError("the game is not over")
         if self.ended_by == "turn_cap":

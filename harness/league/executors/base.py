@@ -34,10 +34,11 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from harness.games import Game
-from harness.league.pending import PendingGame
 from harness.league.store import GameOutcome, compress_log
+from harness.league.store_pending import PendingGame
 from harness.play.limits import BotSpec
-from harness.play.referee import BotPool, GameRecord, RefereeConfig, play_game
+from harness.play.pool import BotPool
+from harness.play.referee import GameRecord, RefereeConfig, play_game
 
 __all__ = ["Executor", "ExecutorLost", "GamePlayer", "Message", "Task", "WorkerSetup", "open_bot_pool",
            "Pool", "outcome_from_record", "play_task", "referee_player", "task_of"]
@@ -52,7 +53,7 @@ PlayFunction = Callable[[Game, dict[str, Any], int, str, Sequence[BotSpec], Any,
 
 
 class Pool(Protocol):
-    """A worker's bot processes (:class:`harness.play.referee.BotPool`, or a test's stand-in)."""
+    """A worker's bot processes (:class:`harness.play.pool.BotPool`, or a test's stand-in)."""
 
     def __enter__(self) -> Any: ...
 
@@ -103,7 +104,7 @@ class GamePlayer:
 
 
 def referee_player(fresh: bool = False) -> GamePlayer:
-    """The real referee: :func:`harness.play.referee.play_game` with a :class:`harness.play.referee.BotPool`."""
+    """The real referee: :func:`harness.play.referee.play_game` with a :class:`harness.play.pool.BotPool`."""
     return GamePlayer(play=play_game, make_pool=_referee_pool, fresh=fresh)
 
 
@@ -146,7 +147,7 @@ def outcome_from_record(record: GameRecord, log_bytes: int | None = None) -> Gam
     ``log_bytes``)."""
     return GameOutcome(game_id=record.game_id, ranking=list(record.ranking), scores=list(record.scores),
                        ended_by=record.ended_by, forfeits=list(record.forfeits or ()),
-                       violations=[dict(v) for v in (record.violations or ())],
+                       violations=[v.copy() for v in (record.violations or ())],
                        log=compress_log(record.log, log_bytes) if record.log else b"",
                        decisions=int(getattr(record, "decisions", 0) or 0),
                        seconds=float(getattr(record, "seconds", 0.0) or 0.0))

@@ -57,7 +57,7 @@ from harness.league.executors.base import (
     play_task,
     task_of,
 )
-from harness.league.pending import PendingGame
+from harness.league.store_pending import PendingGame
 from harness.play.referee import RefereeConfig
 
 __all__ = ["BATCH_GAMES", "DaskExecutor", "LeaguePlugin", "file_hashes", "dask_client", "batches",
@@ -249,7 +249,7 @@ class DaskExecutor:
         self.batch_size = batch_size
         self._exit = contextlib.ExitStack()
         self.client: Any = self._exit.enter_context(dask_client(address))
-        self._futures: dict[Future, list[Task]] = {}
+        self._futures: dict[Future[bytes], list[Task]] = {}
         self._lost: SchedulerLost | None = None
         self._stopped = False
         self.plugin_name = f"tablebots-{key_prefix}"

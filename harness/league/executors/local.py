@@ -26,7 +26,7 @@ from types import FrameType
 
 from harness.games import get_game
 from harness.league.executors.base import Message, WorkerSetup, open_bot_pool, play_task, task_of
-from harness.league.pending import PendingGame
+from harness.league.store_pending import PendingGame
 from harness.play.limits import pin_to_cpu
 
 __all__ = ["AHEAD_PER_WORKER", "LocalExecutor"]

@@ -44,7 +44,7 @@ from harness.contest.phases import upload_state
 from harness.contest.redact import Redactor
 from harness.contest.unpack import Caps, UnpackError, unpack_upload
 
-__all__ = ["Site", "Team", "Refused", "SESSION_COOKIE", "SIGNIN_COOKIE", "refused_json"]
+__all__ = ["ContestSite", "Team", "Refused", "SESSION_COOKIE", "SIGNIN_COOKIE", "refused_json"]
 
 SESSION_COOKIE = "contest_session"
 SIGNIN_COOKIE = "contest_signin"
@@ -71,7 +71,7 @@ class Refused(Exception):
         self.message = message
 
 
-class Site:
+class ContestSite:
     """Everything a request needs: the config, the databases, the build worker, the templates."""
 
     def __init__(self, cfg: ContestConfig, *, start_worker: bool = True) -> None:

@@ -1,7 +1,7 @@
-"""The adaptive schedule in a league store: rounds chosen as results come in, a roster that changes.
+"""The adaptive schedule's game source: rounds chosen as results come in, kept in the store, a changing roster.
 
 :class:`AdaptiveSchedule` is a game source for the runner: it owns a
-:class:`~harness.league.matchmaking.Matchmaker` rebuilt from the store (every version in
+:class:`~harness.league.schedule_matchmaker.Matchmaker` rebuilt from the store (every version in
 registration order, every game scheduled, every result), writes each round it chooses to the
 store as pending games before any is played, and is told each result. Round r is chosen only
 once every game of the rounds up to r - :data:`LAG` is settled, and reads only their results,
@@ -36,12 +36,12 @@ from threadpoolctl import threadpool_limits
 
 from harness.league import queries
 from harness.league.config import BotEntry, ConfigError, LeagueConfig
-from harness.league.matchmaking import Matchmaker, MatchParams, SkillFit, adjacent_confidence
-from harness.league.pending import PendingGame
+from harness.league.game_sources import blocked_by_deal
 from harness.league.ratings_fit import TableFit, fit_batches
-from harness.league.schedule import SEED_LIMIT, StoreRow
-from harness.league.sources import blocked_by_deal
+from harness.league.schedule_matchmaker import Matchmaker, MatchParams, SkillFit, adjacent_confidence
+from harness.league.schedule_roundrobin import SEED_LIMIT, StoreRow
 from harness.league.store import GameOutcome, LeagueStore
+from harness.league.store_pending import PendingGame
 
 __all__ = ["AdaptiveSchedule", "AdaptiveSource", "LAG", "table_confidence", "table_fit_answer", "Answer", "config_roster"]
 
@@ -391,7 +391,7 @@ class AdaptiveSource:
             got = self.schedule.next_games()
             if not got:
                 break
-            self.queue.extend(blocked_by_deal(got))  # a round's sets, seat order by seat order (sources.py)
+            self.queue.extend(blocked_by_deal(got))  # a round's sets, seat order by seat order (game_sources.py)
         return [self.queue.popleft() for _ in range(min(n, len(self.queue)))]
 
     def more_later(self) -> bool:
