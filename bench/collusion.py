@@ -120,6 +120,9 @@ def main() -> None:
     parser.add_argument("--alpha", type=float, nargs="+", default=[0.01, 0.001])
     parser.add_argument("--save", help="write every league's duplicate sets to this JSON file")
     parser.add_argument("--load", help="judge the leagues of a --save file instead of playing them")
+    parser.add_argument("--merge", type=int, default=1,
+                        help="with --load: judge each K leagues of a mode as one league of K times the rounds "
+                             "(the same roster and version ids; each league had its own deals)")
     parser.add_argument("--tiny", action="store_true", help="a few small leagues (does it still run?)")
     args = parser.parse_args()
     if args.tiny:
@@ -136,7 +139,12 @@ def main() -> None:
     if args.load:
         saved = json.loads(Path(args.load).read_text())
         per_mode, pals = saved["sets"], {m: [set(p) for p in ps] for m, ps in saved["pals"].items()}
-        print(f"(the leagues of {args.load}: {saved['about']})")
+        print(f"(the leagues of {args.load}: {saved['about']}; each {args.merge} judged as one)")
+        for mode in per_mode:
+            k, n = args.merge, len(per_mode[mode]) // args.merge
+            assert all(p == pals[mode][0] for p in pals[mode]), "the leagues' colluders differ: they cannot merge"
+            per_mode[mode] = [[s for league in per_mode[mode][i * k:(i + 1) * k] for s in league] for i in range(n)]
+            pals[mode] = pals[mode][:n]
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(0 if args.load else args.leagues):
             for mode in MODES:

@@ -172,7 +172,7 @@ def _collusion(site: ContestSite) -> dict[str, Any]:
         pairs.append({"a": a, "b": b, "f": f, "why": describe(f, a, b), "games": games,
                       "teams": (a.split("@")[0], b.split("@")[0])})
     judged = sum(1 for f in findings if f.sets >= MIN_SETS)
-    bound = used_bound(findings, COLLUSION_ALPHA)
+    bound = used_bound(findings)
     return {"sets": len(sets), "pairs": pairs, "judged": judged, "bound": bound if judged else None,
             "alpha": COLLUSION_ALPHA, "min_sets": MIN_SETS}
 
