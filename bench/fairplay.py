@@ -22,7 +22,7 @@
    league and a bot spinning four threads at the table; before and after.
 
 Runs alternate between the two behaviours (each in fresh worker processes, given the rules by
-``run_league(fair_play=...)``: :class:`harness.play.referee.FairPlay`); every run is printed, and the best of each is compared. The machine is
+``RunOptions(fair_play=...)``: :class:`harness.play.referee.FairPlay`); every run is printed, and the best of each is compared. The machine is
 shared: say with which load the figures were taken (the load average is printed).
 
     python bench/fairplay.py [--rounds N] [--repeat N] [--parts 1,2,3,4]
@@ -43,7 +43,7 @@ from pathlib import Path
 
 from harness.league.config import LeagueConfig, load_config
 from harness.league.game_sources import DEAL_WINDOW, StoreSource
-from harness.league.runner import run_league
+from harness.league.runner import RunHooks, RunOptions, run_league
 from harness.play.referee import FAIR_PLAY, FairPlay
 
 REPO = Path(__file__).resolve().parent.parent
@@ -100,8 +100,9 @@ def play(config: LeagueConfig, baseline: str, workers: int | None = None) -> tup
     for log in logs.glob("**/*.log*"):
         log.unlink()
     stamps: list[float] = []
-    run_league(cfg, progress=False, on_game=lambda seq, outcome: stamps.append(time.perf_counter()),
-               source=functools.partial(StoreSource, window=window), fair_play=BASELINES[baseline])
+    run_league(cfg, progress=False,
+               options=RunOptions(source=functools.partial(StoreSource, window=window), fair_play=BASELINES[baseline]),
+               hooks=RunHooks(on_game=lambda seq, outcome: stamps.append(time.perf_counter())))
     started = sum(log.read_text(errors="replace").count("# tablebots: started pid") for log in logs.glob("**/*.log*"))
     with sqlite3.connect(cfg.store) as db:
         timeouts = db.execute("SELECT count(*) FROM violations WHERE kind = 'timeout'").fetchone()[0]

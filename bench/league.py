@@ -38,7 +38,7 @@ from pathlib import Path
 from harness.games import get_game, ranking_from_keys
 from harness.league import ratings as rating_mod
 from harness.league.config import BotEntry, LeagueConfig, default_workers, load_config
-from harness.league.runner import plan_league, referee_player, run_league
+from harness.league.runner import RunHooks, plan_league, referee_player, run_league
 from harness.league.store import GameOutcome, LeagueStore
 from harness.report.tables import format_table, league_table
 
@@ -68,7 +68,7 @@ def games_per_second(config: LeagueConfig, *, fresh: bool = False, workers: int 
         Path(cfg.store + suffix).unlink(missing_ok=True)
     stamps: list[float] = []
     run_league(cfg, player=referee_player(fresh=fresh), progress=False,
-               on_game=lambda seq, outcome: stamps.append(time.perf_counter()))
+               hooks=RunHooks(on_game=lambda seq, outcome: stamps.append(time.perf_counter())))
     if len(stamps) < 2:
         return 0.0, len(stamps)
     return (len(stamps) - 1) / (stamps[-1] - stamps[0]), len(stamps)

@@ -212,7 +212,7 @@ def test_rounds_belong_to_the_round_robin(tmp_path: Path) -> None:
 def test_the_local_and_the_dask_executors_play_the_same_adaptive_league(tmp_path: Path) -> None:
     from test_league_runner import FAKE
 
-    from harness.league.runner import run_league
+    from harness.league.runner import RunOptions, run_league
 
     names = [f"s{i}" for i in range(6)]
     summaries, stores = [], []
@@ -221,7 +221,7 @@ def test_the_local_and_the_dask_executors_play_the_same_adaptive_league(tmp_path
         cfg = load_config(write_config(tmp_path / where, names, "{kind: adaptive, games: 150}", players="[2, 3]"))
         with LeagueStore(cfg.store) as store:  # one secret: the same (keyed) game ids and deals in both
             store.set_meta("deal_secret", "5" * 64)
-        summaries.append(run_league(cfg, player=FAKE, progress=False, dask=dask))
+        summaries.append(run_league(cfg, player=FAKE, progress=False, options=RunOptions(dask=dask)))
         stores.append(cfg.store)
     local, on_dask = summaries
     assert 140 <= local.played == on_dask.played <= 150 and not on_dask.errors
@@ -238,11 +238,11 @@ def test_the_local_and_the_dask_executors_play_the_same_adaptive_league(tmp_path
 def test_a_round_robin_turned_adaptive_keeps_its_results_and_drops_its_pending_games(tmp_path: Path) -> None:
     from test_league_runner import FAKE
 
-    from harness.league.runner import run_league
+    from harness.league.runner import RunOptions, run_league
 
     names = [f"s{i}" for i in range(4)]
     path = write_config(tmp_path, names, "round_robin", extra="rounds: 3\n")
-    run_league(load_config(path), player=FAKE, progress=False, max_games=20)
+    run_league(load_config(path), player=FAKE, progress=False, options=RunOptions(max_games=20))
     path.write_text(path.read_text().replace("schedule: round_robin", "schedule: {kind: adaptive, games: 40}")
                     .replace("rounds: 3\n", ""))
     summary = run_league(load_config(path), player=FAKE, progress=False)

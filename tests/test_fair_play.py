@@ -24,7 +24,7 @@ from cgroup_probe import CPU_CLOCK_HERE, needs_cpu_clock
 
 from harness.games import get_game
 from harness.league.config import load_config
-from harness.league.runner import run_league
+from harness.league.runner import RunOptions, run_league
 from harness.league.schedule_roundrobin import build_schedule
 from harness.league.store import LeagueStore
 from harness.play.limits import BotSpec, ResourceLimits, TimeControls
@@ -51,7 +51,7 @@ def run(path: Path, sandbox: str = "bwrap", max_games: int | None = None) -> Non
     text = path.read_text()
     if "limits:" not in text:
         path.write_text(text.replace("bots:", f"limits: {{sandbox: {sandbox}}}\nbots:", 1))
-    summary = run_league(load_config(path), progress=False, max_games=max_games)
+    summary = run_league(load_config(path), progress=False, options=RunOptions(max_games=max_games))
     assert not summary.errors, summary.errors
 
 

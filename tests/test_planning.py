@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli import cli
-from harness.league import runner as runner_mod
+from harness.league import store as store_mod
 from harness.league.config import MAX_GAMES, BotEntry, LeagueConfig
 from harness.league.runner import plan_league
 from harness.league.schedule_roundrobin import build_schedule, deal_seed, game_id, schedule_rows
@@ -80,7 +80,7 @@ def test_a_rerun_skips_planning_and_a_changed_league_plans_again(tmp_path, monke
         def refuse(*args, **kwargs):
             raise AssertionError("planned again although nothing changed")
 
-        monkeypatch.setattr(runner_mod, "planned_chunks", refuse)
+        monkeypatch.setattr(store_mod, "planned_chunks", refuse)
         again, _ = plan_league(cfg, store)
         assert (again.added, again.pending) == (0, first.pending)
         monkeypatch.undo()

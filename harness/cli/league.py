@@ -107,7 +107,7 @@ def run(config: str, workers: int | None, rounds: int | None, progress: bool | N
     re-read between rounds, so `harness submit` (or an edit) adds a bot while it plays, and a bot
     removed from the config stops being chosen.
     """
-    from harness.league.runner import LeagueInterrupted, run_league
+    from harness.league.runner import LeagueInterrupted, RunHooks, RunOptions, run_league
 
     cfg = _load(config, rounds=rounds, workers=workers)
     _say_what_is_off(cfg)
@@ -120,13 +120,13 @@ def run(config: str, workers: int | None, rounds: int | None, progress: bool | N
     shown: bool | str = progress if progress is not None else ("bar" if sys.stderr.isatty() else "lines")
     if quiet:
         shown = "none"
-    extra: dict[str, Any] = {}
+    hooks = RunHooks()
     if cfg.schedule.adaptive:
         from harness.league.schedule_adaptive import config_roster
 
-        extra = {"forever": forever, "roster": config_roster(config, cfg), "notify": lambda line: echo(line, err=True)}
+        hooks = RunHooks(roster=config_roster(config, cfg), notify=lambda line: echo(line, err=True))
     try:
-        summary = run_league(cfg, progress=shown, dask=dask, **extra)
+        summary = run_league(cfg, progress=shown, options=RunOptions(dask=dask, forever=forever), hooks=hooks)
     except LeagueInterrupted as stop:
         _say_interrupted(cfg, stop.summary)
         raise SystemExit(130) from None

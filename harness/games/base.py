@@ -16,9 +16,19 @@ import random
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, ClassVar, TypedDict
 
 Action = dict[str, Any]
+
+
+class EndedBy(StrEnum):
+    """How a game ended (``ended_by`` of :meth:`State.result` and of the ``game_end`` event)."""
+
+    #: by the game's own rules (a target score reached, the cards or tiles gone, ...)
+    RULES = "rules"
+    #: at the turn cap (the game's ``max_turns`` option), ranked by the game's tie-breaks
+    TURN_CAP = "turn_cap"
 
 
 class GameResult(TypedDict):
@@ -26,7 +36,7 @@ class GameResult(TypedDict):
     result) and the store records it.
 
     ``ranking[seat]`` is 0 for the best, tied seats share a rank; ``scores[seat]`` is the game's
-    own score (a number for the built-in games); ``ended_by`` is ``"rules"`` or ``"turn_cap"``
+    own score (a number for the built-in games); ``ended_by`` is an :class:`EndedBy` (``"rules"`` or ``"turn_cap"``)
     (None only from a game that ranks a state not yet over, as Crisps does: the scores so far).
     """
 

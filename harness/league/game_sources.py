@@ -32,12 +32,16 @@ Five modules answer "what is played next", each one part of it:
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Mapping
 from typing import Protocol
 
+from harness.league.config import BotEntry
 from harness.league.store import GameOutcome, LeagueStore
 from harness.league.store_pending import PendingGame, PendingView
 
 __all__ = ["DEAL_WINDOW", "GameSource", "StoreSource", "blocked_by_deal"]
+
+_NO_BOTS: Mapping[int, BotEntry] = {}
 
 #: deals handed out together, seat order by seat order (1 keeps schedule order)
 DEAL_WINDOW = 16
@@ -57,6 +61,22 @@ class GameSource(Protocol):
 
     def recorded(self, game: PendingGame, outcome: GameOutcome) -> None:
         """``game`` was recorded with ``outcome``."""
+
+    def new_bots(self) -> Mapping[int, BotEntry]:
+        """Versions (by id) that joined and that the executor does not know yet: while there are
+        any, the source hands out no game; the runner restarts its executor with them once nothing
+        is in flight, then calls :meth:`bots_given`."""
+
+    def bots_given(self) -> None:
+        """The executor now knows :meth:`new_bots`."""
+
+    def more_later(self) -> bool:
+        """Whether the run waits when nothing is in flight and no game is ready now (a standing
+        ladder waiting for bots) instead of ending."""
+
+    def stop_reason(self) -> str | None:
+        """Why the source stopped handing out games before its end (a budget spent, a question
+        answered), for the run's summary; None if it did not."""
 
 
 def blocked_by_deal(games: list[PendingGame]) -> list[PendingGame]:
@@ -111,3 +131,15 @@ class StoreSource:
 
     def recorded(self, game: PendingGame, outcome: GameOutcome) -> None:
         pass  # the schedule is fixed
+
+    def new_bots(self) -> Mapping[int, BotEntry]:
+        return _NO_BOTS  # the round robin's bots are the config's, known to every worker
+
+    def bots_given(self) -> None:
+        pass
+
+    def more_later(self) -> bool:
+        return False
+
+    def stop_reason(self) -> str | None:
+        return None

@@ -307,8 +307,10 @@ def _quick_fit(pairs: Pairs, hessian: Hessian, k: int, meat_at: MeatAt, sizes: d
     too); else None (the caller fits every step)."""
     scale = math.sqrt(2.0) * beta
     precision = 1.0 / (warm.prior_sd**2 * warm.weight)
+    # stopping at a step under 1e-3 (the EM's own): Newton converging quadratically, the error is
+    # then ~1e-6, and from the earlier maximum one step or two get there
     skills, seat, second = maximise(pairs, hessian, warm.skills.copy(), warm.seat.copy(), mu, precision, scale,
-                                    iterations, seat_precision=1.0 / sigma**2)
+                                    iterations, seat_precision=1.0 / sigma**2, tolerance=1e-3)
     if k >= 3:
         new = _prior_sd(skills, _inverse_trace(hessian, second, precision), warm.weight, mu, TAU_LOW * beta,
                         TAU_HIGH * sigma)

@@ -37,7 +37,7 @@ from harness.league.queries import GameArrays
 from harness.league.ratings_fit import TableFit, Warm, fit_pairs, table_fit
 from harness.league.ratings_model import Pairs, pair_terms
 
-__all__ = ["KeyIndex", "LiveFit"]
+__all__ = ["KeyIndex", "LiveFit", "add_at"]
 
 #: a fit keeps the last full fit's data weight and prior spread while the games grew by less than
 #: this share since it (ratings_fit.Warm.quick); then every step is fitted again
@@ -76,8 +76,42 @@ class KeyIndex:
         return out[inverse], distinct[fresh]
 
 
-def _grow(array: np.ndarray, values: np.ndarray) -> np.ndarray:
-    return np.concatenate([array, np.asarray(values, dtype=array.dtype)]) if len(values) else array
+def add_at(target: np.ndarray, at: np.ndarray, values: np.ndarray) -> None:
+    """``target[at] += values`` with repeated indices summed: ``np.add.at`` for a few (it costs
+    the indices), ``np.bincount`` for many (``np.add.at`` is tens of times slower per index)."""
+    if at.size > target.size // 8:
+        target += np.bincount(at, weights=values, minlength=target.size)
+    else:
+        np.add.at(target, at, values)
+
+
+class _Column:
+    """An array that grows at its end, its storage doubled when full (appending to a 3,000,000-row
+    array by concatenation copied it whole on every refresh)."""
+
+    def __init__(self, dtype: type) -> None:
+        self.data: np.ndarray = np.zeros(16, dtype=dtype)
+        self.size = 0
+
+    def append(self, values: np.ndarray) -> None:
+        if self.size + len(values) > self.data.size:
+            bigger = np.zeros(max(2 * self.data.size, self.size + len(values)), dtype=self.data.dtype)
+            bigger[:self.size] = self.data[:self.size]
+            self.data = bigger
+        self.data[self.size:self.size + len(values)] = values
+        self.size += len(values)
+
+    @property
+    def view(self) -> np.ndarray:
+        return self.data[:self.size]
+
+
+#: the kept columns: the version id of each bot index; per pair of bots its two bots; per entry its
+#: bots, seat positions, pair, a's total result and count; per seat pair its entry, a's result
+#: and the (set, bot) slots of a and b; per slot its set and bot
+_COLUMNS = ("vid", "ppa", "ppb", "pa", "pb", "sa", "sb", "pair", "wins", "count", "cell_entry", "cell_win", "cell_a",
+            "cell_b", "slot_cluster", "slot_bot")
+_FLOAT = ("wins", "count", "cell_win")
 
 
 class LiveFit:
@@ -96,12 +130,7 @@ class LiveFit:
         self.games = 0
         self.versions, self.pairs, self.entries = KeyIndex(), KeyIndex(), KeyIndex()
         self.deals, self.clusters, self.slots = KeyIndex(), KeyIndex(), KeyIndex()
-        i, f = np.empty(0, dtype=np.int64), np.empty(0)
-        self.vid = i  # version id of each bot index
-        self.ppa, self.ppb = i, i  # per pair of bots
-        self.pa, self.pb, self.sa, self.sb, self.pair, self.wins, self.count = i, i, i, i, i, f, f  # per entry
-        self.cell_entry, self.cell_win, self.cell_a, self.cell_b = i, f, i, i  # per seat pair: slots of a and b
-        self.slot_cluster, self.slot_bot = i, i  # per (set, bot)
+        self.columns = {name: _Column(np.float64 if name in _FLOAT else np.int64) for name in _COLUMNS}
         self.model_warm: Warm | None = None
         self.full_games = 0  # the games of the last fit that measured the data's weight
         self.quick = False  # the last fit kept the weight and the prior's spread (ratings_fit.Warm.quick)
@@ -119,14 +148,15 @@ class LiveFit:
         if int(t.rounds.max(initial=0)) >= 1 << _ROUND_BITS or int(t.rounds.min(initial=0)) < 0:
             raise ValueError("a round number too large to pack")
         bot, new_vids = self.versions.lookup(t.versions.ravel())
-        self.vid = _grow(self.vid, new_vids)  # new keys come in the order of their ids
+        col = self.columns
+        col["vid"].append(new_vids)  # new keys come in the order of their ids
         bot = bot.reshape(g, n)
         deal, _ = self.deals.lookup(t.seeds)
         cluster, _ = self.clusters.lookup((deal << (_ROUND_BITS + _SIZE_BITS)) | (t.rounds << _SIZE_BITS) | n)
         # every (set, bot) of every seat: each bot's sets (a bot seated only against itself too)
         seat_slot, new_slots = self.slots.lookup((np.repeat(cluster, n) << _BOT_BITS) | bot.ravel())
-        self.slot_cluster = _grow(self.slot_cluster, new_slots >> _BOT_BITS)
-        self.slot_bot = _grow(self.slot_bot, new_slots & ((1 << _BOT_BITS) - 1))
+        col["slot_cluster"].append(new_slots >> _BOT_BITS)
+        col["slot_bot"].append(new_slots & ((1 << _BOT_BITS) - 1))
         seat_slot = seat_slot.reshape(g, n)
         for i in range(n):  # loops over seats only
             for j in range(i + 1, n):
@@ -144,25 +174,32 @@ class LiveFit:
         won = np.where(flip, 1.0 - result[keep], result[keep])
         slot_a = np.where(flip, slot[keep, j], slot[keep, i])
         slot_b = np.where(flip, slot[keep, i], slot[keep, j])
+        col = self.columns
         pair, new_pairs = self.pairs.lookup((low << _BOT_BITS) | high)
-        self.ppa = _grow(self.ppa, new_pairs >> _BOT_BITS)
-        self.ppb = _grow(self.ppb, new_pairs & ((1 << _BOT_BITS) - 1))
+        col["ppa"].append(new_pairs >> _BOT_BITS)
+        col["ppb"].append(new_pairs & ((1 << _BOT_BITS) - 1))
         s = self.seats
         entry, new_entries = self.entries.lookup((pair * s + seat_a) * s + seat_b)
         if new_entries.size:
             new_pair = new_entries // (s * s)
-            self.pair = _grow(self.pair, new_pair)
-            self.pa, self.pb = _grow(self.pa, self.ppa[new_pair]), _grow(self.pb, self.ppb[new_pair])
-            self.sa, self.sb = _grow(self.sa, (new_entries // s) % s), _grow(self.sb, new_entries % s)
-            self.wins, self.count = _grow(self.wins, np.zeros(new_entries.size)), _grow(self.count, np.zeros(new_entries.size))
-        self.wins += np.bincount(entry, weights=won, minlength=self.wins.size)
-        self.count += np.bincount(entry, minlength=self.count.size)
-        self.cell_entry, self.cell_win = _grow(self.cell_entry, entry), _grow(self.cell_win, won)
-        self.cell_a, self.cell_b = _grow(self.cell_a, slot_a), _grow(self.cell_b, slot_b)
+            col["pair"].append(new_pair)
+            col["pa"].append(col["ppa"].view[new_pair])
+            col["pb"].append(col["ppb"].view[new_pair])
+            col["sa"].append((new_entries // s) % s)
+            col["sb"].append(new_entries % s)
+            col["wins"].append(np.zeros(new_entries.size))
+            col["count"].append(np.zeros(new_entries.size))
+        add_at(col["wins"].view, entry, won)
+        add_at(col["count"].view, entry, np.ones(entry.size))
+        col["cell_entry"].append(entry)
+        col["cell_win"].append(won)
+        col["cell_a"].append(slot_a)
+        col["cell_b"].append(slot_b)
 
     def _pairs(self) -> Pairs:
         e, f = np.empty(0, dtype=np.int64), np.empty(0)
-        return Pairs(e, f, f, self.pa, self.pb, self.sa, self.sb, self.wins, self.count, self.pair, self.ppa, self.ppb,
+        c = {name: column.view for name, column in self.columns.items()}
+        return Pairs(e, f, f, c["pa"], c["pb"], c["sa"], c["sb"], c["wins"], c["count"], c["pair"], c["ppa"], c["ppb"],
                      self.seats)
 
     def fit(self) -> TableFit:
@@ -174,13 +211,15 @@ class LiveFit:
         scale = math.sqrt(2.0) * self.beta
         n_sets, n_slots = len(self.clusters), len(self.slots)
 
+        c = {name: column.view for name, column in self.columns.items()}
+
         def meat_at(skills: np.ndarray, seat: np.ndarray) -> tuple[np.ndarray, int, np.ndarray]:
             _, up, down, _ = pair_terms(pairs, skills, seat, scale, 1)
-            score = (self.cell_win * (up + down)[self.cell_entry] - down[self.cell_entry]) / scale
-            per_slot = (np.bincount(self.cell_a, weights=score, minlength=n_slots)
-                        - np.bincount(self.cell_b, weights=score, minlength=n_slots))
-            matrix = sp.csr_matrix((per_slot, (self.slot_cluster, self.slot_bot)), shape=(n_sets, k))
-            return (matrix.T @ matrix).toarray(), n_sets, np.bincount(self.slot_bot, minlength=k)
+            score = (c["cell_win"] * (up + down)[c["cell_entry"]] - down[c["cell_entry"]]) / scale
+            per_slot = (np.bincount(c["cell_a"], weights=score, minlength=n_slots)
+                        - np.bincount(c["cell_b"], weights=score, minlength=n_slots))
+            matrix = sp.csr_matrix((per_slot, (c["slot_cluster"], c["slot_bot"])), shape=(n_sets, k))
+            return (matrix.T @ matrix).toarray(), n_sets, np.bincount(c["slot_bot"], minlength=k)
 
         warm = self.model_warm
         if warm is not None:
@@ -197,4 +236,4 @@ class LiveFit:
             self.full_games = self.games  # every step was fitted (a quick fit keeps the first maximum as it was)
         self.quick = warm is not None and warm.quick and model.warm.first_skills is warm.first_skills
         self.model_warm = model.warm
-        return table_fit(model, self.vid, self.games)
+        return table_fit(model, self.columns["vid"].view, self.games)

@@ -355,7 +355,7 @@ class AdaptiveSource:
     or None when they did not change; ``harness run`` re-reads its config file when the file
     changed, a contest server reads its own list. ``notify(line)`` hears each change (a bot
     joined or left, a config that could not be read). A roster with a version the workers do
-    not know sets :attr:`new_bots`: the runner gives its executor the new bots before it plays
+    not know fills :meth:`new_bots`: the runner gives its executor the new bots before it plays
     their games.
     """
 
@@ -369,8 +369,8 @@ class AdaptiveSource:
         ids = {label: v for v, label in schedule.labels.items()}
         self.bots: dict[int, BotEntry] = {ids[b.label]: b for b in schedule.config.bots}  # what the workers know
         #: versions that joined and that the executor does not know yet: no game is handed out
-        #: until the runner has given them to it (and cleared this)
-        self.new_bots: dict[int, BotEntry] = {}
+        #: until the runner has given them to it (:meth:`bots_given`)
+        self.joined: dict[int, BotEntry] = {}
 
     def total(self) -> int | None:
         """The games this run will play at most: the budget's rest and the games left pending."""
@@ -386,7 +386,7 @@ class AdaptiveSource:
         while len(self.queue) < n:
             if self.roster is not None and self.schedule.ready():
                 self._poll_roster()
-            if self.new_bots:
+            if self.joined:
                 return []
             got = self.schedule.next_games()
             if not got:
@@ -394,9 +394,18 @@ class AdaptiveSource:
             self.queue.extend(blocked_by_deal(got))  # a round's sets, seat order by seat order (game_sources.py)
         return [self.queue.popleft() for _ in range(min(n, len(self.queue)))]
 
+    def new_bots(self) -> dict[int, BotEntry]:
+        return self.joined
+
+    def bots_given(self) -> None:
+        self.joined.clear()
+
     def more_later(self) -> bool:
         """A standing ladder (``forever``) waits for games even when it has none now."""
         return self.schedule.forever
+
+    def stop_reason(self) -> str | None:
+        return self.schedule.stop_reason
 
     def recorded(self, game: PendingGame, outcome: GameOutcome) -> None:
         self.schedule.recorded(game.seq, game.version_ids, outcome.ranking)
@@ -414,7 +423,7 @@ class AdaptiveSource:
         ids = store.register_versions(bots)
         for b in bots:
             if ids[b.label] not in self.bots:
-                self.new_bots[ids[b.label]] = b
+                self.joined[ids[b.label]] = b
             self.bots[ids[b.label]] = b
         for line in self.schedule.set_roster(ids):
             self.notify(line)

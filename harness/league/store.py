@@ -25,7 +25,7 @@ from typing import Any
 
 from harness.league.config import BotEntry, LeagueConfig
 from harness.league.logcodec import cap_log, compress_log, decompress_log
-from harness.league.schedule_roundrobin import ScheduledGame, StoreRow
+from harness.league.schedule_roundrobin import ScheduledGame, StoreRow, deal_seed, planned_chunks, schedule_fingerprint
 from harness.league.store_base import StoreBase, StoreError, utc_now
 from harness.league.store_pending import PendingGame, PendingView
 from harness.league.store_record import GameOutcome, still_pending, write_results
@@ -157,6 +157,21 @@ class LeagueStore(StoreBase):
                     raise StoreError(
                         f"{self.path}: holds games of {key} {stored}, but {config.path} says {value}; "
                         f"use another store (the 'store' key) or delete this one")
+
+    def bind_league(self, config: LeagueConfig) -> dict[str, int]:
+        """:meth:`bind` the store to ``config``'s league and register its bots' versions: their ids."""
+        self.bind(config)
+        return self.register_versions(config.bots)
+
+    def plan_round_robin(self, config: LeagueConfig, version_ids: dict[str, int]) -> PlanSummary:
+        """Bring ``config``'s round robin up to date in the store (nothing to do when its
+        fingerprint is unchanged), with the deal secret and the deal rule adopted first."""
+        self.adopt_deal_secret(lambda secret, round_, names, labels: deal_seed(
+            config.name, config.seed, round_, labels if config.deals_per_version else names, secret), config.deals)
+        fingerprint = schedule_fingerprint(config)
+        if self.planned_fingerprint() == fingerprint:  # planned before with this very schedule
+            return self.unchanged_plan()
+        return self.plan_rows(planned_chunks(config, version_ids, self.deal_secret(), self.id_key()), fingerprint)
 
     def register_versions(self, bots: Sequence[BotEntry]) -> dict[str, int]:
         """Make sure every bot version exists; return ``{label: version_id}``."""

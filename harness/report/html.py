@@ -167,7 +167,8 @@ class ReportPages:
                                        "color": _share_color(p["a_won_share"])}
             cells[(p["b"], p["a"])] = {"share": 1 - p["a_won_share"], "games": p["games"], "diff": diff,
                                        "color": _share_color(1 - p["a_won_share"])}
-        history = rating_history(self.store, self.config.rating)
+        history = (rating_history(self.store, self.config.rating) if standing is None
+                   else standing.history(self.store, self.config.rating))
         top = [v for v in (ids[(r.bot, r.version)] for r in rows) if v in history][:HISTORY_SHOWN]
         latest = self.latest_games(MAX_LISTED)
         for g in latest:

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from harness.league.queries import GameArrays
-from harness.league.ratings_live import KeyIndex
+from harness.league.ratings_live import KeyIndex, add_at
 from harness.report.statistics import Z95
 
 __all__ = ["LiveSums"]
@@ -67,8 +67,11 @@ class _Sums:
         self.cell_key[touched] = owner
         before, after = self.cell[touched], self.cell[touched] + added
         self.cell[touched] = after
-        np.add.at(self.total, owner, added)
-        np.add.at(self.square, owner, self._squares(after) - self._squares(before))
+        change = self._squares(after) - self._squares(before)
+        for c in range(self.columns + 1):
+            add_at(self.total[:, c], owner, added[:, c])
+        for c in range(2 * self.columns + 1):
+            add_at(self.square[:, c], owner, change[:, c])
 
     def _squares(self, cell: np.ndarray) -> np.ndarray:
         n = cell[:, -1:]

@@ -158,7 +158,7 @@ class LeaguePlugin(WorkerPlugin):
             self._pin()
         for task in tasks:
             if self.refusal is not None or self.game is None:
-                out.append(("refused", task[0], self.refusal))
+                out.append(("refused", task[0], self.refusal or "this worker's plugin was not set up"))
                 continue
             out.append(play_task(self.work, self.game, self.referee_config, self.pool, task))
         return pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from multiprocessing.process import BaseProcess
 from multiprocessing.synchronize import Event
 from types import FrameType
+from typing import Literal
 
 from harness.games import get_game
 from harness.league.executors.base import Message, WorkerSetup, open_bot_pool, play_task, task_of
@@ -30,6 +31,10 @@ from harness.league.store_pending import PendingGame
 from harness.play.limits import pin_to_cpu
 
 __all__ = ["AHEAD_PER_WORKER", "LocalExecutor"]
+
+#: What a local worker sends back: a Message, or ("skipped", seq, None) for a game queued before
+#: stop() (never passed on: the game stays pending)
+_WorkerMessage = Message | tuple[Literal["skipped"], int, None]
 
 #: Games handed to each worker ahead of time: enough to keep it busy while the parent sleeps.
 AHEAD_PER_WORKER = 16
@@ -65,7 +70,7 @@ def _worker_main(index: int, cpu: int | None, setup: WorkerSetup, conn: mp_conne
                 return
             if task is None:
                 return
-            message: Message = ("skipped", task[0], None) if stop.is_set() else \
+            message: _WorkerMessage = ("skipped", task[0], None) if stop.is_set() else \
                 play_task(setup, game, referee_config, pool, task)
             try:
                 conn.send(message)
@@ -169,7 +174,7 @@ class LocalExecutor:
                 try:
                     if not w.conn.poll():
                         break
-                    message = w.conn.recv()
+                    message: _WorkerMessage = w.conn.recv()
                 except (EOFError, OSError):
                     w.alive = False
                     out.append(("lost", -1, f"worker {w.process.name} died (exit code {w.process.exitcode}) with "
