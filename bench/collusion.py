@@ -68,7 +68,7 @@ def real_league(where: Path, mode: str, players: int, rounds: int, jitter: int, 
     """Play one real league; its duplicate sets and the version ids of the two colluders."""
     from harness.league import queries
     from harness.league.config import load_config
-    from harness.league.runner import run_league
+    from harness.league.runner import RunOptions, run_league
     from harness.league.store import LeagueStore
 
     py = sys.executable
@@ -84,7 +84,7 @@ def real_league(where: Path, mode: str, players: int, rounds: int, jitter: int, 
                     f"workers: 2\ntime: {{jitter_ms: {jitter}}}\nlimits: {{sandbox: none}}\n"
                     f"store: {where / f'{mode}-{index}.sqlite'}\nbots:\n{listed}\n")
     config = load_config(path)
-    run_league(config, progress=False, max_games=max_games)
+    run_league(config, progress=False, options=RunOptions(max_games=max_games))
     with LeagueStore(config.store, create=False) as store:
         pals = {int(r["id"]) for r in store.versions() if str(r["name"]).startswith("pal-")}
         return store_sets(queries.done_seats(store)), pals
