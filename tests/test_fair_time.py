@@ -17,6 +17,7 @@ import dataclasses
 import multiprocessing as mp
 import os
 import random
+import tempfile
 import time
 from pathlib import Path
 
@@ -35,6 +36,8 @@ from harness.play.sandbox import bwrap_problem
 REPO = Path(__file__).resolve().parent.parent
 ATTACKER = REPO / "tests" / "bots" / "attacker.py"
 RANDOM = REPO / "bots" / "random_bot.py"
+COLLUDER = REPO / "tests" / "bots" / "colluder.py"
+GREEDY = REPO / "bots" / "dominoes_greedy.py"
 
 
 
@@ -244,3 +247,47 @@ def test_the_referees_own_wait_is_read_from_its_own_thread_in_a_forked_child_too
     child_file = os.read(read, 4096).decode()
     os.waitpid(pid, 0)
     assert f"/{os.getpid()}/" in parent_file and f"/{pid}/" in child_file, (parent_file, child_file)
+
+
+
+def _handshakes(where: Path, jitter: int, games: int) -> list[bool]:
+    """A timing-channel pair (tests/bots/colluder.py: each sleeps 80 ms x its seat + 1 once, the
+    other reads the seat from its gaps) and a greedy third seat at 3-seat Dominoes, seats
+    rotating; whether each colluder read its partner's seat right, game by game."""
+    from harness.games import get_game
+    from harness.play.limits import BotSpec, ResourceLimits, TimeControls
+    from harness.play.pool import BotPool
+    from harness.play.referee import RefereeConfig, play_game
+
+    log = where / f"read-{jitter}.txt"
+    log.touch()
+    log.chmod(0o666)  # (as root, the bots run as an unprivileged uid of their own)
+    specs = {"greedy": BotSpec(name="greedy", command=("python3", str(GREEDY))),
+             "take": BotSpec(name="take", command=("python3", str(COLLUDER), "--mode", "take", "--log", str(log))),
+             "feed": BotSpec(name="feed", command=("python3", str(COLLUDER), "--mode", "feed", "--log", str(log)))}
+    config = RefereeConfig(time=TimeControls(move_ms=2000, jitter_ms=jitter), limits=ResourceLimits(sandbox=None))
+    orders = {}
+    with BotPool(config) as pool:
+        for g in range(games):
+            order = orders[f"g-{g}"] = [["greedy", "take", "feed"], ["take", "feed", "greedy"], ["feed", "greedy", "take"]][g % 3]
+            record = play_game(get_game("dominoes"), {"max_turns": 15}, g + 1, f"g-{g}", [specs[n] for n in order], pool, config)
+            assert not record.violations
+    right = []  # (the pool's bye came after every result: each read is in the log)
+    for line in log.read_text().splitlines():
+        game_id, seat, partner, _ = line.split()
+        order = orders[game_id]
+        right.append(partner == str(order.index({"take": "feed", "feed": "take"}[order[int(seat)]])))
+    return right
+
+
+def test_a_timing_channel_pair_finds_its_partner_and_jitter_ms_blinds_it(tmp_path):
+    """The attack: two bots recognise each other through the time they take (a sleep costs only
+    their own time). Without jitter they read each other's seat; with time.jitter_ms they cannot."""
+    with tempfile.TemporaryDirectory(dir="/tmp") as where:  # (pytest's tmp_path is root's alone)
+        Path(where).chmod(0o777)
+        plain = _handshakes(Path(where), 0, 6)
+        jittered = _handshakes(Path(where), 400, 6)
+    print(f"partner read right: {sum(plain)} of {len(plain)} without jitter, {sum(jittered)} of {len(jittered)} at 400 ms")
+    assert len(plain) == len(jittered) == 12
+    assert sum(plain) >= 8, plain  # the channel works: most games' partners found
+    assert sum(jittered) <= 3, jittered  # 400 ms of jitter a request drowns an 80 ms symbol

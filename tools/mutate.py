@@ -72,7 +72,7 @@ TESTS = {
                 "tests/test_layers_contest.py", "tests/test_build_envelope.py", "tests/test_contest_ops.py",
                 "tests/test_contest_backup.py", "tests/test_contest_organizer_browser.py",
                 "tests/test_contest_deploy.py", "tests/test_contest_participant.py", "tests/test_runtimes.py",
-                "tests/test_participant_browser.py"],
+                "tests/test_participant_browser.py", "tests/test_contest_collusion.py"],
     "league": ["tests/test_league_config.py", "tests/test_league_schedule.py", "tests/test_schedule_pins.py",
                "tests/test_ratings_known.py", "tests/test_league_runner.py", "tests/test_league_e2e.py",
                "tests/test_matchmaking.py", "tests/test_adaptive_schedule.py", "tests/test_adaptive_resume.py",
@@ -86,7 +86,7 @@ TESTS = {
                "tests/test_rating_history.py", "tests/test_index_renderer.py", "tests/test_report_browser.py",
                "tests/test_replay_viewer.py", "tests/test_serve_live.py", "tests/test_store_owner.py", "tests/test_live_standing.py",
                "tests/test_match.py", "tests/test_fair_play.py", "tests/test_layers_contest.py",
-               "tests/test_collusion.py"],
+               "tests/test_collusion.py", "tests/test_contest_collusion.py"],
     "cli": ["tests/test_cli_play.py", "tests/test_league_reports.py", "tests/test_docs_examples.py",
             "tests/test_starters.py"],
 }
