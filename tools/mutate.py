@@ -278,9 +278,13 @@ def pytest_sessionfinish(session, exitstatus):
         json.dump({"durations": _durations, "failed": _failed}, f)
 '''
 
+# sigterm: a subprocess that ends by SIGTERM saves its data too (uvicorn re-raises the SIGTERM it
+# was stopped by once it has shut down: without this, no line the contest site ran in a test's
+# server process was seen, and its mutants were judged without the tests that attack the site)
 _RCFILE = '''[run]
 data_file = {data}
 parallel = True
+sigterm = True
 source_pkgs = harness.{package}
 context = ${{MUTATE_CONTEXT}}
 '''
