@@ -228,10 +228,12 @@ def run_tests(copy: Path, tests: list[str], timeout: float | None,
                                 start_new_session=True)
         try:
             code = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
+        except BaseException as exc:  # the timeout, or this run stopped (SIGTERM, Ctrl-C): the tests too
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+            if not isinstance(exc, subprocess.TimeoutExpired):
+                raise
             return Outcome(False, time.monotonic() - t0, timed_out=True)
         out.seek(0)
         failed = next((line.split()[1] for line in out if line.startswith(("FAILED ", "ERROR "))), "")
