@@ -76,7 +76,7 @@ TESTS = {
                 "tests/test_layers_contest.py", "tests/test_build_envelope.py", "tests/test_contest_ops.py",
                 "tests/test_contest_backup.py", "tests/test_contest_organizer_browser.py",
                 "tests/test_contest_deploy.py", "tests/test_contest_participant.py", "tests/test_runtimes.py",
-                "tests/test_participant_browser.py"],
+                "tests/test_participant_browser.py", "tests/test_contest_pins.py"],
     "league": ["tests/test_league_config.py", "tests/test_league_schedule.py", "tests/test_schedule_pins.py",
                "tests/test_ratings_known.py", "tests/test_league_runner.py", "tests/test_league_e2e.py",
                "tests/test_matchmaking.py", "tests/test_adaptive_schedule.py", "tests/test_adaptive_resume.py",
