@@ -157,6 +157,17 @@ def test_a_retired_version_is_never_chosen_and_keeps_its_rating() -> None:
     assert any(4 in s for s in mm.plan_round())
 
 
+def test_a_league_whose_versions_are_all_retired_plans_empty_rounds() -> None:
+    """Every version retired (a contest whose teams are all paused): no table, not one of a single
+    version against itself, and nobody's games counted."""
+    mm, _ = league(3, (2, 3), 6, rounds=4)
+    games = mm.games.copy()
+    mm.set_roster([])
+    assert mm.plan_round() == []
+    assert [s.shape for s in mm.plan_rounds(3)] == [(0, 3), (0, 2), (0, 3)]
+    assert (mm.games == games).all()
+
+
 def test_count_fit_is_the_order_free_fit_of_the_games() -> None:
     """On every pair of seats of every game the count fit's mu is exactly the table's fit of
     those games (ratings_fit: the same pairwise composite likelihood and prior); its sigma is
