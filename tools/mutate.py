@@ -2,7 +2,8 @@
 """Mutation run: how many small planted bugs does the test suite catch, per package?
 
     python tools/mutate.py [--package games|play|contest|league|report|cli ...] [--sample N] [--seed S]
-                           [--timeout-factor F] [--retry-timeouts F] [--uncovered run|skip] [--no-select] [--list]
+                           [--part K/N] [--timeout-factor F] [--retry-timeouts F] [--uncovered run|skip]
+                           [--no-select] [--list]
 
 Run it before a release (not in CI: each mutant is a pytest run). The tree is copied once to a
 temporary directory; there, one mutation at a time is planted in one module (the module is
@@ -421,6 +422,13 @@ def judge(copy: Path, m: Mutant, tmap: TestMap, all_tests: list[str], args: argp
     return f"  killed   {where} ({judged_by}, {run.seconds:.0f} s; {run.failed or 'no test named'})"
 
 
+def _part(text: str) -> tuple[int, int]:
+    k, _, n = text.partition("/")
+    if not (k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected K/N with 1 <= K <= N, e.g. 2/3")
+    return int(k), int(n)
+
+
 def _parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -428,6 +436,9 @@ def _parse_args() -> argparse.Namespace:
                         help="package under harness/ to mutate (repeatable; default: games, play, league)")
     parser.add_argument("--sample", type=int, default=30, help="mutants per package, drawn at random (0: all)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the sample")
+    parser.add_argument("--part", type=_part, metavar="K/N",
+                        help="judge only the K-th of N contiguous parts of the sample (runs side by side: on a "
+                             "machine loaded by others, each process of this run gets its own share of the CPU)")
     parser.add_argument("--only", action="append", metavar="PATH#INDEX",
                         help="run just this mutant (as printed in brackets; repeatable): re-judge survivors")
     parser.add_argument("--timeout-factor", type=float, default=3.0,
@@ -470,6 +481,10 @@ def main() -> int:
                 chosen = [m for m in mutants if m.key in args.only]
             else:
                 chosen = mutants if not args.sample or args.sample >= len(mutants) else rng.sample(mutants, args.sample)
+            if args.part:
+                # one contiguous part of the sample, so that separate runs share one sample
+                k, n = args.part
+                chosen = chosen[(k - 1) * len(chosen) // n: k * len(chosen) // n]
             if not chosen:
                 continue
             tests = args.tests or TESTS[package]
