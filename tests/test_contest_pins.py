@@ -3,11 +3,17 @@ tools/mutate.py: docs/testing.md "The mutation run" lists the mutant each test k
 
 from __future__ import annotations
 
+import io
+import random
+import zipfile
 from pathlib import Path
+
+import pytest
 
 from harness.contest.auth import TokenCache
 from harness.contest.config import init_contest
 from harness.contest.db import ContestDB
+from harness.contest.unpack import CHUNK, Caps, UnpackError, unpack_upload
 
 # a token and what a contest database of an earlier release keeps of it: scrypt with n=2^12, r=8,
 # p=1 and 32 bytes out (docs/contest.md). Changing any of those makes every stored token invalid:
@@ -27,3 +33,38 @@ def test_a_token_hashed_by_an_earlier_release_still_signs_its_team_in(tmp_path: 
     assert cache.team_of(STORED_TOKEN) == team
     assert cache.team_of(STORED_TOKEN[:-1] + "y") is None
     db.close()
+
+
+def _zip(members: dict[str, bytes]) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in members.items():
+            z.writestr(name, data)
+    return buf.getvalue()
+
+
+def test_a_member_exactly_at_the_ratio_or_of_one_chunk_is_taken_and_one_past_either_is_refused(tmp_path: Path) -> None:
+    """The zip-bomb rule refuses a member that unpacks to *more than* ``ratio`` times its compressed
+    size, and only past one 64 KB chunk (docs/contest.md)."""
+    def compressed(data: bytes) -> int:
+        return zipfile.ZipFile(io.BytesIO(_zip({"w.bin": data}))).getinfo("w.bin").compress_size
+
+    # zeros of a length that is an exact multiple of what they compress to (zlib's output grows in
+    # steps, so one is found within a few hundred bytes past the chunk)
+    size = next(n for n in range(CHUNK + 1, CHUNK + 100_000) if n % compressed(b"\0" * n) == 0)
+    ratio = size // compressed(b"\0" * size)
+    upload = _zip({"bot.py": b"x = 1\n", "w.bin": b"\0" * size})
+    big = 10 * size  # the whole archive's caps out of the way
+    assert sorted(unpack_upload(upload, "bot.zip", "bot.py", tmp_path / "at", Caps(5, big, ratio))) == ["bot.py", "w.bin"]
+    with pytest.raises(UnpackError, match=f"member 'w.bin' unpacks to .* more than {ratio - 1} times"):
+        unpack_upload(upload, "bot.zip", "bot.py", tmp_path / "past", Caps(5, big, ratio - 1))
+    # a member of one chunk of zeros is far past a ratio of 100 and still taken (1 KB of noise
+    # beside it keeps the whole archive under 100 times its size)
+    noise = random.Random(1).randbytes(1024)
+    for n, taken in ((CHUNK, True), (CHUNK + 1, False)):
+        upload = _zip({"bot.py": b"x = 1\n", "noise.bin": noise, "w.bin": b"\0" * n})
+        if taken:
+            assert len(unpack_upload(upload, "bot.zip", "bot.py", tmp_path / f"c{n}", Caps(5, big, 100))) == 3
+        else:
+            with pytest.raises(UnpackError, match="member 'w.bin' unpacks to .* more than 100 times"):
+                unpack_upload(upload, "bot.zip", "bot.py", tmp_path / f"c{n}", Caps(5, big, 100))
