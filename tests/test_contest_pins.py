@@ -13,7 +13,7 @@ import pytest
 from harness.contest.auth import TokenCache
 from harness.contest.config import init_contest
 from harness.contest.db import ContestDB
-from harness.contest.unpack import CHUNK, Caps, UnpackError, unpack_upload
+from harness.contest.unpack import CHUNK, Caps, UnpackError, check_name, unpack_upload
 
 # a token and what a contest database of an earlier release keeps of it: scrypt with n=2^12, r=8,
 # p=1 and 32 bytes out (docs/contest.md). Changing any of those makes every stored token invalid:
@@ -68,3 +68,11 @@ def test_a_member_exactly_at_the_ratio_or_of_one_chunk_is_taken_and_one_past_eit
         else:
             with pytest.raises(UnpackError, match="member 'w.bin' unpacks to .* more than 100 times"):
                 unpack_upload(upload, "bot.zip", "bot.py", tmp_path / f"c{n}", Caps(5, big, 100))
+
+
+def test_a_member_16_deep_with_255_character_names_is_taken_and_one_deeper_or_longer_is_refused() -> None:
+    deep = "/".join(["d"] * 15 + ["bot.py"])
+    assert len(check_name(deep)) == 16 and len(check_name("a" * 255)) == 1
+    for name in ("d/" + deep, "a" * 256, "d/" + "a" * 256):
+        with pytest.raises(UnpackError, match="nested too deep or has too long a name"):
+            check_name(name)
