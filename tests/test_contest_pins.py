@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from harness.contest.auth import TokenCache
-from harness.contest.config import init_contest
+from harness.contest.autopause import pause_reason
+from harness.contest.build_output import clean_output
+from harness.contest.config import PausePolicy, init_contest
 from harness.contest.db import ContestDB
 from harness.contest.unpack import CHUNK, Caps, UnpackError, check_name, unpack_upload
 
@@ -76,3 +78,23 @@ def test_a_member_16_deep_with_255_character_names_is_taken_and_one_deeper_or_lo
     for name in ("d/" + deep, "a" * 256, "d/" + "a" * 256):
         with pytest.raises(UnpackError, match="nested too deep or has too long a name"):
             check_name(name)
+
+
+def test_a_version_exactly_at_a_pause_rate_plays_on_and_one_over_it_is_paused() -> None:
+    forfeits = PausePolicy(min_games=4, forfeit_rate=0.25, violation_rate=None)
+    assert pause_reason(4, 1, 9, forfeits) is None  # 1 of 4: at the rate, not over it
+    assert "forfeited 2 of its 4 ladder games (50%, more than the contest's 25%)" in str(pause_reason(4, 2, 0, forfeits))
+    assert pause_reason(3, 3, 0, forfeits) is None  # too few games to judge
+    violations = PausePolicy(min_games=4, forfeit_rate=None, violation_rate=0.5)
+    assert pause_reason(4, 4, 2, violations) is None
+    assert "3 violations in its 4 ladder games (0.75 a game" in str(pause_reason(4, 0, 3, violations))
+
+
+def test_a_build_may_leave_exactly_its_files_and_bytes_and_not_one_more(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    (out / "lib").mkdir(parents=True)
+    (out / "lib" / "a.bin").write_bytes(b"a" * 1024)
+    (out / "b.bin").write_bytes(b"b" * 1024)
+    assert clean_output(out, 3, 2048) == ""  # lib, lib/a.bin, b.bin: three entries, 2 KB
+    assert clean_output(out, 2, 2048) == "it left more than 2 files and directories"
+    assert clean_output(out, 3, 2047) == "it left more than 0 MB of files"
