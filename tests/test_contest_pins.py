@@ -5,17 +5,22 @@ from __future__ import annotations
 
 import io
 import random
+import warnings
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from harness.contest.auth import TokenCache
-from harness.contest.autopause import pause_reason
-from harness.contest.build_output import clean_output
-from harness.contest.config import PausePolicy, init_contest
-from harness.contest.db import ContestDB
-from harness.contest.unpack import CHUNK, Caps, UnpackError, check_name, unpack_upload
+warnings.filterwarnings("ignore", message=".*httpx.*")
+from starlette.testclient import TestClient  # noqa: E402
+
+from harness.contest.auth import TokenCache  # noqa: E402
+from harness.contest.autopause import pause_reason  # noqa: E402
+from harness.contest.build_output import clean_output  # noqa: E402
+from harness.contest.config import PausePolicy, init_contest  # noqa: E402
+from harness.contest.db import ContestDB  # noqa: E402
+from harness.contest.server import create_app  # noqa: E402
+from harness.contest.unpack import CHUNK, Caps, UnpackError, check_name, unpack_upload  # noqa: E402
 
 # a token and what a contest database of an earlier release keeps of it: scrypt with n=2^12, r=8,
 # p=1 and 32 bytes out (docs/contest.md). Changing any of those makes every stored token invalid:
@@ -98,3 +103,25 @@ def test_a_build_may_leave_exactly_its_files_and_bytes_and_not_one_more(tmp_path
     assert clean_output(out, 3, 2048) == ""  # lib, lib/a.bin, b.bin: three entries, 2 KB
     assert clean_output(out, 2, 2048) == "it left more than 2 files and directories"
     assert clean_output(out, 3, 2047) == "it left more than 0 MB of files"
+
+
+def _site(tmp_path: Path) -> TestClient:
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    return TestClient(create_app(root, start_worker=False), base_url="http://127.0.0.1")
+
+
+def test_the_sign_in_forms_cookie_is_httponly_strict_and_scoped_to_the_form(tmp_path: Path) -> None:
+    with _site(tmp_path) as client:
+        cookie = client.get("/signin").headers["set-cookie"].lower()
+    for part in ("httponly", "samesite=strict", "path=/signin", "max-age=3600"):
+        assert part in cookie, cookie
+
+
+def test_a_form_of_exactly_form_kb_is_read_and_one_byte_more_is_refused_unread(tmp_path: Path) -> None:
+    with _site(tmp_path) as client:
+        for size, status in ((16 * 1024, 403), (16 * 1024 + 1, 413)):  # 403: read, and no CSRF cookie
+            body = b"token=" + b"a" * (size - 6)
+            r = client.post("/signin", content=body, headers={"Content-Type": "application/x-www-form-urlencoded"})
+            assert r.status_code == status, (size, r.text)
+        assert "a form is at most 16 KB (site.form_kb); nothing of it was read" in r.text
