@@ -16,8 +16,9 @@ from starlette.testclient import TestClient  # noqa: E402
 
 from harness.contest.auth import TokenCache  # noqa: E402
 from harness.contest.autopause import pause_reason  # noqa: E402
+from harness.contest.backup import backup_contest  # noqa: E402
 from harness.contest.build_output import clean_output  # noqa: E402
-from harness.contest.config import PausePolicy, init_contest  # noqa: E402
+from harness.contest.config import ContestConfigError, PausePolicy, init_contest, load_contest  # noqa: E402
 from harness.contest.db import ContestDB  # noqa: E402
 from harness.contest.server import create_app  # noqa: E402
 from harness.contest.unpack import CHUNK, Caps, UnpackError, check_name, unpack_upload  # noqa: E402
@@ -125,3 +126,30 @@ def test_a_form_of_exactly_form_kb_is_read_and_one_byte_more_is_refused_unread(t
             r = client.post("/signin", content=body, headers={"Content-Type": "application/x-www-form-urlencoded"})
             assert r.status_code == status, (size, r.text)
         assert "a form is at most 16 KB (site.form_kb); nothing of it was read" in r.text
+
+
+def test_a_backup_keeps_a_link_in_the_uploads_as_a_link_never_what_it_points_at(tmp_path: Path) -> None:
+    """A build may leave a link in its directory; the backup (0700, the organizer's) must not copy
+    whatever the link points at into itself."""
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not the contest's\n")
+    (root / "submissions" / "1").mkdir(parents=True)
+    (root / "submissions" / "1" / "link").symlink_to(secret)
+    backup_contest(load_contest(root), tmp_path / "backup")
+    copied = tmp_path / "backup" / "submissions" / "1" / "link"
+    assert copied.is_symlink() and copied.readlink() == secret
+
+
+def test_challenges_take_a_per_hour_of_0_and_a_max_games_of_1_and_nothing_lower(tmp_path: Path) -> None:
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    text = (root / "contest.yaml").read_text()
+    (root / "contest.yaml").write_text(text + "challenges: {per_hour: 0, max_games: 1}\n")
+    policy = load_contest(root).challenges
+    assert (policy.per_hour, policy.max_games) == (0, 1)
+    for bad in ("{per_hour: -1, max_games: 1}", "{per_hour: 0, max_games: 0}"):
+        (root / "contest.yaml").write_text(text + f"challenges: {bad}\n")
+        with pytest.raises(ContestConfigError, match="challenges"):
+            load_contest(root)
