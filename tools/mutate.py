@@ -2,8 +2,8 @@
 """Mutation run: how many small planted bugs does the test suite catch, per package?
 
     python tools/mutate.py [--package games|play|contest|league|report|cli ...] [--sample N] [--seed S]
-                           [--part K/N] [--timeout-factor F] [--retry-timeouts F] [--uncovered run|skip]
-                           [--no-select] [--list]
+                           [--part K/N] [--timeout-factor F] [--retry-timeouts F] [--confirm-kills]
+                           [--uncovered run|skip] [--no-select] [--list]
 
 Run it before a release (not in CI: each mutant is a pytest run). The tree is copied once to a
 temporary directory; there, one mutation at a time is planted in one module (the module is
@@ -12,8 +12,9 @@ pytest -x``, the copy first on ``PYTHONPATH``), and the original module is put b
 *killed* when a test fails (the first failing test is named), and *survives* when they pass. A run
 over ``--timeout-factor`` times what those tests took in the clean run is printed TIMEOUT and not
 counted: on a loaded machine slow is not hung, so it is run again with ``--retry-timeouts F``
-times the time (a TIMEOUT left after that is a hang, or a machine too loaded to judge). The
-working tree is never touched.
+times the time (a TIMEOUT left after that is a hang, or a machine too loaded to judge). With
+``--confirm-kills`` the test that failed is run once more without the mutant: when it fails
+there too the mutant is printed FLAKY, not killed. The working tree is never touched.
 
 Per-mutant test selection: the package's tests run once, clean, under coverage.py with one
 context per test (a small pytest plugin calls ``Coverage.switch_context(nodeid)``; Python
@@ -419,6 +420,12 @@ def judge(copy: Path, m: Mutant, tmap: TestMap, all_tests: list[str], args: argp
     if run.timed_out:
         # a timeout under load can be the load: marked, so it is re-run before it is counted
         return f"  TIMEOUT  {where} ({judged_by}, {run.seconds:.0f} s; over {timeout:.0f} s)"
+    if args.confirm_kills and run.failed:
+        # the failing test once more, without the mutant: a test that fails clean too (a timing
+        # test on a loaded machine) killed nothing
+        clean = run_tests(copy, [run.failed], timeout)
+        if not clean.passed:
+            return f"  FLAKY    {where} ({judged_by}, {run.seconds:.0f} s; {run.failed} fails without it too)"
     return f"  killed   {where} ({judged_by}, {run.seconds:.0f} s; {run.failed or 'no test named'})"
 
 
@@ -446,6 +453,9 @@ def _parse_args() -> argparse.Namespace:
     parser.add_argument("--retry-timeouts", type=float, default=0.0, metavar="F",
                         help="a mutant whose tests time out is run again with F times the timeout before it "
                              "is judged (a loaded machine is slow, not hung); unjudged timeouts print TIMEOUT")
+    parser.add_argument("--confirm-kills", action="store_true",
+                        help="run a mutant's failing test again without the mutant; if it fails there too the "
+                             "mutant is printed FLAKY, not killed (a loaded machine fails timing tests)")
     parser.add_argument("--tests", action="append", metavar="FILE",
                         help="test file to judge mutants by (repeatable; default: the package's list)")
     parser.add_argument("--uncovered", choices=["run", "skip"], default="run",
@@ -499,13 +509,13 @@ def main() -> int:
             for m in chosen:
                 line = judge(copy, m, tmap, tests, args)
                 killed += "killed" in line
-                timeouts += "TIMEOUT" in line
+                timeouts += "TIMEOUT" in line or "FLAKY" in line
                 uncovered += "whole list: not covered" in line or "NOT COVERED" in line
                 print(line, flush=True)
             summary.append((package, killed, len(chosen), uncovered, timeouts))
         for package, killed, total, uncovered, timeouts in summary:
             print(f"{package}: {killed}/{total} killed ({100 * killed / total:.0f}%); "
-                  f"{timeouts} timed out (not counted: re-run them); {uncovered} on lines no test ran")
+                  f"{timeouts} timed out or flaky (not counted: re-run them); {uncovered} on lines no test ran")
     return 0
 
 
