@@ -255,6 +255,20 @@ class ContestDB:
                                "FROM submissions WHERE team_id = ? ORDER BY id DESC LIMIT ?",
                                (team_id, limit)).fetchall()
 
+    def standings_of(self, submission_ids: Sequence[int]) -> dict[int, sqlite3.Row]:
+        """The ladder's summary of these versions (mu, sigma, games, wins, forfeits, violations), by id."""
+        if not submission_ids:
+            return {}
+        marks = ",".join("?" * len(submission_ids))
+        return {r["submission_id"]: r for r in self.db.execute(
+            "SELECT submission_id, mu, sigma, games, wins, forfeits, violations FROM standings WHERE submission_id IN "
+            f"({marks})", list(submission_ids)).fetchall()}
+
+    def fit_order(self) -> list[tuple[int, float | None]]:
+        """The last fit's versions in its order, each with P(better than the next)."""
+        return [(int(r[0]), r[1]) for r in
+                self.db.execute("SELECT submission_id, p_better FROM board_fit ORDER BY fit_rank")]
+
     def unfinished(self) -> list[int]:
         """Submissions left building or checking (by a site that stopped): to be done again."""
         return [r[0] for r in self.db.execute("SELECT id FROM submissions WHERE status IN ('building', 'checking') "

@@ -394,7 +394,7 @@ class _Settled:
 def order_settled(db: ContestDB, confidence: float) -> bool:
     """Whether the last fit covers exactly the ladder's roster with every P(>next) >= ``confidence``
     (a new version is not in the fit: the order is open again)."""
-    fit = db.db.execute("SELECT submission_id, p_better FROM board_fit ORDER BY fit_rank").fetchall()
+    fit = db.fit_order()
     roster = {r["submission_id"] for r in db.roster()}
     if len(roster) < 2 or {r[0] for r in fit} != roster:
         return False

@@ -37,9 +37,7 @@ STARTERS = CHECKOUT / "bots" / "starters"
 def _versions(site: ContestSite, team_id: int) -> list[dict[str, Any]]:
     """The team's versions, oldest first, with their ladder rating (public fields only)."""
     rows = site.db.submissions_of(team_id, limit=200)
-    standings = {r["submission_id"]: r for r in site.db.db.execute(
-        "SELECT submission_id, mu, sigma, games, wins, forfeits, violations FROM standings WHERE submission_id IN "
-        f"({','.join('?' * len(rows))})", [r["id"] for r in rows]).fetchall()} if rows else {}
+    standings = site.db.standings_of([r["id"] for r in rows])
     out = []
     for r in reversed(rows):
         st = standings.get(r["id"])
@@ -168,9 +166,7 @@ def team_routes(site: ContestSite) -> list[Route]:
             store = site.ladder.store()
             if store is None or not page.isdigit():
                 return None
-            row = store.db.execute("SELECT b.name FROM versions v JOIN bots b ON b.id = v.bot_id WHERE v.id = ?",
-                                   (int(page),)).fetchone()
-            return row[0] if row else None
+            return store.bot_name(int(page))
         name = await run_in_threadpool(name_of)
         return RedirectResponse(f"/teams/{name}" if name else "/", status_code=303)
 

@@ -348,6 +348,12 @@ class LeagueStore(StoreBase):
         return self.db.execute("UPDATE games SET status = 'dropped' WHERE status = 'pending' AND id NOT LIKE ?",
                                (f"{id_prefix}%",)).rowcount
 
+    def bot_name(self, version_id: int) -> str | None:
+        """The name of the bot of version ``version_id``, or None if there is none."""
+        row = self.db.execute("SELECT b.name FROM versions v JOIN bots b ON b.id = v.bot_id WHERE v.id = ?",
+                              (version_id,)).fetchone()
+        return None if row is None else str(row[0])
+
     def game_status(self, seq: int) -> str | None:
         """The status of game ``seq`` (pending, done, dropped), or None if there is none."""
         row = self.db.execute("SELECT status FROM games WHERE seq = ?", (seq,)).fetchone()
