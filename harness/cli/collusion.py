@@ -32,7 +32,7 @@ def collusion(config: str, alpha: float, top: int) -> None:
 
     cfg = _load_to_read(config)
     with _open_store(cfg) as store:
-        names = {r["id"]: f"{r['name']}@{r['version']}" for r in store.versions()}
+        names = {r.id: r.label for r in store.versions()}
         sets = store_sets(queries.done_seats(store))
     findings = analyse(sets, alpha)
     judged = sum(1 for f in findings if f.sets >= MIN_SETS)
