@@ -27,7 +27,7 @@ __all__ = ["GameArrays", "done_games", "done_game_arrays", "done_seats", "done_t
            "ScheduleArrays", "schedule_arrays", "finished_rounds", "games_of_version", "latest_games",
            "scheduled_seating", "violation_count", "versions_of_bot", "version_labels", "done_games_page", "games_by_seq",
            "latest_seqs_of_versions", "violations_of_versions", "pair_ranks", "seat_totals", "read_snapshot",
-           "done_results_after", "done_count_after", "first_pending_seq", "latest_violations", "seats_of_games",
+           "done_results_after", "done_count_after", "pending_count", "done_count_upto", "first_pending_seq", "latest_violations", "seats_of_games",
            "game_arrays_of", "done_seqs_after", "done_among", "open_seqs_between", "violations_after"]
 
 
@@ -458,6 +458,17 @@ def done_results_after(store: LeagueStore, after_seq: int = 0) -> list[tuple[np.
         at_seat = mine[:, None] + np.arange(size)
         out.append((seats[mine, 0], seats[at_seat, 1] >> 8, seats[at_seat, 1] & 255))
     return out
+
+
+def pending_count(store: LeagueStore) -> int:
+    """The games still to play."""
+    return int(store.db.execute("SELECT count(*) FROM games WHERE status = 'pending'").fetchone()[0])
+
+
+def done_count_upto(store: LeagueStore, seq: int) -> int:
+    """The finished games at or below ``seq``."""
+    return int(store.db.execute("SELECT count(*) FROM games WHERE status = 'done' AND seq <= ?",
+                                (seq,)).fetchone()[0])
 
 
 def done_count_after(store: LeagueStore, seq: int) -> int:
