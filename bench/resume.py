@@ -105,9 +105,9 @@ def rebuild_per_game(self: adaptive.AdaptiveSchedule, version_ids: dict[str, int
         store.set_meta("plan_fingerprint", "")
     self.start = int(start)
     for row in store.versions():
-        self.labels[row["id"]] = f"{row['name']}@{row['version']}"
-        self.names[row["id"]] = row["name"]
-        self.mm.add_bot(row["id"])
+        self.labels[row.id] = f"{row.name}@{row.version}"
+        self.names[row.id] = row.name
+        self.mm.add_bot(row.id)
     self.mm.set_roster(sorted(version_ids.values()))
     for seq, game_id, round_, status, versions, ranks in store.schedule_log(0):
         if seq <= self.start or not game_id.startswith(adaptive.ID_PREFIX):

@@ -44,7 +44,7 @@ def drive(path: Path, *, games: int, order_seed: int, window: int = 12, kill_aft
         store.bind(cfg)
         ids = store.register_versions(cfg.bots)
         source = AdaptiveSchedule(cfg, store, ids, forever=forever)
-        labels = {row["id"]: f"{row['name']}@{row['version']}" for row in store.versions()}
+        labels = {row.id: f"{row.name}@{row.version}" for row in store.versions()}
         queue = store.pending_games()  # left by a killed run: played first
         rng = random.Random(order_seed)
         done = 0
@@ -146,7 +146,7 @@ def test_a_new_bot_plays_first_and_a_retired_one_is_no_longer_chosen(tmp_path: P
     store.bind(cfg)
     ids = store.register_versions(cfg.bots)
     source = AdaptiveSchedule(cfg, store, ids)
-    s3 = next(r["id"] for r in store.versions() if r["name"] == "s3")
+    s3 = next(r.id for r in store.versions() if r.name == "s3")
     s9 = ids[next(b.label for b in cfg.bots if b.name == "s9")]
     assert store.counts()["pending"] == 0 or all(s3 not in g.version_ids for g in store.pending_games())
     chosen = []

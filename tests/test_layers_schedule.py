@@ -51,7 +51,7 @@ def _play_out(path: Path) -> tuple[int, int, str | None]:
         store.bind(cfg)
         ids = store.register_versions(cfg.bots)
         schedule = AdaptiveSchedule(cfg, store, ids)
-        labels = {row["id"]: row["name"] for row in store.versions()}
+        labels = {row.id: row.name for row in store.versions()}
         recorded = 0
         for _ in range(200):
             games = schedule.next_games()

@@ -207,7 +207,7 @@ def test_ratings_do_not_depend_on_the_order_games_finish(tmp_path: Path) -> None
         plan_league(cfg, store)
     pending = store_a.pending_games()
     specs = {v: SimpleNamespace(name=n) for n, v in
-             ((r["name"], r["id"]) for r in store_a.versions())}
+             ((r.name, r.id) for r in store_a.versions())}
     for g in pending:
         rec = fake_play(None, {}, g.seed, g.game_id, [specs[v] for v in g.version_ids], None, None)
         outcomes[g.seq] = GameOutcome(rec.game_id, rec.ranking, rec.scores, "rules", [], rec.violations)

@@ -323,7 +323,7 @@ def test_h2h_top_and_bot_narrow_the_matrix_to_the_table_s_first_bots_and_a_bot_s
     with LeagueStore(cfg.store, create=False) as store:
         order = [f"{r.bot}@{r.version}" for r in league_table(store, cfg)]
         everything = {(p["a"], p["b"]): p for p in head_to_head(statistics.load_arrays(store))}
-        names = {r["id"]: f"{r['name']}@{r['version']}" for r in store.versions()}
+        names = {r.id: f"{r.name}@{r.version}" for r in store.versions()}
 
     def run(*args: str) -> str:
         result = CliRunner().invoke(cli, ["h2h", str(config), *args], terminal_width=400)

@@ -383,11 +383,11 @@ def _known_bot(store: LeagueStore, bot: str) -> None:
     """Refuse a --bot NAME[@VERSION] the league never had (a typo must not read as "no violations")."""
     name, _, version = bot.partition("@")
     versions = store.versions()
-    if any(v["name"] == name and (not version or v["version"] == version) for v in versions):
+    if any(v.name == name and (not version or v.version == version) for v in versions):
         return
-    names = sorted({v["name"] for v in versions})
-    if any(v["name"] == name for v in versions):
-        known = ", ".join(v["version"] for v in versions if v["name"] == name)
+    names = sorted({v.name for v in versions})
+    if any(v.name == name for v in versions):
+        known = ", ".join(v.version for v in versions if v.name == name)
         raise click.BadParameter(f"{name} has no version {version!r} in this league (its versions: {known})",
                                  param_hint="'--bot'")
     close = difflib.get_close_matches(name, names, n=1)
@@ -453,14 +453,14 @@ def h2h(config: str, fmt: str, top: int | None, bots: tuple[str, ...]) -> None:
         for bot in bots:
             _known_bot(store, bot)
         versions = store.versions()
-        names = {r["id"]: f"{r['name']}@{r['version']}" for r in versions}
+        names = {r.id: r.label for r in versions}
         played = statistics.load_arrays(store)
-        named = {r["id"] for r in versions for b in bots
-                 if r["name"] == b.partition("@")[0] and b.partition("@")[2] in ("", r["version"])}
+        named = {r.id for r in versions for b in bots
+                 if r.name == b.partition("@")[0] and b.partition("@")[2] in ("", r.version)}
         if top is not None:
             from harness.report.tables import league_table
 
-            ids = {(r["name"], r["version"]): r["id"] for r in versions}
+            ids = {(r.name, r.version): r.id for r in versions}
             among = named | {ids[(r.bot, r.version)] for r in league_table(store, cfg, played=played)[:top]}
             pairs = statistics.head_to_head(played, among=among)
         else:

@@ -78,7 +78,7 @@ def violation_filename(violation_id: int) -> str:
 
 def download_routes(site: ContestSite) -> list[Route]:
     """The download routes for a signed-in team (session cookie)."""
-    from harness.contest.pages import mine
+    from harness.contest.access import mine
 
     @mine
     async def my_seat_file(site: ContestSite, request: Request, team: Team) -> Response:

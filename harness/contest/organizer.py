@@ -1,4 +1,5 @@
-"""The organizer's pages: every team, version, build and violation, the controls, the audit.
+"""The organizer's pages: every team, version, build and violation, the controls, the audit, and
+the collusion report (pairs of teams whose results at shared tables depart from the fit).
 
 The organizer signs in on ``/signin`` with the organizer token (:func:`sign_in`, called by the
 sign-in form's handler when the token is an organizer's); the session is a cookie of its own
@@ -28,6 +29,8 @@ from harness.contest.site import ContestSite, Refused
 __all__ = ["routes", "sign_in", "ORG_COOKIE"]
 
 ORG_COOKIE = "contest_organizer"
+#: The collusion page's false alarm rate: the chance that a ladder of honest teams shows a flag.
+COLLUSION_ALPHA = 0.001
 Handler = Callable[[ContestSite, Request, str], Awaitable[Response]]
 
 
@@ -146,6 +149,36 @@ async def violation(site: ContestSite, request: Request, csrf: str) -> Response:
     return await run_in_threadpool(work)
 
 
+def _collusion(site: ContestSite) -> dict[str, Any]:
+    """The collusion report of the ladder's duplicate sets, each pair named and its evidence."""
+    from harness.league import queries
+    from harness.report.collusion import MIN_SETS, analyse, describe, store_sets, used_bound
+
+    store = site.ladder.store()
+    if store is None:
+        return {"sets": 0, "pairs": [], "judged": 0, "bound": None, "alpha": COLLUSION_ALPHA, "min_sets": MIN_SETS}
+    names = {r.id: f"{r.name}@{r.version}" for r in store.versions()}
+    sets = store_sets(queries.done_seats(store))
+    findings = analyse(sets, COLLUSION_ALPHA)
+    pairs = []
+    for f in findings[:max(10, sum(f.flagged for f in findings))]:
+        a, b = names.get(f.a, str(f.a)), names.get(f.b, str(f.b))
+        games = queries.pair_games(store, f.a, f.b)
+        pairs.append({"a": a, "b": b, "f": f, "why": describe(f, a, b), "games": games,
+                      "teams": (a.split("@")[0], b.split("@")[0])})
+    judged = sum(1 for f in findings if f.sets >= MIN_SETS)
+    bound = used_bound(findings)
+    return {"sets": len(sets), "pairs": pairs, "judged": judged, "bound": bound if judged else None,
+            "alpha": COLLUSION_ALPHA, "min_sets": MIN_SETS}
+
+
+@organizer
+async def collusion(site: ContestSite, request: Request, csrf: str) -> Response:
+    def work() -> Response:
+        return site.render("organizer_collusion.html", request, None, organizer_nav=True, csrf=csrf, **_collusion(site))
+    return await run_in_threadpool(work)
+
+
 @organizer
 async def audit(site: ContestSite, request: Request, csrf: str) -> Response:
     def work() -> Response:
@@ -218,5 +251,5 @@ def routes(site: ContestSite) -> list[Route]:
     return [Route("/organizer", overview(site)), Route("/organizer/teams/{name}", team_page(site)),
             Route("/organizer/violations", violations(site)),
             Route("/organizer/violations/{id:int}", violation(site)),
-            Route("/organizer/audit", audit(site)), Route("/organizer/act", act(site), methods=["POST"]),
+            Route("/organizer/collusion", collusion(site)), Route("/organizer/audit", audit(site)), Route("/organizer/act", act(site), methods=["POST"]),
             Route("/organizer/signout", signout(site), methods=["POST"])]

@@ -12,7 +12,6 @@ The leaderboard reads only the ``standings`` summary (:mod:`.db`), never the gam
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,68 +20,16 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from harness.contest.access import api, bearer_of, mine, public
 from harness.contest.auth import new_csrf, session_key
 from harness.contest.board_fit import fit_note
 from harness.contest.ladder import version_label
 from harness.contest.phases import upload_state
 from harness.contest.safe_files import NotShown, list_files, read_capped
-from harness.contest.site import SIGNIN_COOKIE, ContestSite, Refused, Team, refused_json
+from harness.contest.site import SIGNIN_COOKIE, ContestSite, Refused, Team
 from harness.report.replay_data import script_json
 
 __all__ = ["routes"]
-
-Handler = Callable[[ContestSite, Request], Awaitable[Response]]
-
-
-# -- wrappers: who may call a handler ------------------------------------------------------------
-def public(handler: Handler) -> Callable[[ContestSite], Callable[[Request], Awaitable[Response]]]:
-    def bind(site: ContestSite) -> Callable[[Request], Awaitable[Response]]:
-        async def endpoint(request: Request) -> Response:
-            try:
-                return await handler(site, request)
-            except Refused as exc:
-                team = await run_in_threadpool(site.session_team, request)
-                return site.message(request, team, exc.status, "Refused", exc.message)
-        return endpoint
-    return bind
-
-
-def api(handler: Handler) -> Callable[[ContestSite], Callable[[Request], Awaitable[Response]]]:
-    def bind(site: ContestSite) -> Callable[[Request], Awaitable[Response]]:
-        async def endpoint(request: Request) -> Response:
-            try:
-                return await handler(site, request)
-            except Refused as exc:
-                return refused_json(exc)
-        return endpoint
-    return bind
-
-
-async def _me(site: ContestSite, request: Request) -> Team:
-    team = await run_in_threadpool(site.session_team, request)
-    if team is None:
-        raise _SignIn()
-    return team
-
-
-class _SignIn(Exception):
-    pass
-
-
-def mine(handler: Callable[[ContestSite, Request, Team], Awaitable[Response]]) -> Callable[[ContestSite], Any]:
-    def bind(site: ContestSite) -> Callable[[Request], Awaitable[Response]]:
-        async def endpoint(request: Request) -> Response:
-            try:
-                team = await _me(site, request)
-                return await handler(site, request, team)
-            except _SignIn:
-                return RedirectResponse("/signin", status_code=303)
-            except Refused as exc:
-                team_or_none = await run_in_threadpool(site.session_team, request)
-                return site.message(request, team_or_none, exc.status, "Refused", exc.message)
-        return endpoint
-    return bind
-
 
 #: the most of one file of a version a page shows
 FILE_CAP = 1024 * 1024
@@ -341,9 +288,7 @@ async def my_stderr(site: ContestSite, request: Request, team: Team) -> Response
 # -- the API ---------------------------------------------------------------------------------------
 @api
 async def api_submit(site: ContestSite, request: Request) -> Response:
-    team = await run_in_threadpool(site.bearer_team, request)
-    if team is None:
-        raise Refused(401, "this token is not valid")
+    team = bearer_of(request)
     site.check_length(request)
     form = await request.form(max_files=1, max_fields=4)
     submission_id = await site.accept_upload(team, form)
@@ -352,9 +297,7 @@ async def api_submit(site: ContestSite, request: Request) -> Response:
 
 @api
 async def api_submission(site: ContestSite, request: Request) -> Response:
-    team = await run_in_threadpool(site.bearer_team, request)
-    if team is None:
-        raise Refused(401, "this token is not valid")
+    team = bearer_of(request)
     sub = await run_in_threadpool(_own_submission, site, team, request.path_params["id"])
     status = "failed" if sub["status"] == "replaced" and not sub["activated_at"] else sub["status"]
     return JSONResponse({"id": sub["id"], "status": status, "runtime": sub["runtime"], "version": version_label(sub["id"]),
@@ -362,7 +305,7 @@ async def api_submission(site: ContestSite, request: Request) -> Response:
                          "current": sub["status"] == "active"})
 
 
-@api
+@public
 async def api_leaderboard(site: ContestSite, request: Request) -> Response:
     def work() -> Response:
         rows, _ = site.board()

@@ -35,7 +35,7 @@ from types import FrameType
 from typing import IO
 
 from harness.league import ratings as rating_mod
-from harness.league.config import BotEntry, LeagueConfig
+from harness.league.config import BotEntry, LeagueConfig, idle_bound
 from harness.league.executors.base import (
     REFEREE,
     Executor,
@@ -169,7 +169,7 @@ def worker_setup(config: LeagueConfig, version_ids: dict[str, int], player: Game
     log_dir = str(Path(config.store).with_suffix("").as_posix() + ".logs")
     return WorkerSetup(game=config.game, options=config.options,
                        referee_config=build_referee_config(config, log_dir, fair_play),
-                       specs=bot_specs(config, version_ids), player=player, idle_bots=config.idle_bots,
+                       specs=bot_specs(config, version_ids), player=player, idle_bots=idle_bound(config),
                        spare_bots=config.spare_bots, log_bytes=config.logs["game_kb"] * 1024)
 
 

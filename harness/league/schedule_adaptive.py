@@ -139,13 +139,13 @@ class AdaptiveSchedule:
                 start = str(store.last_seq())
                 store.set_meta(FROM_KEY, start)
             # the league is (or turns) adaptive: another schedule's pending games give way
-            store.db.execute(f"UPDATE games SET status = 'dropped' WHERE status = 'pending' AND id NOT LIKE '{ID_PREFIX}%'")
+            store.drop_pending_outside(ID_PREFIX)
             store.set_meta("plan_fingerprint", "")
         self.start = int(start)
         for row in store.versions():
-            self.labels[row["id"]] = f"{row['name']}@{row['version']}"
-            self.names[row["id"]] = row["name"]
-            self.mm.add_bot(row["id"])
+            self.labels[row.id] = row.label
+            self.names[row.id] = row.name
+            self.mm.add_bot(row.id)
         self.mm.set_roster(sorted(version_ids.values()))
         self._replay(queries.schedule_arrays(store, ID_PREFIX))
         self._drop_games_of(set(self.mm.ids) - set(self.active))  # versions that left while no run was on
@@ -221,10 +221,10 @@ class AdaptiveSchedule:
         what changed, one line each. A version that left has its pending games dropped."""
         before = set(self.active)
         for row in self.store.versions():
-            if row["id"] not in self.labels:
-                self.labels[row["id"]] = f"{row['name']}@{row['version']}"
-                self.names[row["id"]] = row["name"]
-                self.mm.add_bot(row["id"])
+            if row.id not in self.labels:
+                self.labels[row.id] = row.label
+                self.names[row.id] = row.name
+                self.mm.add_bot(row.id)
         now = set(version_ids.values())
         self.mm.set_roster(sorted(now))
         gone = before - now

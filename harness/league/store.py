@@ -21,7 +21,7 @@ import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from harness.league.config import BotEntry, LeagueConfig
 from harness.league.logcodec import cap_log, compress_log, decompress_log
@@ -31,8 +31,25 @@ from harness.league.store_pending import PendingGame, PendingView
 from harness.league.store_record import GameOutcome, still_pending, write_results
 from harness.league.store_schema import SCHEMA_VERSION
 
-__all__ = ["LeagueStore", "GameOutcome", "PendingGame", "PendingView", "PlanSummary", "StoreError", "SCHEMA_VERSION",
+__all__ = ["LeagueStore", "GameOutcome", "PendingGame", "PendingView", "PlanSummary", "VersionRow", "StoreError", "SCHEMA_VERSION",
            "compress_log", "cap_log", "decompress_log"]
+
+
+class VersionRow(NamedTuple):
+    """A bot version as the store keeps it (``command`` and ``files`` are JSON lists)."""
+
+    id: int
+    name: str
+    version: str
+    command: str
+    cwd: str | None
+    files: str
+    created_at: str
+
+    @property
+    def label(self) -> str:
+        """``name@version``, as tables and pages show a version."""
+        return f"{self.name}@{self.version}"
 
 
 @dataclass(frozen=True)
@@ -325,6 +342,17 @@ class LeagueStore(StoreBase):
                 "SELECT seq, id, round, status, versions FROM games WHERE seq > ? ORDER BY seq", (after_seq,)):
             yield seq, game_id, round_, status, json.loads(versions or "[]"), ranks.get(seq)
 
+    def drop_pending_outside(self, id_prefix: str) -> int:
+        """Drop every pending game whose id does not start with ``id_prefix`` (another schedule's
+        games, when a league turns adaptive); returns how many."""
+        return self.db.execute("UPDATE games SET status = 'dropped' WHERE status = 'pending' AND id NOT LIKE ?",
+                               (f"{id_prefix}%",)).rowcount
+
+    def game_status(self, seq: int) -> str | None:
+        """The status of game ``seq`` (pending, done, dropped), or None if there is none."""
+        row = self.db.execute("SELECT status FROM games WHERE seq = ?", (seq,)).fetchone()
+        return None if row is None else str(row[0])
+
     def drop_pending(self, seqs: Sequence[int]) -> None:
         """Drop these games if they are still pending (a retired version's games)."""
         with self.transaction():
@@ -379,10 +407,12 @@ class LeagueStore(StoreBase):
 
     # -- reading ---------------------------------------------------------------------------
 
-    def versions(self) -> list[sqlite3.Row]:
-        """Every bot version: id, name, version, command, cwd, files, created_at."""
-        return self.db.execute("SELECT v.id, b.name, v.version, v.command, v.cwd, v.files, v.created_at "
-                               "FROM versions v JOIN bots b ON b.id = v.bot_id ORDER BY v.id").fetchall()
+    def versions(self) -> list[VersionRow]:
+        """Every bot version, in registration order."""
+        cursor = self.db.execute("SELECT v.id, b.name, v.version, v.command, v.cwd, v.files, v.created_at "
+                                 "FROM versions v JOIN bots b ON b.id = v.bot_id ORDER BY v.id")
+        cursor.row_factory = None  # plain tuples, made into typed rows
+        return [VersionRow(*row) for row in cursor]
 
     def seat_stats(self) -> dict[int, dict[str, float]]:
         """Per version over finished games: games, wins (rank 0, shared or not), rank_sum, forfeits.

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from harness.games import Game
 from harness.play.limits import BotSpec
@@ -65,6 +65,13 @@ def reference_opponents(game: Game, bots_dir: Path | None = None) -> list[BotSpe
 GameDone = Callable[[int, Sequence[BotSpec], int, GameRecord], None]
 
 
+class SdkFallback(TypedDict):
+    """An answer the Python SDK's fallback made: in which game, and the error it caught."""
+
+    game_id: str
+    error: str
+
+
 @dataclass
 class ConformanceResult:
     """What the conformance games measured of the candidate."""
@@ -80,9 +87,8 @@ class ConformanceResult:
     #: the deadline (``time_left_ms``) of each request the candidate let time out: a timeout is
     #: a decision that took at least that long, so latencies are counted with these
     timeouts_ms: list[float] = field(default_factory=list)
-    #: answers the Python SDK's explicit fallback made (``"sdk_fallback"`` in the answer):
-    #: ``{"game_id", "error"}`` each
-    fallbacks: list[dict[str, Any]] = field(default_factory=list)
+    #: answers the Python SDK's explicit fallback made (``"sdk_fallback"`` in the answer)
+    fallbacks: list[SdkFallback] = field(default_factory=list)
 
 
 def check_deals(n_games: int, seed: int | None = None, id_prefix: str = "g-") -> list[tuple[int, str, int]]:
@@ -117,9 +123,9 @@ def conformance_games(game: Game, candidate: BotSpec, players: int, seed: int | 
             seats = [candidate if s == mine else next(others) for s in range(players)]
             record = play_game(game, options, deal, game_id, seats, pool, config)
             for entry in record.log:
-                if entry.get("seat") != mine or entry.get("type") != "recv":
+                if entry["type"] != "recv" or entry["seat"] != mine:
                     continue
-                msg: dict[str, Any] = entry["msg"] if isinstance(entry.get("msg"), dict) else {}
+                msg = entry.get("msg", {})
                 (result.startups_ms if msg.get("type") == "ready" else result.latencies_ms).append(entry["ms"])
                 if "sdk_fallback" in msg:
                     result.fallbacks.append({"game_id": record.game_id, "error": str(msg["sdk_fallback"])})

@@ -24,10 +24,11 @@ from typing import Any, cast
 
 import orjson
 
-from harness.games.base import Action, Game
+from harness.games.base import Action, Game, State
 from harness.play import protocol
 from harness.play.botproc import CRASH, OK, OVERSIZE, TIMEOUT, BotProcess
 from harness.play.explain import explain_illegal
+from harness.play.game_log import LogEntry, Received
 from harness.play.limits import BotSpec, ResourceLimits, TimeControls, check_sandbox
 from harness.play.pool import BotPool, PoolKey
 from harness.play.startup_output import rest_of_output
@@ -108,7 +109,7 @@ class GameRecord:
     ended_by: str
     forfeits: list[int]
     violations: list[Violation]
-    log: list[dict[str, Any]]
+    log: list[LogEntry]
     decisions: int
     seconds: float
     #: decisions sent to a bot (the rest were forced moves or played by the fallback)
@@ -181,7 +182,7 @@ class _Table:
     """The state of one refereed game (internal to :func:`play_game`)."""
 
     def __init__(self, game: Game, options: dict[str, Any], seed: int, game_id: str, seats: Sequence[BotSpec],
-                 pool: BotPool, config: RefereeConfig) -> None:
+                 pool: BotPool, config: RefereeConfig, state: State) -> None:
         self.game = game
         self.options = options
         self.seed = seed
@@ -195,11 +196,11 @@ class _Table:
         self.strikes_used = [0] * self.players
         self.forfeited: list[int] = []
         self.violations: list[Violation] = []
-        self.log: list[dict[str, Any]] = []
+        self.log: list[LogEntry] = []
         self.record_messages = config.record_messages
         self.t0 = time.monotonic()
         self.decision = 0
-        self.state: Any = None
+        self.state = state
         self.fallback = random.Random(f"tablebots-fallback:{seed}")
         self.bank = [config.time.bank_ms] * self.players
         self.events_sent = [0] * self.players
@@ -207,7 +208,7 @@ class _Table:
         self.request_id = 0
 
     # ---- logging -------------------------------------------------------------------------
-    def note(self, entry: dict[str, Any]) -> None:
+    def note(self, entry: LogEntry) -> None:
         entry["t"] = round(time.monotonic() - self.t0, 6)
         self.log.append(entry)
 
@@ -218,7 +219,7 @@ class _Table:
                  charged_ms: float | None = None) -> None:
         """Log an answer: an accepted one as its protocol fields only (anything else a bot adds
         is dropped, and counted), a rejected one as its first bytes (its violation says why)."""
-        entry: dict[str, Any] = {"type": "recv", "seat": seat, "bot": self.seats[seat].name, "ms": round(ms, 3)}
+        entry: Received = {"type": "recv", "seat": seat, "bot": self.seats[seat].name, "ms": round(ms, 3)}
         if cpu_ms is not None:
             entry["cpu_ms"] = round(cpu_ms, 3)
         if charged_ms is not None:  # what its time was charged (cpuclock): the bank pays the overrun
@@ -262,12 +263,12 @@ class _Table:
              "request": (request.decode("utf-8", "replace") if isinstance(request, bytes) else request).rstrip("\n"),
              "received": _text(received),
              "stderr_tail": proc.stderr_tail() if proc is not None else "",
-             "snapshot": _detached(self.state.to_json()) if self.state is not None else None}
+             "snapshot": _detached(self.state.to_json())}
         if clock is not None:
             v["clock"] = clock
         self.violations.append(v)
         # violations are always in the log (they are few: a seat forfeits after strikes+1 of them)
-        self.note(dict(v))
+        self.note(v.copy())
         self.strikes_used[seat] += 1
         if proc is not None and kind in KILLING_KINDS:
             self.drop(seat, f"{kind}: {detail}")
@@ -522,6 +523,7 @@ class _Table:
         ranking = forfeit_ranking(result["ranking"], self.forfeited)
         scores = list(result["scores"])
         ended_by = result["ended_by"]
+        assert ended_by is not None  # (the game is over: it says how it ended)
         res_msg = protocol.result(self.game_id, ranking, scores, ended_by)
         res_line = protocol.encode(res_msg)
         for seat, proc in enumerate(self.procs):
@@ -553,8 +555,8 @@ def play_game(game: Game, options: dict[str, Any], seed: int, game_id: str, seat
     options = game.validate_options(options)
     players = game.validate_players(len(seats))
     check_sandbox(config.limits)
-    table = _Table(game, options, seed, game_id, seats, pool, config)
-    state = table.state = game.new_state(players, seed, options)
+    state = game.new_state(players, seed, options)
+    table = _Table(game, options, seed, game_id, seats, pool, config, state)
     try:
         table.seat_bots()
         while not state.is_terminal():

@@ -74,3 +74,5 @@ class Violation(TypedDict):
     snapshot: dict[str, Any] | None
     clock: NotRequired[DecisionCost]
     id: NotRequired[int]
+    #: in the game's log only: when, in seconds since the game started
+    t: NotRequired[float]

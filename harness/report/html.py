@@ -108,7 +108,7 @@ class ReportPages:
         self.live = live
         self.env = _environment()
         self.engine = get_game(config.game)
-        self.versions = {r["id"]: r for r in store.versions()}
+        self.versions = {r.id: r for r in store.versions()}
         #: live pages: the state of the league the page shows (harness.report.live), and why the
         #: config on disk does not load (the last good one is shown)
         self.generation = ""
@@ -117,7 +117,7 @@ class ReportPages:
 
     def label(self, version_id: int) -> str:
         v = self.versions.get(version_id)
-        return f"{v['name']}@{v['version']}" if v else str(version_id)
+        return v.label if v else str(version_id)
 
     def _league(self) -> dict[str, Any]:
         # counted once per ReportPages: at 1,000,000 games a count costs 0.1-0.8 s, and a report has 1,500 pages
@@ -151,7 +151,7 @@ class ReportPages:
         else:
             rows, pairs_among = standing.rows(self.store, self.config), standing.head_to_head
             seat_bias = standing.seat_bias()
-        ids = {(v["name"], v["version"]): vid for vid, v in self.versions.items()}
+        ids = {(v.name, v.version): vid for vid, v in self.versions.items()}
         table = [{**r.__dict__, "page": f"{ids[(r.bot, r.version)]}.html"} for r in rows]
         # the matrix of the table's first H2H_SHOWN bots, in the table's order (1,000 bots would
         # make a million cells); `harness h2h` prints every pair
@@ -211,7 +211,7 @@ class ReportPages:
                           "others": ", ".join(s["name"] for s in g["seats_rows"] if s["version_id"] != version_id)})
         total = queries.games_of_version(self.store, version_id)
         return self._render("bot.html", "../", bot={"label": self.label(version_id),
-                                                   "command": " ".join(json.loads(v["command"]))},
+                                                   "command": " ".join(json.loads(v.command))},
                             games=games, more=max(0, total - len(games)), violations=self.latest_violations(version_id))
 
     def game(self, game_id: str, violation_id: int | None = None) -> str | None:

@@ -34,7 +34,6 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from markupsafe import escape
@@ -42,6 +41,7 @@ from markupsafe import escape
 from harness.league import queries
 from harness.league.config import ConfigError, LeagueConfig, load_config
 from harness.league.store import LeagueStore, StoreError
+from harness.league.store_base import StoreWatch
 from harness.report.html import ReportPages
 from harness.report.standing import Standing
 
@@ -169,8 +169,7 @@ class LiveLeague:
         self.problem: str | None = None  # why the config on disk does not load (the last good one is used)
         self._lock = threading.Lock()
         self.renderer = IndexRenderer(self._render_index, after=self._after_render)
-        self._token_lock = threading.Lock()
-        self._token_db: tuple[sqlite3.Connection, str, int] | None = None  # the connection _token asks
+        self._watch = StoreWatch()  # the store's data_version, which _token asks
         self._standing: Standing | None = None  # the table kept current (made by the first render)
         self._status: dict[str, Any] = {}  # the counts of the last render, for api/status
         self._made: tuple[Any, str, str] | None = None  # (the config's state, generation, page) of the last render
@@ -195,31 +194,14 @@ class LiveLeague:
 
     def store_ready(self, config: LeagueConfig) -> bool:
         """Whether the store exists with its schema written (never creating either)."""
-        if not Path(config.store).exists():
-            return False
-        try:
-            db = sqlite3.connect(f"file:{Path(config.store).resolve()}?mode=ro", uri=True, timeout=5.0)
-            try:
-                return int(db.execute("PRAGMA user_version").fetchone()[0]) > 0
-            finally:
-                db.close()
-        except sqlite3.Error:
-            return False
+        return LeagueStore.ready(config.store)
 
     def _token(self, config: LeagueConfig) -> str:
         """The league's state in microseconds: SQLite's ``data_version`` on one read-only
         connection kept for it (the number changes when another connection commits), the store
         file's identity and the config files' stamp. A render then finds what changed
         (:class:`Standing`)."""
-        path = str(Path(config.store).resolve())
-        inode = os.stat(path).st_ino
-        with self._token_lock:
-            if self._token_db is None or self._token_db[1:] != (path, inode):  # a store made again: its new file
-                if self._token_db is not None:
-                    self._token_db[0].close()
-                self._token_db = (sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5.0,
-                                                  check_same_thread=False), path, inode)
-            version = int(self._token_db[0].execute("PRAGMA data_version").fetchone()[0])
+        version, inode = self._watch.version(config.store)
         return f"{version}.{inode}.{abs(hash(self._stamp)) % 10**9}"
 
     def _answer(self, page: Callable[[LeagueStore, LeagueConfig, str, dict[str, Any]], Response], *,
@@ -328,7 +310,7 @@ class LiveLeague:
                 self._made = (last[0], generation, html)
                 return html
             with queries.read_snapshot(store):
-                pending = int(store.db.execute("SELECT count(*) FROM games WHERE status = 'pending'").fetchone()[0])
+                pending = queries.pending_count(store)
                 violations = queries.violation_count(store)
                 versions = len(store.versions())
             site = ReportPages(config, store, live=True)

@@ -129,8 +129,7 @@ class Standing:
             filled = queries.done_among(store, state.open_below)
         else:
             below = state.done + 0  # every game finished at or below the last seq was read
-            now = int(store.db.execute("SELECT count(*) FROM games WHERE status = 'done' AND seq <= ?",
-                                       (state.last_seq,)).fetchone()[0])
+            now = queries.done_count_upto(store, state.last_seq)
             if now != below:
                 return None
             filled = []

@@ -94,16 +94,16 @@ def table_rows(store: LeagueStore, config: LeagueConfig, seat_stats: dict[int, d
     rows = []
     ids: dict[tuple[str, str], int] = {}
     for v in store.versions():
-        s = seat_stats.get(v["id"], {})
+        s = seat_stats.get(v.id, {})
         games = int(s.get("games", 0) or 0)
-        is_current = (v["name"], v["version"]) in current
-        if not games and (not is_current or v["version"] == "unavailable"):
+        is_current = (v.name, v.version) in current
+        if not games and (not is_current or v.version == "unavailable"):
             continue
         if current_only and not is_current:
             continue
-        mu, sigma = ratings.get(v["id"], (config.rating.mu, config.rating.sigma))
-        ids[(v["name"], v["version"])] = v["id"]
-        rows.append(TableRow(rank=0, bot=v["name"], version=v["version"], current=is_current, mu=mu, sigma=sigma,
+        mu, sigma = ratings.get(v.id, (config.rating.mu, config.rating.sigma))
+        ids[(v.name, v.version)] = v.id
+        rows.append(TableRow(rank=0, bot=v.name, version=v.version, current=is_current, mu=mu, sigma=sigma,
                              rating=rating_mod.conservative(mu, sigma), games=games,
                              wins=int(s.get("wins", 0) or 0),
                              mean_rank=(s["rank_sum"] / games + 1) if games else None,

@@ -25,6 +25,9 @@ stderr log). Modes:
 - ``sleep --ms N``: sleep N ms per request, then answer (``--threads K``: while K threads spin).
 - ``spin --threads K --children N``: spin K threads and N forked children from start-up on,
   forever (a CPU hog), and answer at once.
+- ``orphans --children N``: at start-up fork N children that leave its session and spin forever
+  once their parent has exited: orphans, adopted by the sandbox's init (bwrap's, which the
+  harness never freezes); answer at once.
 - ``hog --children K --mb N``: at start-up fork K children that each touch N MB and hold it
   forever; report how many got their memory (``held=``), then play.
 - ``forkbomb``: at start-up fork children (each sleeps forever) until refused; report how many.
@@ -332,6 +335,14 @@ def main() -> int:
                 spin_forever()
         for _ in range(args.threads if args.threads or args.children else 1):
             threading.Thread(target=spin_forever, daemon=True).start()
+    if mode == "orphans":
+        for _ in range(args.children):
+            if os.fork() == 0:
+                os.setsid()
+                if os.fork() == 0:
+                    spin_forever()
+                os._exit(0)
+            os.wait()
     game = ""
     seat = 0
     first_request = True

@@ -199,7 +199,7 @@ def batches(games: Sequence[PendingGame], n_workers: int, size: int = BATCH_GAME
 
 
 @contextlib.contextmanager
-def dask_client(address: str) -> Iterator[Any]:
+def dask_client(address: str) -> Iterator[Client]:
     """A Dask client for ``address`` (``tcp://host:8786``), or ``local:N``: a LocalCluster of N
     single-threaded worker processes on 127.0.0.1, closed on exit."""
     m = re.fullmatch(r"local:(\d+)", address)
@@ -248,7 +248,7 @@ class DaskExecutor:
         self.address = address
         self.batch_size = batch_size
         self._exit = contextlib.ExitStack()
-        self.client: Any = self._exit.enter_context(dask_client(address))
+        self.client: Client = self._exit.enter_context(dask_client(address))
         self._futures: dict[Future[bytes], list[Task]] = {}
         self._lost: SchedulerLost | None = None
         self._stopped = False
