@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import random
+import re
 import warnings
 import zipfile
 from pathlib import Path
@@ -14,11 +15,12 @@ import pytest
 warnings.filterwarnings("ignore", message=".*httpx.*")
 from starlette.testclient import TestClient  # noqa: E402
 
-from harness.contest.auth import TokenCache  # noqa: E402
+from harness.contest.auth import TokenCache, add_team  # noqa: E402
 from harness.contest.autopause import pause_reason  # noqa: E402
 from harness.contest.backup import backup_contest  # noqa: E402
 from harness.contest.build_output import clean_output  # noqa: E402
 from harness.contest.config import ContestConfigError, PausePolicy, init_contest, load_contest  # noqa: E402
+from harness.contest.controls import close_uploads  # noqa: E402
 from harness.contest.db import ContestDB  # noqa: E402
 from harness.contest.server import create_app  # noqa: E402
 from harness.contest.unpack import CHUNK, Caps, UnpackError, check_name, unpack_upload  # noqa: E402
@@ -153,3 +155,18 @@ def test_challenges_take_a_per_hour_of_0_and_a_max_games_of_1_and_nothing_lower(
         (root / "contest.yaml").write_text(text + f"challenges: {bad}\n")
         with pytest.raises(ContestConfigError, match="challenges"):
             load_contest(root)
+
+
+def test_a_teams_page_says_in_one_sentence_that_the_organizer_closed_uploads(tmp_path: Path) -> None:
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    db = ContestDB(root / "contest.sqlite")
+    token = add_team(db, "alpha")
+    close_uploads(db, "organizer")
+    db.close()
+    with TestClient(create_app(root, start_worker=False), base_url="http://127.0.0.1") as client:
+        page = client.get("/signin")
+        csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]
+        assert client.post("/signin", data={"csrf": csrf, "token": token}, follow_redirects=False).status_code == 303
+        me = client.get("/me").text
+    assert '<p class="notice" id="uploads-closed">Uploads closed by the organizer.</p>' in me
