@@ -170,3 +170,9 @@ def test_a_teams_page_says_in_one_sentence_that_the_organizer_closed_uploads(tmp
         assert client.post("/signin", data={"csrf": csrf, "token": token}, follow_redirects=False).status_code == 303
         me = client.get("/me").text
     assert '<p class="notice" id="uploads-closed">Uploads closed by the organizer.</p>' in me
+
+
+def test_a_new_contests_index_counts_no_games_played(tmp_path: Path) -> None:
+    with _site(tmp_path) as client:
+        page = client.get("/").text
+    assert '<b id="games-done">0</b> games played' in page and "0 teams" in page
