@@ -10,8 +10,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.league.matchmaking import Matchmaker, MatchParams, adjacent_confidence, fit_skills
 from harness.league.ratings_fit import fit_ratings
+from harness.league.schedule_matchmaker import Matchmaker, MatchParams, adjacent_confidence, fit_skills
 
 
 def play(mm: Matchmaker, sets: list[tuple[int, ...]], skills: dict[int, float], rng: np.random.Generator,
