@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import random
 import re
+import time
 import warnings
 import zipfile
 from pathlib import Path
@@ -176,3 +177,23 @@ def test_a_new_contests_index_counts_no_games_played(tmp_path: Path) -> None:
     with _site(tmp_path) as client:
         page = client.get("/").text
     assert '<b id="games-done">0</b> games played' in page and "0 teams" in page
+
+
+def test_the_organizer_reopens_uploads_for_the_hours_asked(tmp_path: Path) -> None:
+    from test_contest_ops import _org_csrf, _signin
+
+    from harness.contest.controls import new_organizer_token
+
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    db = ContestDB(root / "contest.sqlite")
+    org_token = new_organizer_token(db, "test")
+    close_uploads(db, "test")
+    with TestClient(create_app(root, start_worker=False), base_url="http://127.0.0.1") as org:
+        assert _signin(org, org_token).status_code == 303
+        before = time.time()
+        r = org.post("/organizer/act", data={"csrf": _org_csrf(org), "action": "reopen", "hours": "1.5"})
+        assert r.status_code == 200, r.text
+    until = float(db.get_meta("reopened_until", "0") or 0)
+    assert before + 5400 <= until <= time.time() + 5400
+    db.close()
