@@ -315,6 +315,21 @@ def test_sandbox_check(monkeypatch, tmp_path):
         check_sandbox(ResourceLimits(sandbox="bwrap"))
 
 
+def test_the_default_limits_reach_the_bot_as_documented(tmp_path):
+    """docs/leagues.md: 256 open files; files up to ``scratch_mb`` MiB."""
+    proc = start_script(tmp_path, """
+        import resource, sys
+        print(resource.getrlimit(resource.RLIMIT_NOFILE)[0], resource.getrlimit(resource.RLIMIT_FSIZE)[0], flush=True)
+        sys.stdin.read()
+    """)
+    try:
+        code, line = proc.read_line(time.monotonic() + 10)
+        assert code == OK
+        assert line.split() == [b"256", str(ResourceLimits().scratch_mb << 20).encode()]
+    finally:
+        proc.kill()
+
+
 def test_resource_limits_reach_the_bot(tmp_path):
     proc = start_script(tmp_path, """
         import resource, sys
