@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any
 
 from harness.contest.ladder_reads import LadderReader
+from harness.league import queries
 
 __all__ = ["h2h_matrix", "cached_matrix", "MATRIX_TEAMS", "MATRIX_TTL"]
 
@@ -34,19 +34,14 @@ def h2h_matrix(reader: LadderReader, teams: list[str]) -> dict[tuple[str, str], 
             team_of[vid] = team
     if store is None or not team_of:
         return {}
-    marks = ",".join("?" * len(team_of))
     cells: dict[tuple[str, str], dict[str, int]] = {}
-    rows: Any = store.db.execute(
-        f"SELECT a.version_id, b.version_id, sum(a.rank < b.rank), count(*) FROM seats a JOIN seats b "
-        f"ON b.game_seq = a.game_seq AND b.seat != a.seat WHERE a.version_id IN ({marks}) AND b.version_id IN ({marks}) "
-        f"GROUP BY a.version_id, b.version_id", [*team_of, *team_of])
-    for va, vb, ahead, games in rows:
+    for va, vb, ahead, games in queries.pairs_ahead(store, list(team_of)):
         a, b = team_of[va], team_of[vb]
         if a == b:
             continue
         cell = cells.setdefault((a, b), {"ahead": 0, "games": 0})
-        cell["ahead"] += int(ahead or 0)
-        cell["games"] += int(games)
+        cell["ahead"] += ahead
+        cell["games"] += games
     return cells
 
 

@@ -27,7 +27,7 @@ __all__ = ["GameArrays", "done_games", "done_game_arrays", "done_seats", "done_t
            "ScheduleArrays", "schedule_arrays", "finished_rounds", "games_of_version", "latest_games",
            "scheduled_seating", "violation_count", "versions_of_bot", "version_labels", "done_games_page", "games_by_seq",
            "latest_seqs_of_versions", "violations_of_versions", "pair_ranks", "seat_totals", "read_snapshot",
-           "done_results_after", "done_count_after", "pending_count", "done_count_upto", "first_pending_seq", "latest_violations", "seats_of_games",
+           "done_results_after", "done_count_after", "pending_count", "done_count_upto", "pairs_ahead", "first_pending_seq", "latest_violations", "seats_of_games",
            "game_arrays_of", "done_seqs_after", "done_among", "open_seqs_between", "violations_after",
            "PairGame", "pair_games"]
 
@@ -384,6 +384,18 @@ def pair_ranks(store: LeagueStore, a_ids: Sequence[int], b_ids: Sequence[int]) -
         f"SELECT a.game_seq, a.rank, b.rank FROM seats a JOIN seats b ON b.game_seq = a.game_seq "
         f"WHERE a.version_id IN ({_marks(a_ids)}) AND b.version_id IN ({_marks(b_ids)}) ORDER BY a.game_seq DESC",
         [*a_ids, *b_ids])]
+
+
+def pairs_ahead(store: LeagueStore, version_ids: Sequence[int]) -> list[tuple[int, int, int, int]]:
+    """``(version a, version b, games a finished ahead of b, games they shared)`` for every ordered
+    pair of ``version_ids`` that shared a game (any state: an unfinished seat has no rank)."""
+    if not version_ids:
+        return []
+    return [(int(r[0]), int(r[1]), int(r[2] or 0), int(r[3])) for r in store.db.execute(
+        f"SELECT a.version_id, b.version_id, sum(a.rank < b.rank), count(*) FROM seats a JOIN seats b "
+        f"ON b.game_seq = a.game_seq AND b.seat != a.seat WHERE a.version_id IN ({_marks(version_ids)}) "
+        f"AND b.version_id IN ({_marks(version_ids)}) GROUP BY a.version_id, b.version_id",
+        [*version_ids, *version_ids])]
 
 
 def seat_totals(store: LeagueStore, seqs: Sequence[int] | None = None) -> tuple[dict[int, list[int]], set[int]]:
