@@ -269,6 +269,22 @@ class ContestDB:
         return [(int(r[0]), r[1]) for r in
                 self.db.execute("SELECT submission_id, p_better FROM board_fit ORDER BY fit_rank")]
 
+    def latest_announcements(self, limit: int) -> list[tuple[str, float]]:
+        """The organizer's latest announcements, newest first: (text, when)."""
+        return [(r[0], r[1]) for r in self.db.execute("SELECT text, at FROM announcements ORDER BY id DESC LIMIT ?",
+                                                      (limit,))]
+
+    def blocks_of_team(self, team_id: int) -> list[tuple[str, int, str]]:
+        """Why ``team_id`` or one of its versions is disabled: (kind, ref, reason) of each block."""
+        return [(r[0], r[1], r[2]) for r in self.db.execute(
+            "SELECT b.kind, b.ref, b.reason FROM blocks b LEFT JOIN submissions s ON b.kind = 'version' AND "
+            "s.id = b.ref WHERE (b.kind = 'team' AND b.ref = ?) OR s.team_id = ?", (team_id, team_id))]
+
+    def removed_team_names(self) -> set[str]:
+        """The names of the teams the organizer removed."""
+        return {r[0] for r in self.db.execute("SELECT t.name FROM team_state ts JOIN teams t ON t.id = ts.team_id "
+                                              "WHERE ts.removed_at IS NOT NULL")}
+
     def unfinished(self) -> list[int]:
         """Submissions left building or checking (by a site that stopped): to be done again."""
         return [r[0] for r in self.db.execute("SELECT id FROM submissions WHERE status IN ('building', 'checking') "
