@@ -63,6 +63,12 @@ reads its noisy results as a smaller skill difference), which its variance does 
 sigma is widened by sqrt(dispersion) on top of its small-sample factor; ``TableFit.noisy`` and
 ``TableFit.widened`` name it, and the table says so.
 
+**Each bot's own noise.** When the field shows a spread of performance noises beyond chance,
+each bot gets its own noise beta_i (shrunk towards beta by an empirical-Bayes prior on log
+beta_i), the pairs' scale is sqrt(beta_a^2 + beta_b^2), and the uncertainty of the noises goes
+into the skills' covariance (:mod:`harness.league.ratings_noise`); otherwise every bot keeps
+beta. ``TableFit.noise`` holds each bot's beta_i / beta when it was fitted.
+
 **P(>next)** is the fit's probability that a bot's skill exceeds the next one's, Phi(d / sd)
 with d the difference of their mu and sd from the same covariance; the order is by mu, so no
 adjacent pair shows less than 0.5.
@@ -91,6 +97,7 @@ from harness.league.ratings_model import (
     seat_pair_scores,
     seat_positions,
 )
+from harness.league.ratings_noise import Noise, entry_scale, fit_noise, noise_covariance
 
 __all__ = ["Model", "TableBatch", "TableFit", "batches_from_games", "bot_factors", "fit_arrays", "fit_batches",
            "fit_model", "fit_ratings", "fit_skills", "fit_table"]
@@ -115,6 +122,7 @@ class TableFit:
     sets_of: dict[int, int] = field(default_factory=dict)  # each version's duplicate sets
     noisy: dict[int, float] = field(default_factory=dict)  # flagged version -> its dispersion
     widened: dict[int, float] = field(default_factory=dict)  # flagged version -> its sigma's whole factor
+    noise: dict[int, float] = field(default_factory=dict)  # version -> its fitted noise beta_i / beta (if any differs)
 
     def interval(self, version: int) -> tuple[float, float]:
         """The 95% interval of ``version``'s mu."""
@@ -184,6 +192,7 @@ class Model:
     dispersion: np.ndarray
     factor: np.ndarray
     noisy: np.ndarray
+    noise: np.ndarray  # each bot's fitted noise beta_i / beta (all 1 when the field shows no spread of noises)
 
 
 def bot_factors(sets_per_bot: np.ndarray) -> np.ndarray:
@@ -244,7 +253,12 @@ def fit_model(batches: Sequence[TableBatch], k: int, *, mu: float = 25.0, sigma:
     precision = 1.0 / (tau**2 * weight)
     skills, seat, second = maximise(pairs, hessian, skills, seat, mu, precision, scale, iterations,
                                     seat_precision=seat_precision)
-    return _covariance(batches, pairs, hessian, skills, seat, second, precision, weight, tau, scale, k)
+    noisy = fit_noise(pairs, hessian, skills, seat, mu, precision, scale, weight, iterations, seat_precision) \
+        if n_sets >= 2 and k >= 3 else None
+    if noisy is None:
+        return _covariance(batches, pairs, hessian, skills, seat, second, precision, weight, tau, scale, k)
+    skills, seat, second, noise = noisy
+    return _covariance(batches, pairs, hessian, skills, seat, second, precision, weight, tau, scale, k, noise)
 
 
 def _inverse_trace(hessian: Hessian, second: np.ndarray, precision: float) -> float:
@@ -262,10 +276,12 @@ def _inverse_trace(hessian: Hessian, second: np.ndarray, precision: float) -> fl
 
 def _covariance(batches: Sequence[TableBatch], pairs: Pairs, hessian: Hessian, skills: np.ndarray,
                 seat: np.ndarray, second: np.ndarray, precision: float, weight: float, tau: float, scale: float,
-                k: int) -> Model:
-    """The sandwich at the fit, scaled per bot (its own sets, its dispersion)."""
+                k: int, noise: Noise | None = None) -> Model:
+    """The sandwich at the fit, plus what the bots' fitted noises' uncertainty adds (if any),
+    scaled per bot (its own sets, its dispersion)."""
     factor = cho_factor(hessian.at(second, precision).toarray())
-    meat_matrix, n_sets, per_bot = meat(batches, seat_pair_scores(pairs, skills, seat, scale), k)
+    scales = scale if noise is None else entry_scale(pairs, noise.lam, scale)
+    meat_matrix, n_sets, per_bot = meat(batches, seat_pair_scores(pairs, skills, seat, scales), k)
     information = hessian.diagonal(second)
     dispersion = np.ones(k)
     noisy = np.zeros(k, dtype=bool)
@@ -278,13 +294,16 @@ def _covariance(batches: Sequence[TableBatch], pairs: Pairs, hessian: Hessian, s
         noisy = (per_bot >= 3) & (dispersion > chdtri(df, NOISY_P) / df)  # chi2's upper quantile (scipy.stats costs ~0.4 s to import)
         matrix = meat_matrix + np.diag(np.full(k, precision / weight))
         covariance = cho_solve(factor, cho_solve(factor, matrix).T)
+        if noise is not None:
+            covariance = covariance + noise_covariance(pairs, skills, seat, noise, scale, factor)
     else:  # one set says nothing about the variance between sets: the model's own (Laplace) covariance
         covariance = cho_solve(factor, np.eye(k))
     per = bot_factors(per_bot) if n_sets >= 2 else np.ones(k)
     per = np.where(noisy, per * np.sqrt(np.maximum(dispersion, 1.0)), per)
     covariance = _relative_to_mean(covariance) * np.outer(per, per)
     effects = {n: [float(x) for x in seat[b:b + n]] for n, b in seat_positions(batches).items()}
-    return Model(skills, covariance, n_sets, per_bot, tau, weight, effects, dispersion, per, noisy)
+    betas = np.ones(k) if noise is None else np.exp(noise.lam)
+    return Model(skills, covariance, n_sets, per_bot, tau, weight, effects, dispersion, per, noisy, betas)
 
 
 def fit_arrays(batches: Sequence[TableBatch], k: int, *, mu: float = 25.0, sigma: float = 25 / 3,
@@ -326,7 +345,8 @@ def fit_batches(batches: Sequence[TableBatch], *, mu: float = 25.0, sigma: float
                    data_weight=model.weight, seat_effects=model.seat_effects,
                    sets_of=dict(zip(versions, model.sets_per_bot.tolist())),
                    noisy={versions[i]: float(model.dispersion[i]) for i in np.flatnonzero(model.noisy)},
-                   widened={versions[i]: float(model.factor[i]) for i in np.flatnonzero(model.noisy)})
+                   widened={versions[i]: float(model.factor[i]) for i in np.flatnonzero(model.noisy)},
+                   noise={} if np.all(model.noise == 1.0) else dict(zip(versions, model.noise.tolist())))
     fit.p_next = [fit.p_better(a, b) for a, b in zip(fit.order, fit.order[1:])]
     return fit
 

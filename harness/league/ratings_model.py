@@ -132,7 +132,7 @@ def pairs_of(batches: Sequence[TableBatch], k: int) -> Pairs:
                  seat_b[first_of], wins, count, pair_label[first_of], a[first_pair], b[first_pair], seats)
 
 
-def pair_terms(pairs: Pairs, skills: np.ndarray, seat: np.ndarray, scale: float, need: int
+def pair_terms(pairs: Pairs, skills: np.ndarray, seat: np.ndarray, scale: float | np.ndarray, need: int
                ) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
     """Per entry at ``skills`` and seat effects ``seat``: the composite log-likelihood; with
     ``need`` >= 1 the Mills ratios up = phi/Phi(z) and down = phi/Phi(-z) (z = (mu_a + g_sa -
@@ -222,7 +222,7 @@ def _seat_newton(pairs: Pairs, first: np.ndarray, second: np.ndarray, seat: np.n
 
 
 def maximise(pairs: Pairs, hessian: Hessian, skills: np.ndarray, seat: np.ndarray, mu: float, precision: float,
-             scale: float, iterations: int, *, seat_precision: float | None = None, tolerance: float = 1e-4
+             scale: float | np.ndarray, iterations: int, *, seat_precision: float | None = None, tolerance: float = 1e-4
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Newton's method with step halving on the log-posterior from ``skills`` (and the seat
     effects ``seat``, fitted too unless ``seat_precision`` is None), until a step moves no
@@ -264,12 +264,14 @@ def maximise(pairs: Pairs, hessian: Hessian, skills: np.ndarray, seat: np.ndarra
     return skills, seat, second
 
 
-def seat_pair_scores(pairs: Pairs, skills: np.ndarray, seat: np.ndarray, scale: float) -> np.ndarray:
+def seat_pair_scores(pairs: Pairs, skills: np.ndarray, seat: np.ndarray, scale: float | np.ndarray) -> np.ndarray:
     """d/dx of each seat pair's log-likelihood term (x = mu(seat i) - mu(seat j)), in
-    :class:`Pairs`' order: linear in the result, (r (up + down) - down) / scale for bot a."""
+    :class:`Pairs`' order: linear in the result, (r (up + down) - down) / scale for bot a
+    (``scale``: one number, or one per entry)."""
     _, up, down, _ = pair_terms(pairs, skills, seat, scale, 1)
     oriented = np.where(pairs.sign > 0, pairs.result, 1.0 - pairs.result)
-    return pairs.sign * (oriented * (up + down)[pairs.which] - down[pairs.which]) / scale
+    per = scale[pairs.which] if isinstance(scale, np.ndarray) else scale
+    return pairs.sign * (oriented * (up + down)[pairs.which] - down[pairs.which]) / per
 
 
 def meat(batches: Sequence[TableBatch], seat_pair_score: np.ndarray, k: int) -> tuple[np.ndarray, int, np.ndarray]:
