@@ -63,3 +63,42 @@ def test_p_better_is_the_probability_under_the_fit_s_normal(monkeypatch):
             if a != b:
                 share = float(np.mean(draws[:, fit.index[a]] > draws[:, fit.index[b]]))
                 assert fit.p_better(a, b) == pytest.approx(share, abs=0.005)
+
+
+def test_a_one_sided_bot_s_variance_is_not_read_below_the_field_s(monkeypatch):
+    """A bot far above a sparse field wins nearly every set: its sets' scores are small and
+    alike, so its own dispersion reads well under 1. Its sigma is scaled by sqrt((G d + 4) /
+    (G + 4) / d), never down: a bot whose dispersion is 1 or more keeps its factor."""
+    rng = np.random.default_rng(17)
+    true = 25 + rng.normal(0, BETA / 2, 30)
+    true[0] = 25 + 3 * BETA
+    batch = league(rng, true, 2, 150)
+    shrunk = ratings_fit.fit_model([batch], 30)
+    monkeypatch.setattr(ratings_fit, "DISPERSION_PRIOR_SETS", 0.0)
+    plain = ratings_fit.fit_model([batch], 30)
+    d, g = plain.dispersion, plain.sets_per_bot
+    assert d[0] < 0.7
+    expected = np.sqrt(np.maximum(1.0, (g * d + 4) / (g + 4) / d))
+    assert shrunk.factor == pytest.approx(plain.factor * expected, rel=1e-6)
+    assert shrunk.factor[0] > 1.1 * plain.factor[0]
+    assert all(shrunk.factor[d >= 1] == plain.factor[d >= 1])
+
+
+def test_the_spread_s_uncertainty_widens_most_the_bots_far_from_the_mean(monkeypatch):
+    """The estimated spread's uncertainty (Kass and Steffey's correction) adds g g' Var(tau^2),
+    g = d mu / d tau^2: nothing narrows, and the bots far from the mean (whose shrinkage depends
+    most on tau) widen most; with a large field the spread is well measured and the addition small."""
+    def widening(k: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+        rng = np.random.default_rng(seed)
+        batch = league(rng, 25 + rng.normal(0, BETA / 3, k), 2, 8 * k)
+        with_it = ratings_fit.fit_model([batch], k)
+        with monkeypatch.context() as patch:
+            patch.setattr(ratings_fit, "_spread_uncertainty", lambda factor, skills, *args: np.zeros((k, k)))
+            without = ratings_fit.fit_model([batch], k)
+        return np.diag(with_it.covariance) / np.diag(without.covariance), np.abs(with_it.skills - 25)
+
+    ratio, distance = widening(6, 18)
+    assert np.all(ratio >= 1 - 1e-9) and ratio.max() > 1.02
+    assert np.argmax(ratio) == np.argmax(distance)
+    large, _ = widening(60, 19)
+    assert np.median(large - 1) < np.median(ratio - 1)
