@@ -5,8 +5,9 @@
    reused for every seat order, as before), and the bot processes each started. On the bench
    league of bench/league.py (Crisps, greedy / random-py / random-js, 2 seats: 2 seat orders a
    deal) and on Dominoes at 2, 3 and 4 seats (``--dom-seats``; 4 seats: 24 seat orders a deal, the
-   worst case: each bot needs 24 processes per worker, which the default idle bound of 32 cannot
-   keep for 4 bots; then with ``idle_bots: 96``, with ``--roomy``). Three columns: before, the rule with games dispatched in
+   worst case: each bot needs 24 processes, spread over the workers; the default idle bound is sized
+   to keep them (``idle_bound``: 72 per worker here), ``--fixed-idle`` plays the last league again with
+   the fixed bound of 32 it had before, which stops some between windows of deals). Three columns: before, the rule with games dispatched in
    schedule order (``schedule-order``), the rule blocked by deal with a spare process of a bot
    started ahead of need (``spares``: ``spare_bots: 1``), and the rule blocked by deal (after, as
    a league plays by default).
@@ -22,7 +23,7 @@
    league and a bot spinning four threads at the table; before and after.
 
 Runs alternate between the two behaviours (each in fresh worker processes, given the rules by
-``run_league(fair_play=...)``: :class:`harness.play.referee.FairPlay`); every run is printed, and the best of each is compared. The machine is
+``RunOptions(fair_play=...)``: :class:`harness.play.referee.FairPlay`); every run is printed, and the best of each is compared. The machine is
 shared: say with which load the figures were taken (the load average is printed).
 
     python bench/fairplay.py [--rounds N] [--repeat N] [--parts 1,2,3,4]
@@ -41,9 +42,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness.league.config import LeagueConfig, load_config
-from harness.league.runner import run_league
-from harness.league.sources import DEAL_WINDOW, StoreSource
+from harness.league.config import LeagueConfig, idle_bound, load_config
+from harness.league.game_sources import DEAL_WINDOW, StoreSource
+from harness.league.runner import RunHooks, RunOptions, run_league
 from harness.play.referee import FAIR_PLAY, FairPlay
 
 REPO = Path(__file__).resolve().parent.parent
@@ -100,8 +101,9 @@ def play(config: LeagueConfig, baseline: str, workers: int | None = None) -> tup
     for log in logs.glob("**/*.log*"):
         log.unlink()
     stamps: list[float] = []
-    run_league(cfg, progress=False, on_game=lambda seq, outcome: stamps.append(time.perf_counter()),
-               source=functools.partial(StoreSource, window=window), fair_play=BASELINES[baseline])
+    run_league(cfg, progress=False,
+               options=RunOptions(source=functools.partial(StoreSource, window=window), fair_play=BASELINES[baseline]),
+               hooks=RunHooks(on_game=lambda seq, outcome: stamps.append(time.perf_counter())))
     started = sum(log.read_text(errors="replace").count("# tablebots: started pid") for log in logs.glob("**/*.log*"))
     with sqlite3.connect(cfg.store) as db:
         timeouts = db.execute("SELECT count(*) FROM violations WHERE kind = 'timeout'").fetchone()[0]
@@ -123,7 +125,8 @@ def side_by_side(label: str, config: LeagueConfig, before: str, after: str, repe
     games = runs[after][0][1]
     print(f"   {label}: {games} games; " + ", ".join(f"{names[m]} {best[m]:.1f} games/s" for m in modes)
           + " (/before: " + ", ".join(f"{names[m]} {best[m] / best[before]:.2f}" for m in modes[1:])
-          + "); bot processes started: " + ", ".join(f"{names[m]} {runs[m][0][2]}" for m in modes))
+          + "); bot processes started: " + ", ".join(f"{names[m]} {runs[m][0][2]}" for m in modes)
+          + f"; load {os.getloadavg()[0]:.1f}")
     for mode in modes:
         print(f"      runs {names[mode]}: " + ", ".join(f"{r[0]:.1f}" for r in runs[mode]))
 
@@ -176,7 +179,8 @@ def part4(games: int, repeat: int) -> None:
 
     from harness.games import get_game
     from harness.play.limits import BotSpec, ResourceLimits, pin_to_cpu
-    from harness.play.referee import BotPool, RefereeConfig, play_game
+    from harness.play.pool import BotPool
+    from harness.play.referee import RefereeConfig, play_game
 
     pin_to_cpu(sorted(os.sched_getaffinity(0))[-1])
     game = get_game("crisps")
@@ -214,8 +218,11 @@ def main() -> None:
     parser.add_argument("--dom-rounds", type=int, default=0, help="rounds (deals) of the Dominoes league "
                         "(default rounds / 20)")
     parser.add_argument("--dom-seats", default="2,3,4", help="seats of the Dominoes leagues of part 1")
-    parser.add_argument("--roomy", action="store_true", help="part 1 also with idle_bots 96")
+    parser.add_argument("--fixed-idle", action="store_true", help="part 1's last league also with idle_bots 32 "
+                        "(the fixed default before the bound was sized to the league)")
     parser.add_argument("--games", type=int, default=40, help="games a run in part 4")
+    parser.add_argument("--middles", default="schedule-order,spares", help="part 1's columns between before "
+                        "and after (comma-separated; '' for none: a longer league in less time)")
     parser.add_argument("--tiny", action="store_true", help="a run of seconds (CI checks the bench still works; "
                         "its figures mean nothing)")
     args = parser.parse_args()
@@ -231,17 +238,18 @@ def main() -> None:
             print(f"1. one process per deal ({crisps.workers} workers); before: processes reused across the seat "
                   f"orders of a deal; schedule-order: the rule, games dispatched in schedule order; after: the "
                   f"rule, dispatched in windows of {DEAL_WINDOW} deals blocked by seat order")
+            middles = tuple(m for m in args.middles.split(",") if m)
             side_by_side("Crisps, 2 seats (2 seat orders a deal)", crisps, "reuse-deals", "", args.repeat,
-                         middle=("schedule-order", "spares"))
+                         middle=middles)
             for seats in (int(s) for s in args.dom_seats.split(",")):
                 body = DOMINOES.replace("{rounds}", str(args.dom_rounds or max(1, args.rounds // 20)))
                 dominoes = write_league(dir_, f"bench-fair-dom{seats}", body.replace("{players}", str(seats)))
                 side_by_side(f"Dominoes, {seats} seats ({math.factorial(seats)} seat orders a deal)", dominoes,
-                             "reuse-deals", "", args.repeat, middle=("schedule-order", "spares"))
-            if args.roomy:  # (the last of the Dominoes leagues: 4 seats by default)
-                roomy = dataclasses.replace(dominoes, idle_bots=4 * 24)
-                side_by_side("the same, idle_bots 96 (24 processes per bot kept per worker)", roomy, "reuse-deals",
-                             "", args.repeat, middle="schedule-order")
+                             "reuse-deals", "", args.repeat, middle=middles)
+            if args.fixed_idle:  # (the last of the Dominoes leagues: 4 seats by default)
+                fixed = dataclasses.replace(dominoes, idle_bots=32)
+                side_by_side(f"the same, idle_bots 32 (the bound sized to the league: {idle_bound(dominoes)})", fixed,
+                             "reuse-deals", "", args.repeat)
         if 2 in parts:
             print(f"\n2. CPU fairness ({crisps.workers} workers); before: wall-clock deadlines, no freezing")
             side_by_side("Crisps, 2 seats", crisps, "wall-clock", "", args.repeat)

@@ -5,7 +5,8 @@
    fresh set of bot processes per game (what one-process-per-game league managers do). Prints
    games per second for both and their ratio (target: >= 10). Done twice: on short games
    (``max_turns`` cut, where starting a bot dominates) and on full games.
-2. The speed-up from 1 worker to N (target on 2 cores: >= 1.8), persistent processes.
+2. The speed-up from 1 worker to N (target on 2 cores: >= 1.8), persistent processes, with what a league
+   plays by default; on the bench league, Python bots only, and leagues of greedy bots only.
 3. The time to print the table of a 100,000-game league (results synthesized directly in a
    temporary store, ratings kept incrementally as the runner does): in process, and as the
    whole `harness table` command.
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import random
 import statistics
 import subprocess
@@ -38,7 +40,7 @@ from pathlib import Path
 from harness.games import get_game, ranking_from_keys
 from harness.league import ratings as rating_mod
 from harness.league.config import BotEntry, LeagueConfig, default_workers, load_config
-from harness.league.runner import plan_league, referee_player, run_league
+from harness.league.runner import RunHooks, plan_league, referee_player, run_league
 from harness.league.store import GameOutcome, LeagueStore
 from harness.report.tables import format_table, league_table
 
@@ -68,7 +70,7 @@ def games_per_second(config: LeagueConfig, *, fresh: bool = False, workers: int 
         Path(cfg.store + suffix).unlink(missing_ok=True)
     stamps: list[float] = []
     run_league(cfg, player=referee_player(fresh=fresh), progress=False,
-               on_game=lambda seq, outcome: stamps.append(time.perf_counter()))
+               hooks=RunHooks(on_game=lambda seq, outcome: stamps.append(time.perf_counter())))
     if len(stamps) < 2:
         return 0.0, len(stamps)
     return (len(stamps) - 1) / (stamps[-1] - stamps[0]), len(stamps)
@@ -102,7 +104,7 @@ def synthesize(store_path: Path, n_games: int, n_bots: int = 20) -> LeagueConfig
     with LeagueStore(store_path) as store:
         plan_league(cfg, store)
         pending = store.pending_games()[:n_games]
-        names = {r["id"]: r["name"] for r in store.versions()}
+        names = {r.id: r.name for r in store.versions()}
         with store.transaction():
             for g in pending:
                 keys = [strength[names[v]] + rng.gauss(0, 6) for v in g.version_ids]
@@ -156,18 +158,49 @@ def part1(dir_: Path, rounds: int, cores: int, repeat: int, tiny: bool = False) 
     persistent_vs_fresh(dir_, "full", "{}", rounds, max(2, rounds // 2), repeat)
 
 
+def greedy_leagues(dir_: Path) -> tuple[Path, Path]:
+    """Leagues of greedy bots only (real bots: they compute every move): Crisps at 2 seats (the
+    Python greedy bot twice, the JavaScript one), and Dominoes at 4 seats (four Python greedy
+    bots: 24 seat orders a deal, so one process per deal starts many processes)."""
+    bots = REPO / "bots"
+    crisps = dir_ / "bench-greedy-crisps.yaml"
+    crisps.write_text(f"""name: bench-greedy-crisps
+game: crisps
+store: {dir_ / 'bench-greedy-crisps.sqlite'}
+bots:
+  - {{name: greedy-a, command: python3 {bots}/crisps_greedy.py --name a}}
+  - {{name: greedy-b, command: python3 {bots}/crisps_greedy.py --name b}}
+  - {{name: greedy-js, command: node {bots}/crisps_greedy.js}}
+""")
+    dominoes = dir_ / "bench-greedy-dom4.yaml"
+    dominoes.write_text(f"""name: bench-greedy-dom4
+game: dominoes
+players: 4
+store: {dir_ / 'bench-greedy-dom4.sqlite'}
+bots:
+""" + "".join(f"  - {{name: greedy-{n}, command: python3 {bots}/dominoes_greedy.py --name {n}}}\n" for n in "abcd"))
+    return crisps, dominoes
+
+
 def part2(dir_: Path, rounds: int, cores: int, repeat: int, tiny: bool = False) -> None:
-    """Speed-up from 1 worker to one per core, with and without the JavaScript bot (``tiny``: the
-    mixed league only)."""
-    print("\n2. speed-up from 1 worker to", cores, "(persistent processes, full games)")
+    """Speed-up from 1 worker to one per core: the bench league (greedy and random bots), Python
+    bots only, and leagues of greedy bots only (``tiny``: the mixed league and greedy Crisps). Each league as
+    a league plays by default (the sandbox where it works, the CPU clock, one process per deal)."""
+    print("\n2. speed-up from 1 worker to", cores, "(persistent processes, full games, the league's defaults)")
     mixed = league_file(dir_, "bench-scale", "{}", rounds)
     python_only = dir_ / "bench-scale-py.yaml"
     python_only.write_text("\n".join(line for line in mixed.read_text().splitlines()
                                      if "random-js" not in line).replace("bench-scale", "bench-scale-py") + "\n")
-    leagues = (("greedy-py, random-py, random-js", mixed, 1), ("greedy-py, random-py (Python only)", python_only, 3))
-    for label, path, scale in leagues[:1] if tiny else leagues:
-        cfg = load_config(path, rounds=rounds * scale)  # 2 bots play a third of 3 bots' games a round
+    greedy_crisps, greedy_dom4 = greedy_leagues(dir_)
+    # (rounds scaled so each league has a few hundred games: 2 bots play a third of 3 bots' games a
+    # round; a round of 4 bots at 4 seats is 24 games)
+    leagues = (("greedy-py, random-py, random-js", mixed, 1), ("greedy-py, random-py (Python only)", python_only, 3),
+               ("greedy only: Crisps, greedy-py x2, greedy-js", greedy_crisps, 1),
+               ("greedy only: Dominoes at 4 seats, greedy-py x4", greedy_dom4, 0.5))
+    for label, path, scale in (leagues[0], leagues[2]) if tiny else leagues:
+        cfg = load_config(path, rounds=max(1, int(rounds * scale)))
         ones, manys = [], []
+        load0 = os.getloadavg()[0]
         for _ in range(repeat):
             one, n = games_per_second(cfg, workers=1)
             many, _ = games_per_second(cfg, workers=cores)
@@ -177,7 +210,7 @@ def part2(dir_: Path, rounds: int, cores: int, repeat: int, tiny: bool = False) 
         paired = statistics.median(m / o for m, o in zip(manys, ones))
         print(f"   {label}: 1 worker {one:.1f} games/s; {cores} workers {many:.1f} games/s (best runs); speed-up "
               f"{many / one:.2f} best vs best, {paired:.2f} median of back-to-back pairs ({n} games; target >= 1.8 "
-              f"on 2 cores)")
+              f"on 2 cores); load {load0:.1f} -> {os.getloadavg()[0]:.1f}")
         print(f"      runs: 1 worker {', '.join(f'{x:.1f}' for x in ones)}; {cores} workers "
               f"{', '.join(f'{x:.1f}' for x in manys)}")
 
@@ -213,8 +246,8 @@ def _planning_config(dir_: Path, name: str, n_games: int) -> LeagueConfig:
 
 def part4(dir_: Path, n_games: int) -> None:
     """Planning a big league, re-planning it, and the object path against the bulk path."""
-    from harness.league import schedule as schedule_mod
-    from harness.league.schedule import build_schedule
+    from harness.league import schedule_roundrobin as schedule_mod
+    from harness.league.schedule_roundrobin import build_schedule
 
     cfg = _planning_config(dir_, "plan-big", n_games)
     print(f"\n4. planning: a new league of {cfg.rounds * 90:,} games (10 bots, 2 seats, {cfg.rounds:,} rounds)")

@@ -5,7 +5,7 @@ a game each bot performs its skill plus the seat's deal luck (shared by every se
 duplicate set) plus its own noise, N(0, beta^2 / 2) each (beta = 25/6, TrueSkill's), and the
 ranking orders the performances. Each league is rated as the league rates: the order-free fit
 of TrueSkill's model on every pair of seats of every game (the table's pairwise composite
-likelihood; harness.league.matchmaking.fit_skills, mu only). Side by side in one run, tables of 2 and of 3:
+likelihood; harness.league.schedule_matchmaker.fit_skills, mu only). Side by side in one run, tables of 2 and of 3:
 
 1. The share of leagues whose fit has the right top-10 set, and the right top-10 order, at each
    rung of a geometric ladder of games played, for the adaptive schedule (the matchmaker with
@@ -94,8 +94,8 @@ from matchmaking_model import (  # noqa: E402
 from matchmaking_real import REAL_GAMES, part5  # noqa: E402
 from scipy.special import ndtr  # noqa: E402
 
-from harness.league.matchmaking import Matchmaker, MatchParams, fit_skills  # noqa: E402
 from harness.league.ratings_fit import TableBatch  # noqa: E402
+from harness.league.schedule_matchmaker import Matchmaker, MatchParams, fit_skills  # noqa: E402
 
 # ---------------------------------------------------------------------------------------------
 # playing sets

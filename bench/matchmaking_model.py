@@ -26,9 +26,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import matchmaking_headline  # noqa: E402
 
-from harness.league.adaptive import table_confidence, table_fit_answer  # noqa: E402
-from harness.league.matchmaking import Matchmaker, MatchParams, fit_skills  # noqa: E402
 from harness.league.ratings_fit import TableBatch, fit_batches  # noqa: E402
+from harness.league.schedule_adaptive import table_confidence, table_fit_answer  # noqa: E402
+from harness.league.schedule_matchmaker import Matchmaker, MatchParams, fit_skills  # noqa: E402
 
 MU, SIGMA, BETA = 25.0, 25.0 / 3, 25.0 / 6
 LUCK = BETA / math.sqrt(2)  # the seat's deal luck, shared by the seat orders of a set

@@ -24,8 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from greedy_mix import Field, play_set  # noqa: E402
 from matchmaking_model import BENCH_PARAMS, Until, ladder, report, top_right, uniform_sets  # noqa: E402
 
-from harness.league.matchmaking import Matchmaker  # noqa: E402
 from harness.league.ratings_fit import TableBatch  # noqa: E402
+from harness.league.schedule_matchmaker import Matchmaker  # noqa: E402
 
 REAL_GAMES = {2: "dominoes", 3: "epizodiak"}
 

@@ -22,20 +22,32 @@ the same processes, in the same sandbox). Processes are reused across the deals 
 (``process_per_deal`` off): this measures decisions; bench/fairplay.py measures starts.
 
 Then the CPU clock's own cost: the referee's CPU per decision with the clock on minus off, side
-by side with its system calls alone (a thaw, a freeze and one CPU reading of a live bot's
-cgroups, in a tight loop): target <= 2x.
+by side with the referee's CPU time in its system calls (a thaw, one CPU reading and a freeze of
+a live bot's cgroups; and those with the run-delay readings a turn also makes), both in a tight
+loop and timed as they run in one more round of games (where the caches are cold and they cost
+about three times as much): target <= 2x. Settings ``sandbox`` and ``clock`` measure each alone.
 
-    python bench/referee.py [--games N] [--rounds R] [--cpu C] [--tiny] [GAME ...]
+With ``--compare REF`` (a git ref of this repository, or a directory holding a ``harness``
+package), every row is measured twice in one run, side by side: ``old`` (the harness of REF)
+and ``new`` (this tree's), each in its own process, in the order old, new, new, old, with the
+same bots and this bench's code; the load is printed before and after every pair.
+
+    python bench/referee.py [--games N] [--rounds R] [--cpu C] [--settings S] [--compare REF] [--tiny] [GAME ...]
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import io
+import json
 import os
 import random
 import statistics
+import subprocess
 import sys
+import tarfile
+import tempfile
 import time
 from pathlib import Path
 
@@ -43,8 +55,9 @@ import orjson
 
 from harness.games import GAMES, get_game
 from harness.play.botproc import BotProcess
-from harness.play.limits import BotSpec, pin_to_cpu
-from harness.play.referee import BotPool, FairPlay, RefereeConfig, ResourceLimits, play_game
+from harness.play.limits import BotSpec, ResourceLimits, pin_to_cpu
+from harness.play.pool import BotPool
+from harness.play.referee import FairPlay, RefereeConfig, play_game
 
 ROOT = Path(__file__).resolve().parent.parent
 RANDOM_BOT = ROOT / "bots" / "random_bot.py"
@@ -141,7 +154,7 @@ def bot_specs(name: str, players: int, kind: str) -> list[BotSpec]:
 
 
 #: the settings measured: (sandbox, CPU clock)
-SETTINGS = {"bare": (None, False), "league": ("auto", True)}
+SETTINGS = {"bare": (None, False), "sandbox": ("auto", False), "clock": (None, True), "league": ("auto", True)}
 
 
 def referee_config(setting: str) -> RefereeConfig:
@@ -151,19 +164,86 @@ def referee_config(setting: str) -> RefereeConfig:
                          fair_play=FairPlay(cpu_clock=cpu_clock, process_per_deal=False))
 
 
-def clock_syscalls_us(pool: BotPool, loops: int = 2000) -> float:
-    """Microseconds of one thaw + one CPU reading + one freeze of a live bot's cgroups (0 if none)."""
+def clock_syscalls_us(pool: BotPool, loops: int = 2000) -> tuple[float, float]:
+    """The referee's CPU time (us) of the CPU clock's system calls on a live bot's cgroups, in a
+    loop (0 if no bot has the clock): a thaw, one CPU reading and a freeze; and those plus the
+    readings of its run delays a turn also makes (its task list, each thread's schedstat that
+    the referee reads, the referee's own schedstat)."""
     procs = [p for p in pool.processes() if p.cpu_clock]
     if not procs:
-        return 0.0
-    group = procs[0]._cgroup
-    assert group is not None
-    start = time.perf_counter()
+        return 0.0, 0.0
+    proc = procs[0]
+    group, delay = proc._cgroup, proc._run_delay
+    assert group is not None and delay is not None
+    pread, tasks = os.pread, os.open(delay.tasks_file, os.O_RDONLY)
+    own = os.open("/proc/thread-self/schedstat", os.O_RDONLY)
+    threads = list(delay._fds.values())  # (the threads its last reading read)
+    start = on_cpu_ns(os.getpid())
     for _ in range(loops):
         group.thaw()
         group.cpu_ns()
         group.freeze()
-    return (time.perf_counter() - start) / loops * 1e6
+    three = (on_cpu_ns(os.getpid()) - start) / loops / 1e3
+    start = on_cpu_ns(os.getpid())
+    for _ in range(loops):
+        group.thaw()
+        pread(own, 128, 0)
+        group.cpu_ns()
+        group.freeze()
+        pread(tasks, 1 << 16, 0)
+        for fd in threads:
+            pread(fd, 128, 0)
+    every = (on_cpu_ns(os.getpid()) - start) / loops / 1e3
+    os.close(tasks)
+    os.close(own)
+    return three, every
+
+
+def in_game_syscalls_us(game, specs, pool: BotPool, config: RefereeConfig, seeds: list[int]) -> tuple[float, float]:
+    """The referee's CPU time (us per decision) in the CPU clock's system calls as they run in
+    one more round of games (caches as cold as the game leaves them), each timed by thread CPU
+    time with the timer's own cost taken off: thaw + CPU reading + freeze; and those + the
+    run-delay readings (the bot's threads, with their parsing; the referee's own)."""
+    from harness.play import botproc, cgroups, cpuclock
+    spent = {"three": 0, "delays": 0}
+    calls = [0]
+    clock = time.thread_time_ns
+
+    def timed(f, key):
+        def call(*a, **k):
+            t0 = clock()
+            try:
+                return f(*a, **k)
+            finally:
+                spent[key] += clock() - t0
+                calls[0] += 1
+        return call
+
+    def nothing() -> None:
+        pass
+
+    empty = timed(nothing, "delays")
+    start = clock()
+    for _ in range(10000):
+        empty()
+    overhead = (clock() - start) / 10000
+    spent["delays"] = calls[0] = 0
+    patched = [(cgroups.BotCgroup, "thaw", "three"), (cgroups.BotCgroup, "freeze", "three"),
+               (cgroups.BotCgroup, "cpu_ns", "three"), (cpuclock.RunDelay, "_read", "delays"),
+               (botproc, "own_wait_ns", "delays")]
+    saved = [getattr(obj, name) for obj, name, _ in patched]
+    for obj, name, key in patched:
+        setattr(obj, name, timed(getattr(obj, name), key))
+    try:
+        requests = referee_round(game, specs, pool, config, seeds)
+    finally:
+        for (obj, name, _), f in zip(patched, saved):
+            setattr(obj, name, f)
+    # each timed call also pays about half the timer pair inside what it measures
+    per_call = overhead / 2
+    three = spent["three"] - per_call * 3 * requests
+    every = three + spent["delays"] - per_call * (calls[0] - 3 * requests)
+    return max(three, 0) / requests / 1e3, max(every, 0) / requests / 1e3
 
 
 def bench_game(name: str, n_games: int, rounds: int, bots: str = "random",
@@ -202,14 +282,18 @@ def bench_game(name: str, n_games: int, rounds: int, bots: str = "random",
             rows["floor_cpu"].append((m.cpu + m.bots) / len(lines) * 1e6)
             rows["floor_self"].append(m.cpu / len(lines) * 1e6)
             rows["engine"].append(engine_us(game, players, seeds))
-        syscalls = clock_syscalls_us(pool)
-    out = {k: statistics.median(v) for k, v in rows.items()}
+        syscalls, all_syscalls = clock_syscalls_us(pool)
+        in_game = in_game_syscalls_us(game, specs, pool, config, seeds) if syscalls else (0.0, 0.0)
+    out: dict = {k: statistics.median(v) for k, v in rows.items()}
     out["decisions"] = len(lines)
     out["syscalls"] = syscalls
+    out["all_syscalls"] = all_syscalls
+    out["in_game"], out["all_in_game"] = in_game
+    out["rounds"] = rows
     return out
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("games", nargs="*", help="games to measure (default: every game that imports)")
     parser.add_argument("--games", dest="n_games", type=int, default=20, help="games per round")
@@ -217,20 +301,67 @@ def main() -> None:
     parser.add_argument("--cpu", type=int, default=0, help="core to pin the referee and its bots to")
     parser.add_argument("--bots", choices=("random", "greedy", "both"), default="both",
                         help="reference bots in every seat (default: a row for each)")
-    parser.add_argument("--settings", default="bare,league", help="which settings (bare, league)")
+    parser.add_argument("--settings", default="bare,league",
+                        help="which settings: bare, sandbox (the sandbox alone), clock (the CPU clock alone), "
+                             "league (both); default bare,league")
+    parser.add_argument("--compare", metavar="REF", help="also measure the harness of REF (a git ref, or a "
+                        "directory holding a harness package), side by side in the same run")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)  # one row as JSON (--compare)
     parser.add_argument("--tiny", action="store_true", help="a run of seconds (CI checks the bench still works; "
-                        "its figures mean nothing)")
+                        "its figures mean nothing); compares with this tree itself unless --compare is given")
     args = parser.parse_args()
     if args.tiny:
         args.games, args.n_games, args.rounds, args.bots = args.games or ["crisps"], 2, 1, "random"
+        args.compare = args.compare or str(ROOT)
+    return args
+
+
+def main() -> None:
+    args = parse_args()
     pin_to_cpu(args.cpu)
     settings = args.settings.split(",")
-    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; us per decision, median of "
+    if args.worker:
+        [name] = args.games
+        got = bench_game(name, args.n_games, args.rounds, args.bots, settings[0])
+        import harness
+        print(json.dumps({**got, "harness": str(Path(harness.__file__).parent)}))
+        return
+    print(f"load average {load()} on {os.cpu_count()} cores; us per decision, median of "
           f"{args.rounds} rounds of {args.n_games} games; bare: no sandbox, no CPU clock; league: the sandbox "
           f"(where it works) and the CPU clock")
-    print(f"{'game':<10} {'bots':<6} {'setting':<7} {'decisions':>9} | {'wall: referee':>13} {'floor':>6} "
+    print(f"{'game':<10} {'bots':<6} {'setting':<7} {'code':<4} {'decisions':>9} | {'wall: referee':>13} {'floor':>6} "
           f"{'ratio':>6} | {'cpu: referee':>12} {'floor':>6} {'ratio':>6} | {'referee self':>12} {'engine':>6} "
           f"{'floor self':>10}")
+    with tempfile.TemporaryDirectory(prefix="bench-referee-") as tmp:
+        codes = {"new": str(ROOT)}
+        if args.compare:
+            codes = {"old": old_tree(args.compare, Path(tmp)), "new": str(ROOT)}
+            print(f"old: the harness of {args.compare} ({codes['old']}); new: {ROOT}")
+        clock_rows = measure_all(args, settings, codes)
+    print("target: ratio <= 1.5")
+    if clock_rows:
+        print("\nthe CPU clock's cost to the referee (its CPU per decision, league minus bare, the sandbox's share "
+              "included) against the referee's CPU time in its system calls: thaw + CPU reading + freeze (3), and "
+              "those + the run-delay readings of a turn (all: the task list, the bot's threads, the referee's own), "
+              "in a loop and as they run in a game; us (ratio)")
+        print(f"{'game':<10} {'bots':<6} {'code':<4} {'cost':>6} | {'loop: 3':>14} {'all':>14} | {'in game: 3':>14} "
+              f"{'all':>14}")
+        for name, bots, code, bare, league in clock_rows:
+            cost = league["ref_self"] - bare["ref_self"]
+            cells = " | ".join(" ".join(f"{league[k]:>6.1f} ({cost / league[k] if league[k] else 0:>5.2f})"
+                                        for k in pair)
+                               for pair in (("syscalls", "all_syscalls"), ("in_game", "all_in_game")))
+            print(f"{name:<10} {bots:<6} {code:<4} {cost:>6.1f} | {cells}")
+        print("target: ratio <= 2 against the clock's system calls (thaw + reading + freeze)")
+    print(f"load average {load()} at the end")
+
+
+def load() -> str:
+    return "/".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def measure_all(args: argparse.Namespace, settings: list[str], codes: dict[str, str]) -> list[tuple]:
+    """Every row (game x bots x setting), for each code; the pairs (bare, league) for the clock's cost."""
     clock_rows = []
     for name in args.games or list(GAMES):
         try:
@@ -239,28 +370,69 @@ def main() -> None:
             print(f"{name:<10} skipped: {exc}", file=sys.stderr)
             continue
         for bots in (("random", "greedy") if args.bots == "both" else (args.bots,)):
-            got = {}
+            got: dict[str, dict[str, dict]] = {code: {} for code in codes}
             for setting in settings:
-                got[setting] = bench_game(name, args.n_games, args.rounds, bots, setting)
-                report(name, bots, setting, got[setting])
-            if "bare" in got and "league" in got and got["league"]["syscalls"]:
-                clock_rows.append((name, bots, got["bare"], got["league"]))
-    print("target: ratio <= 1.5")
-    if clock_rows:
-        print("\nthe CPU clock's cost to the referee (its CPU per decision, league minus bare, the sandbox's share "
-              "included) against its system calls (thaw + reading + freeze), us")
-        for name, bots, bare, league in clock_rows:
-            cost = league["ref_self"] - bare["ref_self"]
-            print(f"{name:<10} {bots:<6} referee cost {cost:>7.1f}  system calls {league['syscalls']:>6.1f}  "
-                  f"ratio {cost / league['syscalls']:>5.2f}")
-        print("target: ratio <= 2")
-    print(f"load average {os.getloadavg()[0]:.2f} at the end")
+                if len(codes) == 1:
+                    got["new"][setting] = bench_game(name, args.n_games, args.rounds, bots, setting)
+                else:
+                    compared(args, codes, name, bots, setting, got)
+                for code in codes:
+                    report(name, bots, setting, code, got[code][setting])
+            for code in codes:
+                if "bare" in got[code] and "league" in got[code] and got[code]["league"]["syscalls"]:
+                    clock_rows.append((name, bots, code, got[code]["bare"], got[code]["league"]))
+    return clock_rows
 
 
-def report(name: str, bots: str, setting: str, r: dict[str, float]) -> None:
+def compared(args: argparse.Namespace, codes: dict[str, str], name: str, bots: str, setting: str,
+             got: dict[str, dict[str, dict]]) -> None:
+    """One row for each code into ``got``, each measured in two processes, in the order old, new, new, old."""
+    runs: dict[str, list[dict]] = {code: [] for code in codes}
+    before = load()
+    for code in ("old", "new", "new", "old"):
+        runs[code].append(worker(args, codes[code], name, bots, setting))
+    print(f"  (load {before} -> {load()})", flush=True)
+    for code, results in runs.items():
+        rounds = {k: [x for r in results for x in r["rounds"][k]] for k in results[0]["rounds"]}
+        row = {k: statistics.median(v) for k, v in rounds.items()}
+        row.update({k: statistics.median(r[k] for r in results)
+                    for k in ("syscalls", "all_syscalls", "in_game", "all_in_game")}, decisions=results[0]["decisions"])
+        got[code][setting] = row
+
+
+def worker(args: argparse.Namespace, tree: str, name: str, bots: str, setting: str) -> dict:
+    """One row measured by this bench in a process of its own, with the harness of ``tree``."""
+    cmd = [sys.executable, __file__, "--worker", "--games", str(args.n_games), "--rounds", str(args.rounds),
+           "--cpu", str(args.cpu), "--bots", bots, "--settings", setting, name]
+    env = dict(os.environ, PYTHONPATH=tree)
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        sys.exit(f"bench/referee.py: the row {name} {bots} {setting} with {tree} failed:\n{done.stderr[-3000:]}")
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    if Path(got["harness"]).resolve() != (Path(tree) / "harness").resolve():
+        sys.exit(f"bench/referee.py: the row with {tree} ran the harness of {got['harness']} (check PYTHONPATH)")
+    return got
+
+
+def old_tree(ref: str, tmp: Path) -> str:
+    """A directory holding the harness package of ``ref``: the directory itself, or the ref's
+    ``harness`` extracted from git into ``tmp``."""
+    if (Path(ref) / "harness").is_dir():
+        return str(Path(ref).resolve())
+    done = subprocess.run(["git", "-C", str(ROOT), "archive", "--format=tar", ref, "harness"], capture_output=True,
+                          check=False)
+    if done.returncode != 0:
+        sys.exit(f"bench/referee.py: --compare {ref}: not a directory with a harness package, nor a git ref here "
+                 f"({done.stderr.decode(errors='replace').strip()})")
+    with tarfile.open(fileobj=io.BytesIO(done.stdout)) as tar:
+        tar.extractall(tmp, filter="data")
+    return str(tmp)
+
+
+def report(name: str, bots: str, setting: str, code: str, r: dict) -> None:
     wall_ratio = r["ref"] / r["floor"]
     cpu_ratio = r["ref_cpu"] / r["floor_cpu"]
-    print(f"{name:<10} {bots:<6} {setting:<7} {r['decisions']:>9.0f} | {r['ref']:>13.1f} {r['floor']:>6.1f} "
+    print(f"{name:<10} {bots:<6} {setting:<7} {code:<4} {r['decisions']:>9.0f} | {r['ref']:>13.1f} {r['floor']:>6.1f} "
           f"{wall_ratio:>6.2f} | {r['ref_cpu']:>12.1f} {r['floor_cpu']:>6.1f} {cpu_ratio:>6.2f} | "
           f"{r['ref_self']:>12.1f} {r['engine']:>6.1f} {r['floor_self']:>10.1f}", flush=True)
 

@@ -23,7 +23,7 @@ sys.path.insert(0, str(REPO))
 from league import synthesize  # noqa: E402
 
 from harness.league.store import LeagueStore  # noqa: E402
-from harness.report.html import Site, write_report  # noqa: E402
+from harness.report.html import ReportPages, write_report  # noqa: E402
 
 
 def main() -> None:
@@ -38,7 +38,7 @@ def main() -> None:
         store_path = Path(tmp) / "synthetic.sqlite"
         cfg = synthesize(store_path, args.games)
         with LeagueStore(store_path) as store:
-            site = Site(cfg, store)
+            site = ReportPages(cfg, store)
             start = time.perf_counter()
             index = site.index(set())
             took = time.perf_counter() - start

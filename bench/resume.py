@@ -9,7 +9,7 @@ longer lists it, so its pending games are dropped at resume). What a resume pays
 side by side in one run, each path in a fresh process on its own copy of the store:
 
 - *resume*: what ``harness run`` does before it plays (open the store, bind, register the
-  versions, build :class:`~harness.league.adaptive.AdaptiveSchedule` and its source) and then
+  versions, build :class:`~harness.league.schedule_adaptive.AdaptiveSchedule` and its source) and then
   choose the first new round (``next_games``: the stop checks, the fit, the choice), for the
   per-game replay (the reference, :func:`rebuild_per_game`: every recorded game replayed in
   Python, as the schedule did before it read arrays) and the schedule's own array rebuild;
@@ -45,7 +45,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from harness.league import adaptive  # noqa: E402
+from harness.league import schedule_adaptive as adaptive  # noqa: E402
 from harness.league.config import load_config  # noqa: E402
 from harness.league.store import LeagueStore  # noqa: E402
 
@@ -93,7 +93,7 @@ def build(dir_: Path, games: int, bots: int) -> tuple[Path, int]:
 
 def rebuild_per_game(self: adaptive.AdaptiveSchedule, version_ids: dict[str, int]) -> None:
     """The reference rebuild: every game of the store's schedule log replayed in Python, one
-    :meth:`~harness.league.matchmaking.Matchmaker.note_set` / ``record`` call per game."""
+    :meth:`~harness.league.schedule_matchmaker.Matchmaker.note_set` / ``record`` call per game."""
     store = self.store
     with store.transaction():
         start = store.get_meta(adaptive.FROM_KEY)
@@ -105,9 +105,9 @@ def rebuild_per_game(self: adaptive.AdaptiveSchedule, version_ids: dict[str, int
         store.set_meta("plan_fingerprint", "")
     self.start = int(start)
     for row in store.versions():
-        self.labels[row["id"]] = f"{row['name']}@{row['version']}"
-        self.names[row["id"]] = row["name"]
-        self.mm.add_bot(row["id"])
+        self.labels[row.id] = f"{row.name}@{row.version}"
+        self.names[row.id] = row.name
+        self.mm.add_bot(row.id)
     self.mm.set_roster(sorted(version_ids.values()))
     for seq, game_id, round_, status, versions, ranks in store.schedule_log(0):
         if seq <= self.start or not game_id.startswith(adaptive.ID_PREFIX):
@@ -162,7 +162,7 @@ def _resume(config: str, per_game: bool, out: mp.Queue) -> None:
     if not per_game:  # the per-round costs at this size, in the same process
         mm = schedule.mm
         n = len(mm.ids)
-        from harness.league.matchmaking import adjacent_confidence, fit_skills
+        from harness.league.schedule_matchmaker import adjacent_confidence, fit_skills
         result["fit"], fit = _timed(lambda: fit_skills(mm.wins[:n, :n], mu=mm.mu, sigma=mm.sigma, beta=mm.beta))
         mm._fit, mm._fit_key = fit, (mm._fit_point(mm.rounds), n)
         result["choice"], _ = _timed(mm.plan_round)

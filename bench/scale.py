@@ -27,7 +27,7 @@ from pathlib import Path
 from harness.games import get_game, ranking_from_keys
 from harness.league import ratings as rating_mod
 from harness.league.config import BotEntry, LeagueConfig, load_config
-from harness.league.runner import plan_league, run_league
+from harness.league.runner import RunHooks, RunOptions, plan_league, run_league
 from harness.league.store import GameOutcome, LeagueStore
 
 REPO = Path(__file__).resolve().parent.parent
@@ -114,7 +114,8 @@ def play(path: Path, workers: int, dask: str | None) -> tuple[float, float, int]
         Path(cfg.store + suffix).unlink(missing_ok=True)
     stamps: list[float] = []
     start = time.perf_counter()
-    summary = run_league(cfg, progress=False, dask=dask, on_game=lambda seq, o: stamps.append(time.perf_counter()))
+    summary = run_league(cfg, progress=False, options=RunOptions(dask=dask),
+                         hooks=RunHooks(on_game=lambda seq, o: stamps.append(time.perf_counter())))
     end = time.perf_counter()
     after_first = sum(1 for t in stamps if t > stamps[0])
     steady = after_first / (stamps[-1] - stamps[0]) if after_first else 0.0

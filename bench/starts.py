@@ -17,7 +17,13 @@ this measures one start taken apart, each piece side by side with what it adds t
   with the sandbox.
 
 Wall time per start (median of ``--n``) and the CPU time of the children (``RUSAGE_CHILDREN``)
-and of this process. The machine is shared: the load is printed beside the figures.
+and of this process. Under bwrap the bot's processes are not the harness's children (their CPU
+never reaches ``RUSAGE_CHILDREN``), so a second table reads the CPU of each start's whole tree
+from a cgroup of its own (``cpuacct``), each piece inside the sandbox as a bot gets it: bwrap
+alone, the wrapper bwrap runs the bot under (a shell remounting ``/tmp`` with an inode bound
+and ``setpriv`` dropping the uid, or ``prlimit``), the interpreter, its ``site``, the bot's
+imports and hello. CPU is what a busy machine pays per start (wall time at a high load is
+mostly waiting for a core). The machine is shared: the load is printed beside the figures.
 
     python bench/starts.py [--n 30] [--tiny]
 """
@@ -41,8 +47,8 @@ from harness.play import protocol
 from harness.play.botproc import BotProcess, StderrLog
 from harness.play.cgroups import BotCgroup, cgroup_base
 from harness.play.limits import BotSpec, ResourceLimits, limit_setter
-from harness.play.privileges import bot_uid
-from harness.play.sandbox import bwrap_command, bwrap_userns, own_dirs, sandbox_env
+from harness.play.privileges import bot_uid, drop_privileges
+from harness.play.sandbox import _etc_args, bwrap_command, bwrap_userns, own_dirs, sandbox_env
 
 ROOT = Path(__file__).resolve().parent.parent
 RANDOM_BOT = ROOT / "bots" / "random_bot.py"
@@ -84,6 +90,103 @@ def start_to_ready(limits: ResourceLimits, log: StderrLog) -> None:
     proc.close_politely(protocol.BYE)
     proc.kill("bench")
     STOPS.append((time.perf_counter() - start) * 1000)
+
+
+HELLO = protocol.encode(protocol.hello("crisps", {}, 0, 2, 5000, 1000, 0)) + protocol.BYE
+
+
+def tree_cpu(argv: list[str], n: int, stdin: bytes = b"", env: dict[str, str] | None = None,
+             drop_uid: int | None = None) -> tuple[float, float]:
+    """(median CPU ms, median wall ms) of ``argv`` run to its exit ``n`` times, the CPU of its
+    whole tree (every process it started, in or out of a sandbox) read from a cgroup of its own;
+    ``drop_uid``: run as that uid (as the referee runs an unprivileged bwrap)."""
+    base = cgroup_base()
+    cpus, walls = [], []
+    for i in range(n):
+        group = BotCgroup.create(base, f"starts-cpu-{os.getpid()}-{i}", 4096)
+        if group is None or not group.can_count_cpu:
+            return float("nan"), float("nan")
+        try:
+            start = time.perf_counter()
+            def preexec(group: BotCgroup = group) -> None:
+                group.join()
+                if drop_uid is not None:
+                    drop_privileges(drop_uid)
+
+            proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                    env=env, preexec_fn=preexec)
+            _out, err = proc.communicate(stdin, timeout=60)
+            walls.append((time.perf_counter() - start) * 1000)
+            if proc.returncode != 0:
+                raise SystemExit(f"{argv[-3:]} failed: {err.decode(errors='replace')[-300:]}")
+            cpus.append((group.cpu_ns() or 0) / 1e6)
+        finally:
+            group.kill()
+    return statistics.median(cpus), statistics.median(walls)
+
+
+def cpu_table(n: int) -> None:
+    """Each piece of a start, the CPU of its whole tree (cgroup), outside and inside the sandbox."""
+    if cgroup_base() is None:
+        print("no cgroup here (not root, no writable cgroup tree): the CPU of a start's tree is not measured")
+        return
+    py = sys.executable
+    bot = [py, str(RANDOM_BOT)]
+    rows: dict[str, tuple[float, float]] = {}
+    rows["true"] = tree_cpu([TRUE], n)
+    rows["python3 -S -c pass (no site)"] = tree_cpu([py, "-S", "-c", "pass"], n)
+    rows["python3 -c pass"] = tree_cpu([py, "-c", "pass"], n)
+    rows["random bot: start, hello, ready, bye"] = tree_cpu(bot, n, HELLO)
+    if shutil.which("bwrap"):
+        uid = bot_uid("starts")
+        userns = bwrap_userns()
+        with tempfile.TemporaryDirectory() as tmp:
+            os.chmod(tmp, 0o755)
+            env = sandbox_env(dict(os.environ))
+
+            def boxed(words: list[str]) -> list[str]:
+                return bwrap_command(words, str(ROOT), own_dirs(bot, str(ROOT), None), 64, userns, uid, 64)
+
+            plain = boxed([TRUE])
+            cut = plain.index("--") + 1  # bwrap's own arguments end here; then the wrapper, then the command
+            drop = uid if userns else None  # (else bwrap runs as root and setpriv drops the bot)
+            rows["sandbox: bwrap, true"] = tree_cpu([*plain[:cut], TRUE], n, env=env, drop_uid=drop)
+            etc = list(_etc_args())  # the binds of /etc's public files, one by one
+            at = next((i for i in range(cut) if plain[i:i + len(etc)] == etc), None)
+            if etc and at is not None:
+                rows["sandbox: bwrap, true, without the /etc binds"] = tree_cpu(
+                    [*plain[:at], *plain[at + len(etc):cut], TRUE], n, env=env, drop_uid=drop)
+            rows["sandbox: bwrap, its wrapper, true"] = tree_cpu(plain, n, env=env, drop_uid=drop)
+            rows["sandbox: python3 -c pass"] = tree_cpu(boxed([py, "-c", "pass"]), n, env=env, drop_uid=drop)
+            rows["sandbox: random bot: start, hello, ready, bye"] = tree_cpu(boxed(bot), n, HELLO, env=env,
+                                                                              drop_uid=drop)
+    print(f"\nCPU of each start's whole tree (cgroup cpuacct), median of {n}; load {os.getloadavg()[0]:.2f}; "
+          f"bwrap {'in a user namespace of its own' if bwrap_userns() else 'as root, the bot dropped by setpriv'}")
+    print(f"  {'':<46} {'CPU ms':>8} {'wall ms':>8}")
+    for label, (cpu, wall) in rows.items():
+        print(f"  {label:<46} {cpu:>8.1f} {wall:>8.1f}")
+    c = {k: v[0] for k, v in rows.items()}
+    print("a start's CPU, piece by piece (ms):")
+    pieces = [("exec of a program (true)", c["true"]),
+              ("the interpreter without site", c["python3 -S -c pass (no site)"] - c["true"]),
+              ("site (the venv's .pth files)", c["python3 -c pass"] - c["python3 -S -c pass (no site)"]),
+              ("the random bot's imports, hello, ready, bye", c["random bot: start, hello, ready, bye"]
+               - c["python3 -c pass"])]
+    if "sandbox: bwrap, true" in c:
+        pieces += [("bwrap (namespaces, mounts)", c["sandbox: bwrap, true"] - c["true"]),
+                   ("  of which the binds of /etc's public files", c["sandbox: bwrap, true"]
+                    - c.get("sandbox: bwrap, true, without the /etc binds", c["sandbox: bwrap, true"])),
+                   ("the wrapper inside the sandbox (sh, mount, setpriv / prlimit)",
+                    c["sandbox: bwrap, its wrapper, true"] - c["sandbox: bwrap, true"]),
+                   ("the interpreter in the sandbox, beyond outside",
+                    c["sandbox: python3 -c pass"] - c["sandbox: bwrap, its wrapper, true"] - c["python3 -c pass"]
+                    + c["true"])]
+        whole = c["sandbox: random bot: start, hello, ready, bye"]
+    else:
+        whole = c["random bot: start, hello, ready, bye"]
+    for label, ms in pieces:
+        print(f"  {label:<66} {ms:7.1f}")
+    print(f"  {'the whole start of the random bot, its tree':<66} {whole:7.1f}  (plus the harness's own CPU: above)")
 
 
 def main() -> None:
@@ -151,6 +254,7 @@ def main() -> None:
     whole = rows["whole start to ready + stop, no sandbox"][0] - rows["  of which the stop (bye, kill the tree)"][0]
     print(f"  the bot's imports and hello -> ready   {whole - rows['interpreter: python3 -c pass'][0]:7.1f}  "
           f"(the whole start without the sandbox minus the interpreter: includes fork, cgroup, preexec)")
+    cpu_table(n)
     print(f"load average {os.getloadavg()[0]:.2f} at the end")
 
 

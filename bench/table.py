@@ -256,7 +256,7 @@ def append_games(path: Path, games: int, seed: int) -> None:
     cfg = load_config(str(path), strict=False)
     rng = np.random.default_rng(1)
     with LeagueStore(cfg.store, create=False) as store:
-        version = np.array([v["id"] for v in store.versions()])
+        version = np.array([v.id for v in store.versions()])
         skill = rng.normal(cfg.rating.mu, 5.0, size=len(version))  # the first draw: synthesize's skills
         rng = np.random.default_rng(seed)
         first = store.last_seq() + 1
@@ -338,7 +338,7 @@ def _pages(config: str, games: int) -> None:
     cfg = load_config(config, strict=False)
     with LeagueStore(cfg.store, create=False) as store:
         store.db.execute("DELETE FROM rating_history")
-        bot = store.versions()[0]["id"]
+        bot = store.versions()[0].id
     live = LiveLeague(cfg)
     # the index is made in the background: a load answers within FRESH_WAIT (2 s) with the newest
     # page made, and the page made of the league as it is follows when its render ends

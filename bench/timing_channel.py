@@ -52,7 +52,8 @@ for line in sys.stdin:
 def run(games: int, ms: float, jitter: int, where: Path) -> tuple[int, int]:
     from harness.games import get_game
     from harness.play.limits import BotSpec, ResourceLimits, TimeControls
-    from harness.play.referee import BotPool, RefereeConfig, play_game
+    from harness.play.pool import BotPool
+    from harness.play.referee import RefereeConfig, play_game
 
     log = where / f"j{jitter}.log"
     script = where / "bot.py"

@@ -22,12 +22,12 @@ import pytest
 from test_adaptive_schedule import write_config
 
 from harness.games import ranking_from_keys
-from harness.league import adaptive
-from harness.league.adaptive import AdaptiveSchedule
+from harness.league import schedule_adaptive as adaptive
 from harness.league.config import load_config
-from harness.league.pending import PendingGame
 from harness.league.runner import plan_league
+from harness.league.schedule_adaptive import AdaptiveSchedule
 from harness.league.store import GameOutcome, LeagueStore
+from harness.league.store_pending import PendingGame
 
 
 def rebuild_per_game(self: AdaptiveSchedule, version_ids: dict[str, int]) -> None:
@@ -43,9 +43,9 @@ def rebuild_per_game(self: AdaptiveSchedule, version_ids: dict[str, int]) -> Non
         store.set_meta("plan_fingerprint", "")
     self.start = int(start)
     for row in store.versions():
-        self.labels[row["id"]] = f"{row['name']}@{row['version']}"
-        self.names[row["id"]] = row["name"]
-        self.mm.add_bot(row["id"])
+        self.labels[row.id] = f"{row.name}@{row.version}"
+        self.names[row.id] = row.name
+        self.mm.add_bot(row.id)
     self.mm.set_roster(sorted(version_ids.values()))
     for seq, game_id, round_, status, versions, ranks in store.schedule_log(0):
         if seq <= self.start or not game_id.startswith(adaptive.ID_PREFIX):
@@ -86,7 +86,7 @@ def record(store: LeagueStore, schedule: AdaptiveSchedule | None, games: list[Pe
 
 
 def strengths(store: LeagueStore) -> dict[int, int]:
-    return {r["id"]: int(r["name"][1:]) for r in store.versions()}
+    return {r.id: int(r.name[1:]) for r in store.versions()}
 
 
 def make_league(dir_: Path, first_id: int) -> Path:

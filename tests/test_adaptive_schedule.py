@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from harness.games import ranking_from_keys
-from harness.league.adaptive import AdaptiveSchedule
 from harness.league.config import ConfigError, load_config
+from harness.league.schedule_adaptive import AdaptiveSchedule
 from harness.league.store import GameOutcome, LeagueStore
 
 
@@ -44,7 +44,7 @@ def drive(path: Path, *, games: int, order_seed: int, window: int = 12, kill_aft
         store.bind(cfg)
         ids = store.register_versions(cfg.bots)
         source = AdaptiveSchedule(cfg, store, ids, forever=forever)
-        labels = {row["id"]: f"{row['name']}@{row['version']}" for row in store.versions()}
+        labels = {row.id: f"{row.name}@{row.version}" for row in store.versions()}
         queue = store.pending_games()  # left by a killed run: played first
         rng = random.Random(order_seed)
         done = 0
@@ -146,7 +146,7 @@ def test_a_new_bot_plays_first_and_a_retired_one_is_no_longer_chosen(tmp_path: P
     store.bind(cfg)
     ids = store.register_versions(cfg.bots)
     source = AdaptiveSchedule(cfg, store, ids)
-    s3 = next(r["id"] for r in store.versions() if r["name"] == "s3")
+    s3 = next(r.id for r in store.versions() if r.name == "s3")
     s9 = ids[next(b.label for b in cfg.bots if b.name == "s9")]
     assert store.counts()["pending"] == 0 or all(s3 not in g.version_ids for g in store.pending_games())
     chosen = []
@@ -212,7 +212,7 @@ def test_rounds_belong_to_the_round_robin(tmp_path: Path) -> None:
 def test_the_local_and_the_dask_executors_play_the_same_adaptive_league(tmp_path: Path) -> None:
     from test_league_runner import FAKE
 
-    from harness.league.runner import run_league
+    from harness.league.runner import RunOptions, run_league
 
     names = [f"s{i}" for i in range(6)]
     summaries, stores = [], []
@@ -221,7 +221,7 @@ def test_the_local_and_the_dask_executors_play_the_same_adaptive_league(tmp_path
         cfg = load_config(write_config(tmp_path / where, names, "{kind: adaptive, games: 150}", players="[2, 3]"))
         with LeagueStore(cfg.store) as store:  # one secret: the same (keyed) game ids and deals in both
             store.set_meta("deal_secret", "5" * 64)
-        summaries.append(run_league(cfg, player=FAKE, progress=False, dask=dask))
+        summaries.append(run_league(cfg, player=FAKE, progress=False, options=RunOptions(dask=dask)))
         stores.append(cfg.store)
     local, on_dask = summaries
     assert 140 <= local.played == on_dask.played <= 150 and not on_dask.errors
@@ -238,11 +238,11 @@ def test_the_local_and_the_dask_executors_play_the_same_adaptive_league(tmp_path
 def test_a_round_robin_turned_adaptive_keeps_its_results_and_drops_its_pending_games(tmp_path: Path) -> None:
     from test_league_runner import FAKE
 
-    from harness.league.runner import run_league
+    from harness.league.runner import RunOptions, run_league
 
     names = [f"s{i}" for i in range(4)]
     path = write_config(tmp_path, names, "round_robin", extra="rounds: 3\n")
-    run_league(load_config(path), player=FAKE, progress=False, max_games=20)
+    run_league(load_config(path), player=FAKE, progress=False, options=RunOptions(max_games=20))
     path.write_text(path.read_text().replace("schedule: round_robin", "schedule: {kind: adaptive, games: 40}")
                     .replace("rounds: 3\n", ""))
     summary = run_league(load_config(path), player=FAKE, progress=False)

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from pathlib import Path
 
 import pytest
 
 from harness.games import get_game
-from harness.league.config import ConfigError, load_config
+from harness.league.config import IDLE_BOTS_CAP, ConfigError, idle_bound, load_config
+from harness.league.game_sources import StoreSource
+from harness.league.runner import RunOptions, run_league
 from harness.play.limits import BotSpec, ResourceLimits, TimeControls
-from harness.play.referee import BotPool, RefereeConfig, play_game
+from harness.play.pool import BotPool
+from harness.play.referee import RefereeConfig, play_game
 
 ROOT = Path(__file__).resolve().parent.parent
 BOT = str(ROOT / "bots" / "random_bot.py")
@@ -48,6 +52,46 @@ def test_idle_bots_is_a_league_key(tmp_path: Path) -> None:
     path.write_text(path.read_text().replace("idle_bots: 4", "idle_bots: -1"))
     with pytest.raises(ConfigError, match="idle_bots"):
         load_config(path)
+
+
+def test_the_default_idle_bound_keeps_what_one_process_per_deal_needs(tmp_path: Path) -> None:
+    (tmp_path / "bot.py").write_text("print('x')\n")
+    path = tmp_path / "l.yaml"
+    bots = "".join(f"  - {{name: {n}, command: python3 bot.py {n}}}\n" for n in "abcd")
+    path.write_text(f"name: l\ngame: dominoes\nplayers: 4\nworkers: 2\nbots:\n{bots}")
+    config = load_config(path)
+    assert config.idle_bots is None
+    # 4 bots x 24 seat orders, over 2 workers, and half as much again for their uneven split
+    assert idle_bound(config) == 72
+    assert idle_bound(dataclasses.replace(config, workers=1)) == IDLE_BOTS_CAP == 96  # 144, capped
+    assert idle_bound(dataclasses.replace(config, table_sizes=(2,))) == 32  # 6 needed: the least kept
+    assert idle_bound(dataclasses.replace(config, idle_bots=5)) == 5  # set by the league: as it says
+
+
+def _starts(path: Path) -> int:
+    """Bot processes started in the league of ``path`` (its stderr logs say each start)."""
+    logs = Path(str(Path(load_config(path).store).with_suffix("")) + ".logs")
+    return sum(log.read_text(errors="replace").count("# tablebots: started pid") for log in logs.glob("**/*.log*"))
+
+
+def test_a_league_starts_each_bot_once_per_seat_order_however_many_windows_it_plays(tmp_path: Path) -> None:
+    """One process per deal at tables of 3: each bot needs 6 processes (a deal's seat orders), and
+    kept alive by the default idle bound they play every later deal: 4 bots x 6 = 24 starts in 8
+    deals handed out in windows of 2. Kept fewer than that need (``idle_bots: 12``), the pool
+    stopped some after each window and started them again: starts that grow with the league."""
+    bots = "".join(f"  - {{name: {n}, command: python3 {BOT} --seed {i}}}\n" for i, n in enumerate("abcd"))
+    starts = {}
+    for idle in ("", "idle_bots: 12\n"):
+        path = tmp_path / f"l{len(idle)}.yaml"
+        path.write_text(f"name: l{len(idle)}\nstore: {tmp_path / f'l{len(idle)}.sqlite'}\ngame: dominoes\n"
+                        f"players: 3\nrounds: 2\nworkers: 1\noptions: {{max_turns: 4}}\nlimits: {{sandbox: none}}\n"
+                        f"{idle}bots:\n{bots}")
+        summary = run_league(load_config(path), progress=False,
+                             options=RunOptions(source=functools.partial(StoreSource, window=2)))
+        assert not summary.errors and summary.played == 48  # 2 rounds of 4 tables of 3 (each its deal) x 6 seat orders
+        starts[idle] = _starts(path)
+    assert starts[""] == 4 * 6, starts
+    assert starts["idle_bots: 12\n"] > 4 * 6 + 6, starts
 
 
 def test_spares_start_ahead_play_the_next_seat_order_and_never_see_a_deal_twice(tmp_path: Path) -> None:

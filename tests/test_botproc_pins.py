@@ -13,7 +13,8 @@ import pytest
 from harness.play import protocol
 from harness.play.botproc import StderrLog, describe_status
 from harness.play.limits import BotSpec, ResourceLimits, TimeControls
-from harness.play.referee import BotPool, RefereeConfig, play_game
+from harness.play.pool import BotPool
+from harness.play.referee import RefereeConfig, play_game
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from toygame import ToyGame  # noqa: E402

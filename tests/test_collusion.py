@@ -53,3 +53,4 @@ def test_harness_collusion_reads_a_real_league(tmp_path):
     assert len(lines) == 7 and all(" & " in line and "6 sets" in line for line in lines[1:])
     missing = runner.invoke(cli, ["collusion", str(tmp_path / "nope.yaml")])
     assert missing.exit_code != 0 and "Traceback" not in missing.output
+

@@ -22,11 +22,11 @@ warnings.filterwarnings("ignore", message=".*httpx.*")
 from starlette.testclient import TestClient  # noqa: E402
 
 from harness.cli import cli  # noqa: E402
-from harness.contest.app import SESSION_COOKIE  # noqa: E402
 from harness.contest.auth import add_team, renew_token  # noqa: E402
 from harness.contest.config import ContestConfigError, init_contest, load_contest  # noqa: E402
 from harness.contest.db import ContestDB  # noqa: E402
 from harness.contest.server import create_app  # noqa: E402
+from harness.contest.site import SESSION_COOKIE  # noqa: E402
 from harness.contest.unpack import Caps, UnpackError, unpack_upload  # noqa: E402
 from harness.league.config import BotEntry  # noqa: E402
 from harness.league.store import GameOutcome, LeagueStore  # noqa: E402

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from harness.league.config import load_config
-from harness.league.schedule import build_schedule
+from harness.league.schedule_roundrobin import build_schedule
 
 REPO = Path(__file__).resolve().parent.parent
 BOTS = REPO / "bots"

@@ -22,7 +22,8 @@ import pytest
 from cgroup_probe import needs_cpu_clock
 
 from harness.play.limits import BotSpec, ResourceLimits, TimeControls
-from harness.play.referee import BotPool, GameRecord, RefereeConfig, play_game
+from harness.play.pool import BotPool
+from harness.play.referee import GameRecord, RefereeConfig, play_game
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from toygame import ToyGame  # noqa: E402

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from harness.games import get_game
 from harness.play.limits import BotSpec, ResourceLimits, TimeControls
-from harness.play.referee import BotPool, GameRecord, RefereeConfig, play_game
+from harness.play.pool import BotPool
+from harness.play.referee import GameRecord, RefereeConfig, play_game
 
 REPO = Path(__file__).resolve().parent.parent
 ATTACKER = REPO / "tests" / "bots" / "attacker.py"

@@ -24,11 +24,12 @@ from cgroup_probe import CPU_CLOCK_HERE, needs_cpu_clock
 
 from harness.games import get_game
 from harness.league.config import load_config
-from harness.league.runner import run_league
-from harness.league.schedule import build_schedule
+from harness.league.runner import RunOptions, run_league
+from harness.league.schedule_roundrobin import build_schedule
 from harness.league.store import LeagueStore
 from harness.play.limits import BotSpec, ResourceLimits, TimeControls
-from harness.play.referee import BotPool, GameRecord, RefereeConfig, play_game
+from harness.play.pool import BotPool
+from harness.play.referee import GameRecord, RefereeConfig, play_game
 from harness.play.sandbox import bwrap_problem
 
 REPO = Path(__file__).resolve().parent.parent
@@ -50,7 +51,7 @@ def run(path: Path, sandbox: str = "bwrap", max_games: int | None = None) -> Non
     text = path.read_text()
     if "limits:" not in text:
         path.write_text(text.replace("bots:", f"limits: {{sandbox: {sandbox}}}\nbots:", 1))
-    summary = run_league(load_config(path), progress=False, max_games=max_games)
+    summary = run_league(load_config(path), progress=False, options=RunOptions(max_games=max_games))
     assert not summary.errors, summary.errors
 
 
@@ -544,7 +545,7 @@ def test_serve_sends_the_contest_sites_security_headers(tmp_path):
 
 
 def test_an_adaptive_league_deals_from_its_secret_too(tmp_path):
-    from harness.league.adaptive import _deal_seed
+    from harness.league.schedule_adaptive import _deal_seed
     body = f"""game: crisps
 schedule: {{kind: adaptive, games: 8}}
 options: {{max_turns: 30}}
@@ -572,7 +573,8 @@ _FAIR_PLAY_SWITCHES = """
 import json, sys
 from harness.games import get_game
 from harness.play.limits import BotSpec, ResourceLimits
-from harness.play.referee import BotPool, FairPlay, RefereeConfig, play_game
+from harness.play.pool import BotPool
+from harness.play.referee import FairPlay, RefereeConfig, play_game
 
 specs = [BotSpec(name=f"r{i}", command=(sys.executable, sys.argv[1], "--seed", str(i)), cwd="/") for i in range(2)]
 out = {}

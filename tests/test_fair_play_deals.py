@@ -21,7 +21,7 @@ from harness.contest.config import init_contest, load_contest
 from harness.contest.db import ContestDB
 from harness.contest.ladder import LADDER_STORE, play_ladder
 from harness.league.config import load_config
-from harness.league.runner import run_league
+from harness.league.runner import RunOptions, run_league
 from harness.league.store import LeagueStore
 
 warnings.filterwarnings("ignore", message=".*httpx.*")
@@ -158,7 +158,7 @@ def test_an_old_store_keeps_its_played_deals_and_re_deals_a_new_versions_pending
     from harness.league.runner import plan_league
 
     path = _league(tmp_path, "deals: per_bot", "v1")
-    assert not run_league(load_config(path), progress=False, max_games=3).errors
+    assert not run_league(load_config(path), progress=False, options=RunOptions(max_games=3)).errors
     path.write_text(path.read_text().replace("--seed 2, version: v1", "--seed 2, version: v2"))
     with LeagueStore(str(tmp_path / "same.sqlite")) as store:
         plan_league(load_config(path), store)  # b@v2's games, planned on b@v1's deals

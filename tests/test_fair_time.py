@@ -6,26 +6,38 @@ Real leagues of real bots (tests/bots/attacker.py), as root with cgroups (the CP
 - the time a bot was kept from running is a lower bound (per-thread waits do not add up to more
   than the tree waited), exact for one thread, over random schedules;
 - a bot that uses half its time, by computing or by sleeping, on a loaded host is never charged
-  for the load.
+  for the load;
+- the sandbox's own processes (bwrap and its init) are all that is left out of the freezer: a
+  bot whose spinning children are orphaned to that init gets no CPU between its turns.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing as mp
+import os
 import random
+import tempfile
 import time
 from pathlib import Path
 
 import pytest
 from cgroup_probe import needs_cpu_clock
 
+from harness.games import get_game
 from harness.league.config import load_config
 from harness.league.runner import run_league
 from harness.league.store import LeagueStore
+from harness.play.limits import BotSpec, ResourceLimits, TimeControls
+from harness.play.pool import BotPool
+from harness.play.referee import RefereeConfig, play_game
+from harness.play.sandbox import bwrap_problem
 
 REPO = Path(__file__).resolve().parent.parent
 ATTACKER = REPO / "tests" / "bots" / "attacker.py"
 RANDOM = REPO / "bots" / "random_bot.py"
+COLLUDER = REPO / "tests" / "bots" / "colluder.py"
+GREEDY = REPO / "bots" / "dominoes_greedy.py"
 
 
 
@@ -145,6 +157,7 @@ def test_jitter_delays_each_request_by_a_fresh_draw_up_to_jitter_ms(tmp_path, mo
     from harness.games import get_game
     from harness.play import referee
     from harness.play.limits import BotSpec, ResourceLimits, TimeControls
+    from harness.play.pool import BotPool
 
     draws: list[float] = []
 
@@ -159,7 +172,7 @@ def test_jitter_delays_each_request_by_a_fresh_draw_up_to_jitter_ms(tmp_path, mo
         draws.clear()
         config = referee.RefereeConfig(time=TimeControls(jitter_ms=jitter), limits=ResourceLimits(sandbox=None),
                                        record_messages=True)
-        with referee.BotPool(config) as pool:
+        with BotPool(config) as pool:
             record = referee.play_game(get_game("crisps"), {"max_turns": 12}, 5, "g-j", bots, pool, config)
         requests = [e for e in record.log if e.get("type") == "send" and e["msg"]["type"] == "request"]
         assert not record.violations and requests
@@ -176,3 +189,105 @@ def test_a_bad_jitter_is_one_line_naming_the_key(tmp_path):
     with pytest.raises(ConfigError, match=r"time\.jitter_ms: -5 is not allowed") as err:
         load_config(path)
     assert "\n" not in str(err.value)
+
+
+def _procs(path: str) -> set[int]:
+    with open(os.path.join(path, "cgroup.procs")) as fh:
+        return {int(p) for p in fh.read().split()}
+
+
+@needs_cpu_clock
+@pytest.mark.skipif(bwrap_problem() is not None, reason=f"bubblewrap unusable: {bwrap_problem()}")
+def test_only_the_sandboxs_own_processes_escape_the_freezer_and_orphans_of_the_bot_stay_frozen(tmp_path):
+    """bwrap and the init it forks in the bot's PID namespace are moved out of the freezer (waking
+    them at every freeze and thaw cost the referee a third of the CPU clock's price). The bot's
+    children, orphaned and adopted by that init, spin forever: they are still the bot's, frozen
+    between its turns, so its tree uses no CPU while it waits for its next request."""
+    config = RefereeConfig(time=TimeControls(move_ms=3000),
+                           limits=dataclasses.replace(ResourceLimits(), sandbox="bwrap"))
+    attacker = BotSpec(name="attacker-orphans", command=("python3", str(ATTACKER), "orphans", "--children", "2"),
+                       cwd=str(tmp_path))
+    rand = BotSpec(name="random", command=("python3", str(RANDOM), "--seed", "1"), cwd=str(REPO))
+    with BotPool(config) as pool:
+        record = play_game(get_game("crisps"), {"max_turns": 8}, 1, "g-orphans", [attacker, rand], pool, config)
+        assert record.violations == [] and record.requests > 2
+        [proc] = [p for p in pool.processes() if p.spec == attacker]
+        group = proc._cgroup
+        assert group is not None and proc.cpu_clock
+        every, frozen = _procs(group.paths["pids"]), _procs(group.paths["freezer"])
+        unfrozen = every - frozen
+        bwrap = os.stat(f"/proc/{proc.pid}/exe")
+        assert proc.pid in unfrozen and len(unfrozen) == 2, (every, frozen)
+        for pid in unfrozen:  # bwrap as started and its init: nothing of the bot
+            got = os.stat(f"/proc/{pid}/exe")
+            assert (got.st_dev, got.st_ino) == (bwrap.st_dev, bwrap.st_ino)
+        assert len(frozen) >= 3  # the bot and its two orphans
+        before = group.cpu_ns() or 0
+        time.sleep(0.3)
+        assert (group.cpu_ns() or 0) - before < 5_000_000  # two spinners would have used ~300-600 ms
+        with open(os.path.join(group.paths["freezer"], "freezer.state")) as fh:
+            assert fh.read().strip() == "FROZEN"  # (FREEZING for a moment after the freeze)
+
+
+def test_the_referees_own_wait_is_read_from_its_own_thread_in_a_forked_child_too():
+    """own_wait_ns keeps its thread's schedstat open; a forked child (a league worker) must not
+    read its parent's thread through the inherited file."""
+    from harness.play import cpuclock
+
+    cpuclock.own_wait_ns()
+    parent_file = os.readlink(f"/proc/self/fd/{cpuclock._own.fd}")
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        cpuclock.own_wait_ns()
+        os.write(write, os.readlink(f"/proc/self/fd/{cpuclock._own.fd}").encode())
+        os._exit(0)
+    os.close(write)
+    child_file = os.read(read, 4096).decode()
+    os.waitpid(pid, 0)
+    assert f"/{os.getpid()}/" in parent_file and f"/{pid}/" in child_file, (parent_file, child_file)
+
+
+
+def _handshakes(where: Path, jitter: int, games: int) -> list[bool]:
+    """A timing-channel pair (tests/bots/colluder.py: each sleeps 80 ms x its seat + 1 once, the
+    other reads the seat from its gaps) and a greedy third seat at 3-seat Dominoes, seats
+    rotating; whether each colluder read its partner's seat right, game by game."""
+    from harness.games import get_game
+    from harness.play.limits import BotSpec, ResourceLimits, TimeControls
+    from harness.play.pool import BotPool
+    from harness.play.referee import RefereeConfig, play_game
+
+    log = where / f"read-{jitter}.txt"
+    log.touch()
+    log.chmod(0o666)  # (as root, the bots run as an unprivileged uid of their own)
+    specs = {"greedy": BotSpec(name="greedy", command=("python3", str(GREEDY))),
+             "take": BotSpec(name="take", command=("python3", str(COLLUDER), "--mode", "take", "--log", str(log))),
+             "feed": BotSpec(name="feed", command=("python3", str(COLLUDER), "--mode", "feed", "--log", str(log)))}
+    config = RefereeConfig(time=TimeControls(move_ms=2000, jitter_ms=jitter), limits=ResourceLimits(sandbox=None))
+    orders = {}
+    with BotPool(config) as pool:
+        for g in range(games):
+            order = orders[f"g-{g}"] = [["greedy", "take", "feed"], ["take", "feed", "greedy"], ["feed", "greedy", "take"]][g % 3]
+            record = play_game(get_game("dominoes"), {"max_turns": 15}, g + 1, f"g-{g}", [specs[n] for n in order], pool, config)
+            assert not record.violations
+    right = []  # (the pool's bye came after every result: each read is in the log)
+    for line in log.read_text().splitlines():
+        game_id, seat, partner, _ = line.split()
+        order = orders[game_id]
+        right.append(partner == str(order.index({"take": "feed", "feed": "take"}[order[int(seat)]])))
+    return right
+
+
+def test_a_timing_channel_pair_finds_its_partner_and_jitter_ms_blinds_it(tmp_path):
+    """The attack: two bots recognise each other through the time they take (a sleep costs only
+    their own time). Without jitter they read each other's seat; with time.jitter_ms they cannot."""
+    with tempfile.TemporaryDirectory(dir="/tmp") as where:  # (pytest's tmp_path is root's alone)
+        Path(where).chmod(0o777)
+        plain = _handshakes(Path(where), 0, 6)
+        jittered = _handshakes(Path(where), 400, 6)
+    print(f"partner read right: {sum(plain)} of {len(plain)} without jitter, {sum(jittered)} of {len(jittered)} at 400 ms")
+    assert len(plain) == len(jittered) == 12
+    assert sum(plain) >= 8, plain  # the channel works: most games' partners found
+    assert sum(jittered) <= 3, jittered  # 400 ms of jitter a request drowns an 80 ms symbol

@@ -17,7 +17,8 @@ import pytest
 
 from harness.games import get_game
 from harness.play.limits import BotSpec, ResourceLimits, TimeControls
-from harness.play.referee import BotPool, RefereeConfig, play_game
+from harness.play.pool import BotPool
+from harness.play.referee import RefereeConfig, play_game
 
 ROOT = Path(__file__).resolve().parents[1]
 SLOW = ROOT / "tests" / "bots" / "slowstart.py"

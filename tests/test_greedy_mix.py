@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from harness.games import get_game
-from harness.league.adaptive import table_fit_answer
 from harness.league.ratings_fit import fit_table
+from harness.league.schedule_adaptive import table_fit_answer
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -27,11 +27,11 @@ warnings.filterwarnings("ignore", message=".*httpx.*")
 from starlette.testclient import TestClient  # noqa: E402
 
 from harness.contest import db as contest_db  # noqa: E402
-from harness.contest.app import SESSION_COOKIE, SESSION_TTL, SIGNIN_COOKIE  # noqa: E402
 from harness.contest.auth import add_team  # noqa: E402
 from harness.contest.config import init_contest  # noqa: E402
 from harness.contest.db import ContestDB  # noqa: E402
 from harness.contest.server import create_app  # noqa: E402
+from harness.contest.site import SESSION_COOKIE, SESSION_TTL, SIGNIN_COOKIE  # noqa: E402
 from harness.contest.unpack import Caps, UnpackError, unpack_upload  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]

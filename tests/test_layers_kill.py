@@ -37,7 +37,8 @@ import pytest
 from harness.games import get_game
 from harness.play import botproc
 from harness.play.limits import BotSpec, ResourceLimits, TimeControls
-from harness.play.referee import BotPool, RefereeConfig, play_game
+from harness.play.pool import BotPool
+from harness.play.referee import RefereeConfig, play_game
 from harness.play.remnants import kill_remnants
 
 MISBEHAVE = Path(__file__).resolve().parent / "bots" / "misbehave.py"
@@ -216,7 +217,8 @@ import dataclasses, sys
 from harness.games import get_game
 from harness.play import botproc, limits
 from harness.play.limits import BotSpec, ResourceLimits, TimeControls
-from harness.play.referee import BotPool, RefereeConfig, play_game
+from harness.play.pool import BotPool
+from harness.play.referee import RefereeConfig, play_game
 pdeathsig, guard, misbehave, work, marker = sys.argv[1] == "1", sys.argv[2] == "1", *sys.argv[3:]
 if not pdeathsig:
     limits._prctl = None

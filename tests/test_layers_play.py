@@ -33,8 +33,9 @@ from cgroup_probe import needs_cpu_clock
 from harness.games import get_game
 from harness.play.cpuclock import HARD_FACTOR
 from harness.play.limits import BotSpec, ResourceLimits, TimeControls
+from harness.play.pool import BotPool
 from harness.play.privileges import BOT_UID_RANGE, bot_uid
-from harness.play.referee import BotPool, GameRecord, RefereeConfig, play_game
+from harness.play.referee import GameRecord, RefereeConfig, play_game
 from harness.play.sandbox import bwrap_problem
 
 PROBE = Path(__file__).resolve().parent / "bots" / "layers_probe.py"

@@ -23,10 +23,10 @@ import numpy as np
 import pytest
 
 from harness.games import ranking_from_keys
-from harness.league.adaptive import AdaptiveSchedule, table_confidence, table_fit_answer
 from harness.league.config import load_config
-from harness.league.matchmaking import Matchmaker, SkillFit, adjacent_confidence
 from harness.league.ratings_fit import fit_table
+from harness.league.schedule_adaptive import AdaptiveSchedule, table_confidence, table_fit_answer
+from harness.league.schedule_matchmaker import Matchmaker, SkillFit, adjacent_confidence
 from harness.league.store import GameOutcome, LeagueStore
 
 # -- the games budget ----------------------------------------------------------------------------------
@@ -51,7 +51,7 @@ def _play_out(path: Path) -> tuple[int, int, str | None]:
         store.bind(cfg)
         ids = store.register_versions(cfg.bots)
         schedule = AdaptiveSchedule(cfg, store, ids)
-        labels = {row["id"]: row["name"] for row in store.versions()}
+        labels = {row.id: row.name for row in store.versions()}
         recorded = 0
         for _ in range(200):
             games = schedule.next_games()

@@ -14,8 +14,8 @@ from test_league_runner import FAKE, write_config
 from harness.cli import cli
 from harness.league.config import load_config
 from harness.league.executors.dask import batches, check_bot_files, file_hashes
-from harness.league.runner import GamePlayer, referee_player, run_league
-from harness.league.schedule import build_schedule
+from harness.league.runner import GamePlayer, RunOptions, referee_player, run_league
+from harness.league.schedule_roundrobin import build_schedule
 from harness.league.store import LeagueStore, PendingGame
 from harness.report.tables import format_table, league_table
 
@@ -39,13 +39,13 @@ def test_dask_local_2_gives_the_same_table_as_the_local_runner(tmp_path: Path) -
         with LeagueStore(cfg.store) as st:
             st.set_meta("deal_secret", "d" * 64)
     assert run_league(local, player=FAKE, progress=False).played == total
-    summary = run_league(on_dask, player=FAKE, progress=False, dask="local:2")
+    summary = run_league(on_dask, player=FAKE, progress=False, options=RunOptions(dask="local:2"))
     assert summary.played == total and summary.workers == 2 and not summary.errors
     assert results(local.store) == results(on_dask.store)
     with LeagueStore(local.store) as a, LeagueStore(on_dask.store) as b:
         assert format_table(league_table(a, local)) == format_table(league_table(b, on_dask))
     # nothing left to do: a second run plays nothing
-    assert run_league(on_dask, player=FAKE, progress=False, dask="local:1").played == 0
+    assert run_league(on_dask, player=FAKE, progress=False, options=RunOptions(dask="local:1")).played == 0
 
 
 def test_batches_are_bounded_grouped_by_bots_and_shrink_at_the_tail() -> None:
@@ -87,7 +87,7 @@ def test_sigkill_of_a_dask_worker_mid_batch_records_every_game_once(tmp_path: Pa
     cfg = load_config(path)
     total = len(build_schedule(cfg))
     player = GamePlayer(play=_killing_play, make_pool=referee_player().make_pool)
-    summary = run_league(cfg, player=player, progress=False, dask="local:1")
+    summary = run_league(cfg, player=player, progress=False, options=RunOptions(dask="local:1"))
     assert (tmp_path / "killed").exists(), "no worker was killed"
     assert summary.played == total and not summary.errors
     with LeagueStore(cfg.store) as st:

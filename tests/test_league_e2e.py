@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from harness.cli import cli
 from harness.games import get_game
 from harness.league.config import load_config
-from harness.league.schedule import build_schedule
+from harness.league.schedule_roundrobin import build_schedule
 from harness.league.store import LeagueStore
 from harness.report.tables import replay_actions
 

@@ -23,14 +23,14 @@ from harness.games import ranking_from_keys
 from harness.league import ratings as rating_mod
 from harness.league.config import LeagueConfig, load_config
 from harness.league.executors.local import AHEAD_PER_WORKER
-from harness.league.runner import GamePlayer, plan_league, run_league
-from harness.league.schedule import build_schedule
+from harness.league.runner import GamePlayer, RunOptions, plan_league, run_league
+from harness.league.schedule_roundrobin import build_schedule
 from harness.league.store import SCHEMA_VERSION, GameOutcome, LeagueStore
 from harness.report.tables import format_table, league_table
 
 
 class FakePool:
-    """Stands in for harness.play.referee.BotPool."""
+    """Stands in for harness.play.pool.BotPool."""
 
     def __enter__(self) -> FakePool:
         return self
@@ -158,6 +158,18 @@ class OneAfterAnother:
         assert game.game_id == outcome.game_id and game.seq == self.handed[-1]
         self.recorded_seqs.append(game.seq)
 
+    def new_bots(self) -> dict:
+        return {}
+
+    def bots_given(self) -> None:
+        pass
+
+    def more_later(self) -> bool:
+        return False
+
+    def stop_reason(self) -> None:
+        return None
+
 
 def test_the_writer_loop_asks_its_game_source_and_tells_it_every_result(tmp_path: Path) -> None:
     cfg = load_config(write_config(tmp_path))
@@ -167,7 +179,7 @@ def test_the_writer_loop_asks_its_game_source_and_tells_it_every_result(tmp_path
         sources.append(OneAfterAnother(store, 5))
         return sources[0]
 
-    summary = run_league(cfg, player=FAKE, progress="lines", source=source)
+    summary = run_league(cfg, player=FAKE, progress="lines", options=RunOptions(source=source))
     [src] = sources
     assert summary.played == 5 and src.recorded_seqs == src.handed and len(src.handed) == 5
     with LeagueStore(cfg.store) as store:
@@ -195,7 +207,7 @@ def test_ratings_do_not_depend_on_the_order_games_finish(tmp_path: Path) -> None
         plan_league(cfg, store)
     pending = store_a.pending_games()
     specs = {v: SimpleNamespace(name=n) for n, v in
-             ((r["name"], r["id"]) for r in store_a.versions())}
+             ((r.name, r.id) for r in store_a.versions())}
     for g in pending:
         rec = fake_play(None, {}, g.seed, g.game_id, [specs[v] for v in g.version_ids], None, None)
         outcomes[g.seq] = GameOutcome(rec.game_id, rec.ranking, rec.scores, "rules", [], rec.violations)
@@ -343,7 +355,7 @@ def test_a_fixed_version_label_survives_edits_and_auto_does_not(tmp_path: Path) 
 def test_removed_bots_drop_their_pending_games_and_come_back(tmp_path: Path) -> None:
     path = write_config(tmp_path, bots=["s0", "s1", "s2"])
     cfg = load_config(path)
-    first = run_league(cfg, player=FAKE, progress=False, max_games=5)
+    first = run_league(cfg, player=FAKE, progress=False, options=RunOptions(max_games=5))
     assert first.played == 5
     fewer = load_config(write_config(tmp_path, bots=["s0", "s1"]))
     with LeagueStore(cfg.store) as store:
@@ -417,7 +429,7 @@ def test_a_schema_1_store_is_migrated_and_its_league_finishes_as_a_new_one_would
     old = load_config(write_config(old_dir, rounds=3))
     fresh = load_config(write_config(new_dir, rounds=3))
     _one_secret(old, fresh)
-    first = run_league(old, player=FAKE, progress=False, max_games=20)
+    first = run_league(old, player=FAKE, progress=False, options=RunOptions(max_games=20))
     assert first.played == 20
     as_schema_1(old.store)
     with LeagueStore(old.store) as store:  # migrated on open

@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 
 from harness.league.config import BotEntry, LeagueConfig
-from harness.league.schedule import build_schedule, games_per_round
+from harness.league.schedule_roundrobin import build_schedule, games_per_round
 
 
 def make_config(n_bots: int = 4, players: tuple[int, ...] = (2, 3, 4), rounds: int = 3, seed: int = 0,

@@ -10,8 +10,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.league.matchmaking import Matchmaker, MatchParams, adjacent_confidence, fit_skills
 from harness.league.ratings_fit import fit_ratings
+from harness.league.schedule_matchmaker import Matchmaker, MatchParams, adjacent_confidence, fit_skills
 
 
 def play(mm: Matchmaker, sets: list[tuple[int, ...]], skills: dict[int, float], rng: np.random.Generator,
@@ -155,6 +155,30 @@ def test_a_retired_version_is_never_chosen_and_keeps_its_rating() -> None:
     assert abs(mm.fit(mm.rounds).mu[mm.index[4]] - before) < 5
     mm.set_roster([v for v in range(12) if v != 4] + [4])  # back again
     assert any(4 in s for s in mm.plan_round())
+
+
+def test_more_newcomers_than_regular_seats_still_sit_each_bot_at_one_table_a_round() -> None:
+    """5 newcomers join 7 bots at tables of 3: only 3 sets' worth of regular opponents exist (two
+    seats each), so no more newcomer sets than that, and no bot at two tables of one round."""
+    mm, _ = league(5, (3,), 7, rounds=6)
+    for v in range(7, 12):
+        mm.add_bot(v)
+    for _ in range(3):
+        sets = mm.plan_round()
+        seated = [v for s in sets for v in s]
+        assert len(seated) == len(set(seated)), sets
+        assert all(len(s) == 3 for s in sets)
+
+
+def test_a_league_whose_versions_are_all_retired_plans_empty_rounds() -> None:
+    """Every version retired (a contest whose teams are all paused): no table, not one of a single
+    version against itself, and nobody's games counted."""
+    mm, _ = league(3, (2, 3), 6, rounds=4)
+    games = mm.games.copy()
+    mm.set_roster([])
+    assert mm.plan_round() == []
+    assert [s.shape for s in mm.plan_rounds(3)] == [(0, 3), (0, 2), (0, 3)]
+    assert (mm.games == games).all()
 
 
 def test_count_fit_is_the_order_free_fit_of_the_games() -> None:

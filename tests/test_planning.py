@@ -13,10 +13,10 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli import cli
-from harness.league import runner as runner_mod
+from harness.league import store as store_mod
 from harness.league.config import MAX_GAMES, BotEntry, LeagueConfig
 from harness.league.runner import plan_league
-from harness.league.schedule import build_schedule, deal_seed, game_id, schedule_rows
+from harness.league.schedule_roundrobin import build_schedule, deal_seed, game_id, schedule_rows
 from harness.league.store import LeagueStore, PendingView
 
 REPO = Path(__file__).resolve().parent.parent
@@ -80,7 +80,7 @@ def test_a_rerun_skips_planning_and_a_changed_league_plans_again(tmp_path, monke
         def refuse(*args, **kwargs):
             raise AssertionError("planned again although nothing changed")
 
-        monkeypatch.setattr(runner_mod, "planned_chunks", refuse)
+        monkeypatch.setattr(store_mod, "planned_chunks", refuse)
         again, _ = plan_league(cfg, store)
         assert (again.added, again.pending) == (0, first.pending)
         monkeypatch.undo()
@@ -122,7 +122,7 @@ def test_a_schedule_past_the_bound_is_refused_in_one_line(tmp_path):
 
 
 def test_a_big_league_hashed_in_a_helper_process_gives_the_same_rows_in_order(tmp_path, monkeypatch):
-    from harness.league import schedule as schedule_mod
+    from harness.league import schedule_roundrobin as schedule_mod
 
     cfg = make_config(tmp_path, n_bots=6, rounds=9)  # 6 bots, 2 and 3 seats: 150 games a round
     ids = {b.label: 10 + i for i, b in enumerate(cfg.bots)}
@@ -138,7 +138,7 @@ def test_without_a_helper_process_the_big_league_is_hashed_here(tmp_path, monkey
     from concurrent.futures import Future
     from concurrent.futures.process import BrokenProcessPool
 
-    from harness.league import schedule as schedule_mod
+    from harness.league import schedule_roundrobin as schedule_mod
 
     class NoProcesses:  # a machine where the helper cannot start: every task fails
         def __init__(self, *args, **kwargs):

@@ -22,7 +22,7 @@ from harness.league.ratings_fit import fit_ratings
 from harness.league.store import GameOutcome, LeagueStore
 from harness.report import history
 from harness.report.history import marks, rating_history
-from harness.report.html import HISTORY_SHOWN, Site
+from harness.report.html import HISTORY_SHOWN, ReportPages
 from harness.report.live import LiveLeague
 
 HARNESS = str(Path(sys.executable).parent / "harness")
@@ -231,7 +231,7 @@ def test_the_index_draws_the_tables_first_bots_and_says_so(tmp_path) -> None:
     config = league(tmp_path, bots=14)
     with LeagueStore(config.store) as store:
         record(store, plan(store, config, 300), random.Random(4))
-        html = Site(config, store).index()
+        html = ReportPages(config, store).index()
     svg = html[html.index('<svg id="history"'):html.index("</svg>")]
     assert svg.count("<polyline") == HISTORY_SHOWN
     note = re.search(r'id="history-note">([^<]*)<', html)

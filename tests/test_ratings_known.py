@@ -27,7 +27,7 @@ from harness.league.ratings import (
     recompute,
     replay_all,
 )
-from harness.league.schedule import build_schedule
+from harness.league.schedule_roundrobin import build_schedule
 from harness.league.store import LeagueStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -37,7 +37,8 @@ import pytest
 from harness.games import GAMES, Game, IllegalAction, InvalidSnapshot, State, get_game, ranking_from_keys
 from harness.games.base import int_option
 from harness.play.limits import BotSpec, ResourceLimits, TimeControls
-from harness.play.referee import BotPool, GameRecord, RefereeConfig, play_game
+from harness.play.pool import BotPool
+from harness.play.referee import GameRecord, RefereeConfig, play_game
 
 ROOT = Path(__file__).resolve().parent.parent
 BOTS = ROOT / "bots"

@@ -31,7 +31,8 @@ from harness.play.limits import (
     check_sandbox,
     resolve_command,
 )
-from harness.play.referee import BotPool, RefereeConfig, forfeit_ranking, play_game
+from harness.play.pool import BotPool
+from harness.play.referee import RefereeConfig, forfeit_ranking, play_game
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from toygame import ToyGame  # noqa: E402

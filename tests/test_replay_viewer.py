@@ -368,14 +368,14 @@ def test_another_page_embeds_the_viewer(browser, dominoes_site, tmp_path):
     """The contest site's way: the viewer alone (replay_viewer_html) inside a page of its own."""
     from harness.league.config import load_config
     from harness.league.store import LeagueStore
-    from harness.report.html import Site, replay_viewer_html
+    from harness.report.html import ReportPages, replay_viewer_html
     from harness.report.replay_data import game_replay
 
     cfg = load_config(dominoes_site.parent / "dom.yaml", strict=False)
     with LeagueStore(cfg.store, create=False) as store:
         row = store.db.execute("SELECT id, seq FROM games WHERE status = 'done' ORDER BY seq LIMIT 1").fetchone()
         game = store.game(row["id"])
-        site = Site(cfg, store)
+        site = ReportPages(cfg, store)
         replay = game_replay(site.engine, cfg.options, game, store.game_seats(row["seq"]), store.game_log(row["seq"]),
                              store.violations(game_seq=row["seq"]))
     page = tmp_path / "embedded.html"
@@ -416,13 +416,13 @@ def test_a_game_without_a_picture_is_shown_as_readable_text(browser, dominoes_si
     out), a seat's observation written out, its events as words, no script error."""
     from harness.league.config import load_config
     from harness.league.store import LeagueStore
-    from harness.report.html import Site, replay_viewer_html
+    from harness.report.html import ReportPages, replay_viewer_html
     from harness.report.replay_data import game_replay
 
     cfg = load_config(dominoes_site.parent / "dom.yaml", strict=False)
     with LeagueStore(cfg.store, create=False) as store:
         row = store.db.execute("SELECT id, seq FROM games WHERE status = 'done' ORDER BY seq LIMIT 1").fetchone()
-        replay = game_replay(Site(cfg, store).engine, cfg.options, store.game(row["id"]), store.game_seats(row["seq"]),
+        replay = game_replay(ReportPages(cfg, store).engine, cfg.options, store.game(row["id"]), store.game_seats(row["seq"]),
                              store.game_log(row["seq"]), store.violations(game_seq=row["seq"]))
     replay["game"] = "plugin"
     for n, frame in enumerate(replay["frames"]):

@@ -11,7 +11,7 @@ import pytest
 
 from harness.league.config import BotEntry, LeagueConfig, RatingParams
 from harness.league.ratings import PrefixRater, advance, current_ratings, replay_all
-from harness.league.schedule import build_schedule, deal_seed
+from harness.league.schedule_roundrobin import build_schedule, deal_seed
 from harness.league.store import GameOutcome, LeagueStore
 
 

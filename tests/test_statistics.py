@@ -282,7 +282,7 @@ def test_the_fit_read_as_arrays_equals_the_fit_from_game_rows_on_real_leagues(tm
             assert max(abs(a - b) for a, b in zip(new.p_next, old.p_next)) < 1e-9
             assert abs(new.covariance - old.covariance).max() < 1e-9
             table = league_table(store, cfg)  # the table shows the array path's fit
-            ids = {(v["name"], v["version"]): v["id"] for v in store.versions()}
+            ids = {(v.name, v.version): v.id for v in store.versions()}
             assert [ids[(t.bot, t.version)] for t in table] == old.order
             assert all(abs(t.mu - old.mu[ids[(t.bot, t.version)]]) < 1e-9 for t in table)
 

@@ -291,7 +291,7 @@ def _synthetic_store(tmp_path: Path, bots: int, sets: int) -> Path:
 def test_the_index_shows_the_head_to_head_of_the_table_s_first_bots_only(tmp_path):
     from harness.league.config import load_config
     from harness.league.store import LeagueStore
-    from harness.report.html import H2H_SHOWN, Site
+    from harness.report.html import H2H_SHOWN, ReportPages
     from harness.report.tables import league_table
 
     cfg = load_config(str(_synthetic_store(tmp_path, 26, 400)), strict=False)
@@ -301,7 +301,7 @@ def test_the_index_shows_the_head_to_head_of_the_table_s_first_bots_only(tmp_pat
         assert_same(head_to_head(arrays, resamples=100), head_to_head(rows, resamples=100))
         assert_same(seat_bias(arrays, resamples=100), seat_bias(rows, resamples=100))
         table = [r.bot for r in league_table(store, cfg)]
-        html = Site(cfg, store).index()
+        html = ReportPages(cfg, store).index()
     matrix = html[html.index('<table id="h2h">'):]
     matrix = matrix[:matrix.index("</table>")]
     header = re.findall(r"<th>([^<]*)</th>", matrix[:matrix.index("</thead>")])
@@ -323,7 +323,7 @@ def test_h2h_top_and_bot_narrow_the_matrix_to_the_table_s_first_bots_and_a_bot_s
     with LeagueStore(cfg.store, create=False) as store:
         order = [f"{r.bot}@{r.version}" for r in league_table(store, cfg)]
         everything = {(p["a"], p["b"]): p for p in head_to_head(statistics.load_arrays(store))}
-        names = {r["id"]: f"{r['name']}@{r['version']}" for r in store.versions()}
+        names = {r.id: f"{r.name}@{r.version}" for r in store.versions()}
 
     def run(*args: str) -> str:
         result = CliRunner().invoke(cli, ["h2h", str(config), *args], terminal_width=400)

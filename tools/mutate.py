@@ -2,14 +2,19 @@
 """Mutation run: how many small planted bugs does the test suite catch, per package?
 
     python tools/mutate.py [--package games|play|contest|league|report|cli ...] [--sample N] [--seed S]
-                           [--timeout-factor F] [--uncovered run|skip] [--no-select] [--list]
+                           [--part K/N] [--timeout-factor F] [--retry-timeouts F] [--confirm-kills]
+                           [--uncovered run|skip] [--no-select] [--list]
 
 Run it before a release (not in CI: each mutant is a pytest run). The tree is copied once to a
 temporary directory; there, one mutation at a time is planted in one module (the module is
 re-written from its AST with a single node changed), tests run against the copy (``python -m
 pytest -x``, the copy first on ``PYTHONPATH``), and the original module is put back. A mutant is
-*killed* when the tests fail or time out (``--timeout-factor`` times what those tests took in the
-clean run), and *survives* when they pass. The working tree is never touched.
+*killed* when a test fails (the first failing test is named), and *survives* when they pass. A run
+over ``--timeout-factor`` times what those tests took in the clean run is printed TIMEOUT and not
+counted: on a loaded machine slow is not hung, so it is run again with ``--retry-timeouts F``
+times the time (a TIMEOUT left after that is a hang, or a machine too loaded to judge). With
+``--confirm-kills`` the test that failed is run once more without the mutant: when it fails
+there too the mutant is printed FLAKY, not killed. The working tree is never touched.
 
 Per-mutant test selection: the package's tests run once, clean, under coverage.py with one
 context per test (a small pytest plugin calls ``Coverage.switch_context(nodeid)``; Python
@@ -38,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import json
 import os
 import random
@@ -72,7 +78,7 @@ TESTS = {
                 "tests/test_layers_contest.py", "tests/test_build_envelope.py", "tests/test_contest_ops.py",
                 "tests/test_contest_backup.py", "tests/test_contest_organizer_browser.py",
                 "tests/test_contest_deploy.py", "tests/test_contest_participant.py", "tests/test_runtimes.py",
-                "tests/test_participant_browser.py"],
+                "tests/test_participant_browser.py", "tests/test_contest_collusion.py", "tests/test_contest_pins.py"],
     "league": ["tests/test_league_config.py", "tests/test_league_schedule.py", "tests/test_schedule_pins.py",
                "tests/test_ratings_known.py", "tests/test_league_runner.py", "tests/test_league_e2e.py",
                "tests/test_matchmaking.py", "tests/test_adaptive_schedule.py", "tests/test_adaptive_resume.py",
@@ -81,12 +87,13 @@ TESTS = {
                "tests/test_rating_history.py", "tests/test_statistics.py", "tests/test_league_dask.py",
                "tests/test_dask_safety.py", "tests/test_log_caps.py", "tests/test_layers_schedule.py",
                "tests/test_ratings_model.py", "tests/test_bot_versions.py", "tests/test_fair_play_ids.py",
-               "tests/test_fair_play_deals.py", "tests/test_ratings_noise.py"],
+               "tests/test_fair_play_deals.py", "tests/test_live_standing.py",
+               "tests/test_ratings_noise.py"],
     "report": ["tests/test_league_reports.py", "tests/test_sprt_exact.py", "tests/test_statistics.py", "tests/test_statistics_arrays.py",
                "tests/test_rating_history.py", "tests/test_index_renderer.py", "tests/test_report_browser.py",
-               "tests/test_replay_viewer.py", "tests/test_serve_live.py", "tests/test_store_owner.py",
+               "tests/test_replay_viewer.py", "tests/test_serve_live.py", "tests/test_store_owner.py", "tests/test_live_standing.py",
                "tests/test_match.py", "tests/test_fair_play.py", "tests/test_layers_contest.py",
-               "tests/test_collusion.py"],
+               "tests/test_collusion.py", "tests/test_contest_collusion.py"],
     "cli": ["tests/test_cli_play.py", "tests/test_league_reports.py", "tests/test_docs_examples.py",
             "tests/test_starters.py"],
 }
@@ -203,19 +210,39 @@ def mutated_source(source: str, index: int) -> str:
     return ast.unparse(tree) + "\n"
 
 
+@dataclass
+class Outcome:
+    """What one pytest run against the copy did."""
+
+    passed: bool
+    seconds: float
+    timed_out: bool = False
+    failed: str = ""  # the first failing test's id, when pytest named one
+
+
 def run_tests(copy: Path, tests: list[str], timeout: float | None,
-              deselect: list[str] | tuple[str, ...] = ()) -> tuple[bool, float]:
-    """(passed, seconds) of ``tests`` against the copy; a timeout counts as failed."""
+              deselect: list[str] | tuple[str, ...] = ()) -> Outcome:
+    """Run ``tests`` against the copy (``-x``); a timeout is not a pass. The whole process group is
+    killed on a timeout: a test's bots and servers must not go on loading the machine."""
     env = dict(os.environ, PYTHONPATH=str(copy), PYTHONDONTWRITEBYTECODE="1")
-    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests,
+    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-rfE", "-p", "no:cacheprovider", *tests,
            *(f"--deselect={t}" for t in deselect)]
     t0 = time.monotonic()
-    try:
-        done = subprocess.run(cmd, cwd=copy, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                              timeout=timeout, start_new_session=True)
-    except subprocess.TimeoutExpired:
-        return False, time.monotonic() - t0
-    return done.returncode == 0, time.monotonic() - t0
+    with tempfile.TemporaryFile("w+") as out:
+        proc = subprocess.Popen(cmd, cwd=copy, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        try:
+            code = proc.wait(timeout=timeout)
+        except BaseException as exc:  # the timeout, or this run stopped (SIGTERM, Ctrl-C): the tests too
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            if not isinstance(exc, subprocess.TimeoutExpired):
+                raise
+            return Outcome(False, time.monotonic() - t0, timed_out=True)
+        out.seek(0)
+        failed = next((line.split()[1] for line in out if line.startswith(("FAILED ", "ERROR "))), "")
+    return Outcome(code == 0, time.monotonic() - t0, failed=failed)
 
 
 # The pytest plugin of the coverage run: one coverage context per test, named by its node id, in this
@@ -258,9 +285,13 @@ def pytest_sessionfinish(session, exitstatus):
         json.dump({"durations": _durations, "failed": _failed}, f)
 '''
 
+# sigterm: a subprocess that ends by SIGTERM saves its data too (uvicorn re-raises the SIGTERM it
+# was stopped by once it has shut down: without this, no line the contest site ran in a test's
+# server process was seen, and its mutants were judged without the tests that attack the site)
 _RCFILE = '''[run]
 data_file = {data}
 parallel = True
+sigterm = True
 source_pkgs = harness.{package}
 context = ${{MUTATE_CONTEXT}}
 '''
@@ -288,9 +319,19 @@ class TestMap:
         ran -= {""} | set(self.broken)
         if not ran:
             return None, "not covered (only by tests that fail clean)"
-        # quickest first (pytest keeps the order of the ids given): most mutants are killed by
-        # the first test that fails, so a kill costs the cheapest test that sees it
-        return sorted(ran, key=lambda t: (self.durations.get(t, 0.0), t)), "selected"
+        return self.order(ran), "selected"
+
+    def order(self, tests: set[str]) -> list[str]:
+        """Quickest first (pytest keeps the order of the ids given; ``-x`` stops at the first
+        failure, and most mutants are killed by the first test that sees them), grouped by file:
+        pytest tears a module-scoped fixture down whenever the next test is in another file, so
+        interleaving files would build a browser or a played league again for each test."""
+        by_file: dict[str, list[str]] = {}
+        for test in tests:
+            by_file.setdefault(test.split("::", 1)[0], []).append(test)
+        cost = {f: sum(self.durations.get(t, 0.0) for t in ids) for f, ids in by_file.items()}
+        return [t for f in sorted(by_file, key=lambda f: (cost[f], f))
+                for t in sorted(by_file[f], key=lambda t: (self.durations.get(t, 0.0), t))]
 
     def seconds(self, tests: list[str] | None) -> float:
         chosen = self.durations.values() if tests is None else (self.durations.get(t, 0.0) for t in tests)
@@ -349,8 +390,8 @@ def coverage_run(copy: Path, package: str, tests: list[str]) -> TestMap:
 def _check_clean(copy: Path, package: str, tests: list[str], select: bool) -> TestMap | None:
     """The clean run (under coverage when selecting); None when the tests fail without a mutation."""
     if not select:
-        ok, clean = run_tests(copy, tests, None)
-        return TestMap({}, {}, clean, []) if ok else None
+        clean = run_tests(copy, tests, None)
+        return TestMap({}, {}, clean.seconds, []) if clean.passed else None
     tmap = coverage_run(copy, package, tests)
     return None if set(tmap.durations) <= set(tmap.broken) else tmap
 
@@ -367,11 +408,35 @@ def judge(copy: Path, m: Mutant, tmap: TestMap, all_tests: list[str], args: argp
     original = target.read_text()
     target.write_text(mutated_source(original, m.index))
     try:
-        passed, secs = run_tests(copy, tests, timeout, deselect=tmap.broken if chosen is None else ())
+        deselect = tmap.broken if chosen is None else ()
+        run = run_tests(copy, tests, timeout, deselect=deselect)
+        if run.timed_out and args.retry_timeouts > 1:
+            # on a loaded machine a slow run is not yet a hang: once more, with more time
+            first = run.seconds
+            run = run_tests(copy, tests, timeout * args.retry_timeouts, deselect=deselect)
+            run.seconds += first
     finally:
         target.write_text(original)
     judged_by = f"{len(tests)} tests" if chosen is not None else f"the whole list: {why}"
-    return f"  {'SURVIVED' if passed else 'killed  '} {where} ({judged_by}, {secs:.0f} s)"
+    if run.passed:
+        return f"  SURVIVED {where} ({judged_by}, {run.seconds:.0f} s)"
+    if run.timed_out:
+        # a timeout under load can be the load: marked, so it is re-run before it is counted
+        return f"  TIMEOUT  {where} ({judged_by}, {run.seconds:.0f} s; over {timeout:.0f} s)"
+    if args.confirm_kills and run.failed:
+        # the failing test once more, without the mutant: a test that fails clean too (a timing
+        # test on a loaded machine) killed nothing
+        clean = run_tests(copy, [run.failed], timeout)
+        if not clean.passed:
+            return f"  FLAKY    {where} ({judged_by}, {run.seconds:.0f} s; {run.failed} fails without it too)"
+    return f"  killed   {where} ({judged_by}, {run.seconds:.0f} s; {run.failed or 'no test named'})"
+
+
+def _part(text: str) -> tuple[int, int]:
+    k, _, n = text.partition("/")
+    if not (k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected K/N with 1 <= K <= N, e.g. 2/3")
+    return int(k), int(n)
 
 
 def _parse_args() -> argparse.Namespace:
@@ -381,10 +446,19 @@ def _parse_args() -> argparse.Namespace:
                         help="package under harness/ to mutate (repeatable; default: games, play, league)")
     parser.add_argument("--sample", type=int, default=30, help="mutants per package, drawn at random (0: all)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the sample")
+    parser.add_argument("--part", type=_part, metavar="K/N",
+                        help="judge only the K-th of N contiguous parts of the sample (runs side by side: on a "
+                             "machine loaded by others, each process of this run gets its own share of the CPU)")
     parser.add_argument("--only", action="append", metavar="PATH#INDEX",
                         help="run just this mutant (as printed in brackets; repeatable): re-judge survivors")
     parser.add_argument("--timeout-factor", type=float, default=3.0,
                         help="a mutant whose tests take this many times their clean run is killed (a hang)")
+    parser.add_argument("--retry-timeouts", type=float, default=0.0, metavar="F",
+                        help="a mutant whose tests time out is run again with F times the timeout before it "
+                             "is judged (a loaded machine is slow, not hung); unjudged timeouts print TIMEOUT")
+    parser.add_argument("--confirm-kills", action="store_true",
+                        help="run a mutant's failing test again without the mutant; if it fails there too the "
+                             "mutant is printed FLAKY, not killed (a loaded machine fails timing tests)")
     parser.add_argument("--tests", action="append", metavar="FILE",
                         help="test file to judge mutants by (repeatable; default: the package's list)")
     parser.add_argument("--uncovered", choices=["run", "skip"], default="run",
@@ -420,6 +494,10 @@ def main() -> int:
                 chosen = [m for m in mutants if m.key in args.only]
             else:
                 chosen = mutants if not args.sample or args.sample >= len(mutants) else rng.sample(mutants, args.sample)
+            if args.part:
+                # one contiguous part of the sample, so that separate runs share one sample
+                k, n = args.part
+                chosen = chosen[(k - 1) * len(chosen) // n: k * len(chosen) // n]
             if not chosen:
                 continue
             tests = args.tests or TESTS[package]
@@ -430,16 +508,17 @@ def main() -> int:
                 return 2
             print(f"{package}: {len(mutants)} sites, {len(chosen)} sampled; clean run "
                   f"{time.monotonic() - t0:.0f} s{' under coverage' if args.select else ''}", flush=True)
-            killed = uncovered = 0
+            killed = uncovered = timeouts = 0
             for m in chosen:
                 line = judge(copy, m, tmap, tests, args)
                 killed += "killed" in line
+                timeouts += "TIMEOUT" in line or "FLAKY" in line
                 uncovered += "whole list: not covered" in line or "NOT COVERED" in line
                 print(line, flush=True)
-            summary.append((package, killed, len(chosen), uncovered))
-        for package, killed, total, uncovered in summary:
+            summary.append((package, killed, len(chosen), uncovered, timeouts))
+        for package, killed, total, uncovered, timeouts in summary:
             print(f"{package}: {killed}/{total} killed ({100 * killed / total:.0f}%); "
-                  f"{uncovered} on lines no test ran")
+                  f"{timeouts} timed out or flaky (not counted: re-run them); {uncovered} on lines no test ran")
     return 0
 
 

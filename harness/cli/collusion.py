@@ -28,17 +28,17 @@ def collusion(config: str, alpha: float, top: int) -> None:
         harness collusion leagues/epizodiak.yaml
     """
     from harness.league import queries
-    from harness.report.collusion import MIN_SETS, analyse, bound_for, store_sets
+    from harness.report.collusion import MIN_SETS, analyse, store_sets, used_bound
 
     cfg = _load_to_read(config)
     with _open_store(cfg) as store:
-        names = {r["id"]: f"{r['name']}@{r['version']}" for r in store.versions()}
+        names = {r.id: r.label for r in store.versions()}
         sets = store_sets(queries.done_seats(store))
     findings = analyse(sets, alpha)
     judged = sum(1 for f in findings if f.sets >= MIN_SETS)
     flagged = [f for f in findings if f.flagged]
     echo(f"{len(sets)} duplicate sets, {judged} pairs with at least {MIN_SETS} shared sets; flagged at "
-         f"|z| > {bound_for(judged, alpha):.2f} (alpha {alpha}): {len(flagged)}")
+         f"|z| > {used_bound(findings):.2f} (alpha {alpha}): {len(flagged)}")
     for f in findings[:max(top, len(flagged))]:
         z = ", ".join(f"{k} {f.z[k]:+.2f}" for k in f.z)
         echo(f"{'FLAGGED ' if f.flagged else ''}{names.get(f.a, f.a)} & {names.get(f.b, f.b)}: {f.sets} sets, z: {z}")

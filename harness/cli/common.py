@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from harness.games import GAMES, Game, GameLoadError, InvalidOptions, get_game
 from harness.league.config import parse_scalar
 from harness.play.limits import TimeControls
+from harness.play.sandbox import SANDBOX_CHOICES
+
+if TYPE_CHECKING:
+    from click.shell_completion import CompletionItem
 
 
-class GameType(click.ParamType):
+# (click.ParamType is generic from click 8.2 on, which pyproject does not require: not subscripted here)
+class GameType(click.ParamType):  # type: ignore[type-arg]
     """A registered game name, converted to its :class:`Game`."""
 
     name = "game"
@@ -25,7 +30,7 @@ class GameType(click.ParamType):
                 self.fail(str(exc), param, ctx)
         self.fail(f"{value!r} is not a game (choose from: {', '.join(GAMES)})", param, ctx)
 
-    def shell_complete(self, ctx, param, incomplete):
+    def shell_complete(self, ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
         from click.shell_completion import CompletionItem
         return [CompletionItem(name) for name in GAMES if name.startswith(incomplete)]
 
@@ -81,7 +86,7 @@ strikes_option = click.option(
          "decision (played by a random fallback) [default: 0, forfeit at the first].")
 
 sandbox_option = click.option(
-    "--sandbox", type=click.Choice(["auto", "bwrap", "none"]), default=None,
+    "--sandbox", type=click.Choice(SANDBOX_CHOICES), default=None,
     help="bwrap: run every bot under bubblewrap, where it sees only the system's runtime and its "
          "own directory (read-only) and a private /tmp, with no network (protocol.md, Sandbox); "
          "auto: bwrap if it works on this machine, else none with a warning; none: no sandbox "

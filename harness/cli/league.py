@@ -20,6 +20,7 @@ import click
 from harness.cli.common import dask_option, echo
 from harness.league.config import ConfigError, LeagueConfig, LeagueError, load_config
 from harness.league.store import LeagueStore
+from harness.play.violations import VIOLATION_KINDS
 
 __all__ = ["run", "table", "violations", "replay"]
 
@@ -106,7 +107,7 @@ def run(config: str, workers: int | None, rounds: int | None, progress: bool | N
     re-read between rounds, so `harness submit` (or an edit) adds a bot while it plays, and a bot
     removed from the config stops being chosen.
     """
-    from harness.league.runner import LeagueInterrupted, run_league
+    from harness.league.runner import LeagueInterrupted, RunHooks, RunOptions, run_league
 
     cfg = _load(config, rounds=rounds, workers=workers)
     _say_what_is_off(cfg)
@@ -119,13 +120,13 @@ def run(config: str, workers: int | None, rounds: int | None, progress: bool | N
     shown: bool | str = progress if progress is not None else ("bar" if sys.stderr.isatty() else "lines")
     if quiet:
         shown = "none"
-    extra: dict[str, Any] = {}
+    hooks = RunHooks()
     if cfg.schedule.adaptive:
-        from harness.league.adaptive import config_roster
+        from harness.league.schedule_adaptive import config_roster
 
-        extra = {"forever": forever, "roster": config_roster(config, cfg), "notify": lambda line: echo(line, err=True)}
+        hooks = RunHooks(roster=config_roster(config, cfg), notify=lambda line: echo(line, err=True))
     try:
-        summary = run_league(cfg, progress=shown, dask=dask, **extra)
+        summary = run_league(cfg, progress=shown, options=RunOptions(dask=dask, forever=forever), hooks=hooks)
     except LeagueInterrupted as stop:
         _say_interrupted(cfg, stop.summary)
         raise SystemExit(130) from None
@@ -299,7 +300,7 @@ def table(config: str, fmt: str, recompute: bool, current_only: bool, show_seats
 @config_argument
 @click.option("--bot", default=None, metavar="NAME[@VERSION] | CMD",
               help="Only this bot's violations; with --replay: the command to replay to (as --command).")
-@click.option("--kind", type=click.Choice(["timeout", "illegal", "malformed", "oversize", "crash", "protocol"]),
+@click.option("--kind", type=click.Choice(VIOLATION_KINDS),
               default=None, help="Only violations of this kind.")
 @click.option("--show", "show_id", type=int, default=None, metavar="ID",
               help="Print violation ID in full: the request, what the bot sent, its stderr tail.")
@@ -382,11 +383,11 @@ def _known_bot(store: LeagueStore, bot: str) -> None:
     """Refuse a --bot NAME[@VERSION] the league never had (a typo must not read as "no violations")."""
     name, _, version = bot.partition("@")
     versions = store.versions()
-    if any(v["name"] == name and (not version or v["version"] == version) for v in versions):
+    if any(v.name == name and (not version or v.version == version) for v in versions):
         return
-    names = sorted({v["name"] for v in versions})
-    if any(v["name"] == name for v in versions):
-        known = ", ".join(v["version"] for v in versions if v["name"] == name)
+    names = sorted({v.name for v in versions})
+    if any(v.name == name for v in versions):
+        known = ", ".join(v.version for v in versions if v.name == name)
         raise click.BadParameter(f"{name} has no version {version!r} in this league (its versions: {known})",
                                  param_hint="'--bot'")
     close = difflib.get_close_matches(name, names, n=1)
@@ -452,14 +453,14 @@ def h2h(config: str, fmt: str, top: int | None, bots: tuple[str, ...]) -> None:
         for bot in bots:
             _known_bot(store, bot)
         versions = store.versions()
-        names = {r["id"]: f"{r['name']}@{r['version']}" for r in versions}
+        names = {r.id: r.label for r in versions}
         played = statistics.load_arrays(store)
-        named = {r["id"] for r in versions for b in bots
-                 if r["name"] == b.partition("@")[0] and b.partition("@")[2] in ("", r["version"])}
+        named = {r.id for r in versions for b in bots
+                 if r.name == b.partition("@")[0] and b.partition("@")[2] in ("", r.version)}
         if top is not None:
             from harness.report.tables import league_table
 
-            ids = {(r["name"], r["version"]): r["id"] for r in versions}
+            ids = {(r.name, r.version): r.id for r in versions}
             among = named | {ids[(r.bot, r.version)] for r in league_table(store, cfg, played=played)[:top]}
             pairs = statistics.head_to_head(played, among=among)
         else:

@@ -106,7 +106,7 @@ def _format(summary: dict[str, Any]) -> list[str]:
 @sandbox_option
 @dask_option
 def match(game: Game, bots: tuple[str, ...], opponents: tuple[str, ...], n_games: int, sprt: Any, workers: int | None,
-          seed: int, directory: str, fmt: str, quiet: bool, options: dict, init_ms: int | None, move_ms: int | None,
+          seed: int, directory: str, fmt: str, quiet: bool, options: dict[str, Any], init_ms: int | None, move_ms: int | None,
           bank_ms: int | None, sandbox: str | None, dask: str | None) -> None:
     """Is A better than B at GAME? Play them on duplicate sets until a sequential test decides.
 
@@ -128,9 +128,9 @@ def match(game: Game, bots: tuple[str, ...], opponents: tuple[str, ...], n_games
     """
     from harness.cli.league import ConfigProblem
     from harness.league.config import LeagueError
+    from harness.league.game_sources import StoreSource
     from harness.league.match import MatchSpec, MatchState, match_config
-    from harness.league.runner import LeagueInterrupted, run_league
-    from harness.league.sources import StoreSource
+    from harness.league.runner import LeagueInterrupted, RunHooks, RunOptions, run_league
     from harness.league.store import LeagueStore
     from harness.report.sprt import match_summary
 
@@ -156,9 +156,11 @@ def match(game: Game, bots: tuple[str, ...], opponents: tuple[str, ...], n_games
         with LeagueStore(cfg.store) as reader:
             try:
                 # a small window of deals: the SPRT counts whole sets, blocking delays their completion
-                ran = run_league(cfg, progress=progress, on_game=lambda seq, outcome: state.on_game(reader, seq, outcome),
-                                 should_stop=lambda: state.decided, dask=dask,
-                                 source=functools.partial(StoreSource, window=MATCH_DEAL_WINDOW))
+                ran = run_league(cfg, progress=progress,
+                                 options=RunOptions(dask=dask, source=functools.partial(StoreSource,
+                                                                                        window=MATCH_DEAL_WINDOW)),
+                                 hooks=RunHooks(on_game=lambda seq, outcome: state.on_game(reader, seq, outcome),
+                                                should_stop=lambda: state.decided))
                 if ran.stop_reason:
                     echo(f"stopped: {ran.stop_reason}; run the same command again to resume", err=True)
             except LeagueInterrupted:

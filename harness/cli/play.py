@@ -42,8 +42,10 @@ from harness.play.limits import (
     check_sandbox,
     resolve_command,
 )
-from harness.play.referee import BotPool, GameRecord, RefereeConfig, play_game
+from harness.play.pool import BotPool
+from harness.play.referee import GameRecord, RefereeConfig, play_game
 from harness.play.sandbox import resolve_sandbox
+from harness.play.violations import Violation
 from harness.report.tables import move_number
 
 _INTERPRETERS = {"python", "python3", "node", "nodejs", "ruby", "perl", "java", "bash", "sh"}
@@ -198,7 +200,7 @@ def _checked_players(game: Game, n: int) -> None:
 @click.option("--log", "log_path", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write JSON lines: every message each way with timings, the public events and every "
                    "violation (\"type\": \"violation\").")
-def play(game: Game, bots: tuple[str, ...], seed: int, n_games: int, options: dict, init_ms: int | None,
+def play(game: Game, bots: tuple[str, ...], seed: int, n_games: int, options: dict[str, Any], init_ms: int | None,
          move_ms: int | None, bank_ms: int | None, strikes: int | None, sandbox: str | None,
          stderr_dir: str | None, log_path: str | None) -> None:
     """Play GAME between bot executables (one --bot per seat, in seat order) and print each result.
@@ -265,7 +267,7 @@ def describe_check_game(i: int, n_games: int, seats: Sequence[BotSpec], mine: in
 @sandbox_option
 @stderr_dir_option
 def check_bot(game: Game, command: str, players: int | None, seed: int | None, n_games: int,
-              opponent_commands: tuple[str, ...], log_path: str | None, options: dict,
+              opponent_commands: tuple[str, ...], log_path: str | None, options: dict[str, Any],
               init_ms: int | None, move_ms: int | None, bank_ms: int | None, sandbox: str | None,
               stderr_dir: str | None) -> None:
     """Try the bot CMD at GAME against the reference bots before submitting it.
@@ -299,8 +301,8 @@ def check_bot(game: Game, command: str, players: int | None, seed: int | None, n
         raise SystemExit(1)
 
 
-def run_conformance(game: Game, candidate: BotSpec, players: int, seed: int | None, n_games: int, options: dict,
-                    config: RefereeConfig, opponents: Sequence[BotSpec], log_path: str | None) -> list[dict[str, Any]]:
+def run_conformance(game: Game, candidate: BotSpec, players: int, seed: int | None, n_games: int, options: dict[str, Any],
+                    config: RefereeConfig, opponents: Sequence[BotSpec], log_path: str | None) -> list[Violation]:
     """check-bot's games (:func:`harness.play.conformance.conformance_games`), printed: each game,
     the start-up time, the latency and every violation (grouped); returns the violations."""
     log = JsonLog(log_path)

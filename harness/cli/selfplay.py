@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import click
 
@@ -17,7 +18,7 @@ from harness.games import Game
 @games_option
 @option_option
 @click.option("--show", is_flag=True, help="Print the table after every move.")
-def selfplay(game: Game, players: int | None, seed: int, n_games: int, options: dict, show: bool) -> None:
+def selfplay(game: Game, players: int | None, seed: int, n_games: int, options: dict[str, Any], show: bool) -> None:
     """Play GAME between uniformly random players inside this process and print each result.
 
     A quick check that an engine works; no executables are started. Example:

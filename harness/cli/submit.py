@@ -24,6 +24,7 @@ from harness.cli.play import make_config, run_conformance
 from harness.league.config import ConfigError, StrictBoolLoader, load_config, parse_config
 from harness.play.conformance import BOTS_ENV, reference_opponents
 from harness.play.limits import BotSpec, ResourceLimits
+from harness.play.violations import Violation
 
 
 def _edited_text(text: str, name: str, command: str, cwd: str | None) -> str:
@@ -101,7 +102,7 @@ def submit(config: str, name: str, command: str, cwd: str | None, n_games: int, 
     if not opponents:
         raise click.ClickException(f"no reference bots to play the conformance games against (set {BOTS_ENV} to "
                                    "a directory with random_bot.py, e.g. a checkout's bots/)")
-    violations: list[dict] = []
+    violations: list[Violation] = []
     for players in cfg.table_sizes:  # every table size the league plays: a bot may fail only at 3 seats
         if len(cfg.table_sizes) > 1:
             echo(f"{players}-player tables:")

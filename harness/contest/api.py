@@ -13,22 +13,24 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from starlette.authentication import requires
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from harness.contest.app import Refused, Site, Team, refused_json
+from harness.contest.access import bearer_of
 from harness.contest.challenges import ChallengeRefused, challenges_of, request_challenge
 from harness.contest.downloads import attachment, seat_download, seat_filename, violation_download, violation_filename
 from harness.contest.ladder import version_label
 from harness.contest.safe_files import NotShown, read_capped
+from harness.contest.site import ContestSite, Refused, Team
 from harness.contest.team_reads import filtered_games, grouped_violations
 
 __all__ = ["api_routes", "stderr_text"]
 
 
-def stderr_text(site: Site, team: str, cap: int = 128 * 1024) -> str:
+def stderr_text(site: ContestSite, team: str, cap: int = 128 * 1024) -> str:
     """The team's bot's stderr in the ladder, as ``/me/stderr`` shows it: each worker's log, its
     older half first, the newest ``cap`` bytes of each (read capped: :mod:`.safe_files`), no server path."""
     from harness.contest.ladder import LADDER_STORE
@@ -46,7 +48,7 @@ def stderr_text(site: Site, team: str, cap: int = 128 * 1024) -> str:
     return site.redactor.text("\n".join(parts))
 
 
-def _submissions(site: Site, team: Team) -> list[dict[str, Any]]:
+def _submissions(site: ContestSite, team: Team) -> list[dict[str, Any]]:
     row = site.db.team(team.id)
     current = row["current_submission"] if row else None
     return [{"id": s["id"], "version": version_label(s["id"]), "status": s["status"], "runtime": s["runtime"],
@@ -55,7 +57,7 @@ def _submissions(site: Site, team: Team) -> list[dict[str, Any]]:
             for s in site.db.submissions_of(team.id)]
 
 
-def _games(site: Site, team: Team, request: Request) -> list[dict[str, Any]]:
+def _games(site: ContestSite, team: Team, request: Request) -> list[dict[str, Any]]:
     q = request.query_params
     players = int(q["players"]) if q.get("players", "").isdigit() else None
     limit = min(int(q["limit"]), 500) if q.get("limit", "").isdigit() else 50
@@ -69,25 +71,20 @@ def _games(site: Site, team: Team, request: Request) -> list[dict[str, Any]]:
              "downloads": [f"/api/games/{g['id']}/seat/{s}" for s in g["own_seats"]]} for g in games]
 
 
-def _violations(site: Site, team: Team) -> dict[str, Any]:
+def _violations(site: ContestSite, team: Team) -> dict[str, Any]:
     groups = grouped_violations(site.ladder, team.name)
     return {"groups": [{"kind": g["kind"], "message": g["message"], "count": g["count"], "versions": g["versions"],
                         "newest": {**g["newest"], "download": f"/api/violations/{g['newest']['id']}"}} for g in groups],
             "latest": site.ladder.team_violations(team.name, 50)}
 
 
-def api_routes(site: Site) -> list[Route]:
+def api_routes(site: ContestSite) -> list[Route]:
     """The team API's read routes, bound to ``site``."""
 
     def endpoint(work: Any) -> Any:
+        @requires("api", status_code=401)
         async def handle(request: Request) -> Response:
-            try:
-                team = await run_in_threadpool(site.bearer_team, request)
-                if team is None:
-                    raise Refused(401, "this token is not valid")
-                return await run_in_threadpool(work, team, request)
-            except Refused as exc:
-                return refused_json(exc)
+            return await run_in_threadpool(work, bearer_of(request), request)
         return handle
 
     def seat_file(team: Team, request: Request) -> Response:
@@ -109,23 +106,19 @@ def api_routes(site: Site) -> list[Route]:
                              "version": version_label(sub["id"]), "build_log": site.redactor.text(sub["build_log"]),
                              "check_log": site.redactor.text(sub["check_log"]), "current": sub["status"] == "active"})
 
+    @requires("api", status_code=401)
     async def ask_challenge(request: Request) -> Response:
-        try:
-            team = await run_in_threadpool(site.bearer_team, request)
-            if team is None:
-                raise Refused(401, "this token is not valid")
-            form = await request.form(max_fields=4)
-            names = [n.strip() for n in str(form.get("opponents") or "").split(",") if n.strip()]
-            games = str(form.get("games") or "")
+        team = bearer_of(request)
+        form = await request.form(max_fields=4)
+        names = [n.strip() for n in str(form.get("opponents") or "").split(",") if n.strip()]
+        games = str(form.get("games") or "")
 
-            def work() -> int:
-                try:
-                    return request_challenge(site.cfg, site.db, team.id, names, int(games) if games.isdigit() else 0)
-                except ChallengeRefused as exc:
-                    raise Refused(400, f"challenge refused: {exc}") from None
-            return JSONResponse({"id": await run_in_threadpool(work), "status": "pending"}, status_code=201)
-        except Refused as exc:
-            return refused_json(exc)
+        def work() -> int:
+            try:
+                return request_challenge(site.cfg, site.db, team.id, names, int(games) if games.isdigit() else 0)
+            except ChallengeRefused as exc:
+                raise Refused(400, f"challenge refused: {exc}") from None
+        return JSONResponse({"id": await run_in_threadpool(work), "status": "pending"}, status_code=201)
 
     return [
         Route("/api/challenges", ask_challenge, methods=["POST"]),

@@ -38,6 +38,7 @@ from typing import Any
 from harness.contest.build_output import OutputReader, clean_output, replace_with_output, upload_files
 from harness.contest.config import ContestConfig, Runtime
 from harness.contest.db import ContestDB
+from harness.league.run_settings import ScheduleKind
 from harness.play.cgroups import BotCgroup, CgroupBase, cgroup_base
 from harness.play.limits import BotSpec, ResourceLimits, TimeControls, limit_setter, resolve_command
 from harness.play.privileges import bot_uid
@@ -227,7 +228,7 @@ def check_upload(cfg: ContestConfig, runtime: Runtime, workdir: Path, team: str,
 
         lines.append(f"tables of {size}:")
         result = conformance_games(game, candidate, size, seed, n_games, cfg.options, referee,
-                                   opponents, on_game, id_prefix="a-" if cfg.ladder == "adaptive" else "g-")
+                                   opponents, on_game, id_prefix="a-" if cfg.ladder == ScheduleKind.ADAPTIVE else "g-")
         if result.startups_ms:
             lines.append(f"  start-up: {max(result.startups_ms):.0f} ms (init_ms {cfg.time['init_ms']})")
         if result.latencies_ms:

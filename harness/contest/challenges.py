@@ -77,7 +77,8 @@ def play_challenges(cfg: ContestConfig, db: ContestDB, max_games: int = CHUNK,
     """Play up to ``max_games`` games of the pending challenges, oldest first; return how many."""
     from harness.games import get_game
     from harness.play.limits import BotSpec
-    from harness.play.referee import BotPool, play_game
+    from harness.play.pool import BotPool
+    from harness.play.referee import play_game
 
     pending = db.db.execute("SELECT * FROM challenges WHERE status = 'pending' ORDER BY id").fetchall()
     played = 0

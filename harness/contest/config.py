@@ -17,6 +17,7 @@ import yaml
 
 from harness.contest.guard import SiteLimits, parse_site
 from harness.league.config import LOG_DEFAULTS, TIME_KEYS, StrictBoolLoader
+from harness.league.run_settings import SCHEDULE_KINDS, ScheduleKind
 
 __all__ = ["ContestConfig", "ContestConfigError", "Runtime", "Quotas", "LogRetention", "Phases", "PausePolicy",
            "ChallengePolicy", "CONFORMANCE_GAMES", "DEFAULT_RUNTIMES", "init_contest", "load_contest", "CONFIG_NAME"]
@@ -59,7 +60,8 @@ CONFORMANCE_GAMES = 14
 PAUSE_DEFAULTS: dict[str, Any] = {"min_games": 20, "forfeit_rate": 0.1, "violation_rate": 0.25}
 #: challenges: unranked games a team asks for against chosen teams (harness.contest.challenges)
 CHALLENGE_DEFAULTS = {"per_hour": 3, "max_games": 20}
-LADDER_KINDS = ("round_robin", "adaptive")
+#: the ladder's schedules: a league's
+LADDER_KINDS = SCHEDULE_KINDS
 #: how long the ladder's game logs are kept, and the most disk they may take (see :mod:`.retention`)
 LOGS_DEFAULTS = {"keep_days": 14, "violations_days": 90, "disk_mb": 2048}  # below LOG_DEFAULTS["budget_mb"]
 PHASE_KEYS = ("opens", "uploads_close", "finals")
@@ -151,7 +153,7 @@ class ContestConfig:
     #: mark the session cookie Secure (serve behind https)
     secure_cookies: bool = False
     #: the ladder's schedule: round robins re-planned when the roster changes, or the adaptive schedule
-    ladder: str = "round_robin"
+    ladder: str = ScheduleKind.ROUND_ROBIN.value
     #: the ladder's pace (None: as fast as the workers play)
     games_per_hour: int | None = PACE_DEFAULT
     #: the ladder rests while every team is above the next with this probability (None: never rests)
@@ -208,7 +210,7 @@ runtimes:
     text += "quotas:\n" + "".join(f"  {k}: {v}\n" for k, v in QUOTA_DEFAULTS.items())
     # the adaptive schedule plays every table size from the start (as many teams as the largest
     # table first); the round robin plays the sizes the teams can fill, re-planned as they arrive
-    ladder = "adaptive" if len(sizes) == 1 else "round_robin"
+    ladder = ScheduleKind.ADAPTIVE.value if len(sizes) == 1 else ScheduleKind.ROUND_ROBIN.value
     text += (f"# ladder: the schedule, adaptive (rounds chosen as results come in, teams joining while it plays)\n"
              f"# or round_robin; with a pace: ladder: {{schedule: {ladder}, games_per_hour: {PACE_DEFAULT}}} (the default\n"
              f"# pace; null: as fast as the workers play)\n"
@@ -270,7 +272,7 @@ def load_contest(root: str | Path) -> ContestConfig:
     quotas = Quotas(**{k: _int(path, quotas_data.get(k, d), f"quotas.{k}") for k, d in QUOTA_DEFAULTS.items()})
     build, limits, options, executor = _passed_on(path, data)
     games = data.get("conformance_games")
-    ladder, games_per_hour, settle = _ladder(path, data.get("ladder", "round_robin"))
+    ladder, games_per_hour, settle = _ladder(path, data.get("ladder", ScheduleKind.ROUND_ROBIN.value))
     logs, retention = _logs(path, data.get("logs"))
     try:
         site = parse_site(data.get("site"))
@@ -368,7 +370,7 @@ def _ladder(path: Path, value: Any) -> tuple[str, int | None, float | None]:
             raise _fail(path, f"ladder.{sorted(map(str, unknown))[0]}", "unknown key; allowed keys: schedule, "
                                                                         "games_per_hour, settle_confidence")
         pace = value.get("games_per_hour", PACE_DEFAULT)
-        schedule = value.get("schedule", "round_robin")
+        schedule = value.get("schedule", ScheduleKind.ROUND_ROBIN.value)
         pace = None if pace is None else _int(path, pace, "ladder.games_per_hour")
         settle = value.get("settle_confidence")
         if settle is not None and (type(settle) not in (int, float) or not 0.5 < settle < 1):

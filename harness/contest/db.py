@@ -80,6 +80,12 @@ CREATE TABLE IF NOT EXISTS standings (
 """
 
 
+def _one(cursor: sqlite3.Cursor) -> sqlite3.Row | None:
+    """The first row of ``cursor`` (a Row: the connection's row factory), or None."""
+    row: sqlite3.Row | None = cursor.fetchone()
+    return row
+
+
 class ContestDB:
     """The contest database at ``path`` (created on first use)."""
 
@@ -142,10 +148,10 @@ class ContestDB:
             db.execute("DELETE FROM sessions WHERE team_id = ?", (team_id,))
 
     def team(self, team_id: int) -> sqlite3.Row | None:
-        return self.db.execute("SELECT * FROM teams WHERE id = ?", (team_id,)).fetchone()
+        return _one(self.db.execute("SELECT * FROM teams WHERE id = ?", (team_id,)))
 
     def team_by_name(self, name: str) -> sqlite3.Row | None:
-        return self.db.execute("SELECT * FROM teams WHERE name = ?", (name,)).fetchone()
+        return _one(self.db.execute("SELECT * FROM teams WHERE name = ?", (name,)))
 
     def teams(self) -> list[sqlite3.Row]:
         return self.db.execute("SELECT * FROM teams ORDER BY id").fetchall()
@@ -159,8 +165,8 @@ class ContestDB:
                        (id_hash, team_id, csrf, now, now + ttl))
 
     def session(self, id_hash: str) -> sqlite3.Row | None:
-        return self.db.execute("SELECT s.team_id, s.csrf, t.name FROM sessions s JOIN teams t ON t.id = s.team_id "
-                               "WHERE s.id_hash = ? AND s.expires_at > ?", (id_hash, time.time())).fetchone()
+        return _one(self.db.execute("SELECT s.team_id, s.csrf, t.name FROM sessions s JOIN teams t ON t.id = s.team_id "
+                                    "WHERE s.id_hash = ? AND s.expires_at > ?", (id_hash, time.time())))
 
     def drop_session(self, id_hash: str) -> None:
         with self.write() as db:
@@ -241,8 +247,8 @@ class ContestDB:
             db.execute("UPDATE teams SET current_submission = ? WHERE id = ?", (submission_id, row[0]))
 
     def submission(self, submission_id: int) -> sqlite3.Row | None:
-        return self.db.execute("SELECT s.*, t.name AS team FROM submissions s JOIN teams t ON t.id = s.team_id "
-                               "WHERE s.id = ?", (submission_id,)).fetchone()
+        return _one(self.db.execute("SELECT s.*, t.name AS team FROM submissions s JOIN teams t ON t.id = s.team_id "
+                                    "WHERE s.id = ?", (submission_id,)))
 
     def submissions_of(self, team_id: int, limit: int = 100) -> list[sqlite3.Row]:
         return self.db.execute("SELECT id, runtime, filename, size, status, created_at, finished_at, activated_at "

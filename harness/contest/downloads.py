@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from harness.contest.app import Refused, Site, Team
+from harness.contest.site import ContestSite, Refused, Team
 from harness.play.seat_file import seat_file
 
 __all__ = ["seat_download", "violation_download", "download_routes", "attachment"]
@@ -28,7 +28,7 @@ def _forbidden(what: str) -> Refused:
     return Refused(403, f"forbidden: this {what} belongs to another team (each team sees only its own)")
 
 
-def seat_download(site: Site, team: Team, game_id: str, seat: int, violation_id: int | None = None) -> dict[str, Any]:
+def seat_download(site: ContestSite, team: Team, game_id: str, seat: int, violation_id: int | None = None) -> dict[str, Any]:
     """The seat file of ``team``'s ``seat`` in ``game_id`` (a finished game); Refused if not its own."""
     store = site.ladder.store()
     found = site.ladder.game(game_id)
@@ -51,7 +51,7 @@ def seat_download(site: Site, team: Team, game_id: str, seat: int, violation_id:
                      violation_id=violation_id)
 
 
-def violation_download(site: Site, team: Team, violation_id: int) -> dict[str, Any]:
+def violation_download(site: ContestSite, team: Team, violation_id: int) -> dict[str, Any]:
     """The seat file of the game of one of ``team``'s violations, up to the request that caused it."""
     violation = site.ladder.violation(violation_id)
     if violation is None:
@@ -61,7 +61,7 @@ def violation_download(site: Site, team: Team, violation_id: int) -> dict[str, A
     return seat_download(site, team, violation["game_id"], violation["seat"], violation_id)
 
 
-def attachment(site: Site, data: dict[str, Any], filename: str) -> Response:
+def attachment(site: ContestSite, data: dict[str, Any], filename: str) -> Response:
     """``data`` as a JSON file to save (the name the pages' reproduce command uses), without server paths."""
     text = site.redactor.text(json.dumps(data, indent=1))
     return Response(text, media_type="application/json",
@@ -76,18 +76,18 @@ def violation_filename(violation_id: int) -> str:
     return f"violation-{violation_id}.json"
 
 
-def download_routes(site: Site) -> list[Route]:
+def download_routes(site: ContestSite) -> list[Route]:
     """The download routes for a signed-in team (session cookie)."""
-    from harness.contest.pages import mine
+    from harness.contest.access import mine
 
     @mine
-    async def my_seat_file(site: Site, request: Request, team: Team) -> Response:
+    async def my_seat_file(site: ContestSite, request: Request, team: Team) -> Response:
         game_id, seat = request.path_params["game_id"], request.path_params["seat"]
         data = await run_in_threadpool(seat_download, site, team, game_id, seat)
         return attachment(site, data, seat_filename(game_id, seat))
 
     @mine
-    async def my_violation_file(site: Site, request: Request, team: Team) -> Response:
+    async def my_violation_file(site: ContestSite, request: Request, team: Team) -> Response:
         violation_id = request.path_params["id"]
         data = await run_in_threadpool(violation_download, site, team, violation_id)
         return attachment(site, data, violation_filename(violation_id))

@@ -59,7 +59,7 @@ def play_finals(cfg: ContestConfig, db: ContestDB, top: int, rounds: int, *, con
                 echo: Callable[[str], None] = print) -> dict[str, Any]:
     """Play the finals (see the module docstring); return what ``result.json`` holds."""
     from harness.league.config import games_per_round
-    from harness.league.runner import run_league
+    from harness.league.runner import RunOptions, run_league
     from harness.report.html import write_report
 
     board = [r for r in leaderboard_rows(db) if r["version"] is not None and not r["disabled"]][:top]
@@ -78,8 +78,8 @@ def play_finals(cfg: ContestConfig, db: ContestDB, top: int, rounds: int, *, con
     while True:
         data = league_data(cfg, roster, name=f"{cfg.name}-finals", rounds=planned, store="finals.sqlite")
         league = write_config(folder / "finals.yaml", data)
-        played += run_league(league, progress=progress, dask=dask,
-                             max_games=budget - played).played
+        played += run_league(league, progress=progress,
+                             options=RunOptions(dask=dask, max_games=budget - played)).played
         rows = _table(league)
         settled = _settled(rows, confidence)
         games = sum(r.games for r in rows) // max(1, min(sizes))

@@ -11,15 +11,15 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from harness.contest.app import Site
 from harness.contest.finals import read_result
 from harness.contest.ladder_reads import LadderReader
 from harness.contest.phases import when
+from harness.contest.site import ContestSite
 
 __all__ = ["routes"]
 
 
-def routes(site: Site) -> list[Route]:
+def routes(site: ContestSite) -> list[Route]:
     """The finals' routes, bound to ``site``."""
     reader = LadderReader(site.cfg.root / "finals" / "finals.sqlite", site.cfg.game, site.cfg.options)
 

@@ -31,6 +31,7 @@ from harness.contest.pace import Pace
 from harness.league import queries
 from harness.league.config import LeagueConfig, games_per_round, load_config
 from harness.league.ratings import conservative
+from harness.league.run_settings import ScheduleKind
 from harness.league.store import LeagueStore
 
 __all__ = ["write_ladder_config", "play_ladder", "Standings", "roster_key", "LADDER_CONFIG", "LADDER_STORE",
@@ -79,7 +80,7 @@ def league_data(cfg: ContestConfig, roster: list[Any], *, name: str, rounds: int
     if adaptive:
         del data["rounds"]
         data["players"] = list(cfg.players)  # fixed for the life of an adaptive run
-        data["schedule"] = "adaptive"
+        data["schedule"] = ScheduleKind.ADAPTIVE.value
     if cfg.options:
         data["options"] = dict(cfg.options)
     if cfg.executor:
@@ -286,7 +287,7 @@ def play_ladder(cfg: ContestConfig, db: ContestDB, *, should_stop: Callable[[], 
         return True
 
     try:
-        if cfg.ladder == "adaptive":
+        if cfg.ladder == ScheduleKind.ADAPTIVE:
             while rest():
                 _play_adaptive(cfg, db, should_stop=paced_stop, on_game=counted_game, progress=progress, echo=echo,
                                dask=dask, interrupted=interrupted, between_rounds=between_rounds)
@@ -304,7 +305,7 @@ def _play_round_robin(cfg: ContestConfig, db: ContestDB, *, should_stop: Callabl
                       dask: str | None, rest: Callable[[], bool], pace: Pace, interrupted: threading.Event,
                       left: Callable[[], int] | None) -> None:
     """Round robins over the current roster, re-planned when it changes, more rounds planned when played."""
-    from harness.league.runner import LeagueInterrupted, run_league
+    from harness.league.runner import LeagueInterrupted, RunHooks, RunOptions, run_league
 
     rounds = int(db.get_meta("ladder_rounds", "1") or 1)
     while rest():
@@ -316,8 +317,9 @@ def _play_round_robin(cfg: ContestConfig, db: ContestDB, *, should_stop: Callabl
             continue
         stop_now = _RosterWatch(db, key, should_stop, poll=ROSTER_POLL)
         try:
-            summary = run_league(league, progress=progress, on_game=on_game, should_stop=stop_now, dask=dask,
-                                 max_games=None if left is None else left())
+            summary = run_league(league, progress=progress,
+                                 options=RunOptions(dask=dask, max_games=None if left is None else left()),
+                                 hooks=RunHooks(on_game=on_game, should_stop=stop_now))
         except LeagueInterrupted:
             echo("interrupted: the games in flight were recorded")
             interrupted.set()
@@ -343,7 +345,7 @@ def _play_adaptive(cfg: ContestConfig, db: ContestDB, *, should_stop: Callable[[
     """The ladder on the league's adaptive schedule: one run that plays on, the roster polled
     between its rounds (:class:`_AdaptiveRoster` rewrites ``ladder.yaml`` when it changed);
     returns when ``should_stop()`` (the pace's bucket is empty, or the caller stops)."""
-    from harness.league.runner import LeagueInterrupted, run_league
+    from harness.league.runner import LeagueInterrupted, RunHooks, RunOptions, run_league
 
     played = 0
     need = max(2, max(cfg.players))
@@ -357,8 +359,9 @@ def _play_adaptive(cfg: ContestConfig, db: ContestDB, *, should_stop: Callable[[
         league = write_config(path, league_data(cfg, db.roster(), name=f"{cfg.name}-ladder", rounds=1,
                                                 store=LADDER_STORE, adaptive=True))
         try:
-            summary = run_league(league, progress=progress, on_game=on_game, should_stop=should_stop, dask=dask,
-                                 forever=True, roster=_AdaptiveRoster(cfg, db, key, between_rounds), notify=echo)
+            summary = run_league(league, progress=progress, options=RunOptions(dask=dask, forever=True),
+                                 hooks=RunHooks(on_game=on_game, should_stop=should_stop, notify=echo,
+                                                roster=_AdaptiveRoster(cfg, db, key, between_rounds)))
         except LeagueInterrupted as exc:
             played += exc.summary.played
             echo("interrupted: the games in flight were recorded")

@@ -1,6 +1,6 @@
 """A team's form posts beyond the upload: asking for a challenge (:mod:`.challenges`).
 
-Its own module: it uses :func:`harness.contest.pages.mine` (session and CSRF), and
+Its own module: it uses :func:`harness.contest.access.mine` (session and CSRF), and
 :mod:`.pages` imports :mod:`.team_pages` (the ``/me`` context), so the routes that need ``mine``
 live here, imported only by the application (:mod:`.server`).
 """
@@ -12,18 +12,18 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from harness.contest.app import Refused, Site, Team
 from harness.contest.challenges import ChallengeRefused, request_challenge
+from harness.contest.site import ContestSite, Refused, Team
 
 __all__ = ["me_routes"]
 
 
-def me_routes(site: Site) -> list[Route]:
+def me_routes(site: ContestSite) -> list[Route]:
     """``POST /me/challenges``."""
-    from harness.contest.pages import mine
+    from harness.contest.access import mine
 
     @mine
-    async def challenge(site: Site, request: Request, team: Team) -> Response:
+    async def challenge(site: ContestSite, request: Request, team: Team) -> Response:
         form = await request.form(max_fields=40)
         site.check_csrf(team, form)
         games = str(form.get("games") or "")

@@ -1,4 +1,5 @@
-"""The organizer's pages: every team, version, build and violation, the controls, the audit.
+"""The organizer's pages: every team, version, build and violation, the controls, the audit, and
+the collusion report (pairs of teams whose results at shared tables depart from the fit).
 
 The organizer signs in on ``/signin`` with the organizer token (:func:`sign_in`, called by the
 sign-in form's handler when the token is an organizer's); the session is a cookie of its own
@@ -21,31 +22,33 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from harness.contest import controls
-from harness.contest.app import Refused, Site
 from harness.contest.auth import session_key
 from harness.contest.phases import upload_state, when
+from harness.contest.site import ContestSite, Refused
 
 __all__ = ["routes", "sign_in", "ORG_COOKIE"]
 
 ORG_COOKIE = "contest_organizer"
-Handler = Callable[[Site, Request, str], Awaitable[Response]]
+#: The collusion page's false alarm rate: the chance that a ladder of honest teams shows a flag.
+COLLUSION_ALPHA = 0.001
+Handler = Callable[[ContestSite, Request, str], Awaitable[Response]]
 
 
-def sign_in(site: Site, response: Response, address: str = "unknown") -> None:
+def sign_in(site: ContestSite, response: Response, address: str = "unknown") -> None:
     """Open an organizer session on ``response`` (the token was checked by the caller)."""
     sid, _ = controls.org_session_add(site.db, f"organizer (site, {address})")
     response.set_cookie(ORG_COOKIE, sid, max_age=controls.ORG_SESSION_TTL, httponly=True, samesite="strict",
                         secure=site.cfg.secure_cookies, path="/")
 
 
-def _csrf(site: Site, request: Request) -> str | None:
+def _csrf(site: ContestSite, request: Request) -> str | None:
     sid = request.cookies.get(ORG_COOKIE)
     return controls.org_session(site.db, sid) if sid and len(sid) <= 200 else None
 
 
-def organizer(handler: Handler) -> Callable[[Site], Callable[[Request], Awaitable[Response]]]:
+def organizer(handler: Handler) -> Callable[[ContestSite], Callable[[Request], Awaitable[Response]]]:
     """Only for the organizer's session: a team, or nobody, is refused (403)."""
-    def bind(site: Site) -> Callable[[Request], Awaitable[Response]]:
+    def bind(site: ContestSite) -> Callable[[Request], Awaitable[Response]]:
         async def endpoint(request: Request) -> Response:
             try:
                 csrf = await run_in_threadpool(_csrf, site, request)
@@ -60,7 +63,7 @@ def organizer(handler: Handler) -> Callable[[Site], Callable[[Request], Awaitabl
     return bind
 
 
-def _teams(site: Site) -> list[dict[str, Any]]:
+def _teams(site: ContestSite) -> list[dict[str, Any]]:
     states = controls.team_states(site.db)
     blocks = controls.blocks_of(site.db)
     rows = site.db.db.execute(
@@ -80,7 +83,7 @@ def _teams(site: Site) -> list[dict[str, Any]]:
 
 
 @organizer
-async def overview(site: Site, request: Request, csrf: str) -> Response:
+async def overview(site: ContestSite, request: Request, csrf: str) -> Response:
     def work() -> Response:
         from harness.contest.status import contest_status, format_status
 
@@ -93,7 +96,7 @@ async def overview(site: Site, request: Request, csrf: str) -> Response:
 
 
 @organizer
-async def team_page(site: Site, request: Request, csrf: str) -> Response:
+async def team_page(site: ContestSite, request: Request, csrf: str) -> Response:
     name = request.path_params["name"]
 
     def work() -> Response:
@@ -117,7 +120,7 @@ async def team_page(site: Site, request: Request, csrf: str) -> Response:
 
 
 @organizer
-async def violations(site: Site, request: Request, csrf: str) -> Response:
+async def violations(site: ContestSite, request: Request, csrf: str) -> Response:
     def work() -> Response:
         store = site.ladder.store()
         rows = [] if store is None else store.db.execute(
@@ -129,7 +132,7 @@ async def violations(site: Site, request: Request, csrf: str) -> Response:
 
 
 @organizer
-async def violation(site: Site, request: Request, csrf: str) -> Response:
+async def violation(site: ContestSite, request: Request, csrf: str) -> Response:
     """A violation in full (the request, the answer, the stderr) over the game seen from its seat."""
     from harness.report.replay_data import script_json
 
@@ -146,15 +149,50 @@ async def violation(site: Site, request: Request, csrf: str) -> Response:
     return await run_in_threadpool(work)
 
 
+def _collusion(site: ContestSite) -> dict[str, Any]:
+    """The collusion report of the ladder's duplicate sets, each pair named and its evidence."""
+    from harness.league import queries
+    from harness.report.collusion import MIN_SETS, analyse, describe, store_sets, used_bound
+
+    store = site.ladder.store()
+    if store is None:
+        return {"sets": 0, "pairs": [], "judged": 0, "bound": None, "alpha": COLLUSION_ALPHA, "min_sets": MIN_SETS}
+    names = {int(r["id"]): f"{r['name']}@{r['version']}" for r in store.versions()}
+    sets = store_sets(queries.done_seats(store))
+    findings = analyse(sets, COLLUSION_ALPHA)
+    pairs = []
+    for f in findings[:max(10, sum(f.flagged for f in findings))]:
+        a, b = names.get(f.a, str(f.a)), names.get(f.b, str(f.b))
+        games = store.db.execute(
+            "SELECT g.id, g.finished_at, sa.rank AS rank_a, sb.rank AS rank_b, (SELECT count(*) FROM seats WHERE "
+            "game_seq = g.seq) AS seats FROM games g JOIN seats sa ON sa.game_seq = g.seq AND sa.version_id = ? "
+            "JOIN seats sb ON sb.game_seq = g.seq AND sb.version_id = ? WHERE g.status = 'done' AND "
+            "(SELECT count(*) FROM seats WHERE game_seq = g.seq) >= 3 ORDER BY g.seq DESC LIMIT 12",
+            (f.a, f.b)).fetchall()
+        pairs.append({"a": a, "b": b, "f": f, "why": describe(f, a, b), "games": games,
+                      "teams": (a.split("@")[0], b.split("@")[0])})
+    judged = sum(1 for f in findings if f.sets >= MIN_SETS)
+    bound = used_bound(findings)
+    return {"sets": len(sets), "pairs": pairs, "judged": judged, "bound": bound if judged else None,
+            "alpha": COLLUSION_ALPHA, "min_sets": MIN_SETS}
+
+
 @organizer
-async def audit(site: Site, request: Request, csrf: str) -> Response:
+async def collusion(site: ContestSite, request: Request, csrf: str) -> Response:
+    def work() -> Response:
+        return site.render("organizer_collusion.html", request, None, organizer_nav=True, csrf=csrf, **_collusion(site))
+    return await run_in_threadpool(work)
+
+
+@organizer
+async def audit(site: ContestSite, request: Request, csrf: str) -> Response:
     def work() -> Response:
         return site.render("organizer_audit.html", request, None, organizer_nav=True, csrf=csrf, rows=controls.audit_log(site.db),
                            when=when)
     return await run_in_threadpool(work)
 
 
-def _act(site: Site, who: str, form: dict[str, str]) -> str:
+def _act(site: ContestSite, who: str, form: dict[str, str]) -> str:
     """Do the form's action; return what was done, in words."""
     action, team, version = form.get("action", ""), form.get("team") or None, form.get("version") or None
     reason = form.get("reason", "")
@@ -181,7 +219,7 @@ def _act(site: Site, who: str, form: dict[str, str]) -> str:
 
 
 @organizer
-async def act(site: Site, request: Request, csrf: str) -> Response:
+async def act(site: ContestSite, request: Request, csrf: str) -> Response:
     form = await request.form(max_files=0, max_fields=12)
     sent = form.get("csrf")
     if not isinstance(sent, str) or not hmac.compare_digest(sent, csrf):
@@ -197,7 +235,7 @@ async def act(site: Site, request: Request, csrf: str) -> Response:
 
 
 @organizer
-async def signout(site: Site, request: Request, csrf: str) -> Response:
+async def signout(site: ContestSite, request: Request, csrf: str) -> Response:
     form = await request.form(max_files=0, max_fields=2)
     sent = form.get("csrf")
     if not isinstance(sent, str) or not hmac.compare_digest(sent, csrf):
@@ -213,10 +251,10 @@ async def signout(site: Site, request: Request, csrf: str) -> Response:
     return response
 
 
-def routes(site: Site) -> list[Route]:
+def routes(site: ContestSite) -> list[Route]:
     """The organizer's routes, bound to ``site``."""
     return [Route("/organizer", overview(site)), Route("/organizer/teams/{name}", team_page(site)),
             Route("/organizer/violations", violations(site)),
             Route("/organizer/violations/{id:int}", violation(site)),
-            Route("/organizer/audit", audit(site)), Route("/organizer/act", act(site), methods=["POST"]),
+            Route("/organizer/collusion", collusion(site)), Route("/organizer/audit", audit(site)), Route("/organizer/act", act(site), methods=["POST"]),
             Route("/organizer/signout", signout(site), methods=["POST"])]

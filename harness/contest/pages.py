@@ -12,7 +12,6 @@ The leaderboard reads only the ``standings`` summary (:mod:`.db`), never the gam
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,68 +20,16 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from harness.contest.app import SIGNIN_COOKIE, Refused, Site, Team, refused_json
+from harness.contest.access import api, bearer_of, mine, public
 from harness.contest.auth import new_csrf, session_key
 from harness.contest.board_fit import fit_note
 from harness.contest.ladder import version_label
 from harness.contest.phases import upload_state
 from harness.contest.safe_files import NotShown, list_files, read_capped
+from harness.contest.site import SIGNIN_COOKIE, ContestSite, Refused, Team
 from harness.report.replay_data import script_json
 
 __all__ = ["routes"]
-
-Handler = Callable[[Site, Request], Awaitable[Response]]
-
-
-# -- wrappers: who may call a handler ------------------------------------------------------------
-def public(handler: Handler) -> Callable[[Site], Callable[[Request], Awaitable[Response]]]:
-    def bind(site: Site) -> Callable[[Request], Awaitable[Response]]:
-        async def endpoint(request: Request) -> Response:
-            try:
-                return await handler(site, request)
-            except Refused as exc:
-                team = await run_in_threadpool(site.session_team, request)
-                return site.message(request, team, exc.status, "Refused", exc.message)
-        return endpoint
-    return bind
-
-
-def api(handler: Handler) -> Callable[[Site], Callable[[Request], Awaitable[Response]]]:
-    def bind(site: Site) -> Callable[[Request], Awaitable[Response]]:
-        async def endpoint(request: Request) -> Response:
-            try:
-                return await handler(site, request)
-            except Refused as exc:
-                return refused_json(exc)
-        return endpoint
-    return bind
-
-
-async def _me(site: Site, request: Request) -> Team:
-    team = await run_in_threadpool(site.session_team, request)
-    if team is None:
-        raise _SignIn()
-    return team
-
-
-class _SignIn(Exception):
-    pass
-
-
-def mine(handler: Callable[[Site, Request, Team], Awaitable[Response]]) -> Callable[[Site], Any]:
-    def bind(site: Site) -> Callable[[Request], Awaitable[Response]]:
-        async def endpoint(request: Request) -> Response:
-            try:
-                team = await _me(site, request)
-                return await handler(site, request, team)
-            except _SignIn:
-                return RedirectResponse("/signin", status_code=303)
-            except Refused as exc:
-                team_or_none = await run_in_threadpool(site.session_team, request)
-                return site.message(request, team_or_none, exc.status, "Refused", exc.message)
-        return endpoint
-    return bind
-
 
 #: the most of one file of a version a page shows
 FILE_CAP = 1024 * 1024
@@ -94,7 +41,7 @@ def _forbidden(what: str) -> Refused:
 
 # -- public pages --------------------------------------------------------------------------------
 @public
-async def index(site: Site, request: Request) -> Response:
+async def index(site: ContestSite, request: Request) -> Response:
     def work() -> Response:
         team = site.session_team(request)
         rows, board_html = site.board()
@@ -105,7 +52,7 @@ async def index(site: Site, request: Request) -> Response:
 
 
 @public
-async def games(site: Site, request: Request) -> Response:
+async def games(site: ContestSite, request: Request) -> Response:
     before = request.query_params.get("before")
     before_seq = int(before) if before and before.isdigit() else None
 
@@ -116,7 +63,7 @@ async def games(site: Site, request: Request) -> Response:
     return await run_in_threadpool(work)
 
 
-def _replay_page(site: Site, request: Request, team: Team | None, game_id: str, seats_shown: set[int] | None,
+def _replay_page(site: ContestSite, request: Request, team: Team | None, game_id: str, seats_shown: set[int] | None,
                  violation: dict[str, Any] | None = None, **extra: Any) -> Response:
     replay = site.ladder.replay(game_id, seats_shown)
     if replay is None:
@@ -142,13 +89,13 @@ def _replay_page(site: Site, request: Request, team: Team | None, game_id: str, 
 
 
 @public
-async def game(site: Site, request: Request) -> Response:
+async def game(site: ContestSite, request: Request) -> Response:
     game_id = request.path_params["game_id"]
     return await run_in_threadpool(lambda: _replay_page(site, request, site.session_team(request), game_id, None))
 
 
 @public
-async def head_to_head(site: Site, request: Request) -> Response:
+async def head_to_head(site: ContestSite, request: Request) -> Response:
     from harness.contest.h2h import MATRIX_TEAMS, cached_matrix
 
     a, b = request.query_params.get("a", ""), request.query_params.get("b", "")
@@ -173,7 +120,7 @@ async def to_index(request: Request) -> Response:
 
 # -- signing in ----------------------------------------------------------------------------------
 @public
-async def signin_form(site: Site, request: Request) -> Response:
+async def signin_form(site: ContestSite, request: Request) -> Response:
     csrf = new_csrf()
     response = site.render("signin.html", request, None, csrf=csrf, error=None)
     response.set_cookie(SIGNIN_COOKIE, csrf, max_age=3600, httponly=True, samesite="strict",
@@ -182,7 +129,7 @@ async def signin_form(site: Site, request: Request) -> Response:
 
 
 @public
-async def signin(site: Site, request: Request) -> Response:
+async def signin(site: ContestSite, request: Request) -> Response:
     import hmac
 
     await run_in_threadpool(site.limit_signins, request)  # before the form is even read
@@ -211,10 +158,10 @@ async def signin(site: Site, request: Request) -> Response:
 
 
 @mine
-async def signout(site: Site, request: Request, team: Team) -> Response:
+async def signout(site: ContestSite, request: Request, team: Team) -> Response:
     form = await request.form()
     site.check_csrf(team, form)
-    from harness.contest.app import SESSION_COOKIE
+    from harness.contest.site import SESSION_COOKIE
 
     sid = request.cookies.get(SESSION_COOKIE, "")
     await run_in_threadpool(site.db.drop_session, session_key(sid))
@@ -225,7 +172,7 @@ async def signout(site: Site, request: Request, team: Team) -> Response:
 
 # -- a team's own pages --------------------------------------------------------------------------
 @mine
-async def me(site: Site, request: Request, team: Team) -> Response:
+async def me(site: ContestSite, request: Request, team: Team) -> Response:
     from harness.contest.team_pages import me_context
 
     def work() -> Response:
@@ -238,14 +185,14 @@ async def me(site: Site, request: Request, team: Team) -> Response:
     return await run_in_threadpool(work)
 
 
-def _closed_line(site: Site) -> str | None:
+def _closed_line(site: ContestSite) -> str | None:
     """Why uploads are closed now (None while they are open), as a sentence for the team's page."""
     state = upload_state(site.cfg, site.db)
     return None if state.open else state.line[0].upper() + state.line[1:] + "."
 
 
 @mine
-async def upload(site: Site, request: Request, team: Team) -> Response:
+async def upload(site: ContestSite, request: Request, team: Team) -> Response:
     site.check_length(request)
     form = await request.form(max_files=1, max_fields=4)
     site.check_csrf(team, form)
@@ -253,7 +200,7 @@ async def upload(site: Site, request: Request, team: Team) -> Response:
     return RedirectResponse(f"/me/submissions/{submission_id}", status_code=303)
 
 
-def _own_submission(site: Site, team: Team, submission_id: int) -> Any:
+def _own_submission(site: ContestSite, team: Team, submission_id: int) -> Any:
     sub = site.db.submission(submission_id)
     if sub is None:
         raise Refused(404, f"no version {submission_id}")
@@ -263,7 +210,7 @@ def _own_submission(site: Site, team: Team, submission_id: int) -> Any:
 
 
 @mine
-async def my_submission(site: Site, request: Request, team: Team) -> Response:
+async def my_submission(site: ContestSite, request: Request, team: Team) -> Response:
     def work() -> Response:
         sub = _own_submission(site, team, request.path_params["id"])
         folder = site.cfg.submissions_dir / str(sub["id"])
@@ -274,7 +221,7 @@ async def my_submission(site: Site, request: Request, team: Team) -> Response:
 
 
 @mine
-async def my_file(site: Site, request: Request, team: Team) -> Response:
+async def my_file(site: ContestSite, request: Request, team: Team) -> Response:
     def work() -> Response:
         sub = _own_submission(site, team, request.path_params["id"])
         try:  # a build's output is hostile: capped, never through a link, never a FIFO
@@ -288,7 +235,7 @@ async def my_file(site: Site, request: Request, team: Team) -> Response:
 
 
 @mine
-async def my_violation(site: Site, request: Request, team: Team) -> Response:
+async def my_violation(site: ContestSite, request: Request, team: Team) -> Response:
     def work() -> Response:
         violation = site.ladder.violation(request.path_params["id"])
         if violation is None:
@@ -302,7 +249,7 @@ async def my_violation(site: Site, request: Request, team: Team) -> Response:
 
 
 @mine
-async def my_seat(site: Site, request: Request, team: Team) -> Response:
+async def my_seat(site: ContestSite, request: Request, team: Team) -> Response:
     game_id, seat = request.path_params["game_id"], request.path_params["seat"]
 
     def work() -> Response:
@@ -318,7 +265,7 @@ async def my_seat(site: Site, request: Request, team: Team) -> Response:
 
 
 @mine
-async def my_stderr(site: Site, request: Request, team: Team) -> Response:
+async def my_stderr(site: ContestSite, request: Request, team: Team) -> Response:
     def work() -> Response:
         from harness.contest.ladder import LADDER_STORE
 
@@ -340,10 +287,8 @@ async def my_stderr(site: Site, request: Request, team: Team) -> Response:
 
 # -- the API ---------------------------------------------------------------------------------------
 @api
-async def api_submit(site: Site, request: Request) -> Response:
-    team = await run_in_threadpool(site.bearer_team, request)
-    if team is None:
-        raise Refused(401, "this token is not valid")
+async def api_submit(site: ContestSite, request: Request) -> Response:
+    team = bearer_of(request)
     site.check_length(request)
     form = await request.form(max_files=1, max_fields=4)
     submission_id = await site.accept_upload(team, form)
@@ -351,10 +296,8 @@ async def api_submit(site: Site, request: Request) -> Response:
 
 
 @api
-async def api_submission(site: Site, request: Request) -> Response:
-    team = await run_in_threadpool(site.bearer_team, request)
-    if team is None:
-        raise Refused(401, "this token is not valid")
+async def api_submission(site: ContestSite, request: Request) -> Response:
+    team = bearer_of(request)
     sub = await run_in_threadpool(_own_submission, site, team, request.path_params["id"])
     status = "failed" if sub["status"] == "replaced" and not sub["activated_at"] else sub["status"]
     return JSONResponse({"id": sub["id"], "status": status, "runtime": sub["runtime"], "version": version_label(sub["id"]),
@@ -362,8 +305,8 @@ async def api_submission(site: Site, request: Request) -> Response:
                          "current": sub["status"] == "active"})
 
 
-@api
-async def api_leaderboard(site: Site, request: Request) -> Response:
+@public
+async def api_leaderboard(site: ContestSite, request: Request) -> Response:
     def work() -> Response:
         rows, _ = site.board()
         table = [{"rank": r["rank"], "bot": r["team"], "version": r["version"], "current": True, "mu": r["mu"],
@@ -380,7 +323,7 @@ async def api_leaderboard(site: Site, request: Request) -> Response:
     return await run_in_threadpool(work)
 
 
-def routes(site: Site) -> list[Route]:
+def routes(site: ContestSite) -> list[Route]:
     """The site's routes, bound to ``site``."""
     return [
         Route("/", index(site)), Route("/index.html", index(site)),

@@ -20,11 +20,11 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from harness.contest.app import Refused, Site, Team
 from harness.contest.autopause import WHAT_TO_DO, pause_of
 from harness.contest.challenges import challenges_of
 from harness.contest.ladder import version_label
 from harness.contest.safe_files import NotShown, read_capped
+from harness.contest.site import ContestSite, Refused, Team
 from harness.contest.team_reads import filtered_games, grouped_violations, results_by_opponent
 
 __all__ = ["team_routes", "me_context", "STARTERS"]
@@ -34,7 +34,7 @@ CHECKOUT = Path(__file__).resolve().parents[2]
 STARTERS = CHECKOUT / "bots" / "starters"
 
 
-def _versions(site: Site, team_id: int) -> list[dict[str, Any]]:
+def _versions(site: ContestSite, team_id: int) -> list[dict[str, Any]]:
     """The team's versions, oldest first, with their ladder rating (public fields only)."""
     rows = site.db.submissions_of(team_id, limit=200)
     standings = {r["submission_id"]: r for r in site.db.db.execute(
@@ -74,7 +74,7 @@ RESULTS_TTL = 30.0
 _CACHED = 512
 
 
-def _results(site: Site, name: str, cache: dict[str, tuple[Any, float, dict[str, Any]]]) -> dict[str, Any]:
+def _results(site: ContestSite, name: str, cache: dict[str, tuple[Any, float, dict[str, Any]]]) -> dict[str, Any]:
     """:func:`results_by_opponent`, reused until a game is added (at most RESULTS_TTL seconds)."""
     key = site.db.board_key()
     hit = cache.get(name)
@@ -87,7 +87,7 @@ def _results(site: Site, name: str, cache: dict[str, tuple[Any, float, dict[str,
     return results
 
 
-def team_page(site: Site, request: Request, name: str,
+def team_page(site: ContestSite, request: Request, name: str,
               cache: dict[str, tuple[Any, float, dict[str, Any]]] | None = None) -> Response:
     row = site.db.team_by_name(name)
     if row is None:
@@ -101,7 +101,7 @@ def team_page(site: Site, request: Request, name: str,
                        results=_results(site, name, cache if cache is not None else {}))
 
 
-def me_context(site: Site, request: Request, team: Team) -> dict[str, Any]:
+def me_context(site: ContestSite, request: Request, team: Team) -> dict[str, Any]:
     """What ``/me`` shows besides the versions and the upload form: the pause, filtered games, grouped violations."""
     params = request.query_params
     result = params.get("result") if params.get("result") in ("won", "lost") else None
@@ -119,7 +119,7 @@ def me_context(site: Site, request: Request, team: Team) -> dict[str, Any]:
             "challenges": challenges_of(site.db, team.id), "challenge_policy": site.cfg.challenges}
 
 
-def _help_files(site: Site) -> dict[str, Path]:
+def _help_files(site: ContestSite) -> dict[str, Path]:
     """The files the help pages serve, by the name in their URL."""
     files = {"protocol": CHECKOUT / "protocol.md", "rules": CHECKOUT / "docs" / "rules" / f"{site.cfg.game}.md"}
     if STARTERS.is_dir():
@@ -130,7 +130,7 @@ def _help_files(site: Site) -> dict[str, Path]:
     return files
 
 
-def team_routes(site: Site) -> list[Route]:
+def team_routes(site: ContestSite) -> list[Route]:
     """The team page, the help pages, and the replay's bot links (to the team page)."""
 
     cache: dict[str, tuple[Any, float, dict[str, Any]]] = {}  # this site's teams' results (the GIL guards it)

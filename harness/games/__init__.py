@@ -24,7 +24,9 @@ from collections.abc import Iterator, Mapping
 
 from .base import (
     Action,
+    EndedBy,
     Game,
+    GameResult,
     IllegalAction,
     InvalidAction,
     InvalidOptions,
@@ -34,7 +36,7 @@ from .base import (
     ranking_from_keys,
 )
 
-__all__ = ["GAMES", "get_game", "Game", "State", "Action", "Option", "IllegalAction", "InvalidAction",
+__all__ = ["GAMES", "get_game", "EndedBy", "Game", "GameResult", "State", "Action", "Option", "IllegalAction", "InvalidAction",
            "InvalidOptions", "InvalidSnapshot", "UnknownGame", "GameLoadError", "ENTRY_POINT_GROUP",
            "ranking_from_keys"]
 

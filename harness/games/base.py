@@ -16,9 +16,33 @@ import random
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from enum import StrEnum
+from typing import Any, ClassVar, TypedDict
 
 Action = dict[str, Any]
+
+
+class EndedBy(StrEnum):
+    """How a game ended (``ended_by`` of :meth:`State.result` and of the ``game_end`` event)."""
+
+    #: by the game's own rules (a target score reached, the cards or tiles gone, ...)
+    RULES = "rules"
+    #: at the turn cap (the game's ``max_turns`` option), ranked by the game's tie-breaks
+    TURN_CAP = "turn_cap"
+
+
+class GameResult(TypedDict):
+    """How a game ended (:meth:`State.result`): the referee sends it to the bots (protocol.md,
+    result) and the store records it.
+
+    ``ranking[seat]`` is 0 for the best, tied seats share a rank; ``scores[seat]`` is the game's
+    own score (a number for the built-in games); ``ended_by`` is an :class:`EndedBy` (``"rules"`` or ``"turn_cap"``)
+    (None only from a game that ranks a state not yet over, as Crisps does: the scores so far).
+    """
+
+    ranking: list[int]
+    scores: list[Any]
+    ended_by: str | None
 
 #: A game's sampler: ``(validated options, observation, events, rng)`` -> a full state consistent
 #: with what the observing seat knows (see :meth:`Game.resample_from_infostate`).
@@ -123,8 +147,8 @@ class State(ABC):
         """True once the game has ended, by the rules or by the turn cap."""
 
     @abstractmethod
-    def result(self) -> dict[str, Any]:
-        """``{"ranking": [...], "scores": [...], "ended_by": "rules" | "turn_cap"}``.
+    def result(self) -> GameResult:
+        """``{"ranking": [...], "scores": [...], "ended_by": "rules" | "turn_cap"}`` (:class:`GameResult`).
 
         ``ranking[seat]`` is 0 for the best; tied seats share a rank. Only valid once terminal.
         """

@@ -33,7 +33,7 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
-from harness.games.base import Action, Game, IllegalAction, Sampler, State
+from harness.games.base import Action, EndedBy, Game, IllegalAction, Sampler, State
 
 __all__ = ["check_game", "check_observations", "random_playout"]
 
@@ -43,7 +43,7 @@ def _fail(game: Game, players: int, seed: int, what: str) -> AssertionError:
 
 
 def _plain(value: Any) -> bool:
-    return json.loads(json.dumps(value)) == value
+    return bool(json.loads(json.dumps(value)) == value)
 
 
 def random_playout(game: Game, players: int, seed: int, options: Mapping[str, Any] | None = None,
@@ -93,7 +93,7 @@ def _check_result(game: Game, players: int, seed: int, state: State) -> None:
     if not _plain(result) or not isinstance(ranking, list) or len(ranking) != players \
             or len(result.get("scores", ())) != players:
         raise _fail(game, players, seed, f"the result is not plain JSON with a rank and a score per seat: {result!r}")
-    if min(ranking) != 0 or result.get("ended_by") not in ("rules", "turn_cap"):
+    if min(ranking) != 0 or result.get("ended_by") not in tuple(EndedBy):
         raise _fail(game, players, seed, f"the best rank is not 0, or ended_by is not rules/turn_cap: {result!r}")
     if any(sum(1 for o in ranking if o < r) != r for r in ranking):  # competition ranking
         raise _fail(game, players, seed, f"not a competition ranking (rank r: exactly r seats ahead): {ranking}")
@@ -156,7 +156,7 @@ def _check_refusals(game: Game, players: int, seed: int, options: Mapping[str, A
             if capped.is_terminal():
                 break
             capped.apply(chooser.choice(capped.legal_actions()))
-        if not capped.is_terminal() or capped.result()["ended_by"] not in ("turn_cap", "rules"):
+        if not capped.is_terminal() or capped.result()["ended_by"] not in tuple(EndedBy):
             raise _fail(game, players, seed, "max_turns 10 did not end the game")
 
 

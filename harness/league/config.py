@@ -30,7 +30,7 @@ from typing import Any
 
 import yaml
 
-from harness.games import GAMES, GameLoadError, InvalidOptions
+from harness.games import GAMES, Game, GameLoadError, InvalidOptions
 from harness.league.bot_entries import BotEntry, check_bots, check_own_dirs
 from harness.league.config_checks import Checker, ConfigError, LeagueError, show
 from harness.league.run_settings import (
@@ -55,7 +55,7 @@ from harness.play.limits import MAX_IDLE_BOTS
 
 __all__ = ["LeagueError", "ConfigError", "LeagueConfig", "BotEntry", "RatingParams", "ScheduleSpec", "load_config",
            "parse_config", "TOP_KEYS", "TIME_KEYS", "LIMIT_KEYS", "RATING_DEFAULTS", "SCHEDULE_KINDS", "default_workers",
-           "games_per_round", "LOG_DEFAULTS", "MAX_GAMES", "StrictBoolLoader", "parse_scalar"]
+           "games_per_round", "idle_bound", "IDLE_BOTS_CAP", "LOG_DEFAULTS", "MAX_GAMES", "StrictBoolLoader", "parse_scalar"]
 
 TOP_KEYS = ("name", "game", "options", "players", "bots", "rounds", "time", "limits", "policy", "strikes",
             "rating", "seed", "workers", "store", "executor", "idle_bots", "spare_bots", "schedule",
@@ -70,6 +70,29 @@ MAX_GAMES = 100_000_000
 def games_per_round(n_bots: int, sizes: Sequence[int]) -> int:
     """How many games one round has: every seat order of every table, sum over table sizes k of n! / (n - k)!."""
     return sum(math.perm(n_bots, k) for k in sizes)
+
+
+#: the most idle processes per worker the default ``idle_bots`` keeps: 4 bots at tables of 4 on one
+#: worker (~0.5 GB of Python bots, each ~5 MB of its own; a JVM bot takes ten times that)
+IDLE_BOTS_CAP = 96
+
+
+def idle_bound(config: LeagueConfig) -> int:
+    """The idle bot processes each worker keeps: ``idle_bots`` when the league sets it, else enough
+    that the pool never stops a process the league will need again.
+
+    No process plays two seat orders of one deal, so each bot needs a process per seat order of
+    a deal (``k!`` at tables of ``k``), spread over the workers: ``bots x seat orders / workers``
+    per worker, and half as much again for the uneven split of a deal's seat orders between
+    workers. Kept alive between the windows of deals (harness.league.game_sources), they are reused
+    for every later deal, so a league starts that many processes whatever its length; fewer, and
+    every window restarts the ones stopped (bench/fairplay.py). At least :data:`MAX_IDLE_BOTS`, at
+    most :data:`IDLE_BOTS_CAP` (a league of many bots at tables of 4 sets its own bound)."""
+    if config.idle_bots is not None:
+        return config.idle_bots
+    orders = sum(math.factorial(k) for k in config.table_sizes)
+    need = math.ceil(len(config.bots) * orders * 3 / (2 * max(1, config.workers)))
+    return max(MAX_IDLE_BOTS, min(IDLE_BOTS_CAP, need))
 
 
 @dataclass(frozen=True)
@@ -95,8 +118,9 @@ class LeagueConfig:
     #: the YAML ``executor``: None for ``local`` (worker processes here), else the Dask scheduler
     #: address of ``{dask: ADDRESS}`` (``tcp://host:8786`` or ``local:N``)
     executor: str | None = None
-    #: most bot processes kept idle per worker between games (least recently used stopped first)
-    idle_bots: int = MAX_IDLE_BOTS
+    #: most bot processes kept idle per worker between games (least recently used stopped first);
+    #: None (the key left out): :func:`idle_bound`, sized to the league
+    idle_bots: int | None = None
     #: spare processes a worker starts ahead of need for a bot that needed a new one (BotPool.spares)
     spare_bots: int = 0
     #: ``schedule``: round robin, or adaptive (docs/leagues.md)
@@ -210,7 +234,7 @@ def parse_config(data: Any, shown: str, *, base_dir: Path, rounds: int | None = 
                         rounds=n_rounds, time=time, limits=limits, policy=policy, strikes=strikes,
                         rating=rating, seed=seed, workers=n_workers, store=store,
                         executor=check_executor(c, data.get("executor")),
-                        idle_bots=c.integer(data.get("idle_bots", MAX_IDLE_BOTS), "idle_bots", 0),
+                        idle_bots=None if data.get("idle_bots") is None else c.integer(data["idle_bots"], "idle_bots", 0),
                         spare_bots=c.integer(data.get("spare_bots", 0), "spare_bots", 0), schedule=schedule,
                         logs=logs, deals=deals)
 
@@ -261,7 +285,7 @@ def _check_store(c: Checker, store: Any, base_dir: Path) -> str:
     return str((base_dir / store).resolve())
 
 
-def _check_options(c: Checker, game: Any, value: Any) -> dict[str, Any]:
+def _check_options(c: Checker, game: Game, value: Any) -> dict[str, Any]:
     known = {o.name: o for o in game.option_list}
     options = c.mapping(value, "options", known)
     for key, val in options.items():

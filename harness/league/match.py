@@ -129,7 +129,7 @@ class MatchState:
 
     def ids(self, store: LeagueStore) -> tuple[int, int]:
         if self._ids is None:
-            labels = {f"{r['name']}@{r['version']}": r["id"] for r in store.versions()}
+            labels = {r.label: r.id for r in store.versions()}
             self._ids = (labels[self.config.bots[0].label], labels[self.config.bots[1].label])
         return self._ids
 

@@ -27,7 +27,8 @@ __all__ = ["GameArrays", "done_games", "done_game_arrays", "done_seats", "done_t
            "ScheduleArrays", "schedule_arrays", "finished_rounds", "games_of_version", "latest_games",
            "scheduled_seating", "violation_count", "versions_of_bot", "version_labels", "done_games_page", "games_by_seq",
            "latest_seqs_of_versions", "violations_of_versions", "pair_ranks", "seat_totals", "read_snapshot",
-           "done_results_after", "done_count_after", "first_pending_seq", "latest_violations", "seats_of_games"]
+           "done_results_after", "done_count_after", "pending_count", "done_count_upto", "first_pending_seq", "latest_violations", "seats_of_games",
+           "game_arrays_of", "done_seqs_after", "done_among", "open_seqs_between", "violations_after"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -82,7 +83,15 @@ def done_game_arrays(store: LeagueStore) -> list[GameArrays]:
     finally:
         if own:
             cursor.execute("COMMIT")
-    if not len(games):
+    return _grouped(games, seats)
+
+
+def _grouped(games: np.ndarray, seats: np.ndarray) -> list[GameArrays]:
+    """Games (seq, round, seed) sorted by seq and seats (seq, packed, score) sorted by (seq, seat),
+    as :class:`GameArrays` per table size; seats of games not in ``games`` are left out."""
+    import numpy as np
+
+    if not len(games) or not len(seats):
         return []
     seq, packed, score = seats[:, 0].astype(np.int64), seats[:, 1].astype(np.int64), seats[:, 2]
     at = np.minimum(np.searchsorted(games[:, 0], seq), len(games) - 1)
@@ -99,6 +108,61 @@ def done_game_arrays(store: LeagueStore) -> list[GameArrays]:
         out.append(GameArrays(version[at_seat], rank[at_seat], score[at_seat], game[mine, 0], game[mine, 1],
                               game[mine, 2]))
     return out
+
+
+def game_arrays_of(store: LeagueStore, seqs: Sequence[int]) -> list[GameArrays]:
+    """The finished games among ``seqs`` as :func:`done_game_arrays` gives them (one query per
+    900 games: for the few games recorded since a reader last looked)."""
+    import numpy as np
+
+    wanted = sorted(set(seqs))
+    cursor = store.db.cursor()
+    cursor.row_factory = None
+    games: list[tuple[int, int, int]] = []
+    seats: list[tuple[float, float, float]] = []
+    with read_snapshot(store):
+        for i in range(0, len(wanted), 900):
+            chunk = wanted[i:i + 900]
+            games += cursor.execute(f"SELECT seq, round, seed FROM games WHERE status = 'done' AND seq IN "
+                                    f"({_marks(chunk)}) ORDER BY seq", chunk).fetchall()
+            seats += cursor.execute(f"SELECT game_seq, (version_id << 16) | (ifnull(rank, 255) << 8) | seat, "
+                                    f"ifnull(score, 0) FROM seats WHERE game_seq IN ({_marks(chunk)}) "
+                                    f"ORDER BY game_seq, seat", chunk).fetchall()
+    return _grouped(np.array(games, dtype=np.int64).reshape(-1, 3), np.array(seats, dtype=np.float64).reshape(-1, 3))
+
+
+def done_seqs_after(store: LeagueStore, after_seq: int) -> list[int]:
+    """The seqs of the finished games after ``after_seq`` (a range of the status index)."""
+    return [r[0] for r in store.db.execute("SELECT seq FROM games WHERE status = 'done' AND seq > ? ORDER BY seq",
+                                           (after_seq,))]
+
+
+def done_among(store: LeagueStore, seqs: Sequence[int]) -> list[int]:
+    """Which of ``seqs`` are finished games."""
+    out: list[int] = []
+    for i in range(0, len(seqs), 900):
+        chunk = list(seqs[i:i + 900])
+        out += [r[0] for r in store.db.execute(f"SELECT seq FROM games WHERE status = 'done' AND seq IN "
+                                               f"({_marks(chunk)})", chunk)]
+    return out
+
+
+def open_seqs_between(store: LeagueStore, after_seq: int, upto_seq: int) -> list[int]:
+    """The games not finished (pending or dropped) with ``after_seq < seq <= upto_seq``."""
+    return [r[0] for r in store.db.execute("SELECT seq FROM games WHERE seq > ? AND seq <= ? AND status != 'done'",
+                                           (after_seq, upto_seq))]
+
+
+def violations_after(store: LeagueStore, after_id: int) -> tuple[dict[int, int], int]:
+    """Per version, the violations with an id above ``after_id``, and the highest id (``after_id``
+    if none)."""
+    counts: dict[int, int] = {}
+    last = after_id
+    for vid, n, top in store.db.execute("SELECT version_id, count(*), max(id) FROM violations WHERE id > ? "
+                                        "GROUP BY version_id", (after_id,)):
+        counts[vid] = n
+        last = max(last, int(top))
+    return counts, last
 
 
 def table_batches(tables: Sequence[GameArrays]) -> list[TableBatch]:
@@ -394,6 +458,17 @@ def done_results_after(store: LeagueStore, after_seq: int = 0) -> list[tuple[np.
         at_seat = mine[:, None] + np.arange(size)
         out.append((seats[mine, 0], seats[at_seat, 1] >> 8, seats[at_seat, 1] & 255))
     return out
+
+
+def pending_count(store: LeagueStore) -> int:
+    """The games still to play."""
+    return int(store.db.execute("SELECT count(*) FROM games WHERE status = 'pending'").fetchone()[0])
+
+
+def done_count_upto(store: LeagueStore, seq: int) -> int:
+    """The finished games at or below ``seq``."""
+    return int(store.db.execute("SELECT count(*) FROM games WHERE status = 'done' AND seq <= ?",
+                                (seq,)).fetchone()[0])
 
 
 def done_count_after(store: LeagueStore, seq: int) -> int:

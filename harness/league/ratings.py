@@ -178,8 +178,8 @@ class PrefixRater:
     def _still_pending(self, seq: int) -> bool:
         """Whether the game blocking the prefix is still pending in the store (a schedule may have
         dropped it since it was read: a retired version's games)."""
-        row = self.store.db.execute("SELECT status FROM games WHERE seq = ?", (seq,)).fetchone()
-        if row is None or row[0] == "pending":
+        status = self.store.game_status(seq)
+        if status is None or status == "pending":
             return True
         for got, status, seats in self.store.finished_after(seq - 1, limit=1):
             if got == seq:

@@ -95,11 +95,12 @@ rating history computes on every prefix (:func:`fit_skills`, from each pair's to
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve, solve_triangular
+from scipy.linalg import cho_factor, cho_solve
+from scipy.linalg.lapack import dtrtri
 from scipy.special import chdtri, ndtr, stdtrit
 
 from harness.league.ratings_model import (
@@ -114,8 +115,8 @@ from harness.league.ratings_model import (
 )
 from harness.league.ratings_noise import Noise, entry_scale, fit_noise, noise_covariance
 
-__all__ = ["Model", "TableBatch", "TableFit", "batches_from_games", "bot_factors", "fit_arrays", "fit_batches",
-           "fit_model", "fit_ratings", "fit_skills", "fit_table"]
+__all__ = ["MeatAt", "Model", "TableBatch", "TableFit", "Warm", "batches_from_games", "bot_factors", "fit_arrays",
+           "fit_batches", "fit_model", "fit_pairs", "fit_ratings", "fit_skills", "fit_table", "table_fit"]
 
 @dataclass
 class TableFit:
@@ -210,7 +211,8 @@ class Model:
     dispersion: np.ndarray
     factor: np.ndarray
     noisy: np.ndarray
-    noise: np.ndarray  # each bot's fitted noise beta_i / beta (all 1 when the field shows no spread of noises)
+    warm: Warm | None = None  # where a later fit of more of the same games starts (fit_pairs)
+    noise: np.ndarray | None = None  # each bot's fitted noise beta_i / beta (None: every bot at beta)
 
 
 def bot_factors(sets_per_bot: np.ndarray) -> np.ndarray:
@@ -219,7 +221,8 @@ def bot_factors(sets_per_bot: np.ndarray) -> np.ndarray:
     freedom over 1.96 (1.22 at 10 sets, 1.05 at 40); a bot in a single set gets the factor of
     two (9.2: one set cannot measure the variance between sets), so fewer sets never narrow."""
     g = np.maximum(np.asarray(sets_per_bot, dtype=np.float64), 2.0)
-    return np.sqrt(g / (g - 1.0)) * stdtrit(g - 1.0, 0.975) / 1.959963984540054
+    factors: np.ndarray = np.sqrt(g / (g - 1.0)) * stdtrit(g - 1.0, 0.975) / 1.959963984540054
+    return factors
 
 
 def _relative_to_mean(covariance: np.ndarray) -> np.ndarray:
@@ -227,7 +230,8 @@ def _relative_to_mean(covariance: np.ndarray) -> np.ndarray:
     if covariance.shape[0] < 2:
         return covariance
     row = covariance.mean(axis=1, keepdims=True)
-    return covariance - row - row.T + covariance.mean()
+    centred: np.ndarray = covariance - row - row.T + covariance.mean()
+    return centred
 
 
 def _prior_sd(skills: np.ndarray, inverse_trace: float, weight: float, mu: float, low: float, high: float) -> float:
@@ -238,6 +242,28 @@ def _prior_sd(skills: np.ndarray, inverse_trace: float, weight: float, mu: float
     return float(min(max(math.sqrt(tau2), low), high))
 
 
+@dataclass
+class Warm:
+    """Where a fit starts when it is started from an earlier one (:func:`fit_pairs`), on the same
+    bot indices (a bot new since starts at mu): the earlier fit's first maximum (under the
+    configured prior, where the data's weight is measured) and its last (skills, seat effects)
+    with its prior's spread. The earlier fit of most of the same games is near the answer:
+    Newton's method needs a step or two, the prior's spread one EM step."""
+
+    first_skills: np.ndarray
+    first_seat: np.ndarray
+    skills: np.ndarray
+    seat: np.ndarray
+    prior_sd: float
+    weight: float = 1.0  # the data's weight the earlier fit measured
+    quick: bool = False  # keep the earlier weight and spread unless the spread's EM step moves it 1%
+
+
+#: the sandwich's meat at (skills, seat effects, the pairs' scale: one number or one per entry):
+#: (the matrix, the number of sets, each bot's sets)
+MeatAt = Callable[[np.ndarray, np.ndarray, "float | np.ndarray"], tuple[np.ndarray, int, np.ndarray]]
+
+
 def fit_model(batches: Sequence[TableBatch], k: int, *, mu: float = 25.0, sigma: float = 25 / 3,
               beta: float = 25 / 6, iterations: int = 30, plain: bool = False) -> Model:
     """The fit of the module's text on bot indices 0..k-1. ``plain``: the maximum under the
@@ -245,21 +271,47 @@ def fit_model(batches: Sequence[TableBatch], k: int, *, mu: float = 25.0, sigma:
     the rating history computes on every prefix (:func:`fit_skills`); its intervals are the same
     sandwich with each bot's own small-sample factor."""
     pairs = pairs_of(batches, k)
+
+    def meat_at(skills: np.ndarray, seat: np.ndarray, scales: float | np.ndarray) -> tuple[np.ndarray, int, np.ndarray]:
+        return meat(batches, seat_pair_scores(pairs, skills, seat, scales), k)
+
+    return fit_pairs(pairs, k, meat_at, seat_positions(batches), mu=mu, sigma=sigma, beta=beta,
+                     iterations=iterations, plain=plain)
+
+
+def fit_pairs(pairs: Pairs, k: int, meat_at: MeatAt, sizes: dict[int, int], *, mu: float = 25.0,
+              sigma: float = 25 / 3, beta: float = 25 / 6, iterations: int = 30, plain: bool = False,
+              warm: Warm | None = None) -> Model:
+    """:func:`fit_model` on games already aggregated (``pairs``, ``meat_at``; ``sizes``: each table
+    size's first seat effect), from scratch or, with ``warm``, from an earlier fit: every step is
+    the same, each maximisation started where the earlier fit's ended, the prior's spread at the
+    earlier one (its EM steps stop as from scratch, at a change under 1%)."""
     scale = math.sqrt(2.0) * beta
     hessian = Hessian(pairs, k)
     seat_precision = None if plain else 1.0 / sigma**2
-    seat = np.zeros(max(pairs.seats, 1))
-    skills, seat, second = maximise(pairs, hessian, np.full(k, float(mu)), seat, mu, 1.0 / sigma**2, scale,
-                                    iterations, seat_precision=seat_precision, tolerance=1e-4 if plain else 1e-3)
+    if warm is not None and warm.quick and not plain:
+        quick = _quick_fit(pairs, hessian, k, meat_at, sizes, warm, mu, sigma, beta, iterations)
+        if quick is not None:
+            return quick
+    if warm is None:
+        skills, seat = np.full(k, float(mu)), np.zeros(max(pairs.seats, 1))
+    else:
+        skills, seat = warm.first_skills.copy(), warm.first_seat.copy()
+    skills, seat, second = maximise(pairs, hessian, skills, seat, mu, 1.0 / sigma**2, scale, iterations,
+                                    seat_precision=seat_precision, tolerance=1e-4 if plain else 1e-3)
+    first = (skills.copy(), seat.copy())
     weight, tau = 1.0, sigma
     if plain:
-        return _covariance(batches, pairs, hessian, skills, seat, second, 1.0 / sigma**2, weight, tau, scale, k)
-    meat_matrix, n_sets, _ = meat(batches, seat_pair_scores(pairs, skills, seat, scale), k)
+        return _covariance(meat_at, sizes, pairs, hessian, skills, seat, second, 1.0 / sigma**2, weight, tau,
+                           scale, k, first)
+    meat_matrix, n_sets, _ = meat_at(skills, seat, scale)
     information = hessian.diagonal(second)
     if n_sets >= 2 and k >= 2 and np.trace(meat_matrix) > 0:
         weight = float(min(max(information.sum() / np.trace(meat_matrix), WEIGHT_LOW), WEIGHT_HIGH))
-    settled = False
-    for _ in range(EM_STEPS if n_sets >= 2 and k >= 3 else 0):
+    em = n_sets >= 2 and k >= 3
+    if warm is not None:
+        skills, seat, tau = warm.skills.copy(), warm.seat.copy(), warm.prior_sd
+    for _ in range(EM_STEPS if em else 0):
         precision = 1.0 / (tau**2 * weight)
         skills, seat, second = maximise(pairs, hessian, skills, seat, mu, precision, scale, iterations,
                                         seat_precision=seat_precision, tolerance=1e-3)
@@ -272,13 +324,34 @@ def fit_model(batches: Sequence[TableBatch], k: int, *, mu: float = 25.0, sigma:
     skills, seat, second = maximise(pairs, hessian, skills, seat, mu, precision, scale, iterations,
                                     seat_precision=seat_precision)
     noisy = fit_noise(pairs, hessian, skills, seat, mu, precision, scale, weight, iterations, seat_precision) \
-        if n_sets >= 2 and k >= 3 else None
+        if em else None
     if noisy is None:
-        return _covariance(batches, pairs, hessian, skills, seat, second, precision, weight, tau, scale, k,
-                           prior_mean=mu if n_sets >= 2 and k >= 3 else None)
+        return _covariance(meat_at, sizes, pairs, hessian, skills, seat, second, precision, weight, tau, scale, k,
+                           first, prior_mean=mu if em else None)
     skills, seat, second, noise = noisy
-    return _covariance(batches, pairs, hessian, skills, seat, second, precision, weight, tau, scale, k, noise,
-                       prior_mean=mu)
+    return _covariance(meat_at, sizes, pairs, hessian, skills, seat, second, precision, weight, tau, scale, k, first,
+                       noise, prior_mean=mu)
+
+
+def _quick_fit(pairs: Pairs, hessian: Hessian, k: int, meat_at: MeatAt, sizes: dict[int, int], warm: Warm, mu: float,
+               sigma: float, beta: float, iterations: int) -> Model | None:
+    """The fit of a few more games than ``warm``'s: the maximum under the earlier fit's prior
+    spread and data weight, from its skills, kept when one EM step moves the spread less than
+    1% (the stopping rule of the EM from scratch, whose answer is within that of the fixed point
+    too); else None (the caller fits every step)."""
+    scale = math.sqrt(2.0) * beta
+    precision = 1.0 / (warm.prior_sd**2 * warm.weight)
+    # stopping at a step under 1e-3 (the EM's own): Newton converging quadratically, the error is
+    # then ~1e-6, and from the earlier maximum one step or two get there
+    skills, seat, second = maximise(pairs, hessian, warm.skills.copy(), warm.seat.copy(), mu, precision, scale,
+                                    iterations, seat_precision=1.0 / sigma**2, tolerance=1e-3)
+    if k >= 3:
+        new = _prior_sd(skills, _inverse_trace(hessian, second, precision), warm.weight, mu, TAU_LOW * beta,
+                        TAU_HIGH * sigma)
+        if abs(new - warm.prior_sd) >= 0.01 * warm.prior_sd:
+            return None
+    return _covariance(meat_at, sizes, pairs, hessian, skills, seat, second, precision, warm.weight, warm.prior_sd,
+                       scale, k, (warm.first_skills, warm.first_seat), prior_mean=mu if k >= 3 else None)
 
 
 def _spread_uncertainty(factor: tuple[np.ndarray, bool], skills: np.ndarray, mu: float, tau: float, weight: float,
@@ -302,21 +375,26 @@ def _inverse_trace(hessian: Hessian, second: np.ndarray, precision: float) -> fl
     information; it leaves out the uncertainty of its opponents, small when each bot met many)."""
     matrix = hessian.at(second, precision)
     if matrix.shape[0] <= EXACT_TRACE_BOTS:
-        factor = cho_factor(matrix.toarray())
-        lower = factor[0] if factor[1] else factor[0].T
-        return float(np.sum(solve_triangular(lower, np.eye(matrix.shape[0]), lower=True) ** 2))
+        factor = cho_factor(matrix.toarray(), lower=True)
+        # the inverse of the triangular factor in place (LAPACK's trtri: a third of the work of
+        # solving against the identity); its squares sum to the trace of the matrix's inverse
+        inverse, info = dtrtri(np.tril(factor[0]), lower=1)
+        if info != 0:
+            raise np.linalg.LinAlgError(f"the factor is singular (trtri info {info})")
+        return float(np.sum(inverse ** 2))
     return float(np.sum(1.0 / matrix.diagonal()))
 
 
-def _covariance(batches: Sequence[TableBatch], pairs: Pairs, hessian: Hessian, skills: np.ndarray,
+def _covariance(meat_at: MeatAt, sizes: dict[int, int], pairs: Pairs, hessian: Hessian, skills: np.ndarray,
                 seat: np.ndarray, second: np.ndarray, precision: float, weight: float, tau: float, scale: float,
-                k: int, noise: Noise | None = None, prior_mean: float | None = None) -> Model:
+                k: int, first: tuple[np.ndarray, np.ndarray], noise: Noise | None = None,
+                prior_mean: float | None = None) -> Model:
     """The sandwich at the fit, plus what the bots' fitted noises' uncertainty adds (if any)
     and, with ``prior_mean`` (the prior's spread was estimated), what the spread's uncertainty
     adds; scaled per bot (its own sets, its dispersion)."""
     factor = cho_factor(hessian.at(second, precision).toarray())
     scales = scale if noise is None else entry_scale(pairs, noise.lam, scale)
-    meat_matrix, n_sets, per_bot = meat(batches, seat_pair_scores(pairs, skills, seat, scales), k)
+    meat_matrix, n_sets, per_bot = meat_at(skills, seat, scales)
     information = hessian.diagonal(second)
     dispersion = np.ones(k)
     noisy = np.zeros(k, dtype=bool)
@@ -341,9 +419,9 @@ def _covariance(batches: Sequence[TableBatch], pairs: Pairs, hessian: Hessian, s
         shrunk = (per_bot * dispersion + DISPERSION_PRIOR_SETS) / (per_bot + DISPERSION_PRIOR_SETS)
         per = per * np.sqrt(np.maximum(1.0, shrunk / np.maximum(dispersion, 1e-12)))
     covariance = _relative_to_mean(covariance) * np.outer(per, per)
-    effects = {n: [float(x) for x in seat[b:b + n]] for n, b in seat_positions(batches).items()}
-    betas = np.ones(k) if noise is None else np.exp(noise.lam)
-    return Model(skills, covariance, n_sets, per_bot, tau, weight, effects, dispersion, per, noisy, betas)
+    effects = {n: [float(x) for x in seat[b:b + n]] for n, b in sizes.items()}
+    return Model(skills, covariance, n_sets, per_bot, tau, weight, effects, dispersion, per, noisy,
+                 Warm(first[0], first[1], skills, seat, tau, weight), None if noise is None else np.exp(noise.lam))
 
 
 def fit_arrays(batches: Sequence[TableBatch], k: int, *, mu: float = 25.0, sigma: float = 25 / 3,
@@ -374,19 +452,24 @@ def fit_batches(batches: Sequence[TableBatch], *, mu: float = 25.0, sigma: float
     ids = np.unique(np.concatenate([b.versions.ravel() for b in batches]))
     indexed = [TableBatch(np.searchsorted(ids, b.versions), b.ranks, b.sets) for b in batches]
     model = fit_model(indexed, int(ids.size), mu=mu, sigma=sigma, beta=beta, plain=plain)
+    return table_fit(model, ids, sum(len(b.sets) for b in batches))
+
+
+def table_fit(model: Model, ids: np.ndarray, games: int) -> TableFit:
+    """The :class:`TableFit` of ``model``, a fit on bot indices: bot i is version ``ids[i]``."""
     skills, covariance = model.skills, model.covariance
     sigmas = np.sqrt(np.clip(np.diag(covariance), 1e-18, None))
     versions = [int(v) for v in ids]
     order_idx = np.lexsort((ids, -skills))  # by mu, then by version id
     index = {v: i for i, v in enumerate(versions)}
     fit = TableFit(mu=dict(zip(versions, skills.tolist())), sigma=dict(zip(versions, sigmas.tolist())),
-                   order=[versions[i] for i in order_idx], p_next=[], games=sum(len(b.sets) for b in batches),
+                   order=[versions[i] for i in order_idx], p_next=[], games=games,
                    sets=model.sets, covariance=covariance, index=index, prior_sd=model.prior_sd,
                    data_weight=model.weight, seat_effects=model.seat_effects,
                    sets_of=dict(zip(versions, model.sets_per_bot.tolist())),
                    noisy={versions[i]: float(model.dispersion[i]) for i in np.flatnonzero(model.noisy)},
                    widened={versions[i]: float(model.factor[i]) for i in np.flatnonzero(model.noisy)},
-                   noise={} if np.all(model.noise == 1.0) else dict(zip(versions, model.noise.tolist())))
+                   noise={} if model.noise is None else dict(zip(versions, model.noise.tolist())))
     fit.p_next = [fit.p_better(a, b) for a, b in zip(fit.order, fit.order[1:])]
     return fit
 

@@ -71,7 +71,8 @@ class Noise:
 
 def entry_scale(pairs: Pairs, lam: np.ndarray, scale: float) -> np.ndarray:
     """Each entry's sqrt(beta_a^2 + beta_b^2), ``scale`` = sqrt(2) beta at lambda = 0."""
-    return scale * np.sqrt(0.5 * (np.exp(2 * lam[pairs.pa]) + np.exp(2 * lam[pairs.pb])))
+    scales: np.ndarray = scale * np.sqrt(0.5 * (np.exp(2 * lam[pairs.pa]) + np.exp(2 * lam[pairs.pb])))
+    return scales
 
 
 def _slopes(pairs: Pairs, skills: np.ndarray, seat: np.ndarray, lam: np.ndarray, scale: float

@@ -10,25 +10,33 @@ import difflib
 import os
 import shutil
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from harness.league.config_checks import Checker, show
-from harness.play.limits import TimeControls
+from harness.play.limits import LIMIT_KEYS, NULLABLE_LIMITS, TimeControls
+from harness.play.sandbox import SANDBOX_CHOICES, SandboxMode
 
-__all__ = ["RatingParams", "ScheduleSpec", "TIME_KEYS", "LIMIT_KEYS", "RATING_DEFAULTS", "SCHEDULE_KINDS",
+__all__ = ["RatingParams", "ScheduleKind", "ScheduleSpec", "TIME_KEYS", "LIMIT_KEYS", "RATING_DEFAULTS", "SCHEDULE_KINDS",
            "LOG_DEFAULTS", "default_workers", "check_schedule", "check_time", "check_limits", "check_policy",
            "check_rating", "check_workers", "check_logs", "check_executor"]
 
 #: The time control keys and their defaults (the referee's).
 TIME_KEYS: dict[str, int] = dataclasses.asdict(TimeControls())
-#: Resource limit keys passed through to harness.play.botproc.ResourceLimits (its defaults apply when unset).
-LIMIT_KEYS = ("memory_mb", "cpu_seconds", "processes", "open_files", "stderr_bytes", "max_line_bytes",
-              "max_json_depth", "sandbox", "scratch_mb")
-#: Limits that ``null`` switches off (the others always apply).
-NULLABLE_LIMITS = ("memory_mb", "cpu_seconds", "processes", "open_files")
 RATING_DEFAULTS = {"mu": 25.0, "sigma": 25.0 / 3, "beta": 25.0 / 6, "tau": 0.0, "draw_probability": 0.10}
 POLICIES = ("forfeit", "strikes")
-SCHEDULE_KINDS = ("round_robin", "adaptive")
+
+
+class ScheduleKind(StrEnum):
+    """How a league chooses its games (``schedule.kind``; a contest's ``ladder``): the one list."""
+
+    #: every table of every round, planned up front (the ``rounds`` key)
+    ROUND_ROBIN = "round_robin"
+    #: rounds of duplicate sets chosen as results come in (schedule_adaptive)
+    ADAPTIVE = "adaptive"
+
+
+SCHEDULE_KINDS: tuple[str, ...] = tuple(kind.value for kind in ScheduleKind)
 SCHEDULE_KEYS = ("kind", "games", "until")
 UNTIL_KEYS = ("top", "confidence")
 DEFAULT_STRIKES = 3
@@ -64,7 +72,7 @@ class RatingParams:
 class ScheduleSpec:
     """The ``schedule`` key: the whole round robin (default), or adaptive rounds chosen as results come in."""
 
-    kind: str = "round_robin"
+    kind: str = ScheduleKind.ROUND_ROBIN.value
     #: adaptive: stop once this many games are scheduled and played (None: no budget)
     games: int | None = None
     #: adaptive: stop once each adjacent pair of the top ``top`` (and the next bot) is ordered
@@ -74,20 +82,20 @@ class ScheduleSpec:
 
     @property
     def adaptive(self) -> bool:
-        return self.kind == "adaptive"
+        return self.kind == ScheduleKind.ADAPTIVE
 
 
 def check_schedule(c: Checker, value: Any, n_bots: int) -> ScheduleSpec:
     """``schedule``: ``round_robin`` (default), ``adaptive``, or ``{kind, games, until: {top, confidence}}``."""
     if value is None or isinstance(value, str):
-        value = {"kind": value or "round_robin"}
+        value = {"kind": value or ScheduleKind.ROUND_ROBIN.value}
     cfg = c.mapping(value, "schedule", SCHEDULE_KEYS)
-    kind = cfg.get("kind", "round_robin")
+    kind = cfg.get("kind", ScheduleKind.ROUND_ROBIN.value)
     if kind not in SCHEDULE_KINDS:
         close = difflib.get_close_matches(str(kind), SCHEDULE_KINDS, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise c.fail("schedule.kind", f"{show(kind)} is not allowed{hint} (allowed: {', '.join(SCHEDULE_KINDS)})")
-    if kind == "round_robin":
+    if kind == ScheduleKind.ROUND_ROBIN:
         for key in ("games", "until"):
             if key in cfg:
                 raise c.fail(f"schedule.{key}", "only used with 'kind: adaptive' (a round robin plays its "
@@ -106,7 +114,7 @@ def check_schedule(c: Checker, value: Any, n_bots: int) -> ScheduleSpec:
                                                f"the top {top} is ordered against the next one)")
         confidence = c.number(until["confidence"], "schedule.until.confidence", lambda v: 0.5 < v < 1,
                               "a number between 0.5 and 1, exclusive, e.g. 0.95")
-    return ScheduleSpec(kind="adaptive", games=games, top=top, confidence=confidence)
+    return ScheduleSpec(kind=ScheduleKind.ADAPTIVE.value, games=games, top=top, confidence=confidence)
 
 
 def check_executor(c: Checker, value: Any) -> str | None:
@@ -129,22 +137,22 @@ def check_limits(c: Checker, value: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, val in limits.items():
         if key == "sandbox":
-            if val in (None, "none", False):
+            if val in (None, SandboxMode.NONE, False):
                 out[key] = None
-            elif val == "auto":
-                out[key] = "auto"
-            elif val == "bwrap":
+            elif val == SandboxMode.AUTO:
+                out[key] = SandboxMode.AUTO.value  # plain strings in a config (it is dumped to YAML and JSON)
+            elif val == SandboxMode.BWRAP:
                 if c.strict and shutil.which("bwrap") is None:
                     raise c.fail("limits.sandbox", "bwrap (bubblewrap) is not installed: install it "
                                                    "(apt-get install bubblewrap) or remove the key")
-                out[key] = "bwrap"
+                out[key] = SandboxMode.BWRAP.value
             else:
-                raise c.fail("limits.sandbox", f"{show(val)} is not allowed (allowed: auto, bwrap, none)")
+                raise c.fail("limits.sandbox", f"{show(val)} is not allowed (allowed: {', '.join(SANDBOX_CHOICES)})")
         elif val is None and key in NULLABLE_LIMITS:
             out[key] = None  # no limit
         else:
             out[key] = c.integer(val, f"limits.{key}", 1)
-    out.setdefault("sandbox", "auto")  # bubblewrap where it works here, else none with a warning
+    out.setdefault("sandbox", SandboxMode.AUTO.value)  # bubblewrap where it works here, else none with a warning
     return out
 
 

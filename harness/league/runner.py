@@ -6,7 +6,7 @@ rating update in one transaction, so a killed runner loses only games in flight 
 plays exactly the games still pending.
 
 One writer loop drives every executor (:func:`_play_and_record`): it asks the run's game source
-(:mod:`harness.league.sources`; the round robin's pending games by default) for as many games
+(:mod:`harness.league.game_sources`; the round robin's pending games by default) for as many games
 as the executor has room for, and records what finished. It wakes at most every 20 ms and
 records everything that arrived meanwhile in one transaction (each game whole, never half): it
 shares the cores with the pinned workers, so its wake-ups and commits are what it costs them,
@@ -28,27 +28,35 @@ import hashlib
 import os
 import signal
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import IO
 
 from harness.league import ratings as rating_mod
-from harness.league.adaptive import AdaptiveSchedule, AdaptiveSource
-from harness.league.config import BotEntry, LeagueConfig
-from harness.league.executors.base import Executor, ExecutorLost, GamePlayer, Message, WorkerSetup, referee_player
+from harness.league.config import BotEntry, LeagueConfig, idle_bound
+from harness.league.executors.base import (
+    REFEREE,
+    Executor,
+    ExecutorLost,
+    GamePlayer,
+    Message,
+    WorkerSetup,
+    referee_player,
+)
 from harness.league.executors.local import LocalExecutor
-from harness.league.pending import PendingGame
+from harness.league.game_sources import GameSource, StoreSource
 from harness.league.progress import progress_bar as _progress_bar
-from harness.league.schedule import deal_seed, planned_chunks, schedule_fingerprint
-from harness.league.sources import GameSource, StoreSource
+from harness.league.schedule_adaptive import AdaptiveSchedule, AdaptiveSource
 from harness.league.store import GameOutcome, LeagueStore, PlanSummary, StoreError
+from harness.league.store_pending import PendingGame
 from harness.play.limits import BotSpec, ResourceLimits, TimeControls
 from harness.play.referee import FAIR_PLAY, FairPlay, RefereeConfig
 
-__all__ = ["GamePlayer", "RunSummary", "run_league", "plan_league", "referee_player", "LeagueInterrupted",
-           "build_referee_config", "bot_spec", "bot_specs", "worker_setup", "MAX_ERRORS"]
+__all__ = ["GamePlayer", "RunSummary", "RunOptions", "RunHooks", "run_league", "plan_league", "open_source",
+           "referee_player", "LeagueInterrupted", "build_referee_config", "bot_spec", "bot_specs", "worker_setup",
+           "MAX_ERRORS"]
 
 #: The parent records results at most this often (seconds): fewer wake-ups on the workers' cores,
 #: and all the games that arrived meanwhile in one transaction.
@@ -62,6 +70,50 @@ ROSTER_POLL = 1.0
 
 #: Makes a run's game source from its store and its ``max_games``.
 SourceFactory = Callable[[LeagueStore, "int | None"], GameSource]
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How a run plays; the defaults are what ``harness run`` does.
+
+    max_games:     stop after that many games (tests, benchmarks).
+    dask:          a Dask scheduler's address, or ``local:N``, to play on a cluster instead of local
+                   worker processes (default: the config's ``executor``).
+    source:        the round robin's source from the store and ``max_games`` (default
+                   :class:`~harness.league.game_sources.StoreSource`; a match hands out smaller
+                   windows of deals); given, an adaptive config plays its round robin instead.
+    forever:       an adaptive league plays on past its budget and its ``until`` question (a standing
+                   ladder, until Ctrl-C or ``should_stop()``).
+    grace_seconds: how long a Ctrl-C waits for the games in flight.
+    pin:           pin each local worker to a core.
+    fair_play:     a fair-play rule turned off, for a benchmark of its cost only (bench/fairplay.py).
+    """
+
+    max_games: int | None = None
+    dask: str | None = None
+    source: SourceFactory | None = None
+    forever: bool = False
+    grace_seconds: float = 5.0
+    pin: bool = True
+    fair_play: FairPlay = FAIR_PLAY
+
+
+@dataclass(frozen=True)
+class RunHooks:
+    """What the caller of a run hears and decides while it plays (each optional).
+
+    on_game(seq, outcome): sees every finished game, once recorded.
+    should_stop():         once true, no more games start (those in flight end and are recorded).
+    roster():              an adaptive league's bots now, or None when unchanged, polled between
+                           rounds (``harness run`` re-reads its config file:
+                           :func:`harness.league.schedule_adaptive.config_roster`).
+    notify(line):          hears who joined or left an adaptive league.
+    """
+
+    on_game: Callable[[int, GameOutcome], None] | None = None
+    should_stop: Callable[[], bool] | None = None
+    roster: Callable[[], Sequence[BotEntry] | None] | None = None
+    notify: Callable[[str], None] | None = None
 
 
 class LeagueInterrupted(Exception):
@@ -117,85 +169,69 @@ def worker_setup(config: LeagueConfig, version_ids: dict[str, int], player: Game
     log_dir = str(Path(config.store).with_suffix("").as_posix() + ".logs")
     return WorkerSetup(game=config.game, options=config.options,
                        referee_config=build_referee_config(config, log_dir, fair_play),
-                       specs=bot_specs(config, version_ids), player=player, idle_bots=config.idle_bots,
+                       specs=bot_specs(config, version_ids), player=player, idle_bots=idle_bound(config),
                        spare_bots=config.spare_bots, log_bytes=config.logs["game_kb"] * 1024)
 
 
 def plan_league(config: LeagueConfig, store: LeagueStore) -> tuple[PlanSummary, dict[str, int]]:
-    """Bind the store to the league, register the bot versions, and bring the schedule up to date."""
-    store.bind(config)
-    version_ids = store.register_versions(config.bots)
-    store.adopt_deal_secret(lambda secret, round_, names, labels: deal_seed(
-        config.name, config.seed, round_, labels if config.deals_per_version else names, secret), config.deals)
-    fingerprint = schedule_fingerprint(config)
-    if store.planned_fingerprint() == fingerprint:  # planned before with this very schedule
-        return store.unchanged_plan(), version_ids
-    summary = store.plan_rows(planned_chunks(config, version_ids, store.deal_secret(), store.id_key()), fingerprint)
-    return summary, version_ids
+    """Bind the store to the league, register the bot versions, and bring the round robin up to date."""
+    version_ids = store.bind_league(config)
+    return store.plan_round_robin(config, version_ids), version_ids
+
+
+def open_source(config: LeagueConfig, store: LeagueStore, options: RunOptions = RunOptions(),
+                hooks: RunHooks = RunHooks()) -> tuple[GameSource, PlanSummary, dict[str, int]]:
+    """The run's game source (the one factory), what planning did, and the versions' ids.
+
+    The store is bound to the league and the config's versions registered; then an adaptive
+    schedule is rebuilt from the store (its plan: the games pending and done), or the round robin
+    is brought up to date in the store and its pending games are the source
+    (``options.source``, default :class:`StoreSource`)."""
+    version_ids = store.bind_league(config)
+    if config.schedule.adaptive and options.source is None:
+        adaptive = AdaptiveSource(AdaptiveSchedule(config, store, version_ids, forever=options.forever),
+                                  hooks.roster, hooks.notify)
+        counts = store.counts()
+        return adaptive, PlanSummary(0, 0, 0, counts["pending"], counts["done"]), version_ids
+    plan = store.plan_round_robin(config, version_ids)
+    return (options.source or StoreSource)(store, options.max_games), plan, version_ids
 
 
 def run_league(config: LeagueConfig, *, player: GamePlayer | None = None, progress: bool | str = True,
-               grace_seconds: float = 5.0, max_games: int | None = None, pin: bool = True,
-               on_game: Callable[[int, GameOutcome], None] | None = None,
-               should_stop: Callable[[], bool] | None = None, dask: str | None = None,
-               source: SourceFactory | None = None, forever: bool = False,
-               roster: Callable[[], Sequence[BotEntry] | None] | None = None,
-               notify: Callable[[str], None] | None = None, fair_play: FairPlay = FAIR_PLAY) -> RunSummary:
-    """Play the games of ``config``'s league that ``source`` gives (default: every pending game of
-    a round robin; the rounds an adaptive schedule chooses) and record them; return what was done.
-
-    ``max_games`` stops after that many games (tests, benchmarks). ``dask`` (an address, or
-    ``local:N``; default: the config's ``executor``) plays the games on a Dask cluster instead of
-    local worker processes. ``on_game(seq, outcome)`` sees every finished game; once
-    ``should_stop()`` is true no more games start. Raises :class:`LeagueInterrupted` on Ctrl-C,
-    after recording what finished.
-
-    An adaptive league (``schedule: {kind: adaptive}``) also takes ``roster()``, polled between
-    rounds: the league's bots now, or None when unchanged (``harness run`` re-reads its config
-    file; see :func:`harness.league.adaptive.config_roster`); ``notify(line)`` hears who joined
-    or left; ``forever`` plays on past the budget and the ``until`` question (a standing ladder,
-    until Ctrl-C or ``should_stop()``). Why it stopped is in :attr:`RunSummary.finished`.
-
-    ``fair_play`` turns a fair-play rule off, for a benchmark of its cost only (bench/fairplay.py).
+               options: RunOptions = RunOptions(), hooks: RunHooks = RunHooks()) -> RunSummary:
+    """Play the games of ``config``'s league that its source gives (:func:`open_source`: every
+    pending game of a round robin; the rounds an adaptive schedule chooses) and record them; return
+    what was done. ``player`` plays a game (default: the referee), ``progress`` shows the run
+    (``harness.league.progress``), ``options`` say how it plays, ``hooks`` what the caller hears
+    and decides. Raises :class:`LeagueInterrupted` on Ctrl-C, after recording what finished. Why
+    an adaptive schedule stopped is in :attr:`RunSummary.finished`.
     """
-    player = player or referee_player()
     store = LeagueStore(config.store)
     store.log_budget = config.logs["budget_mb"] * 1024 * 1024
     lock = None
     summary: RunSummary | None = None
     try:
         lock = _lock_league(config.store)
-        adaptive: AdaptiveSource | None = None
-        if config.schedule.adaptive and source is None:
-            store.bind(config)
-            version_ids = store.register_versions(config.bots)
-            adaptive = AdaptiveSource(AdaptiveSchedule(config, store, version_ids, forever=forever), roster, notify)
-            counts = store.counts()
-            plan = PlanSummary(0, 0, 0, counts["pending"], counts["done"])
-            games: GameSource = adaptive
-        else:
-            plan, version_ids = plan_league(config, store)
-            games = (source or StoreSource)(store, max_games)
+        games, plan, version_ids = open_source(config, store, options, hooks)
         summary = RunSummary(plan=plan)
-        rating_mod.advance(store, config.rating)  # catch up (e.g. after a changed rating parameter)
+        rater = rating_mod.PrefixRater(store, config.rating)  # caught up (e.g. after a changed rating parameter)
         if games.remaining() == 0:
             return summary
-        setups = [worker_setup(config, version_ids, player, fair_play)]
+        setups = [worker_setup(config, version_ids, player or REFEREE, options.fair_play)]
+        executor_at = options.dask or config.executor
 
-        def start_executor() -> Executor:
-            if adaptive is not None and adaptive.new_bots:  # bots that joined: the workers must know them
-                bots = {**{b.label: b for b in config.bots}, **{b.label: b for b in adaptive.new_bots.values()}}
-                specs = {**setups[-1].specs, **{v: bot_spec(b) for v, b in adaptive.new_bots.items()}}
+        def start_executor(joined: Mapping[int, BotEntry]) -> Executor:
+            if joined:  # bots that joined: the workers must know them
+                bots = {**{b.label: b for b in config.bots}, **{b.label: b for b in joined.values()}}
+                specs = {**setups[-1].specs, **{v: bot_spec(b) for v, b in joined.items()}}
                 setups.append(dataclasses.replace(setups[-1], specs=specs))
-                adaptive.new_bots.clear()
                 return _start_executor(dataclasses.replace(config, bots=tuple(bots.values())), setups[-1],
-                                       dask or config.executor, None, pin)
-            return _start_executor(config, setups[-1], dask or config.executor, games.remaining(), pin)
+                                       executor_at, None, options.pin)
+            return _start_executor(config, setups[-1], executor_at, games.remaining(), options.pin)
 
-        _play_and_record(config, store, start_executor, games, summary, progress, grace_seconds, on_game,
-                         should_stop)
-        if adaptive is not None:
-            summary.finished = adaptive.schedule.stop_reason
+        _play_and_record(config, store, start_executor, games, summary, progress, options.grace_seconds,
+                         rater, hooks)
+        summary.finished = games.stop_reason()
         return summary
     finally:
         if summary is not None:
@@ -240,41 +276,36 @@ def _lock_league(store_path: str) -> IO[str]:
     return handle
 
 
-def _new_bots(source: GameSource) -> bool:
-    """Whether the source has games for bots the executor does not know (an adaptive roster change)."""
-    return bool(getattr(source, "new_bots", None))
-
-
 def _more_later(source: GameSource, writer: _Writer) -> bool:
     """Whether the run goes on with nothing in flight: bots joined and wait for the executor, or
-    a standing ladder waits for bots (a source's ``more_later()``)."""
+    a standing ladder waits for bots."""
     if writer.stopped:
         return False
-    more = getattr(source, "more_later", None)
-    return _new_bots(source) or (more is not None and bool(more()))
+    return bool(source.new_bots()) or source.more_later()
 
 
 class _Writer:
     """Records, rates and reports the executor's messages: each game once, a batch in one transaction."""
 
     def __init__(self, config: LeagueConfig, store: LeagueStore, source: GameSource, summary: RunSummary,
-                 progress: bool | str, on_game: Callable[[int, GameOutcome], None] | None) -> None:
+                 progress: bool | str, rater: rating_mod.PrefixRater, hooks: RunHooks) -> None:
         self.store = store
         self.source = source
         self.summary = summary
-        self.on_game = on_game
-        self.rater = rating_mod.PrefixRater(store, config.rating)
+        self.on_game = hooks.on_game
+        self.should_stop = hooks.should_stop
+        self.rater = rater
         self.playing: dict[int, PendingGame] = {}  # handed to the executor, not reported yet
         self.bar = _progress_bar(source.total(), progress, config.name)
         self.stopped = False  # no more games are started
         self.budget_mb = config.logs["budget_mb"]
         self.logs_told = False  # the logs' budget was passed and the progress output said so
 
-    def dispatch(self, executor: Executor, should_stop: Callable[[], bool] | None) -> None:
+    def dispatch(self, executor: Executor) -> None:
         """Hand the executor as many games as it has room for."""
         if self.stopped:
             return
-        if len(self.summary.errors) >= MAX_ERRORS or (should_stop is not None and should_stop()):
+        if len(self.summary.errors) >= MAX_ERRORS or (self.should_stop is not None and self.should_stop()):
             # something is broken in the harness, or the caller has what it needs (a match's test
             # decided): start nothing more, let the games being played end
             self.stop(executor)
@@ -295,17 +326,20 @@ class _Writer:
         summary = self.summary
         done: list[tuple[int, GameOutcome]] = []
         games: dict[int, PendingGame] = {}
-        for kind, seq, payload in messages:
-            if kind == "lost":  # a worker died: its games stay pending
-                summary.errors.append(payload)
+        for message in messages:
+            seq = message[1]
+            if message[0] == "lost":  # a worker died: its games stay pending
+                summary.errors.append(message[2])
                 continue
             game = self.playing.pop(seq, None)
             if game is None:
                 continue  # reported twice (at least once): already handled
-            if kind == "done":
-                done.append((seq, payload))
+            if message[0] == "done":
+                done.append((seq, message[2]))
                 games[seq] = game
-            elif kind == "refused":  # a worker with other bot files: stop, playing nothing more there
+                continue
+            payload = message[2]  # (the text of a refusal or an error)
+            if message[0] == "refused":  # a worker with other bot files: stop, playing nothing more there
                 if payload not in summary.errors:
                     summary.errors.append(payload)
                 summary.gave_up = True
@@ -340,11 +374,13 @@ class _Writer:
                 self.bar.set_postfix(violations=summary.violations, refresh=False)
 
 
-def _play_and_record(config: LeagueConfig, store: LeagueStore, start_executor: Callable[[], Executor],
-                     source: GameSource, summary: RunSummary, progress: bool | str, grace_seconds: float,
-                     on_game: Callable[[int, GameOutcome], None] | None,
-                     should_stop: Callable[[], bool] | None) -> None:
-    """The writer loop, the same for every executor: dispatch, wait, record, until nothing is in flight."""
+def _play_and_record(config: LeagueConfig, store: LeagueStore,
+                     start_executor: Callable[[Mapping[int, BotEntry]], Executor], source: GameSource,
+                     summary: RunSummary, progress: bool | str, grace_seconds: float,
+                     rater: rating_mod.PrefixRater, hooks: RunHooks) -> None:
+    """The writer loop, the same for every executor: dispatch, wait, record, until nothing is in flight.
+
+    ``start_executor(joined)`` starts workers that know the config's bots and those that joined."""
     # Ctrl-C only raises a flag, checked between batches: a KeyboardInterrupt raised inside a
     # store transaction would roll back games already counted and rated in memory.
     interrupts = 0
@@ -358,18 +394,20 @@ def _play_and_record(config: LeagueConfig, store: LeagueStore, start_executor: C
     executor: Executor | None = None
     start = time.perf_counter()
     try:
-        executor = start_executor()
+        executor = start_executor({})  # a source's first games are the config's bots'
         summary.workers = executor.workers
-        writer = _Writer(config, store, source, summary, progress, on_game)
+        writer = _Writer(config, store, source, summary, progress, rater, hooks)
         start = time.perf_counter()
         try:
-            writer.dispatch(executor, should_stop)
+            writer.dispatch(executor)
             last = 0.0
             while (executor.in_flight() or _more_later(source, writer)) and not interrupts:
                 if not executor.in_flight():
-                    if _new_bots(source):  # bots joined: workers that know them, once nothing is in flight
+                    joined = source.new_bots()
+                    if joined:  # bots joined: workers that know them, once nothing is in flight
                         executor.close()
-                        executor = start_executor()
+                        executor = start_executor(joined)
+                        source.bots_given()
                         summary.workers = executor.workers
                     else:
                         time.sleep(ROSTER_POLL)  # a standing ladder with nothing to play: wait for bots
@@ -379,7 +417,7 @@ def _play_and_record(config: LeagueConfig, store: LeagueStore, start_executor: C
                 writer.record(executor, executor.results(INTERRUPT_POLL))
                 last = time.monotonic()
                 if not interrupts:
-                    writer.dispatch(executor, should_stop)
+                    writer.dispatch(executor)
             if interrupts:
                 summary.interrupted = True
                 writer.stop(executor)

@@ -21,18 +21,35 @@ import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from harness.league.config import BotEntry, LeagueConfig
 from harness.league.logcodec import cap_log, compress_log, decompress_log
-from harness.league.pending import PendingGame, PendingView
-from harness.league.schedule import ScheduledGame, StoreRow
+from harness.league.schedule_roundrobin import ScheduledGame, StoreRow, deal_seed, planned_chunks, schedule_fingerprint
 from harness.league.store_base import StoreBase, StoreError, utc_now
+from harness.league.store_pending import PendingGame, PendingView
 from harness.league.store_record import GameOutcome, still_pending, write_results
 from harness.league.store_schema import SCHEMA_VERSION
 
-__all__ = ["LeagueStore", "GameOutcome", "PendingGame", "PendingView", "PlanSummary", "StoreError", "SCHEMA_VERSION",
+__all__ = ["LeagueStore", "GameOutcome", "PendingGame", "PendingView", "PlanSummary", "VersionRow", "StoreError", "SCHEMA_VERSION",
            "compress_log", "cap_log", "decompress_log"]
+
+
+class VersionRow(NamedTuple):
+    """A bot version as the store keeps it (``command`` and ``files`` are JSON lists)."""
+
+    id: int
+    name: str
+    version: str
+    command: str
+    cwd: str | None
+    files: str
+    created_at: str
+
+    @property
+    def label(self) -> str:
+        """``name@version``, as tables and pages show a version."""
+        return f"{self.name}@{self.version}"
 
 
 @dataclass(frozen=True)
@@ -158,6 +175,21 @@ class LeagueStore(StoreBase):
                         f"{self.path}: holds games of {key} {stored}, but {config.path} says {value}; "
                         f"use another store (the 'store' key) or delete this one")
 
+    def bind_league(self, config: LeagueConfig) -> dict[str, int]:
+        """:meth:`bind` the store to ``config``'s league and register its bots' versions: their ids."""
+        self.bind(config)
+        return self.register_versions(config.bots)
+
+    def plan_round_robin(self, config: LeagueConfig, version_ids: dict[str, int]) -> PlanSummary:
+        """Bring ``config``'s round robin up to date in the store (nothing to do when its
+        fingerprint is unchanged), with the deal secret and the deal rule adopted first."""
+        self.adopt_deal_secret(lambda secret, round_, names, labels: deal_seed(
+            config.name, config.seed, round_, labels if config.deals_per_version else names, secret), config.deals)
+        fingerprint = schedule_fingerprint(config)
+        if self.planned_fingerprint() == fingerprint:  # planned before with this very schedule
+            return self.unchanged_plan()
+        return self.plan_rows(planned_chunks(config, version_ids, self.deal_secret(), self.id_key()), fingerprint)
+
     def register_versions(self, bots: Sequence[BotEntry]) -> dict[str, int]:
         """Make sure every bot version exists; return ``{label: version_id}``."""
         ids = {}
@@ -186,7 +218,7 @@ class LeagueStore(StoreBase):
     def plan_rows(self, chunks: Iterable[Sequence[StoreRow]], fingerprint: str | None = None) -> PlanSummary:
         """Bring the stored schedule in line with the rows of ``chunks`` (lists of ``(game_id,
         round, players, seed, versions JSON)`` in canonical order, as
-        :func:`harness.league.schedule.schedule_chunks` makes them), and remember ``fingerprint``.
+        :func:`harness.league.schedule_roundrobin.schedule_chunks` makes them), and remember ``fingerprint``.
 
         New games are appended after every stored one (in the rows' order), pending games no
         longer scheduled (a bot removed or changed, fewer rounds) are dropped, and dropped games
@@ -310,6 +342,17 @@ class LeagueStore(StoreBase):
                 "SELECT seq, id, round, status, versions FROM games WHERE seq > ? ORDER BY seq", (after_seq,)):
             yield seq, game_id, round_, status, json.loads(versions or "[]"), ranks.get(seq)
 
+    def drop_pending_outside(self, id_prefix: str) -> int:
+        """Drop every pending game whose id does not start with ``id_prefix`` (another schedule's
+        games, when a league turns adaptive); returns how many."""
+        return self.db.execute("UPDATE games SET status = 'dropped' WHERE status = 'pending' AND id NOT LIKE ?",
+                               (f"{id_prefix}%",)).rowcount
+
+    def game_status(self, seq: int) -> str | None:
+        """The status of game ``seq`` (pending, done, dropped), or None if there is none."""
+        row = self.db.execute("SELECT status FROM games WHERE seq = ?", (seq,)).fetchone()
+        return None if row is None else str(row[0])
+
     def drop_pending(self, seqs: Sequence[int]) -> None:
         """Drop these games if they are still pending (a retired version's games)."""
         with self.transaction():
@@ -364,10 +407,12 @@ class LeagueStore(StoreBase):
 
     # -- reading ---------------------------------------------------------------------------
 
-    def versions(self) -> list[sqlite3.Row]:
-        """Every bot version: id, name, version, command, cwd, files, created_at."""
-        return self.db.execute("SELECT v.id, b.name, v.version, v.command, v.cwd, v.files, v.created_at "
-                               "FROM versions v JOIN bots b ON b.id = v.bot_id ORDER BY v.id").fetchall()
+    def versions(self) -> list[VersionRow]:
+        """Every bot version, in registration order."""
+        cursor = self.db.execute("SELECT v.id, b.name, v.version, v.command, v.cwd, v.files, v.created_at "
+                                 "FROM versions v JOIN bots b ON b.id = v.bot_id ORDER BY v.id")
+        cursor.row_factory = None  # plain tuples, made into typed rows
+        return [VersionRow(*row) for row in cursor]
 
     def seat_stats(self) -> dict[int, dict[str, float]]:
         """Per version over finished games: games, wins (rank 0, shared or not), rank_sum, forfeits.
@@ -401,7 +446,8 @@ class LeagueStore(StoreBase):
             yield r[0], r[1], seats.get(r[0]) or [(v, None) for v in json.loads(r[2] or "[]")]  # type: ignore[misc]
 
     def game(self, game_id: str) -> sqlite3.Row | None:
-        return self.db.execute("SELECT * FROM games WHERE id = ?", (game_id,)).fetchone()
+        row: sqlite3.Row | None = self.db.execute("SELECT * FROM games WHERE id = ?", (game_id,)).fetchone()
+        return row
 
     def game_seats(self, seq: int) -> list[sqlite3.Row]:
         """Each seat of a game: seat, rank, score, forfeited (None until it is done), name, version, version_id."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import secrets
 import sqlite3
+import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import Future
@@ -37,6 +38,20 @@ def utc_now() -> str:
 class StoreBase:
     """An open store file: its connection, transactions and meta. Use as a context manager, or
     call :meth:`close`."""
+
+    @staticmethod
+    def ready(path: str | Path) -> bool:
+        """Whether a store exists at ``path`` with its schema written (read only: never creating either)."""
+        if not Path(path).exists():
+            return False
+        try:
+            db = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True, timeout=5.0)
+            try:
+                return int(db.execute("PRAGMA user_version").fetchone()[0]) > 0
+            finally:
+                db.close()
+        except sqlite3.Error:
+            return False
 
     def __init__(self, path: str | Path, *, create: bool = True) -> None:
         self.path = Path(path)
@@ -130,3 +145,26 @@ class StoreBase:
     def set_meta(self, key: str, value: str) -> None:
         self.db.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = "
                         "excluded.value", (key, value))
+
+
+class StoreWatch:
+    """SQLite's ``data_version`` of a store file, read on one read-only connection kept for it
+    (reopened when the file is made again): the number changes when another connection commits,
+    so a reader learns that the league moved without reading it. Safe across threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._db: tuple[sqlite3.Connection, str, int] | None = None
+
+    def version(self, store_path: str | Path) -> tuple[int, int]:
+        """``(data_version, the file's inode)``; raises ``sqlite3.Error`` or ``OSError`` while the
+        store cannot be read."""
+        path = str(Path(store_path).resolve())
+        inode = os.stat(path).st_ino
+        with self._lock:
+            if self._db is None or self._db[1:] != (path, inode):  # a store made again: its new file
+                if self._db is not None:
+                    self._db[0].close()
+                self._db = (sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5.0,
+                                            check_same_thread=False), path, inode)
+            return int(self._db[0].execute("PRAGMA data_version").fetchone()[0]), inode

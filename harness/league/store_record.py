@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.play.violations import Violation
+
 __all__ = ["GameOutcome", "Recorded", "still_pending", "write_results"]
 
 
@@ -25,7 +27,7 @@ class GameOutcome:
     scores: list[Any]
     ended_by: str
     forfeits: list[int] = field(default_factory=list)
-    violations: list[dict[str, Any]] = field(default_factory=list)
+    violations: list[Violation] = field(default_factory=list)
     log: bytes = b""  # compress_log() of the game's log lines
     decisions: int = 0
     seconds: float = 0.0

@@ -4,7 +4,7 @@ and writes them). The schema version is SQLite's ``PRAGMA user_version``.
 Tables (schema version in ``PRAGMA user_version``):
 
 - ``meta``: what the league is (name, game, options, seed), its ``deal_secret`` (32 random bytes
-  made with the store, hashed into every deal's seed: see :mod:`harness.league.schedule`; the
+  made with the store, hashed into every deal's seed: see :mod:`harness.league.schedule_roundrobin`; the
   store is never visible to a sandboxed bot) and derived-data markers (``rated_upto``, the
   rating parameters the stored ratings were computed with).
 - ``bots`` and ``versions``: every bot name, and every version of it (command, cwd, files).

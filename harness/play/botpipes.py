@@ -56,7 +56,7 @@ class BotPipes:
         self._wrapped = False  # under a wrapper (unshare, bwrap) that keeps a copy of its pipes
         self._cap = max_line_bytes
         self._buf = bytearray()
-        self._popen: subprocess.Popen | None = None
+        self._popen: subprocess.Popen[bytes] | None = None
         self._exited = False
         self._closed = False
         self._poll = select.poll()

@@ -94,6 +94,9 @@ class BotProcess(BotPipes):
         self._cgroup: BotCgroup | None = None
         self._cgroup_base: CgroupBase | None = None
         self._want_cpu_clock = cpu_clock  # off only in a benchmark of its cost (referee.FairPlay)
+        self._bwrap = False  # started under bwrap: its two bwrap processes are the sandbox's, not the bot's
+        #: the sandbox's own processes, left out of the freezer and of the run delays (found at the first freeze)
+        self._sandbox_pids: frozenset[int] | None = None
 
     # ---- life cycle -------------------------------------------------------------------
     def start(self) -> None:
@@ -120,7 +123,7 @@ class BotProcess(BotPipes):
             argv = bwrap_command(argv, cwd, own, self.limits.scratch_mb, userns, uid, self.limits.processes)
             inner_nproc = userns  # RLIMIT_NPROC inside its own user namespace: counted for this bot alone
             drop_uid = uid if userns else None  # else setpriv drops it inside the sandbox
-            self._wrapped = True
+            self._wrapped = self._bwrap = True
         elif self.limits.pid_namespace:
             check_sandbox(self.limits)
             argv = [*unshare_pid_prefix(), *setpriv_prefix(uid), *argv]
@@ -240,8 +243,43 @@ class BotProcess(BotPipes):
     def freeze(self) -> None:
         """Stop the bot's every process until its next turn (no-op without the CPU clock)."""
         if self._cgroup is not None and not self._closed and self.cpu_clock:
+            if self._sandbox_pids is None:
+                self._sandbox_pids = self._unfreeze_sandbox(self._cgroup)
             self._cgroup.freeze()
             self._cpu_mark = None  # read at its next turn (once frozen, it no longer changes)
+
+    def _unfreeze_sandbox(self, group: BotCgroup) -> frozenset[int]:
+        """The sandbox's own processes, moved out of the freezer (cgroup v1): bwrap as started, and
+        the init it forks in the bot's PID namespace, which forked the bot and then only waits.
+
+        Frozen, each was woken at every freeze and thaw for nothing (three processes to wake a
+        turn instead of one: ~13 us of the referee's CPU a decision, docs/performance.md). Called
+        at the first freeze, after the bot's ready: the init has forked the bot by then, and
+        every process of the bot descends from it, so all stay in the freezer. No process of
+        the bot can take their place: they are the process the harness started and its one
+        child (an orphan of the bot is adopted by the init, inside the namespace, never by the
+        outer bwrap), and each is checked to run bwrap's own executable. The bot cannot ptrace
+        or signal them (another uid, no capabilities). They stay in its other cgroups: killed,
+        counted and bounded with it."""
+        if not self._bwrap or self._popen is None:
+            return frozenset()
+        outer = self._popen.pid
+        try:
+            exe = os.stat(f"/proc/{outer}/exe")
+            with open(f"/proc/{outer}/task/{outer}/children") as fh:
+                children = [int(p) for p in fh.read().split()]
+        except (OSError, ValueError):
+            return frozenset()
+        ours = [outer]
+        for pid in children:
+            try:
+                got = os.stat(f"/proc/{pid}/exe")
+            except OSError:
+                continue
+            if (got.st_dev, got.st_ino) == (exe.st_dev, exe.st_ino):
+                ours.append(pid)
+        group.never_freeze(ours)  # (on cgroup v2 they stay: still never read for run delays)
+        return frozenset(ours)
 
     def thaw(self) -> None:
         if self._cgroup is not None and not self._closed:
@@ -265,7 +303,8 @@ class BotProcess(BotPipes):
         # the gVisor machines)
         delay = self._run_delay
         if delay is None:
-            delay = self._run_delay = RunDelay(os.path.join(group.path, "cgroup.threads" if group.v2 else "tasks"))
+            delay = self._run_delay = RunDelay(os.path.join(group.path, "cgroup.threads" if group.v2 else "tasks"),
+                                               skip=self._sandbox_pids or frozenset())
         if self._cpu_mark is None:
             delay.mark()
         cpu0 = self._cpu_mark if self._cpu_mark is not None else group.cpu_ns() or 0

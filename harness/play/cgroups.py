@@ -333,6 +333,16 @@ class BotCgroup:
             finally:
                 os.close(fd)
 
+    def never_freeze(self, pids: list[int]) -> list[int]:
+        """Move ``pids`` out of the freezer cgroup into its parent (the harness's, never frozen),
+        leaving them in every other cgroup of the bot (counted, bounded and killed with it); the
+        ones moved. Only for the sandbox's own processes (:meth:`BotProcess.freeze` says why):
+        cgroup v1 only, where the freezer is a hierarchy of its own (on v2 it is not: none moved)."""
+        if self.v2 or "freezer" not in self.paths or self._frozen:
+            return []
+        target = os.path.join(os.path.dirname(self.paths["freezer"]), "cgroup.procs")
+        return [pid for pid in pids if _write(target, str(pid))]
+
     def freeze(self) -> None:
         """Stop every process of the bot (it gets no CPU) until :meth:`thaw`."""
         if self._freeze_fd >= 0 and not self._frozen:

@@ -17,11 +17,13 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from harness.games import Game
 from harness.play.limits import BotSpec
-from harness.play.referee import BotPool, GameRecord, RefereeConfig, play_game
+from harness.play.pool import BotPool
+from harness.play.referee import GameRecord, RefereeConfig, play_game
+from harness.play.violations import Violation, ViolationKind
 
 #: Environment variable naming the directory of the reference bots (overrides the lookup).
 BOTS_ENV = "TABLEBOTS_BOTS"
@@ -63,6 +65,13 @@ def reference_opponents(game: Game, bots_dir: Path | None = None) -> list[BotSpe
 GameDone = Callable[[int, Sequence[BotSpec], int, GameRecord], None]
 
 
+class SdkFallback(TypedDict):
+    """An answer the Python SDK's fallback made: in which game, and the error it caught."""
+
+    game_id: str
+    error: str
+
+
 @dataclass
 class ConformanceResult:
     """What the conformance games measured of the candidate."""
@@ -72,15 +81,14 @@ class ConformanceResult:
     #: milliseconds from each request to its answer
     latencies_ms: list[float] = field(default_factory=list)
     #: the candidate's violations, as the referee records them
-    violations: list[dict[str, Any]] = field(default_factory=list)
+    violations: list[Violation] = field(default_factory=list)
     #: how many violations the opponents committed
     opponent_violations: int = 0
     #: the deadline (``time_left_ms``) of each request the candidate let time out: a timeout is
     #: a decision that took at least that long, so latencies are counted with these
     timeouts_ms: list[float] = field(default_factory=list)
-    #: answers the Python SDK's explicit fallback made (``"sdk_fallback"`` in the answer):
-    #: ``{"game_id", "error"}`` each
-    fallbacks: list[dict[str, Any]] = field(default_factory=list)
+    #: answers the Python SDK's explicit fallback made (``"sdk_fallback"`` in the answer)
+    fallbacks: list[SdkFallback] = field(default_factory=list)
 
 
 def check_deals(n_games: int, seed: int | None = None, id_prefix: str = "g-") -> list[tuple[int, str, int]]:
@@ -115,9 +123,9 @@ def conformance_games(game: Game, candidate: BotSpec, players: int, seed: int | 
             seats = [candidate if s == mine else next(others) for s in range(players)]
             record = play_game(game, options, deal, game_id, seats, pool, config)
             for entry in record.log:
-                if entry.get("seat") != mine or entry.get("type") != "recv":
+                if entry["type"] != "recv" or entry["seat"] != mine:
                     continue
-                msg: dict[str, Any] = entry["msg"] if isinstance(entry.get("msg"), dict) else {}
+                msg = entry.get("msg", {})
                 (result.startups_ms if msg.get("type") == "ready" else result.latencies_ms).append(entry["ms"])
                 if "sdk_fallback" in msg:
                     result.fallbacks.append({"game_id": record.game_id, "error": str(msg["sdk_fallback"])})
@@ -130,10 +138,10 @@ def conformance_games(game: Game, candidate: BotSpec, players: int, seed: int | 
     return result
 
 
-def group_violations(violations: Sequence[dict[str, Any]]) -> dict[tuple[str, str], list[dict[str, Any]]]:
+def group_violations(violations: Sequence[Violation]) -> dict[tuple[str, str], list[Violation]]:
     """Violations grouped by kind and detail, the offered actions left out of the detail: the
     same mistake in every game is one finding, with a count."""
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    groups: dict[tuple[str, str], list[Violation]] = {}
     for v in violations:
         same_mistake = re.sub(r" \((?:nearest offered|offered|legal): [^)]*\)$", "", v["detail"])
         groups.setdefault((v["kind"], same_mistake), []).append(v)
@@ -147,7 +155,7 @@ def percentile(values: Sequence[float], q: float) -> float:
     return ordered[k]
 
 
-def _sent(violation: dict[str, Any]) -> dict[str, Any]:
+def _sent(violation: Violation) -> dict[str, Any]:
     """The message the referee had sent when ``violation`` happened ({} if none or unreadable)."""
     try:
         msg = json.loads(violation.get("request") or "{}")
@@ -156,9 +164,9 @@ def _sent(violation: dict[str, Any]) -> dict[str, Any]:
     return msg if isinstance(msg, dict) else {}
 
 
-def _request_deadline(violation: dict[str, Any]) -> float | None:
+def _request_deadline(violation: Violation) -> float | None:
     """The ``time_left_ms`` of the request a timeout violation let pass; None for other violations."""
-    if violation["kind"] != "timeout":
+    if violation["kind"] != ViolationKind.TIMEOUT:
         return None
     msg = _sent(violation)
     if msg.get("type") != "request" or not isinstance(msg.get("time_left_ms"), (int, float)):
@@ -171,15 +179,15 @@ _FLUSH_HINT = ("did the bot flush its output? Flush after every line: print(...,
 _STDERR_HINT = "a line that is not JSON: write debug output to stderr, never to stdout"
 
 
-def hint(violation: dict[str, Any], answered_any: bool) -> str | None:
+def hint(violation: Violation, answered_any: bool) -> str | None:
     """A beginner's likely mistake behind ``violation``, or None. ``answered_any``: whether the
     bot ever answered a request (a bot that never did and times out most likely never flushed)."""
     kind, detail = violation["kind"], violation["detail"]
-    if kind == "timeout" and (_sent(violation).get("type") == "hello" or not answered_any):
+    if kind == ViolationKind.TIMEOUT and (_sent(violation).get("type") == "hello" or not answered_any):
         return _FLUSH_HINT
-    if kind == "malformed" and detail.startswith(("not JSON", "not UTF-8")):
+    if kind == ViolationKind.MALFORMED and detail.startswith(("not JSON", "not UTF-8")):
         return _STDERR_HINT
-    if kind == "protocol" and "not asked" in detail:
+    if kind == ViolationKind.PROTOCOL and "not asked" in detail:
         return "output nobody asked for: " + _STDERR_HINT.split(": ", 1)[1]
     return None
 

@@ -36,6 +36,8 @@ import os
 import threading
 from dataclasses import dataclass
 
+from harness.play.violations import DecisionCost
+
 __all__ = ["HARD_FACTOR", "Clock", "RunDelay", "host_load", "kept_bound", "own_wait_ns"]
 
 #: Even a bot kept from running by the host is out of time after this many times its budget.
@@ -71,7 +73,7 @@ class Clock:
         """The host had more runnable work than cores when the time ran out."""
         return self.cores > 0 and self.load > self.cores
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self) -> DecisionCost:
         return {"cpu_ms": round(self.cpu_ms, 3), "wall_ms": round(self.wall_ms, 3), "kept_ms": round(self.kept_ms, 3),
                 "charged_ms": round(self.charged_ms, 3), "ran_out": self.ran_out,
                 "load": round(self.load, 2), "cores": self.cores, "host_overloaded": self.overloaded}
@@ -112,8 +114,12 @@ class RunDelay:
     never less.
     """
 
-    def __init__(self, tasks_file: str) -> None:
+    def __init__(self, tasks_file: str, skip: frozenset[int] = frozenset()) -> None:
         self.tasks_file = tasks_file  # the cgroup's list of thread ids (v1 ``tasks``, v2 ``cgroup.threads``)
+        # threads not read: the sandbox's own processes (they only wait for the bot). Leaving a
+        # thread out can only lower the bound (kept_bound takes the most any thread ran or waited),
+        # so the bot is never charged less for it; each one read costs a system call a turn.
+        self._skip = {str(tid).encode() for tid in skip}
         self._mark: dict[int, tuple[int, int]] = {}
         # kept open and re-read with pread (a reading a turn: open/close would double its cost)
         self._tasks_fd = -1
@@ -129,6 +135,8 @@ class RunDelay:
             return {}
         out = {}
         fds = self._fds
+        if self._skip:
+            tids = [tid for tid in tids if tid not in self._skip]
         for tid in tids:
             try:
                 fd = fds.get(tid)
@@ -202,7 +210,24 @@ class RunDelay:
         return kept_bound(deltas, cpu_ns)
 
 
-_own_fds: dict[int, int] = {}
+#: each thread's own ``/proc/thread-self/schedstat``, opened at its first reading; kept in
+#: thread-local storage, not keyed by ``threading.get_native_id()``, which is a system call
+#: (gettid) at every reading: one more a decision, each ~2-5 us in a game on these machines
+_own = threading.local()
+
+
+def _forget_own_after_fork() -> None:
+    """In a forked child, the forking thread's file is its parent's thread's: read a new one."""
+    fd = getattr(_own, "fd", None)
+    if fd is not None:
+        del _own.fd
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+os.register_at_fork(after_in_child=_forget_own_after_fork)
 
 
 def own_wait_ns() -> int:
@@ -212,11 +237,14 @@ def own_wait_ns() -> int:
     woken it is not the bot's time (under load, the referee would charge each bot its own
     wake-up latency). 0 where the kernel keeps no schedstats.
     """
-    tid = threading.get_native_id()
-    fd = _own_fds.get(tid)
     try:
-        if fd is None:
-            fd = _own_fds[tid] = os.open("/proc/thread-self/schedstat", os.O_RDONLY)
+        fd = _own.fd
+    except AttributeError:
+        try:
+            fd = _own.fd = os.open("/proc/thread-self/schedstat", os.O_RDONLY)
+        except OSError:
+            return 0
+    try:
         return int(os.pread(fd, 128, 0).split()[1])
     except (OSError, ValueError, IndexError):
         return 0

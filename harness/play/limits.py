@@ -9,6 +9,7 @@ killing live in :mod:`harness.play.botproc`, its line I/O under deadlines in :mo
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import functools
 import os
 import resource
@@ -22,9 +23,10 @@ from typing import Any
 
 from harness.play.cgroups import BotCgroup
 from harness.play.privileges import drop_privileges
-from harness.play.sandbox import bwrap_problem
+from harness.play.sandbox import SANDBOX_CHOICES, SandboxMode, bwrap_problem
 
 __all__ = ["BotSpec", "MAX_IDLE_BOTS", "TimeControls", "ResourceLimits", "SandboxUnavailable", "SANDBOXES", "TOKEN_VAR",
+           "LIMIT_KEYS", "NULLABLE_LIMITS",
            "pin_to_cpu", "resolve_command", "check_sandbox", "unshare_pid_prefix", "limit_setter",
            "tree_memory_mb"]
 
@@ -85,8 +87,9 @@ class ResourceLimits:
     stderr_bytes:   disk used by the bot's stderr log (two rotating halves).
     max_line_bytes: longest line the bot may send (without the newline).
     max_json_depth: deepest nesting of arrays/objects accepted in a message.
-    sandbox:        None, "bwrap" (harness.play.sandbox: no network, only the runtime and the
-                    bot's own files, read-only, and a private /tmp), or "auto" (bwrap if it works here).
+    sandbox:        a :class:`~harness.play.sandbox.SandboxMode`: None (none), "bwrap"
+                    (harness.play.sandbox: no network, only the runtime and the bot's own files,
+                    read-only, and a private /tmp), or "auto" (bwrap if it works here).
     pid_namespace:  run the bot as PID 1 of its own PID namespace (``unshare``, needs root) so
                     that no descendant can outlive it; the bot then sees itself as PID 1.
     scratch_mb:     size of a sandboxed bot's only writable place, its private ``/tmp`` (a tmpfs,
@@ -106,7 +109,15 @@ class ResourceLimits:
     scratch_mb: int = 64
 
 
-SANDBOXES = ("bwrap", "auto")
+#: The limits a config may set (a league's or a contest's ``limits``): every field of
+#: ResourceLimits but ``pid_namespace``, which only code sets (it needs root; the sandbox does the same).
+LIMIT_KEYS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(ResourceLimits) if f.name != "pid_namespace")
+#: The limits that ``None`` switches off: those whose field may be None (the others always apply).
+NULLABLE_LIMITS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(ResourceLimits)
+                                         if f.name in LIMIT_KEYS and str(f.type) == "int | None")
+
+#: the sandboxes a bot may be started in (None, not "none", says no sandbox in ResourceLimits)
+SANDBOXES = tuple(mode for mode in SandboxMode if mode != SandboxMode.NONE)
 
 
 def tree_memory_mb(limits: ResourceLimits, sandboxed: bool) -> int | None:
@@ -126,10 +137,10 @@ def check_sandbox(limits: ResourceLimits) -> None:
     if limits.pid_namespace and limits.sandbox is None and not unshare_pid_prefix():
         raise SandboxUnavailable("pid_namespace asked for, but `unshare --pid` does not work here "
                                  "(it needs root or CAP_SYS_ADMIN)")
-    if limits.sandbox in (None, "auto"):
+    if limits.sandbox is None or limits.sandbox == SandboxMode.AUTO:
         return  # auto falls back to no sandbox (with a warning where it is resolved)
     if limits.sandbox not in SANDBOXES:
-        raise SandboxUnavailable(f"unknown sandbox {limits.sandbox!r} (known: {', '.join(SANDBOXES)}, none)")
+        raise SandboxUnavailable(f"unknown sandbox {limits.sandbox!r} (known: {', '.join(SANDBOX_CHOICES)})")
     problem = bwrap_problem()
     if problem is not None:
         raise SandboxUnavailable(f"sandbox 'bwrap' asked for, but {problem}; install or fix it, "

@@ -9,16 +9,42 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol
 
 from harness.play import protocol
 from harness.play.botproc import OK, BotProcess, StderrLog
-from harness.play.limits import MAX_IDLE_BOTS, BotSpec
+from harness.play.limits import MAX_IDLE_BOTS, BotSpec, ResourceLimits, TimeControls
 
-#: a :class:`harness.play.referee.RefereeConfig` (not imported: the referee imports this module)
-RefereeConfig = Any
 
-__all__ = ["BotPool"]
+class _FairPlay(Protocol):
+    """What the pool reads of the fair-play rules (:class:`harness.play.referee.FairPlay`)."""
+
+    @property
+    def cpu_clock(self) -> bool: ...
+
+
+class PoolConfig(Protocol):
+    """What the pool reads of a :class:`harness.play.referee.RefereeConfig` (not imported: the
+    referee imports this module)."""
+
+    @property
+    def log_dir(self) -> str | None: ...
+
+    @property
+    def limits(self) -> ResourceLimits: ...
+
+    @property
+    def time(self) -> TimeControls: ...
+
+    @property
+    def fair_play(self) -> _FairPlay: ...
+
+
+#: what a process was started for: the game, its options, time controls, limits and fair-play
+#: rules (a process is reused only for the same; made by the referee)
+PoolKey = tuple[object, ...]
+
+__all__ = ["BotPool", "PoolConfig", "PoolKey"]
 
 
 class BotPool:
@@ -46,7 +72,7 @@ class BotPool:
 
     MAX_IDLE = MAX_IDLE_BOTS
 
-    def __init__(self, config: RefereeConfig | None = None, max_idle: int = MAX_IDLE) -> None:
+    def __init__(self, config: PoolConfig | None = None, max_idle: int = MAX_IDLE) -> None:
         #: informational only: each process is started with the config of the game that needs it
         self.config = config
         self.max_idle = max_idle
@@ -60,7 +86,7 @@ class BotPool:
         self.spares = 0
         #: per (bot, pool key): spare processes sent their hello (hello message, its line, the
         #: ready if already read), oldest first
-        self._spares: dict[tuple[BotSpec, tuple], list[_Spare]] = {}
+        self._spares: dict[tuple[BotSpec, PoolKey], list[_Spare]] = {}
 
     def __enter__(self) -> BotPool:
         return self
@@ -68,14 +94,14 @@ class BotPool:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _log_for(self, spec: BotSpec, config: RefereeConfig) -> StderrLog:
+    def _log_for(self, spec: BotSpec, config: PoolConfig) -> StderrLog:
         key = (config.log_dir, spec.name)
         log = self._logs.get(key)
         if log is None:
             log = self._logs[key] = StderrLog(config.log_dir, spec.name, config.limits.stderr_bytes)
         return log
 
-    def take(self, spec: BotSpec, key: tuple, deal: int | None = None) -> BotProcess | None:
+    def take(self, spec: BotSpec, key: PoolKey, deal: int | None = None) -> BotProcess | None:
         """An idle live process of ``spec`` started for ``key`` that has never played ``deal`` (the
         most recently used such; ``deal`` None: whatever it played); idle ones started for another
         key, or dead, are killed."""
@@ -100,7 +126,7 @@ class BotPool:
             del self._idle[spec]
         return None
 
-    def spawn(self, spec: BotSpec, key: tuple, config: RefereeConfig, deal: int | None = None) -> BotProcess:
+    def spawn(self, spec: BotSpec, key: PoolKey, config: PoolConfig, deal: int | None = None) -> BotProcess:
         """Start a new process for a game of ``deal`` (no hello sent yet). Raises OSError if it cannot be started."""
         proc = BotProcess(spec, config.limits, self._log_for(spec, config), cpu_clock=config.fair_play.cpu_clock)
         proc.key = key
@@ -115,7 +141,7 @@ class BotPool:
         self.started += 1
         return proc
 
-    def take_spare(self, spec: BotSpec, key: tuple, deal: int | None) -> _Spare | None:
+    def take_spare(self, spec: BotSpec, key: PoolKey, deal: int | None) -> _Spare | None:
         """A spare process of ``spec`` for ``key`` (it has played nothing), now busy for ``deal``; None if none."""
         spares = self._spares.get((spec, key))
         if not spares:
@@ -137,7 +163,7 @@ class BotPool:
                     if spare.got is not None and spare.got[0] == OK:
                         spare.proc.freeze()
 
-    def start_spares(self, spec: BotSpec, key: tuple, config: RefereeConfig, hello: dict[str, Any]) -> None:
+    def start_spares(self, spec: BotSpec, key: PoolKey, config: PoolConfig, hello: protocol.Hello) -> None:
         """Start spares of ``spec`` for ``key`` up to :attr:`spares` (within the bound), each sent
         ``hello``; a spare that cannot start is forgotten (the game that needs one starts its own)."""
         spares = self._spares.setdefault((spec, key), [])
@@ -215,6 +241,6 @@ class _Spare:
     """A process started ahead of need: the hello it was sent, and its answer once read."""
 
     proc: BotProcess
-    hello: dict[str, Any]
+    hello: protocol.Hello
     line: bytes
     got: tuple[int, bytes] | None = None

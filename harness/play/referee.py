@@ -1,11 +1,12 @@
 """The referee: plays one game between bot processes, enforcing the protocol, deadlines and legality.
 
-Game-agnostic: it uses only the :mod:`harness.games` API. The policy for a misbehaving bot lives
-here, around the pure engine (PettingZoo-style): a violation is recorded with everything needed to
-reproduce it, and then either the seat forfeits (default; the offender is ranked last, its seat
-played to the end by a seeded uniform-random fallback, its process killed and restarted for its
-next game) or, with ``strikes: N``, the first N violations of a seat in a game only cost it that
-decision (the fallback plays it) and the game goes on.
+Game-agnostic: it uses only the :mod:`harness.games` API. It referees one game; the bot processes
+come from a :class:`~harness.play.pool.BotPool` (:mod:`harness.play.pool`) and go back to it. The
+policy for a misbehaving bot lives here, around the pure engine (PettingZoo-style): a violation is
+recorded with everything needed to reproduce it, and then either the seat forfeits (default; the
+offender is ranked last, its seat played to the end by a seeded uniform-random fallback, its process
+killed and restarted for its next game) or, with ``strikes: N``, the first N violations of a seat in
+a game only cost it that decision (the fallback plays it) and the game goes on.
 
 The hot path per decision is: legal_actions, observation, one orjson encode, one non-blocking
 write, one poll+read, one orjson decode, a list lookup, apply. The state snapshot is taken only
@@ -23,21 +24,19 @@ from typing import Any, cast
 
 import orjson
 
-from harness.games.base import Action, Game
+from harness.games.base import Action, Game, State
 from harness.play import protocol
 from harness.play.botproc import CRASH, OK, OVERSIZE, TIMEOUT, BotProcess
 from harness.play.explain import explain_illegal
+from harness.play.game_log import LogEntry, Received
 from harness.play.limits import BotSpec, ResourceLimits, TimeControls, check_sandbox
-from harness.play.pool import BotPool
+from harness.play.pool import BotPool, PoolKey
 from harness.play.startup_output import rest_of_output
+from harness.play.violations import KILLING_KINDS, DecisionCost, Violation, ViolationKind
 
-__all__ = ["RefereeConfig", "FairPlay", "FAIR_PLAY", "BotPool", "GameRecord", "play_game", "request_action", "VIOLATION_KINDS", "BotSpec", "TimeControls",
-           "ResourceLimits"]
+__all__ = ["RefereeConfig", "FairPlay", "FAIR_PLAY", "GameRecord", "play_game", "request_action"]
 
-VIOLATION_KINDS = ("timeout", "illegal", "malformed", "oversize", "crash", "protocol")
-#: Violations after which the process cannot be trusted to be in step, so it is killed at once.
-_KILLING_KINDS = frozenset({"timeout", "oversize", "crash"})
-_CODE_KIND = {TIMEOUT: "timeout", CRASH: "crash", OVERSIZE: "oversize"}
+_CODE_KIND = {TIMEOUT: ViolationKind.TIMEOUT, CRASH: ViolationKind.CRASH, OVERSIZE: ViolationKind.OVERSIZE}
 #: Draws each request's delay under ``time.jitter_ms``: from the system's entropy, never from the
 #: game's seed (a bot that could predict it could read its partner's answer times through it).
 _JITTER = random.SystemRandom()
@@ -109,8 +108,8 @@ class GameRecord:
     scores: list[Any]
     ended_by: str
     forfeits: list[int]
-    violations: list[dict[str, Any]]
-    log: list[dict[str, Any]]
+    violations: list[Violation]
+    log: list[LogEntry]
     decisions: int
     seconds: float
     #: decisions sent to a bot (the rest were forced moves or played by the fallback)
@@ -134,7 +133,7 @@ def forfeit_ranking(ranking: Sequence[int], forfeits: Sequence[int]) -> list[int
     return out
 
 
-def _pool_key(game: Game, options: Mapping[str, Any], config: RefereeConfig) -> tuple:
+def _pool_key(game: Game, options: Mapping[str, Any], config: RefereeConfig) -> PoolKey:
     return (game.name, _dumps(dict(options), option=orjson.OPT_SORT_KEYS), config.time, config.limits, config.fair_play)
 
 
@@ -182,8 +181,8 @@ def request_action(proc: BotProcess, line: bytes, request_id: int, legal: list[A
 class _Table:
     """The state of one refereed game (internal to :func:`play_game`)."""
 
-    def __init__(self, game: Game, options: dict, seed: int, game_id: str, seats: Sequence[BotSpec],
-                 pool: BotPool, config: RefereeConfig) -> None:
+    def __init__(self, game: Game, options: dict[str, Any], seed: int, game_id: str, seats: Sequence[BotSpec],
+                 pool: BotPool, config: RefereeConfig, state: State) -> None:
         self.game = game
         self.options = options
         self.seed = seed
@@ -196,12 +195,12 @@ class _Table:
         self.procs: list[BotProcess | None] = [None] * self.players
         self.strikes_used = [0] * self.players
         self.forfeited: list[int] = []
-        self.violations: list[dict[str, Any]] = []
-        self.log: list[dict[str, Any]] = []
+        self.violations: list[Violation] = []
+        self.log: list[LogEntry] = []
         self.record_messages = config.record_messages
         self.t0 = time.monotonic()
         self.decision = 0
-        self.state: Any = None
+        self.state = state
         self.fallback = random.Random(f"tablebots-fallback:{seed}")
         self.bank = [config.time.bank_ms] * self.players
         self.events_sent = [0] * self.players
@@ -209,18 +208,18 @@ class _Table:
         self.request_id = 0
 
     # ---- logging -------------------------------------------------------------------------
-    def note(self, entry: dict[str, Any]) -> None:
+    def note(self, entry: LogEntry) -> None:
         entry["t"] = round(time.monotonic() - self.t0, 6)
         self.log.append(entry)
 
-    def sent(self, seat: int, msg: dict[str, Any]) -> None:
+    def sent(self, seat: int, msg: Mapping[str, Any]) -> None:
         self.note({"type": "send", "seat": seat, "bot": self.seats[seat].name, "msg": msg})
 
     def received(self, seat: int, data: bytes, ms: float, cpu_ms: float | None = None, accepted: bool = True,
                  charged_ms: float | None = None) -> None:
         """Log an answer: an accepted one as its protocol fields only (anything else a bot adds
         is dropped, and counted), a rejected one as its first bytes (its violation says why)."""
-        entry: dict[str, Any] = {"type": "recv", "seat": seat, "bot": self.seats[seat].name, "ms": round(ms, 3)}
+        entry: Received = {"type": "recv", "seat": seat, "bot": self.seats[seat].name, "ms": round(ms, 3)}
         if cpu_ms is not None:
             entry["cpu_ms"] = round(cpu_ms, 3)
         if charged_ms is not None:  # what its time was charged (cpuclock): the bank pays the overrun
@@ -252,26 +251,26 @@ class _Table:
             self.note({"type": "stderr", "seat": seat, "id": request_id, "text": text[-STDERR_PER_MOVE:]})
 
     # ---- violations ----------------------------------------------------------------------
-    def violation(self, seat: int, kind: str, detail: str, request: bytes | str, received: bytes,
-                  clock: dict[str, Any] | None = None) -> None:
+    def violation(self, seat: int, kind: ViolationKind, detail: str, request: bytes | str, received: bytes,
+                  clock: DecisionCost | None = None) -> None:
         """Record a violation; kill the process if needed; forfeit the seat past its strikes.
         ``clock``: what the decision cost (CPU and wall time, the host's load), for timeouts."""
         proc = self.procs[seat]
         if proc is not None:
             proc.drain_stderr()
-        v = {"type": "violation", "game_id": self.game_id, "seed": self.seed, "decision": self.decision,
+        v: Violation = {"type": "violation", "game_id": self.game_id, "seed": self.seed, "decision": self.decision,
              "seat": seat, "bot": self.seats[seat].name, "kind": kind, "detail": detail,
              "request": (request.decode("utf-8", "replace") if isinstance(request, bytes) else request).rstrip("\n"),
              "received": _text(received),
              "stderr_tail": proc.stderr_tail() if proc is not None else "",
-             "snapshot": _detached(self.state.to_json()) if self.state is not None else None}
+             "snapshot": _detached(self.state.to_json())}
         if clock is not None:
             v["clock"] = clock
         self.violations.append(v)
         # violations are always in the log (they are few: a seat forfeits after strikes+1 of them)
-        self.note(dict(v))
+        self.note(v.copy())
         self.strikes_used[seat] += 1
-        if proc is not None and kind in _KILLING_KINDS:
+        if proc is not None and kind in KILLING_KINDS:
             self.drop(seat, f"{kind}: {detail}")
         if self.strikes_used[seat] > self.config.strikes and seat not in self.forfeited:
             self.forfeited.append(seat)
@@ -297,7 +296,7 @@ class _Table:
         try:
             proc = self.pool.spawn(spec, self.key, self.config, self.seed)
         except OSError as exc:
-            self.violation(seat, "crash", f"cannot start {' '.join(spec.command)!r}: {exc.strerror or exc}",
+            self.violation(seat, ViolationKind.CRASH, f"cannot start {' '.join(spec.command)!r}: {exc.strerror or exc}",
                            line, b"")
             return None
         self.procs[seat] = proc
@@ -368,7 +367,7 @@ class _Table:
             rest = rest_of_output(proc)
             n_more = len(rest.split(b"\n")) if rest else 0
             more = f" (and {n_more} more line(s): see what it sent)" if rest else ""
-            self.violation(seat, "protocol" if exc.kind != "malformed" else "malformed",
+            self.violation(seat, ViolationKind.PROTOCOL if exc.kind != ViolationKind.MALFORMED else ViolationKind.MALFORMED,
                            f"at start-up: {exc.detail}{more}", hello_line, data + b"\n" + rest if rest else data)
             self.drop(seat, "failed its start-up")
             return False
@@ -474,7 +473,7 @@ class _Table:
                 return None
         pending = proc.pending_output()
         if pending:
-            self.violation(seat, "protocol", "sent output when not asked (before this request)", "", pending)
+            self.violation(seat, ViolationKind.PROTOCOL, "sent output when not asked (before this request)", "", pending)
             return None
         state = self.state
         events = state.events
@@ -484,7 +483,7 @@ class _Table:
         self.request_id += 1
         move_ms = self.config.time.move_ms
         budget_ms = move_ms + self.bank[seat]
-        msg = {"type": "request", "id": self.request_id, "seat": seat, "observation": state.observation(seat),
+        msg: protocol.Request = {"type": "request", "id": self.request_id, "seat": seat, "observation": state.observation(seat),
                "actions": legal, "events": new_events, "time_left_ms": budget_ms}
         line = _dumps(msg, option=APPEND_NEWLINE)
         if self.record_messages:
@@ -507,7 +506,7 @@ class _Table:
                           clock.charged_ms)
         if isinstance(index, protocol.BadMessage):
             detail = index.detail
-            if index.kind == "illegal":  # say why, in the game's words (slow path, rare)
+            if index.kind == ViolationKind.ILLEGAL:  # say why, in the game's words (slow path, rare)
                 detail = explain_illegal(self.game, state, data, legal, max_depth, detail)
             self.violation(seat, index.kind, detail, line, data)
             return None
@@ -524,6 +523,7 @@ class _Table:
         ranking = forfeit_ranking(result["ranking"], self.forfeited)
         scores = list(result["scores"])
         ended_by = result["ended_by"]
+        assert ended_by is not None  # (the game is over: it says how it ended)
         res_msg = protocol.result(self.game_id, ranking, scores, ended_by)
         res_line = protocol.encode(res_msg)
         for seat, proc in enumerate(self.procs):
@@ -543,7 +543,7 @@ class _Table:
                 self.pool.release(proc)
 
 
-def play_game(game: Game, options: dict, seed: int, game_id: str, seats: Sequence[BotSpec], pool: BotPool,
+def play_game(game: Game, options: dict[str, Any], seed: int, game_id: str, seats: Sequence[BotSpec], pool: BotPool,
               config: RefereeConfig) -> GameRecord:
     """Play one game of ``game`` between the bots in ``seats`` (seat i is ``seats[i]``) and return its record.
 
@@ -555,8 +555,8 @@ def play_game(game: Game, options: dict, seed: int, game_id: str, seats: Sequenc
     options = game.validate_options(options)
     players = game.validate_players(len(seats))
     check_sandbox(config.limits)
-    table = _Table(game, options, seed, game_id, seats, pool, config)
-    state = table.state = game.new_state(players, seed, options)
+    state = game.new_state(players, seed, options)
+    table = _Table(game, options, seed, game_id, seats, pool, config, state)
     try:
         table.seat_bots()
         while not state.is_terminal():

@@ -102,7 +102,7 @@ def reproduce_violation(game: Game, options: Mapping[str, Any], time_controls: T
     messages = _seat_messages(log or [], seat, last_id)
     if not any(m.get("type") == "hello" for m in messages):
         # the process had been started in an earlier game: rebuild the hello it would get now
-        messages.insert(0, protocol.hello(game.name, dict(options), seat, players, t.init_ms, t.move_ms, t.bank_ms))
+        messages.insert(0, dict(protocol.hello(game.name, dict(options), seat, players, t.init_ms, t.move_ms, t.bank_ms)))
     if isinstance(request, dict) and last_id is not None and not any(
             m.get("type") == "request" and m.get("id") == last_id for m in messages):
         messages.append(request)  # no stored log: the violating request alone, after hello and start

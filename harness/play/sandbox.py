@@ -42,14 +42,28 @@ import stat
 import subprocess
 import sys
 from collections.abc import Sequence
+from enum import StrEnum
 
 from harness.play.privileges import bot_uid, drop_privileges, setpriv_prefix
 
-__all__ = ["SANDBOX_CHOICES", "bwrap_command", "bwrap_problem", "bwrap_userns", "outside_word", "own_dirs",
+__all__ = ["SandboxMode", "SANDBOX_CHOICES", "bwrap_command", "bwrap_problem", "bwrap_userns", "outside_word", "own_dirs",
            "program_dir", "resolve_sandbox",
            "runtime_prefixes", "sandbox_env"]
 
-SANDBOX_CHOICES = ("auto", "bwrap", "none")
+
+
+class SandboxMode(StrEnum):
+    """The sandbox a bot runs in: the one list of them (``limits.sandbox``, ``--sandbox``, the
+    contest's limits). ``ResourceLimits.sandbox`` holds one of these, or None for none."""
+
+    #: bwrap where it works on this machine, else none with a warning (:func:`resolve_sandbox`)
+    AUTO = "auto"
+    BWRAP = "bwrap"
+    NONE = "none"
+
+
+#: the words accepted wherever a sandbox is chosen (a config, ``--sandbox``)
+SANDBOX_CHOICES = tuple(mode.value for mode in SandboxMode)
 
 _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "ssl", "ca-certificates",
@@ -336,12 +350,13 @@ def resolve_sandbox(requested: str | None) -> tuple[str | None, str | None]:
     """The sandbox to use for ``requested`` (``auto``, ``bwrap``, ``none`` or None = none), and a
     warning line when ``auto`` falls back to none. ``bwrap`` is returned as asked: whether it
     works is checked (with a clear error) when a bot starts."""
-    if requested in (None, "none"):
+    if requested is None or requested == SandboxMode.NONE:
         return None, None
-    if requested == "auto":
+    if requested == SandboxMode.AUTO:
         problem = bwrap_problem()
         if problem is None:
-            return "bwrap", None
+            return SandboxMode.BWRAP.value, None
         what = UNSANDBOXED_ROOT if os.geteuid() == 0 else UNSANDBOXED
         return None, f"warning: bots run without a sandbox ({problem}): {what}"
+    # an unknown word is passed on: check_sandbox refuses it, naming the known ones, before a bot starts
     return requested, None

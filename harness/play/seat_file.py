@@ -25,12 +25,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness.play import protocol
+from harness.play.limits import LIMIT_KEYS
 
 __all__ = ["FORMAT", "SeatFileError", "check_seat_file", "seat_file", "seat_log", "reproduce_seat"]
 
 FORMAT = "tablebots-seat/1"
-#: the limits a downloaded file carries (the sandbox is the author's machine's own choice)
-LIMIT_KEYS = ("memory_mb", "processes", "open_files", "max_line_bytes", "max_json_depth", "scratch_mb")
+#: the limits a downloaded file carries: not the sandbox (the author's machine's own choice), nor the
+#: CPU time and stderr disk of a whole league's life
+CARRIED_LIMITS = tuple(k for k in LIMIT_KEYS if k not in ("sandbox", "cpu_seconds", "stderr_bytes"))
 _VIOLATION_KEYS = ("id", "game_id", "decision", "seat", "kind", "detail", "request", "received", "stderr_tail")
 
 
@@ -63,7 +65,7 @@ def seat_file(*, game: str, options: Mapping[str, Any], players: int, seat: int,
             stderr.append({"request": entry.get("id"), "text": entry.get("text", "")})
     kept = [{k: v.get(k) for k in _VIOLATION_KEYS} for v in violations]
     return {"format": FORMAT, "game": game, "options": dict(options), "players": players, "seat": seat,
-            "game_id": game_id, "time": dict(time), "limits": {k: v for k, v in limits.items() if k in LIMIT_KEYS},
+            "game_id": game_id, "time": dict(time), "limits": {k: v for k, v in limits.items() if k in CARRIED_LIMITS},
             "lines": lines, "stderr": stderr, "violations": kept,
             "violation": next((v for v in kept if v["id"] == violation_id), None)}
 

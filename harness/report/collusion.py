@@ -30,13 +30,17 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 
-__all__ = ["PairFinding", "SetGames", "analyse", "bound_for", "null_scale", "store_sets"]
+__all__ = ["PairFinding", "SetGames", "analyse", "bound_for", "describe", "null_scale", "store_sets", "used_bound"]
 
 #: One duplicate set: its games, each a list of (version id, rank) by seat.
 SetGames = list[list[tuple[int, int]]]
 STATS = ("joint", "feed")
 #: A pair is judged on this many shared sets at least (fewer: listed, never flagged).
 MIN_SETS = 5
+#: The league's spread of a statistic counts as this many sets of each pair's own.
+PRIOR_DF = 200
+#: How many of the most suspicious pairs are judged again without their shared sets in the baselines.
+CANDIDATES = 3
 
 
 @dataclass
@@ -49,6 +53,8 @@ class PairFinding:
     mean: dict[str, float]
     z: dict[str, float]
     flagged: bool = False
+    #: The |z| it had to pass (inf: not judged, too few shared sets).
+    bound: float = math.inf
 
     @property
     def worst(self) -> str:
@@ -86,8 +92,10 @@ class _Baseline:
         return (t[0] - w[0]) / n if n > 0 else None
 
 
-def _set_residuals(games: SetGames, a: int, b: int, base: _Baseline) -> dict[str, float]:
+def _set_residuals(games: SetGames, a: int, b: int, base: _Baseline) -> dict[str, float] | None:
+    """The set's residuals of the pair; None where no third seat has a baseline."""
     out = dict.fromkeys(STATS, 0.0)
+    compared = False
     for game in games:
         rank = dict(game)
         for v, r in game:
@@ -100,36 +108,86 @@ def _set_residuals(games: SetGames, a: int, b: int, base: _Baseline) -> dict[str
             gb = _outcome(rank[b], r) - pb
             out["joint"] += ga + gb
             out["feed"] += ga - gb
-    return out
+            compared = True
+    return out if compared else None
 
 
 def analyse(sets: Iterable[SetGames], alpha: float = 0.001) -> list[PairFinding]:
     """Every pair that shared a table with a third bot, most suspicious first; flagged where a
-    |z| passes the Bonferroni bound for ``alpha`` over the judged pairs and the statistics."""
+    |z| passes the Bonferroni bound for ``alpha`` over the judged pairs and the statistics
+    (scaled by :func:`null_scale`; :func:`used_bound` gives the bound used).
+
+    A colluding pair spills onto its neighbours: the sets where it sat together enter the
+    baselines of every other pair with one of them (a feeder's partner seems to beat everyone a
+    little more), which moved honest pairs' z-scores past 4 and, through the median, the bound
+    itself. So each of the ``CANDIDATES`` most suspicious pairs is judged again with its shared
+    sets left out of every baseline; one flagged then stays out, and the next are tried, until
+    none is flagged."""
     sets = [s for s in sets if s and len({v for v, _ in s[0]}) == len(s[0]) >= 3]  # a third seat, no bot twice
-    base = _Baseline(sets)
+    apart: set[tuple[int, int]] = set()
+    alpha /= CANDIDATES + 1  # a pair may be judged CANDIDATES + 1 ways: their union keeps to alpha
+    findings = _judged(sets, apart, alpha)
+    first_scale = null_scale([f for f in findings if f.sets >= MIN_SETS])
+    while True:
+        for f in [f for f in findings if (f.a, f.b) not in apart and f.sets >= MIN_SETS][:CANDIDATES]:
+            trial = _judged(sets, apart | {(f.a, f.b)}, alpha, first_scale)
+            if any(t.flagged and (t.a, t.b) == (f.a, f.b) for t in trial):
+                apart.add((f.a, f.b))
+                findings = trial
+                break
+        else:
+            return findings
+
+
+def _judged(sets: Sequence[SetGames], apart: set[tuple[int, int]], alpha: float,
+            scale: float = 1.0) -> list[PairFinding]:
+    """Every pair judged against baselines without the sets where a pair of ``apart`` sat together
+    (``scale``: the null's spread where too few pairs are left to read one)."""
+    base = _Baseline([s for s in sets if not any({a, b} <= {v for v, _ in s[0]} for a, b in apart)])
+    return _judge(_pair_findings(sets, base), alpha, scale)
+
+
+def _pair_findings(sets: Sequence[SetGames], base: _Baseline) -> list[PairFinding]:
     per_pair: dict[tuple[int, int], list[dict[str, float]]] = defaultdict(list)
     for games in sets:
         versions = sorted(v for v, _ in games[0])
         for i, a in enumerate(versions):
             for b in versions[i + 1:]:
-                per_pair[(a, b)].append(_set_residuals(games, a, b, base))
-    findings = []
-    for (a, b), rows in per_pair.items():
+                row = _set_residuals(games, a, b, base)
+                if row is not None:
+                    per_pair[(a, b)].append(row)
+    spread: dict[tuple[int, int], dict[str, tuple[float, float, int]]] = {}
+    pooled: dict[str, list[float]] = {k: [0.0, 0.0] for k in STATS}
+    for pair, rows in per_pair.items():
         n = len(rows)
-        mean, z = {}, {}
+        spread[pair] = {}
         for k in STATS:
-            values = [r[k] for r in rows]
-            m = sum(values) / n
-            sd = math.sqrt(sum((x - m) ** 2 for x in values) / (n - 1)) if n > 1 else 0.0
+            m = sum(r[k] for r in rows) / n
+            ss = sum((r[k] - m) ** 2 for r in rows)
+            spread[pair][k] = (m, ss, n)
+            pooled[k][0] += ss
+            pooled[k][1] += n - 1
+    findings = []
+    for (a, b), stats in spread.items():
+        mean, z = {}, {}
+        for k, (m, ss, n) in stats.items():
+            # the pair's variance shrunk toward the league's (worth PRIOR_DF sets): a pair whose
+            # few sets happen to agree is not judged on a spread near 0 (heavy tails: 0.13% of
+            # honest z-scores past 4, twenty times a normal's)
+            var = (ss + PRIOR_DF * pooled[k][0] / max(pooled[k][1], 1)) / (n - 1 + PRIOR_DF)
             mean[k] = m
-            z[k] = m / (sd / math.sqrt(n)) if sd > 0 else 0.0
-        findings.append(PairFinding(a, b, n, mean, z))
+            z[k] = m / math.sqrt(var / n) if var > 0 else 0.0
+        findings.append(PairFinding(a, b, stats["joint"][2], mean, z))
+    return findings
+
+
+def _judge(findings: list[PairFinding], alpha: float, scale: float = 1.0) -> list[PairFinding]:
     judged = [f for f in findings if f.sets >= MIN_SETS]
     if judged:
-        bound = bound_for(len(judged), alpha) * null_scale(judged)
+        bound = bound_for(len(judged), alpha) * (null_scale(judged) if len(judged) >= 3 else scale)
         for f in judged:
             f.flagged = any(abs(f.z[k]) > bound for k in STATS)
+            f.bound = bound
     return sorted(findings, key=lambda f: (not f.flagged, -max(abs(v) for v in f.z.values())))
 
 
@@ -140,11 +198,25 @@ def null_scale(judged: Sequence[PairFinding]) -> float:
     widens the z-scores (their spread was 1.2 in simulated honest leagues, and 18% of them had
     a pair flagged at alpha 0.01 without this); a colluding pair or two barely moves a median."""
     values = sorted(abs(f.z[k]) for f in judged for k in STATS)
-    if len(values) < 6:  # too few pairs to read a spread from
+    if len(values) < 6:  # too few pairs to read a spread from (the caller's fallback: 1)
         return 1.0
     mid = len(values) // 2
     median = values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
     return max(1.0, median / NormalDist().inv_cdf(0.75))
+
+
+def used_bound(findings: Sequence[PairFinding]) -> float:
+    """The |z| a judged pair had to pass in :func:`analyse`'s ``findings`` (inf: none judged)."""
+    return min((f.bound for f in findings), default=math.inf)
+
+
+def describe(f: PairFinding, a: str, b: str) -> str:
+    """What ``f``'s largest z-score says of the pair named ``a`` and ``b``, in words."""
+    if f.worst == "joint":
+        return (f"{a} and {b} both finish ahead of the third seats more often together than apart" if f.z["joint"] > 0
+                else f"{a} and {b} both do worse against the third seats together than apart")
+    gainer, giver = (a, b) if f.z["feed"] > 0 else (b, a)
+    return f"{gainer} gains against the third seats what {giver} loses when they share a table ({giver} feeding {gainer}?)"
 
 
 def bound_for(pairs: int, alpha: float) -> float:

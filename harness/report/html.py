@@ -39,9 +39,10 @@ from harness.league.store import LeagueStore
 from harness.report import statistics
 from harness.report.history import rating_history
 from harness.report.replay_data import game_replay, script_json
+from harness.report.standing import Standing
 from harness.report.tables import league_table, move_number, request_id_of
 
-__all__ = ["H2H_SHOWN", "HISTORY_SHOWN", "MAX_LISTED", "Site", "replay_viewer_html", "write_report"]
+__all__ = ["H2H_SHOWN", "HISTORY_SHOWN", "MAX_LISTED", "ReportPages", "replay_viewer_html", "write_report"]
 
 MAX_LISTED = 200
 H2H_SHOWN = 20  # the index's head-to-head matrix: the table's first 20 bots
@@ -98,7 +99,7 @@ def _history_svg(points: dict[int, list[tuple[int, float]]], labels: dict[int, s
     return "".join(parts)
 
 
-class Site:
+class ReportPages:
     """Renders the report's pages from a league's store (for files, or for the live server)."""
 
     def __init__(self, config: LeagueConfig, store: LeagueStore, *, live: bool = False) -> None:
@@ -107,7 +108,7 @@ class Site:
         self.live = live
         self.env = _environment()
         self.engine = get_game(config.game)
-        self.versions = {r["id"]: r for r in store.versions()}
+        self.versions = {r.id: r for r in store.versions()}
         #: live pages: the state of the league the page shows (harness.report.live), and why the
         #: config on disk does not load (the last good one is shown)
         self.generation = ""
@@ -116,10 +117,10 @@ class Site:
 
     def label(self, version_id: int) -> str:
         v = self.versions.get(version_id)
-        return f"{v['name']}@{v['version']}" if v else str(version_id)
+        return v.label if v else str(version_id)
 
     def _league(self) -> dict[str, Any]:
-        # counted once per Site: at 1,000,000 games a count costs 0.1-0.8 s, and a report has 1,500 pages
+        # counted once per ReportPages: at 1,000,000 games a count costs 0.1-0.8 s, and a report has 1,500 pages
         if self._counts is None:
             self._counts = self.store.counts(), queries.violation_count(self.store)
         counts, n_violations = self._counts
@@ -133,19 +134,30 @@ class Site:
                                                       fmt=_fmt, ci=_ci, **context)
 
     # -- pages ------------------------------------------------------------------------------
-    def index(self, replay_pages: set[str] | None = None) -> str:
-        # the games read once, as arrays, for the table, the head to head and the seat bias (the
-        # per-game rows the index also read took ~half of a 1,000,000-game index; the rating
-        # history reads only what its cache in the store lacks)
-        played = statistics.load_arrays(self.store)
-        rows = league_table(self.store, self.config, played=played)
-        ids = {(v["name"], v["version"]): vid for vid, v in self.versions.items()}
+    def index(self, replay_pages: set[str] | None = None, standing: Standing | None = None) -> str:
+        """The index page; ``standing``: the table and its statistics kept up to date as games
+        are recorded (``harness serve``), else computed from every game."""
+        if standing is None:
+            # the games read once, as arrays, for the table, the head to head and the seat bias
+            # (the per-game rows the index also read took ~half of a 1,000,000-game index; the
+            # rating history reads only what its cache in the store lacks)
+            played = statistics.load_arrays(self.store)
+            rows = league_table(self.store, self.config, played=played)
+
+            def pairs_among(among: list[int]) -> list[dict[str, Any]]:
+                return statistics.head_to_head(played, resamples=200, among=among)
+
+            seat_bias = statistics.seat_bias(played, resamples=200)
+        else:
+            rows, pairs_among = standing.rows(self.store, self.config), standing.head_to_head
+            seat_bias = standing.seat_bias()
+        ids = {(v.name, v.version): vid for vid, v in self.versions.items()}
         table = [{**r.__dict__, "page": f"{ids[(r.bot, r.version)]}.html"} for r in rows]
         # the matrix of the table's first H2H_SHOWN bots, in the table's order (1,000 bots would
         # make a million cells); `harness h2h` prints every pair
         order = [ids[(r.bot, r.version)] for r in rows]
         shown = order[:H2H_SHOWN]
-        pairs = statistics.head_to_head(played, resamples=200, among=shown)
+        pairs = pairs_among(shown)
         met = {p["a"] for p in pairs} | {p["b"] for p in pairs}
         bots = [b for b in shown if b in met]
         cells: dict[tuple[int, int], dict[str, Any]] = {}
@@ -155,7 +167,8 @@ class Site:
                                        "color": _share_color(p["a_won_share"])}
             cells[(p["b"], p["a"])] = {"share": 1 - p["a_won_share"], "games": p["games"], "diff": diff,
                                        "color": _share_color(1 - p["a_won_share"])}
-        history = rating_history(self.store, self.config.rating)
+        history = (rating_history(self.store, self.config.rating) if standing is None
+                   else standing.history(self.store, self.config.rating))
         top = [v for v in (ids[(r.bot, r.version)] for r in rows) if v in history][:HISTORY_SHOWN]
         latest = self.latest_games(MAX_LISTED)
         for g in latest:
@@ -165,7 +178,7 @@ class Site:
                                                                    "shown": len(shown)},
                             history_svg=_history_svg({v: history[v] for v in top}, {v: self.label(v) for v in top}),
                             history_of={"shown": len(top), "of": len(history)},
-                            seat_bias=statistics.seat_bias(played, resamples=200), violations=self.latest_violations(),
+                            seat_bias=seat_bias, violations=self.latest_violations(),
                             games=latest)
 
     def latest_games(self, limit: int, version_id: int | None = None) -> list[dict[str, Any]]:
@@ -198,7 +211,7 @@ class Site:
                           "others": ", ".join(s["name"] for s in g["seats_rows"] if s["version_id"] != version_id)})
         total = queries.games_of_version(self.store, version_id)
         return self._render("bot.html", "../", bot={"label": self.label(version_id),
-                                                   "command": " ".join(json.loads(v["command"]))},
+                                                   "command": " ".join(json.loads(v.command))},
                             games=games, more=max(0, total - len(games)), violations=self.latest_violations(version_id))
 
     def game(self, game_id: str, violation_id: int | None = None) -> str | None:
@@ -243,7 +256,7 @@ def write_report(config: LeagueConfig, out_dir: str | Path, *, max_replays: int 
     for sub in ("bots", "games", "violations"):
         (out / sub).mkdir(parents=True, exist_ok=True)
     with LeagueStore(config.store, create=False) as store:
-        site = Site(config, store)
+        site = ReportPages(config, store)
         wanted: list[str] = [g["id"] for g in site.latest_games(MAX_LISTED)]
         violations = site.latest_violations()
         wanted += [v["game_id"] for v in violations]

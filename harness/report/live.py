@@ -5,18 +5,21 @@
   read again, so a bot edited since the server started shows its new version as the current one.
   A config that no longer loads (half-saved, broken) keeps the last good one, and the page says
   what is wrong.
-- **The index is cached per generation**: the numbers of finished and planned games, of
-  violations and of bot versions, and the config's stamp. It is made in the background
-  (:class:`IndexRenderer`): a request for it, or the page's poll of ``api/status`` (three small
-  queries, every 2 seconds), starts a render when the league moved past the last one; a request
-  waits for that render up to :data:`FRESH_WAIT` seconds, then gets the last one made (the
-  page's live refresh fetches the newer one once ``api/status`` says it is ready: ``rendered``).
-  So a small league's page is always current, and a large one's loads at once, at most one
-  render behind: at 1,000 bots and 1,000,000 games a render takes ~20 s (the table's fit and
-  statistics over every game; docs/performance.md), too long for a request to wait. The very
-  first render of a large league shows a page that says it is being prepared. The rating
-  history's fitted points are kept in the store (:mod:`harness.report.history`), so a new render
-  fits only the points since the last one.
+- **The table is kept, not recomputed.** The index's table and statistics are a
+  :class:`harness.report.standing.Standing`: the store read whole once, then at each new state
+  only the games recorded since (the fit warm-started from the last, the intervals' sums kept),
+  so at 1,000 bots and 1,000,000 games a page with new games is made in about a second where
+  recomputing everything took 16-29 s (bench/live.py; docs/performance.md). The rating
+  history's fitted points are kept in the store (:mod:`harness.report.history`).
+- **The index is made in the background** (:class:`IndexRenderer`), one render at a time, for
+  the league's state: SQLite's ``data_version`` on one read-only connection (it changes when
+  another connection commits), the store file and the config's stamp, read in microseconds. A
+  request for the index, or the page's poll of ``api/status``, starts a render when the state
+  moved past the last one; a request waits for it up to :data:`FRESH_WAIT` seconds, then gets the
+  last one made (the page fetches the newer one once ``api/status`` says it is ready:
+  ``rendered``); the very first render of a large league (the store read whole, the fit from
+  scratch) shows a page that says it is being prepared. ``api/status`` answers from memory: the
+  counts of the last render and the state now.
 - **Before the store exists** (or while ``harness run`` is creating it) the page says so and
   polls until the store appears, then shows the league. A reader never creates the store or
   its schema: it waits for a store whose schema is written.
@@ -31,7 +34,6 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from markupsafe import escape
@@ -39,7 +41,9 @@ from markupsafe import escape
 from harness.league import queries
 from harness.league.config import ConfigError, LeagueConfig, load_config
 from harness.league.store import LeagueStore, StoreError
-from harness.report.html import Site
+from harness.league.store_base import StoreWatch
+from harness.report.html import ReportPages
+from harness.report.standing import Standing
 
 __all__ = ["LiveLeague", "IndexRenderer", "FRESH_WAIT"]
 
@@ -153,6 +157,10 @@ class LiveLeague:
         self.problem: str | None = None  # why the config on disk does not load (the last good one is used)
         self._lock = threading.Lock()
         self.renderer = IndexRenderer(self._render_index)
+        self._watch = StoreWatch()  # the store's data_version, which _token asks
+        self._standing: Standing | None = None  # the table kept current (made by the first render)
+        self._status: dict[str, Any] = {}  # the counts of the last render, for api/status
+        self._made: tuple[Any, str, str] | None = None  # (the config's state, generation, page) of the last render
 
     @staticmethod
     def _files_stamp(config: LeagueConfig) -> tuple[tuple[str, int, int], ...]:
@@ -174,25 +182,15 @@ class LiveLeague:
 
     def store_ready(self, config: LeagueConfig) -> bool:
         """Whether the store exists with its schema written (never creating either)."""
-        if not Path(config.store).exists():
-            return False
-        try:
-            db = sqlite3.connect(f"file:{Path(config.store).resolve()}?mode=ro", uri=True, timeout=5.0)
-            try:
-                return int(db.execute("PRAGMA user_version").fetchone()[0]) > 0
-            finally:
-                db.close()
-        except sqlite3.Error:
-            return False
+        return LeagueStore.ready(config.store)
 
-    def _generation(self, store: LeagueStore, config: LeagueConfig) -> tuple[str, dict[str, Any]]:
-        counts = store.counts()
-        violations = queries.violation_count(store)
-        versions = len(store.versions())
-        stamp = abs(hash(self._stamp)) % 10**9
-        status = {"store": True, "done": counts["done"], "pending": counts["pending"], "violations": violations,
-                  "versions": versions, "config_problem": self.problem}
-        return f"{counts['done']}.{counts['pending']}.{violations}.{versions}.{stamp}", status
+    def _token(self, config: LeagueConfig) -> str:
+        """The league's state in microseconds: SQLite's ``data_version`` on one read-only
+        connection kept for it (the number changes when another connection commits), the store
+        file's identity and the config files' stamp. A render then finds what changed
+        (:class:`Standing`)."""
+        version, inode = self._watch.version(config.store)
+        return f"{version}.{inode}.{abs(hash(self._stamp)) % 10**9}"
 
     def _answer(self, page: Callable[[LeagueStore, LeagueConfig, str, dict[str, Any]], Response], *,
                 api: bool = False) -> Response:
@@ -210,41 +208,54 @@ class LiveLeague:
         except StoreError as exc:
             return 503, f"<p>{escape(str(exc))}</p>", HTML
         with store:
-            generation, status = self._generation(store, config)
-            return page(store, config, generation, status)
+            return page(store, config, "", {})
 
     def status(self) -> Response:
-        """``api/status``: the counts, the generation and the latest games, as JSON."""
-        def page(store: LeagueStore, config: LeagueConfig, generation: str, status: dict[str, Any]) -> Response:
-            site = Site(config, store, live=True)
-            status["generation"] = generation
-            self.renderer.kick(generation)  # the page's poll keeps the index coming
-            status["rendered"] = self.renderer.rendered()
-            status["latest"] = [{"id": g["id"], "round": g["round"], "seats": g["seats"], "ended_by": g["ended_by"]}
-                                for g in site.latest_games(20)]
-            return 200, json.dumps(status), "application/json"
-        return self._answer(page, api=True)
+        """``api/status``: the counts, the state of the league and of the last page made, the
+        latest games, as JSON, from memory (the counts of the last render; no query but SQLite's
+        ``data_version``): a poll costs well under a millisecond at any size."""
+        config = self.config()
+        if not self.store_ready(config):
+            return 200, json.dumps({"store": False, "done": 0, "pending": 0, "config_problem": self.problem}), \
+                "application/json"
+        try:
+            token = self._token(config)
+        except (sqlite3.Error, OSError):
+            return 200, json.dumps({"store": False, "done": 0, "pending": 0, "config_problem": self.problem}), \
+                "application/json"
+        self.renderer.kick(token)  # the page's poll keeps the index coming
+        with self._lock:
+            status: dict[str, Any] = dict(self._status) if self._status else {"store": True, "done": 0, "pending": 0}
+        status.update(generation=token, rendered=self.renderer.rendered(), config_problem=self.problem)
+        return 200, json.dumps(status), "application/json"
 
     def index(self) -> Response:
         """The index: the last render, waiting up to :data:`FRESH_WAIT` for one of the league now."""
-        def page(store: LeagueStore, config: LeagueConfig, generation: str, status: dict[str, Any]) -> Response:
-            made = self.renderer.page(generation, FRESH_WAIT)
-            if made is None:
-                return 200, _PREPARING.format(name=escape(config.name), done=f"{status['done']:,}"), HTML
-            return 200, made, HTML
-        return self._answer(page)
+        config = self.config()
+        if not self.store_ready(config):
+            return self._answer(lambda *_: (200, "", HTML))
+        try:
+            token = self._token(config)
+        except (sqlite3.Error, OSError) as exc:
+            return 503, f"<p>{escape(str(exc))}</p>", HTML
+        made = self.renderer.page(token, FRESH_WAIT)
+        if made is None:
+            with self._lock:
+                done = int(self._status.get("done", 0)) if self._status else 0
+            return 200, _PREPARING.format(name=escape(config.name), done=f"{done:,}"), HTML
+        return 200, made, HTML
 
     def game(self, game_id: str) -> Response:
         """A game's replay page (404 when the store has no such game)."""
         def page(store: LeagueStore, config: LeagueConfig, generation: str, status: dict[str, Any]) -> Response:
-            made = Site(config, store, live=True).game(game_id)
+            made = ReportPages(config, store, live=True).game(game_id)
             return (200, made, HTML) if made else (404, "no such game", HTML)
         return self._answer(page)
 
     def bot(self, version_id: int) -> Response:
         """A bot version's page (404 when the league has no such version)."""
         def page(store: LeagueStore, config: LeagueConfig, generation: str, status: dict[str, Any]) -> Response:
-            site = Site(config, store, live=True)
+            site = ReportPages(config, store, live=True)
             return (200, site.bot(version_id), HTML) if version_id in site.versions else (404, "no such bot", HTML)
         return self._answer(page)
 
@@ -252,21 +263,45 @@ class LiveLeague:
         """A violation's page: its game's replay opened at it (404 when there is no such violation)."""
         def page(store: LeagueStore, config: LeagueConfig, generation: str, status: dict[str, Any]) -> Response:
             found = store.violation(violation_id)
-            made = Site(config, store, live=True).game(found[0]["game_id"], violation_id=violation_id) if found else None
+            made = ReportPages(config, store, live=True).game(found[0]["game_id"], violation_id=violation_id) if found else None
             return (200, made, HTML) if made else (404, "no such violation", HTML)
         return self._answer(page)
 
     def _generation_now(self) -> str:
-        """The league's generation as the store is now (for benchmarks and tests)."""
-        config = self.config()
-        with LeagueStore(config.store, create=False) as store:
-            return self._generation(store, config)[0]
+        """The league's state as the store is now (for benchmarks and tests)."""
+        return self._token(self.config())
 
     def _render_index(self, generation: str) -> str:
-        """The index of the league now (in the renderer's thread, with its own store connection)."""
+        """The index of the league now (in the renderer's thread, with its own store connection):
+        the table and its statistics brought up to date (:class:`Standing`: only what changed),
+        the counts for ``api/status`` kept."""
         config = self.config()
         with LeagueStore(config.store, create=False) as store:
-            site = Site(config, store, live=True)
+            if self._standing is None or self._standing.rating != config.rating:
+                self._standing = Standing(config.rating)
+            standing = self._standing
+            changed = standing.refresh(store, config.store)
+            last = self._made
+            if not changed and last is not None and last[0] == (self._stamp, self.problem):
+                # nothing new (a commit of no game: the history's cache, a plan): the last page,
+                # under this state's name (the page's refresh compares it with api/status')
+                html = last[2].replace(f'data-generation="{last[1]}"', f'data-generation="{generation}"', 1)
+                self._made = (last[0], generation, html)
+                return html
+            with queries.read_snapshot(store):
+                pending = queries.pending_count(store)
+                violations = queries.violation_count(store)
+                versions = len(store.versions())
+            site = ReportPages(config, store, live=True)
             site.generation = generation
             site.config_problem = self.problem
-            return site.index()
+            counts = {"done": standing.done, "pending": pending}
+            site._counts = (counts, violations)
+            html = site.index(standing=standing)
+            latest = [{"id": g["id"], "round": g["round"], "seats": g["seats"], "ended_by": g["ended_by"]}
+                      for g in site.latest_games(20)]
+        with self._lock:
+            self._status = {"store": True, "done": standing.done, "pending": pending, "violations": violations,
+                            "versions": versions, "latest": latest}
+        self._made = ((self._stamp, self.problem), generation, html)
+        return html

@@ -85,7 +85,7 @@ def parse_sprt(text: str) -> SprtParams:
 
 def expected_score(elo: float) -> float:
     """The expected score of a player rated ``elo`` above its opponent (logistic Elo)."""
-    return 1.0 / (1.0 + 10.0 ** (-elo / 400.0))
+    return 1.0 / (1.0 + math.pow(10.0, -elo / 400.0))
 
 
 def elo_from_score(score: float) -> float:

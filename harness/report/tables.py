@@ -18,7 +18,7 @@ from harness.league.config import LeagueConfig
 from harness.league.store import LeagueStore
 from harness.report.safe_text import visible
 
-__all__ = ["TableRow", "league_table", "format_table", "TABLE_FORMATS", "format_violation_line",
+__all__ = ["TableRow", "league_table", "table_rows", "finish_rows", "format_table", "TABLE_FORMATS", "format_violation_line",
            "format_violation", "replay_actions", "format_replay", "truncation_note"]
 
 TABLE_FORMATS = ("table", "md", "csv", "json")
@@ -63,42 +63,61 @@ def league_table(store: LeagueStore, config: LeagueConfig, *, recompute: bool = 
     if recompute:
         rating_mod.recompute(store, config.rating)
     ratings, _applied, _tail = rating_mod.current_ratings(store, config.rating)
-    seat_stats = store.seat_stats()
+    rows, ids = table_rows(store, config, store.seat_stats(), ratings, current_only=current_only)
+    if not (stats and rows):  # the incremental ratings: TrueSkill's conservative order
+        rows.sort(key=lambda r: (-r.rating, -r.mu, r.bot, r.version))
+        return finish_rows(rows, ids, None, {})
+    # here: numpy and scipy cost ~0.4 s to import; `harness table --incremental` stays instant without them
+    from harness.league import queries
+    from harness.league.ratings_fit import fit_batches
+    from harness.report import statistics
+
+    # mu, sigma, the order and P(>next) from one fit of TrueSkill's model to all games at
+    # once, with intervals robust to the duplicate sets (harness.league.ratings_fit), read
+    # from the store straight into arrays (at 1,000,000 games: 2.3 s, where one Python object
+    # per game took 6.5 s and the fit 1.5 s; bench/table.py). A duplicate set is one deal of
+    # one round; the deal's seed already names its bots (a set merged with an older
+    # version's on the same deal is a coarser cluster: still valid)
+    # the same arrays feed the mean score and rank intervals below: the games are read once
+    given = list(played or ())
+    arrays = given if given and isinstance(given[0], queries.GameArrays) else queries.done_game_arrays(store)
+    fit = fit_batches(queries.table_batches(arrays), mu=config.rating.mu, sigma=config.rating.sigma,
+                      beta=config.rating.beta)
+    return finish_rows(rows, ids, fit, statistics.bot_intervals(arrays))
+
+
+def table_rows(store: LeagueStore, config: LeagueConfig, seat_stats: dict[int, dict[str, float]],
+               ratings: dict[int, tuple[float, float]], *, current_only: bool = False
+               ) -> tuple[list[TableRow], dict[tuple[str, str], int]]:
+    """The table's rows before any fit, unsorted (``seat_stats`` as :meth:`LeagueStore.seat_stats`
+    gives them, ``ratings`` the incremental ones), and each row's version id by (bot, version)."""
     current = {(b.name, b.version) for b in config.bots}
     rows = []
     ids: dict[tuple[str, str], int] = {}
     for v in store.versions():
-        s = seat_stats.get(v["id"], {})
+        s = seat_stats.get(v.id, {})
         games = int(s.get("games", 0) or 0)
-        is_current = (v["name"], v["version"]) in current
-        if not games and (not is_current or v["version"] == "unavailable"):
+        is_current = (v.name, v.version) in current
+        if not games and (not is_current or v.version == "unavailable"):
             continue
         if current_only and not is_current:
             continue
-        mu, sigma = ratings.get(v["id"], (config.rating.mu, config.rating.sigma))
-        ids[(v["name"], v["version"])] = v["id"]
-        rows.append(TableRow(rank=0, bot=v["name"], version=v["version"], current=is_current, mu=mu, sigma=sigma,
+        mu, sigma = ratings.get(v.id, (config.rating.mu, config.rating.sigma))
+        ids[(v.name, v.version)] = v.id
+        rows.append(TableRow(rank=0, bot=v.name, version=v.version, current=is_current, mu=mu, sigma=sigma,
                              rating=rating_mod.conservative(mu, sigma), games=games,
                              wins=int(s.get("wins", 0) or 0),
                              mean_rank=(s["rank_sum"] / games + 1) if games else None,
                              violations=int(s.get("violations", 0) or 0)))
-    fit = None
-    if stats and rows:
-        # here: numpy and scipy cost ~0.4 s to import; `harness table --incremental` stays instant without them
-        from harness.league import queries
-        from harness.league.ratings_fit import fit_batches
+    return rows, ids
 
-        # mu, sigma, the order and P(>next) from one fit of TrueSkill's model to all games at
-        # once, with intervals robust to the duplicate sets (harness.league.ratings_fit), read
-        # from the store straight into arrays (at 1,000,000 games: 2.3 s, where one Python object
-        # per game took 6.5 s and the fit 1.5 s; bench/table.py). A duplicate set is one deal of
-        # one round; the deal's seed already names its bots (a set merged with an older
-        # version's on the same deal is a coarser cluster: still valid)
-        # the same arrays feed the mean score and rank intervals below: the games are read once
-        given = list(played or ())
-        arrays = given if given and isinstance(given[0], queries.GameArrays) else queries.done_game_arrays(store)
-        fit = fit_batches(queries.table_batches(arrays), mu=config.rating.mu, sigma=config.rating.sigma,
-                          beta=config.rating.beta)
+
+def finish_rows(rows: list[TableRow], ids: dict[tuple[str, str], int], fit: Any,
+                per_bot: dict[int, dict[str, Any]]) -> list[TableRow]:
+    """The rows with ``fit``'s mu, sigma, order and P(>next) (a
+    :class:`~harness.league.ratings_fit.TableFit`; None: ``rows`` already sorted) and the mean
+    score and rank intervals ``per_bot`` (:func:`harness.report.statistics.bot_intervals`), ranked."""
+    if fit is not None:
         for r in rows:
             vid = ids[(r.bot, r.version)]
             if vid in fit.mu:
@@ -107,15 +126,10 @@ def league_table(store: LeagueStore, config: LeagueConfig, *, recompute: bool = 
         # by the fit's mu (the posterior: a bot with few games is already pulled to the mean), so
         # that every adjacent pair has P(>next) >= 0.5; bots without games last
         rows.sort(key=lambda r: (ids[(r.bot, r.version)] not in fit.mu, -r.mu, r.bot, r.version))
-    else:  # the incremental ratings: TrueSkill's conservative order
-        rows.sort(key=lambda r: (-r.rating, -r.mu, r.bot, r.version))
     for i, r in enumerate(rows, 1):
         r.rank = i
         r.mu_ci = [r.mu - 1.96 * r.sigma, r.mu + 1.96 * r.sigma]
     if fit is not None:
-        from harness.report import statistics
-
-        per_bot = statistics.bot_intervals(arrays)
         order = [ids[(r.bot, r.version)] for r in rows]
         for r, vid, below in zip(rows, order, [*order[1:], None]):
             got = per_bot.get(vid)

@@ -26,7 +26,10 @@ import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # (run() never imports the engines; play_in_process does, when called)
+    from harness.games.base import GameResult
 
 Action = dict[str, Any]
 
@@ -160,7 +163,7 @@ def run(policy: Policy, name: str = "sdk-bot", stdin: IO[str] | None = None,
 
 def play_in_process(game_name: str, policies: Sequence[Policy], seed: int,
                     options: dict[str, Any] | None = None, time_left_ms: int = 1000,
-                    err: IO[str] | None = None, on_error: str = "raise") -> dict[str, Any]:
+                    err: IO[str] | None = None, on_error: str = "raise") -> GameResult:
     """Play one game between ``policies`` (seat i is ``policies[i]``) without pipes; its result.
 
     A decision with one legal action is applied without asking (ruling C2); each policy sees

@@ -25,6 +25,9 @@ stderr log). Modes:
 - ``sleep --ms N``: sleep N ms per request, then answer (``--threads K``: while K threads spin).
 - ``spin --threads K --children N``: spin K threads and N forked children from start-up on,
   forever (a CPU hog), and answer at once.
+- ``orphans --children N``: at start-up fork N children that leave its session and spin forever
+  once their parent has exited: orphans, adopted by the sandbox's init (bwrap's, which the
+  harness never freezes); answer at once.
 - ``hog --children K --mb N``: at start-up fork K children that each touch N MB and hold it
   forever; report how many got their memory (``held=``), then play.
 - ``forkbomb``: at start-up fork children (each sleeps forever) until refused; report how many.
@@ -288,7 +291,7 @@ def public_ids(league: str, seed: int, labels: list[str], players: int, rounds: 
     import hashlib
     import itertools
 
-    from harness.league.schedule import game_id
+    from harness.league.schedule_roundrobin import game_id
     out = set()
     for r in range(rounds):
         for seats in itertools.permutations(labels, players):
@@ -332,6 +335,14 @@ def main() -> int:
                 spin_forever()
         for _ in range(args.threads if args.threads or args.children else 1):
             threading.Thread(target=spin_forever, daemon=True).start()
+    if mode == "orphans":
+        for _ in range(args.children):
+            if os.fork() == 0:
+                os.setsid()
+                if os.fork() == 0:
+                    spin_forever()
+                os._exit(0)
+            os.wait()
     game = ""
     seat = 0
     first_request = True
@@ -375,7 +386,7 @@ def main() -> int:
             obs = msg["observation"]
             if first_request and mode == "deal-spy":
                 from harness.games import get_game
-                from harness.league.schedule import deal_seed
+                from harness.league.schedule_roundrobin import deal_seed
                 deal = deal_seed(args.league, args.seed, 0, args.names.split(","))
                 state = get_game(game).new_state(2, deal, {})
                 rebuilt = list(state.observation(seat)["hand"])

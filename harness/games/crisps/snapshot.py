@@ -6,7 +6,7 @@ import random
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..base import InvalidOptions, InvalidSnapshot
+from ..base import EndedBy, InvalidOptions, InvalidSnapshot
 from .plays import RANK_OF, RANKS, TOP, classify, key_ranks
 
 # The snapshot module knows nothing of the Crisps classes (no import circle): the game passes in
@@ -110,7 +110,7 @@ def _restore(validate_options: ValidateOptions, new_state: NewState, data: Mappi
     state.last_started = [int(s) for s in data["last_started"]]
     state.turns = int(data["turns"])
     state.ended_by = data["ended_by"]
-    if state.ended_by not in (None, "rules", "turn_cap"):
+    if state.ended_by not in (None, *EndedBy):
         raise InvalidSnapshot(f"snapshot field 'ended_by': {state.ended_by!r}")
     state.events = [dict(e) for e in data["events"]]
     return state

@@ -12,7 +12,7 @@ import random
 from bisect import insort
 from typing import Any
 
-from ..base import Action, IllegalAction, InvalidAction, State, ranking_from_keys
+from ..base import Action, EndedBy, GameResult, IllegalAction, InvalidAction, State, ranking_from_keys
 from .plays import (
     KEY_LABELS,
     KEY_NEED,
@@ -213,7 +213,7 @@ class CrispsState(State):
         self.scores[winner] += 1
         self.events.append({"type": "deal_end", "deal": self.deal, "winner": winner, "scores": list(self.scores)})
         if self.scores[winner] >= TARGET:
-            self._finish("rules")
+            self._finish(EndedBy.RULES)
             return
         starter = min(range(PLAYERS), key=lambda s: (self.scores[s], self.last_started[s]))
         self._start_deal(starter)
@@ -288,7 +288,7 @@ class CrispsState(State):
             raise InvalidAction(f"unknown action type {kind!r} (play, pass, take)")
         self.turns += 1
         if self.current_player is not None and self.turns >= self._max_turns:
-            self._finish("turn_cap")
+            self._finish(EndedBy.TURN_CAP)
 
     def _parse_play(self, action: Action) -> Key:
         cards = action.get("cards")
@@ -349,8 +349,8 @@ class CrispsState(State):
     def is_terminal(self) -> bool:
         return self.current_player is None
 
-    def result(self) -> dict[str, Any]:
-        if self.ended_by == "turn_cap" or self.ended_by is None:
+    def result(self) -> GameResult:
+        if self.ended_by == EndedBy.TURN_CAP or self.ended_by is None:
             keys: list[Any] = [(self.scores[s], -self.sizes[s]) for s in range(PLAYERS)]
         else:
             keys = list(self.scores)

@@ -57,7 +57,7 @@ class Dominoes(Game):
     def format_action(self, action: Action) -> str:
         kind = action.get("type") if isinstance(action, dict) else None
         if kind in ("draw", "pass"):
-            return kind
+            return str(kind)
         if kind == "play":
             text = tile_text(action["tile"])
             return f"{text} {action['end']}" if "end" in action else text

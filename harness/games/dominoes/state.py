@@ -17,7 +17,17 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
-from ..base import Action, Game, IllegalAction, InvalidAction, InvalidSnapshot, State, ranking_from_keys
+from ..base import (
+    Action,
+    EndedBy,
+    Game,
+    GameResult,
+    IllegalAction,
+    InvalidAction,
+    InvalidSnapshot,
+    State,
+    ranking_from_keys,
+)
 
 Tile = tuple[int, int]
 
@@ -173,7 +183,7 @@ class DominoesState(State):
             self.events.append({"type": "pass", "seat": seat})
             self.current_player = (seat + 1) % self.players
         if self.ended_by is None and self.turns >= self.max_turns:
-            self._end_game("turn_cap", "turn_cap")
+            self._end_game(EndedBy.TURN_CAP, "turn_cap")
 
     def _play(self, seat: int, chosen: Action) -> None:
         a, b = chosen["tile"]
@@ -216,7 +226,7 @@ class DominoesState(State):
         event["score"] = self.scores[seat]
         self.events.append(event)
         if points and self.playoff_hands_left is None and self.scores[seat] >= self.target:
-            self._end_game("rules", "target")
+            self._end_game(EndedBy.RULES, "target")
         elif not hand:
             self._end_hand("domino", seat)
         elif not self.graveyard and self._is_blocked():
@@ -258,20 +268,20 @@ class DominoesState(State):
         if self.playoff_hands_left is not None:
             self.playoff_hands_left -= 1
             if self.playoff_hands_left == 0:
-                self._end_game("rules", "playoff")
+                self._end_game(EndedBy.RULES, "playoff")
                 return
         elif max(self.scores) >= self.target:
             top = max(self.scores)
             tied = [i for i in range(n) if self.scores[i] == top]
             if len(tied) == 1:
-                self._end_game("rules", "target")
+                self._end_game(EndedBy.RULES, "target")
                 return
             self.playoff_hands_left = n
             self.events.append({"type": "playoff", "tied": tied, "hands": n})
         if self.turns >= self.max_turns:
             # C3: the hand that ended on the capped turn is scored once (above) and the game stops
             # with the hands as they are; no new hand is dealt.
-            self._end_game("turn_cap", "turn_cap")
+            self._end_game(EndedBy.TURN_CAP, "turn_cap")
             return
         self._start_hand(next_starter)
 
@@ -314,10 +324,10 @@ class DominoesState(State):
         self.events.append({"type": "game_end", "ended_by": ended_by, "reason": reason,
                             "scores": result["scores"], "ranking": result["ranking"]})
 
-    def result(self) -> dict[str, Any]:
+    def result(self) -> GameResult:
         if self.ended_by is None:
             raise IllegalAction("the game is not over yet")
-        if self.ended_by == "turn_cap":
+        if self.ended_by == EndedBy.TURN_CAP:
             # C3: points, then fewer tiles in hand (tiles, not pips); remaining ties are shared.
             keys: list[Any] = [(self.scores[i], -len(self.hands[i])) for i in range(self.players)]
         else:
@@ -518,7 +528,7 @@ def restore(game: Game, data: Mapping[str, Any]) -> DominoesState:
     state.playoff_hands_left = data["playoff_hands_left"]
     state.events = [dict(e) for e in data["events"]]
     current = data["current_player"]
-    if state.ended_by not in (None, "rules", "turn_cap"):
+    if state.ended_by not in (None, *EndedBy):
         raise InvalidSnapshot(f"ended_by is null, \"rules\" or \"turn_cap\", not {state.ended_by!r}")
     if (current is None) != (state.ended_by is not None):
         raise InvalidSnapshot("current_player is null exactly when the game has ended")

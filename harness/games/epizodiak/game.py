@@ -12,7 +12,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..base import Action, Evaluator, Game, InvalidAction, InvalidSnapshot, Option, Sampler, bool_option, int_option
+from ..base import (
+    Action,
+    EndedBy,
+    Evaluator,
+    Game,
+    InvalidAction,
+    InvalidSnapshot,
+    Option,
+    Sampler,
+    bool_option,
+    int_option,
+)
 from .dial import *  # noqa: F403  (re-exported: the game's vocabulary)
 from .dial import CCW, CW, OVER, PHASES, PICKED, PLAYERS, SNAPSHOT_VERSION, TILES, VALUES, hand_counts, nxt
 from .reasons import format_action_text, well_formed
@@ -174,7 +185,7 @@ def _restore_play(state: EpizodiakState, data: Mapping[str, Any]) -> None:
     state.phase = data["phase"]
     if state.phase not in PHASES:
         raise InvalidSnapshot(f"unknown phase {state.phase!r} (one of {', '.join(PHASES)})")
-    if state.ended_by not in (None, "rules", "turn_cap"):
+    if state.ended_by not in (None, *EndedBy):
         raise InvalidSnapshot("\"ended_by\" must be null, \"rules\" or \"turn_cap\"")
     current = data["current"]
     if state.ended_by is not None:

@@ -12,7 +12,7 @@ import random
 from bisect import insort
 from typing import Any
 
-from ..base import Action, State, ranking_from_keys
+from ..base import Action, EndedBy, GameResult, State, ranking_from_keys
 from .dial import (
     ARCS,
     CCW,
@@ -340,7 +340,7 @@ class EpizodiakState(EpizodiakReasons, State):
         self.picked_end = None
         self.turns += 1
         if self.turns >= self._max_turns:
-            self._end_game("turn_cap")
+            self._end_game(EndedBy.TURN_CAP)
             return
         self._begin_turn((seat + 1) % PLAYERS)
 
@@ -357,7 +357,7 @@ class EpizodiakState(EpizodiakReasons, State):
                 self.last_laid = None
                 self.turns += 1
                 if self.turns >= self._max_turns:
-                    self._end_game("turn_cap")
+                    self._end_game(EndedBy.TURN_CAP)
                     return
                 if self.passes > 3 + 3 * PLAYERS:  # impossible by the rules: someone holds a playable tile
                     raise RuntimeError("epizodiak: forced play found no player able to move")
@@ -385,15 +385,15 @@ class EpizodiakState(EpizodiakReasons, State):
         self.events.append({"type": "round_end", "round": self.round, "emptied": seat, "points": points,
                             "scores": list(self.scores)})
         if self._one_round or max(self.scores) >= self._target:
-            self._end_game("rules")
+            self._end_game(EndedBy.RULES)
         elif self.turns >= self._max_turns:
             # C3: this round is scored above, once; no round is in progress (nothing more to add).
-            self._end_game("turn_cap", round_in_progress=False)
+            self._end_game(EndedBy.TURN_CAP, round_in_progress=False)
         else:
             self._deal((seat + 1) % PLAYERS)
 
     def _end_game(self, ended_by: str, round_in_progress: bool = True) -> None:
-        if ended_by == "turn_cap" and round_in_progress:
+        if ended_by == EndedBy.TURN_CAP and round_in_progress:
             # C3: the round in progress is scored as if it ended with nobody emptying his hand.
             points = self._round_points(None)
             for s in range(PLAYERS):
@@ -410,10 +410,10 @@ class EpizodiakState(EpizodiakReasons, State):
     def is_terminal(self) -> bool:
         return self.ended_by is not None
 
-    def result(self) -> dict[str, Any]:
+    def result(self) -> GameResult:
         if self.ended_by is None:
             raise ValueError("the game is not over")
-        if self.ended_by == "turn_cap":
+        if self.ended_by == EndedBy.TURN_CAP:
             keys = [(self.scores[s], -self.sizes[s]) for s in range(PLAYERS)]
         else:
             keys = [(self.scores[s], 1 if s == self.emptied else 0) for s in range(PLAYERS)]

@@ -15,9 +15,10 @@ room, and records, rates and reports what comes back, the same way for every exe
                                      # pending), those being played are still reported
     executor.close()                 # stop everything, close every bot pool
 
-A message is ``(kind, seq, payload)``: ``("done", seq, GameOutcome)``, ``("error", seq, text)``
-(a harness bug: the game stays pending), ``("refused", seq, line)`` (a worker that must not play,
-e.g. its bot files differ) or ``("lost", -1, text)`` (a worker died; its games stay pending). A
+A message (:data:`Message`) is ``(kind, seq, payload)``: ``("done", seq, GameOutcome)``,
+``("error", seq, text)`` (a harness bug: the game stays pending), ``("refused", seq, line)`` (a
+worker that must not play, e.g. its bot files differ) or ``("lost", -1, text)`` (a worker died;
+its games stay pending). A
 game may be reported twice (Dask's at-least-once delivery): the writer records each game once.
 
 Where the bots come from is decided in one place, :func:`open_bot_pool`, which every executor
@@ -31,32 +32,37 @@ import os
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from harness.games import Game
-from harness.league.pending import PendingGame
 from harness.league.store import GameOutcome, compress_log
+from harness.league.store_pending import PendingGame
 from harness.play.limits import BotSpec
-from harness.play.referee import BotPool, GameRecord, RefereeConfig, play_game
+from harness.play.pool import BotPool
+from harness.play.referee import GameRecord, RefereeConfig, play_game
 
-__all__ = ["Executor", "ExecutorLost", "GamePlayer", "Message", "Task", "WorkerSetup", "open_bot_pool",
-           "Pool", "outcome_from_record", "play_task", "referee_player", "task_of"]
+__all__ = ["Executor", "ExecutorLost", "GamePlayer", "Message", "Played", "Failed", "Task", "WorkerSetup", "open_bot_pool",
+           "Pool", "REFEREE", "outcome_from_record", "play_task", "referee_player", "task_of"]
 
 #: What a worker is handed per game: (seq, game_id, seed, version ids by seat).
 Task = tuple[int, str, int, tuple[int, ...]]
-#: What a worker hands back per game: (kind, seq, payload); see the module docstring.
-Message = tuple[str, int, Any]
+#: A game played: ("done", seq, its outcome).
+Played = tuple[Literal["done"], int, GameOutcome]
+#: A game not played, or a worker gone: (kind, seq or -1, the text saying why); see the module docstring.
+Failed = tuple[Literal["error", "refused", "lost"], int, str]
+#: What a worker hands back per game (a kind's word misspelt anywhere is a type error).
+Message = Played | Failed
 
 #: ``play(game, options, seed, game_id, seats, pool, referee_config) -> GameRecord``
 PlayFunction = Callable[[Game, dict[str, Any], int, str, Sequence[BotSpec], Any, RefereeConfig], GameRecord]
 
 
 class Pool(Protocol):
-    """A worker's bot processes (:class:`harness.play.referee.BotPool`, or a test's stand-in)."""
+    """A worker's bot processes (:class:`harness.play.pool.BotPool`, or a test's stand-in)."""
 
-    def __enter__(self) -> Any: ...
+    def __enter__(self) -> Pool: ...
 
-    def __exit__(self, *exc: object) -> Any: ...
+    def __exit__(self, *exc: object) -> bool | None: ...
 
     def close(self) -> None: ...
 
@@ -103,8 +109,12 @@ class GamePlayer:
 
 
 def referee_player(fresh: bool = False) -> GamePlayer:
-    """The real referee: :func:`harness.play.referee.play_game` with a :class:`harness.play.referee.BotPool`."""
+    """The real referee: :func:`harness.play.referee.play_game` with a :class:`harness.play.pool.BotPool`."""
     return GamePlayer(play=play_game, make_pool=_referee_pool, fresh=fresh)
+
+
+#: the real referee with a pool kept for all of a worker's games: how a league plays
+REFEREE = referee_player()
 
 
 @dataclass(frozen=True)
@@ -146,7 +156,7 @@ def outcome_from_record(record: GameRecord, log_bytes: int | None = None) -> Gam
     ``log_bytes``)."""
     return GameOutcome(game_id=record.game_id, ranking=list(record.ranking), scores=list(record.scores),
                        ended_by=record.ended_by, forfeits=list(record.forfeits or ()),
-                       violations=[dict(v) for v in (record.violations or ())],
+                       violations=[v.copy() for v in (record.violations or ())],
                        log=compress_log(record.log, log_bytes) if record.log else b"",
                        decisions=int(getattr(record, "decisions", 0) or 0),
                        seconds=float(getattr(record, "seconds", 0.0) or 0.0))

@@ -57,7 +57,7 @@ from harness.league.executors.base import (
     play_task,
     task_of,
 )
-from harness.league.pending import PendingGame
+from harness.league.store_pending import PendingGame
 from harness.play.referee import RefereeConfig
 
 __all__ = ["BATCH_GAMES", "DaskExecutor", "LeaguePlugin", "file_hashes", "dask_client", "batches",
@@ -158,7 +158,7 @@ class LeaguePlugin(WorkerPlugin):
             self._pin()
         for task in tasks:
             if self.refusal is not None or self.game is None:
-                out.append(("refused", task[0], self.refusal))
+                out.append(("refused", task[0], self.refusal or "this worker's plugin was not set up"))
                 continue
             out.append(play_task(self.work, self.game, self.referee_config, self.pool, task))
         return pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)
@@ -199,7 +199,7 @@ def batches(games: Sequence[PendingGame], n_workers: int, size: int = BATCH_GAME
 
 
 @contextlib.contextmanager
-def dask_client(address: str) -> Iterator[Any]:
+def dask_client(address: str) -> Iterator[Client]:
     """A Dask client for ``address`` (``tcp://host:8786``), or ``local:N``: a LocalCluster of N
     single-threaded worker processes on 127.0.0.1, closed on exit."""
     m = re.fullmatch(r"local:(\d+)", address)
@@ -248,8 +248,8 @@ class DaskExecutor:
         self.address = address
         self.batch_size = batch_size
         self._exit = contextlib.ExitStack()
-        self.client: Any = self._exit.enter_context(dask_client(address))
-        self._futures: dict[Future, list[Task]] = {}
+        self.client: Client = self._exit.enter_context(dask_client(address))
+        self._futures: dict[Future[bytes], list[Task]] = {}
         self._lost: SchedulerLost | None = None
         self._stopped = False
         self.plugin_name = f"tablebots-{key_prefix}"

@@ -8,12 +8,22 @@ Each worker has one pipe to the parent: games go down it (several ahead, so a wo
 waits: :data:`AHEAD_PER_WORKER`, fewer near the end so that no worker is left with a long
 queue while another idles), results come back (the log already compressed by the worker).
 
+The first game of a deal goes to the least busy worker; the deal's other seat orders to the
+workers that follow it in seat order (:func:`preferred_worker`), unless that one holds
+:data:`AFFINITY_SLACK` games more than the least busy. No bot process plays two seat
+orders of one deal, so a worker that played any seat order of every deal would need a process
+per seat order of a deal for each bot (24 at tables of 4); sent half of each deal's seat
+orders, each worker needs half of those, and a league starts ``bots x seat orders`` processes
+in all instead of about that many per worker (at tables of 2: one process per bot per worker,
+as many as without the rule; bench/fairplay.py).
+
 Workers ignore SIGINT (Ctrl-C is the writer's business) and exit by themselves when their pipe
 closes because the parent died (``kill -9``), closing their bot pools (killing every bot tree).
 """
 
 from __future__ import annotations
 
+import math
 import multiprocessing as mp
 import multiprocessing.connection as mp_connection
 import os
@@ -23,16 +33,47 @@ from collections.abc import Sequence
 from multiprocessing.process import BaseProcess
 from multiprocessing.synchronize import Event
 from types import FrameType
+from typing import Literal
 
 from harness.games import get_game
 from harness.league.executors.base import Message, WorkerSetup, open_bot_pool, play_task, task_of
-from harness.league.pending import PendingGame
+from harness.league.store_pending import PendingGame
 from harness.play.limits import pin_to_cpu
 
-__all__ = ["AHEAD_PER_WORKER", "LocalExecutor"]
+__all__ = ["AFFINITY_SLACK", "AHEAD_PER_WORKER", "LocalExecutor", "preferred_worker", "seat_order_rank"]
+
+#: What a local worker sends back: a Message, or ("skipped", seq, None) for a game queued before
+#: stop() (never passed on: the game stays pending)
+_WorkerMessage = Message | tuple[Literal["skipped"], int, None]
 
 #: Games handed to each worker ahead of time: enough to keep it busy while the parent sleeps.
 AHEAD_PER_WORKER = 16
+#: How many games more than the least busy worker the preferred one may hold before a game goes
+#: to the least busy instead (its queue still has games while the other's fills).
+AFFINITY_SLACK = AHEAD_PER_WORKER // 2
+
+
+def seat_order_rank(version_ids: Sequence[int]) -> int:
+    """The index of this seat order among the seat orders of its table (the permutations of its
+    bots, in sorted order): 0 .. k!-1 at a table of k."""
+    rank = 0
+    rest = list(version_ids)
+    for i, v in enumerate(version_ids):
+        rest.remove(v)
+        rank += sum(1 for r in rest if r < v) * math.factorial(len(version_ids) - 1 - i)
+    return rank
+
+
+def preferred_worker(game: PendingGame, workers: int, offset: int = 0) -> int:
+    """The worker a game goes to when it has room: its seat order's rank plus its deal's
+    ``offset``, modulo the workers. The seat orders of one deal are consecutive ranks, so each
+    worker gets an equal share of every deal's (one each when a deal has fewer seat orders than
+    there are workers)."""
+    return (seat_order_rank(game.version_ids) + offset) % max(1, workers)
+
+
+#: deals whose offset the executor remembers (their other seat orders still to be handed out)
+_DEALS_KEPT = 4096
 
 
 def _worker_main(index: int, cpu: int | None, setup: WorkerSetup, conn: mp_connection.Connection,
@@ -65,7 +106,7 @@ def _worker_main(index: int, cpu: int | None, setup: WorkerSetup, conn: mp_conne
                 return
             if task is None:
                 return
-            message: Message = ("skipped", task[0], None) if stop.is_set() else \
+            message: _WorkerMessage = ("skipped", task[0], None) if stop.is_set() else \
                 play_task(setup, game, referee_config, pool, task)
             try:
                 conn.send(message)
@@ -101,7 +142,9 @@ class LocalExecutor:
         ctx = mp.get_context("spawn")
         self._stop = ctx.Event()
         self.workers = n_workers
-        self._remaining_hint = 0
+        self._remaining: int | None = None  # games left to hand out, as room() was last told
+        #: deal (seed) -> (its offset, its games still to come): see submit()
+        self._deals: dict[int, tuple[int, int]] = {}
         cpus = _cpus() if pin else []
         self._pool: list[_Worker] = []
         old_handler = signal.signal(signal.SIGINT, signal.SIG_IGN)  # children start with SIGINT ignored
@@ -126,6 +169,7 @@ class LocalExecutor:
         games left / workers))``; ``remaining`` (games left to hand out, when known) shortens the
         queues towards the end so that no worker is left with a long queue while another idles."""
         alive = self._alive()
+        self._remaining = remaining
         if self._stop.is_set() or not alive:
             return 0
         loads = sorted(w.in_flight for w in alive)
@@ -141,12 +185,30 @@ class LocalExecutor:
         return wanted
 
     def submit(self, games: Sequence[PendingGame]) -> None:
-        """Each game to the least busy worker."""
+        """The first game of a deal to the least busy worker; the deal's other seat orders to the
+        workers that follow it (:func:`preferred_worker`), each to the least busy instead if its own
+        holds :data:`AFFINITY_SLACK` games more (fewer near the end of the games, so that no worker
+        is left with a queue while another idles)."""
         for g in games:
             alive = self._alive()
             if not alive:
                 return
             w = min(alive, key=lambda x: x.in_flight)
+            if g.seed in self._deals:
+                offset, left = self._deals.pop(g.seed)
+                preferred = alive[preferred_worker(g, len(alive), offset)]
+                remaining = self._remaining
+                slack = AFFINITY_SLACK if remaining is None else max(
+                    1, min(AFFINITY_SLACK, remaining // (2 * len(alive))))
+                if preferred.in_flight < w.in_flight + slack:
+                    w = preferred
+            else:  # the deal's first game: the least busy worker, and the others follow from it
+                offset, left = (alive.index(w) - seat_order_rank(g.version_ids)) % len(alive), \
+                    math.factorial(len(g.version_ids))
+            if left > 1:
+                self._deals[g.seed] = (offset, left - 1)
+                if len(self._deals) > _DEALS_KEPT:
+                    del self._deals[next(iter(self._deals))]
             try:
                 w.conn.send(task_of(g))
             except OSError:
@@ -169,7 +231,7 @@ class LocalExecutor:
                 try:
                     if not w.conn.poll():
                         break
-                    message = w.conn.recv()
+                    message: _WorkerMessage = w.conn.recv()
                 except (EOFError, OSError):
                     w.alive = False
                     out.append(("lost", -1, f"worker {w.process.name} died (exit code {w.process.exitcode}) with "

@@ -1,4 +1,4 @@
-"""Where the games a run plays come from: a :class:`GameSource`, asked by the runner's writer loop.
+"""What a run plays next: the :class:`GameSource` protocol the runner asks, and the round robin's source.
 
 The loop asks the source for games whenever its executor has room (``next_games(n)``: up to
 ``n`` games to play now; an empty list means none *now*) and tells it every game it recorded
@@ -9,24 +9,39 @@ pending in the store.
 
 :class:`StoreSource` is the round robin: the pending games of the store, in canonical order,
 handed out in blocks of deals. No bot process may see two games of one deal (see
-:class:`~harness.play.referee.BotPool`), and schedule order plays the seat orders of a deal one
+:class:`~harness.play.pool.BotPool`), and schedule order plays the seat orders of a deal one
 after another (24 at 4 seats), so a worker would need a fresh process of every bot for nearly
 every game. Within a window of :data:`DEAL_WINDOW` deals the source hands out every deal's first
 seat order, then every deal's second, and so on: a process plays one game of many deals before
 it needs a successor. Only the dispatch order changes: the writer records and rates in schedule
 order whatever order results come back in. Its cost and the bot starts it saves are measured
 by bench/fairplay.py (figures: docs/security.md, docs/performance.md).
+
+Five modules answer "what is played next", each one part of it:
+
+- :mod:`.schedule_roundrobin`: the round robin's games, their seeds and ids (pure; planned into
+  the store by :meth:`~harness.league.store.LeagueStore.plan`);
+- :mod:`.store_pending`: the store's pending games, read lazily in schedule order;
+- :mod:`.game_sources` (this module): the protocol the runner asks, and :class:`StoreSource`, the
+  round robin's source over the pending games;
+- :mod:`.schedule_matchmaker`: the adaptive schedule's choice of the next round (pure);
+- :mod:`.schedule_adaptive`: the adaptive source: the matchmaker rebuilt from the store, each
+  round it chooses written to the store before it is played.
 """
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Mapping
 from typing import Protocol
 
-from harness.league.pending import PendingGame, PendingView
+from harness.league.config import BotEntry
 from harness.league.store import GameOutcome, LeagueStore
+from harness.league.store_pending import PendingGame, PendingView
 
 __all__ = ["DEAL_WINDOW", "GameSource", "StoreSource", "blocked_by_deal"]
+
+_NO_BOTS: Mapping[int, BotEntry] = {}
 
 #: deals handed out together, seat order by seat order (1 keeps schedule order)
 DEAL_WINDOW = 16
@@ -46,6 +61,22 @@ class GameSource(Protocol):
 
     def recorded(self, game: PendingGame, outcome: GameOutcome) -> None:
         """``game`` was recorded with ``outcome``."""
+
+    def new_bots(self) -> Mapping[int, BotEntry]:
+        """Versions (by id) that joined and that the executor does not know yet: while there are
+        any, the source hands out no game; the runner restarts its executor with them once nothing
+        is in flight, then calls :meth:`bots_given`."""
+
+    def bots_given(self) -> None:
+        """The executor now knows :meth:`new_bots`."""
+
+    def more_later(self) -> bool:
+        """Whether the run waits when nothing is in flight and no game is ready now (a standing
+        ladder waiting for bots) instead of ending."""
+
+    def stop_reason(self) -> str | None:
+        """Why the source stopped handing out games before its end (a budget spent, a question
+        answered), for the run's summary; None if it did not."""
 
 
 def blocked_by_deal(games: list[PendingGame]) -> list[PendingGame]:
@@ -100,3 +131,15 @@ class StoreSource:
 
     def recorded(self, game: PendingGame, outcome: GameOutcome) -> None:
         pass  # the schedule is fixed
+
+    def new_bots(self) -> Mapping[int, BotEntry]:
+        return _NO_BOTS  # the round robin's bots are the config's, known to every worker
+
+    def bots_given(self) -> None:
+        pass
+
+    def more_later(self) -> bool:
+        return False
+
+    def stop_reason(self) -> str | None:
+        return None

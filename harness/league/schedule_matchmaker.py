@@ -1,4 +1,4 @@
-"""The adaptive schedule's matchmaker: which duplicate sets to play next, from the results so far.
+"""The adaptive schedule's matchmaker (pure, no store): which duplicate sets to play next, from the results.
 
 A league of hundreds of bots cannot play its round robin (200 Epizodiak bots: 7,880,400 games a
 round), so an adaptive league plays *rounds* chosen as results come in. A round has one table

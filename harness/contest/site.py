@@ -1,6 +1,7 @@
 """The contest site's request handling: sessions, CSRF, quotas, uploads (the app: :mod:`.server`).
 
-Who may see what is decided here and in :mod:`.pages`, on the server, for every request:
+Who may see what is decided here, in :mod:`.access` (Starlette's authentication middleware over
+these checks, ``requires`` on the routes) and in :mod:`.pages`, on the server, for every request:
 
 - a team signs in with its token (POST body only, never a URL); the site answers with a random
   session id in a cookie (HttpOnly, SameSite=Strict, Secure behind https) and keeps the session
@@ -30,7 +31,7 @@ from jinja2 import ChoiceLoader, Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
-from starlette.requests import Request
+from starlette.requests import HTTPConnection, Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
 from harness.contest.auth import TokenCache, new_csrf, new_session_id, session_key
@@ -44,7 +45,7 @@ from harness.contest.phases import upload_state
 from harness.contest.redact import Redactor
 from harness.contest.unpack import Caps, UnpackError, unpack_upload
 
-__all__ = ["Site", "Team", "Refused", "SESSION_COOKIE", "SIGNIN_COOKIE", "refused_json"]
+__all__ = ["ContestSite", "Team", "Refused", "SESSION_COOKIE", "SIGNIN_COOKIE", "refused_json"]
 
 SESSION_COOKIE = "contest_session"
 SIGNIN_COOKIE = "contest_signin"
@@ -71,7 +72,7 @@ class Refused(Exception):
         self.message = message
 
 
-class Site:
+class ContestSite:
     """Everything a request needs: the config, the databases, the build worker, the templates."""
 
     def __init__(self, cfg: ContestConfig, *, start_worker: bool = True) -> None:
@@ -119,14 +120,14 @@ class Site:
         return rows, html
 
     # -- who is asking ------------------------------------------------------------------------
-    def session_team(self, request: Request) -> Team | None:
+    def session_team(self, request: HTTPConnection) -> Team | None:
         sid = request.cookies.get(SESSION_COOKIE)
         if not sid or len(sid) > 200:
             return None
         row = self.db.session(session_key(sid))
         return Team(int(row["team_id"]), row["name"], row["csrf"]) if row else None
 
-    def bearer_team(self, request: Request) -> Team | None:
+    def bearer_team(self, request: HTTPConnection) -> Team | None:
         auth = request.headers.get("authorization", "")
         scheme, _, token = auth.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
@@ -143,7 +144,7 @@ class Site:
         team = self.db.team(team_id)
         return Team(team_id, team["name"], None) if team else None
 
-    def limit_signins(self, request: Request) -> None:
+    def limit_signins(self, request: HTTPConnection) -> None:
         address = request.client.host if request.client else "unknown"
         per_minute = self.cfg.quotas.signins_per_minute
         if not self.db.hit(f"signin:{address}", 60, per_minute):

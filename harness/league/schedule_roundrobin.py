@@ -1,4 +1,4 @@
-"""The league schedule: round robin with every seat order on the same deal, repeated for rounds.
+"""The round-robin schedule (pure, no store): every seat order of a table on one deal, repeated for rounds.
 
 For each round, each table size, and each combination of bots of that size (in config order),
 every permutation of the combination is a game, and all of them share one seed: a duplicate

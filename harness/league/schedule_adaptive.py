@@ -1,7 +1,7 @@
-"""The adaptive schedule in a league store: rounds chosen as results come in, a roster that changes.
+"""The adaptive schedule's game source: rounds chosen as results come in, kept in the store, a changing roster.
 
 :class:`AdaptiveSchedule` is a game source for the runner: it owns a
-:class:`~harness.league.matchmaking.Matchmaker` rebuilt from the store (every version in
+:class:`~harness.league.schedule_matchmaker.Matchmaker` rebuilt from the store (every version in
 registration order, every game scheduled, every result), writes each round it chooses to the
 store as pending games before any is played, and is told each result. Round r is chosen only
 once every game of the rounds up to r - :data:`LAG` is settled, and reads only their results,
@@ -36,12 +36,12 @@ from threadpoolctl import threadpool_limits
 
 from harness.league import queries
 from harness.league.config import BotEntry, ConfigError, LeagueConfig
-from harness.league.matchmaking import Matchmaker, MatchParams, SkillFit, adjacent_confidence
-from harness.league.pending import PendingGame
+from harness.league.game_sources import blocked_by_deal
 from harness.league.ratings_fit import TableFit, fit_batches
-from harness.league.schedule import SEED_LIMIT, StoreRow
-from harness.league.sources import blocked_by_deal
+from harness.league.schedule_matchmaker import Matchmaker, MatchParams, SkillFit, adjacent_confidence
+from harness.league.schedule_roundrobin import SEED_LIMIT, StoreRow
 from harness.league.store import GameOutcome, LeagueStore
+from harness.league.store_pending import PendingGame
 
 __all__ = ["AdaptiveSchedule", "AdaptiveSource", "LAG", "table_confidence", "table_fit_answer", "Answer", "config_roster"]
 
@@ -139,13 +139,13 @@ class AdaptiveSchedule:
                 start = str(store.last_seq())
                 store.set_meta(FROM_KEY, start)
             # the league is (or turns) adaptive: another schedule's pending games give way
-            store.db.execute(f"UPDATE games SET status = 'dropped' WHERE status = 'pending' AND id NOT LIKE '{ID_PREFIX}%'")
+            store.drop_pending_outside(ID_PREFIX)
             store.set_meta("plan_fingerprint", "")
         self.start = int(start)
         for row in store.versions():
-            self.labels[row["id"]] = f"{row['name']}@{row['version']}"
-            self.names[row["id"]] = row["name"]
-            self.mm.add_bot(row["id"])
+            self.labels[row.id] = row.label
+            self.names[row.id] = row.name
+            self.mm.add_bot(row.id)
         self.mm.set_roster(sorted(version_ids.values()))
         self._replay(queries.schedule_arrays(store, ID_PREFIX))
         self._drop_games_of(set(self.mm.ids) - set(self.active))  # versions that left while no run was on
@@ -221,10 +221,10 @@ class AdaptiveSchedule:
         what changed, one line each. A version that left has its pending games dropped."""
         before = set(self.active)
         for row in self.store.versions():
-            if row["id"] not in self.labels:
-                self.labels[row["id"]] = f"{row['name']}@{row['version']}"
-                self.names[row["id"]] = row["name"]
-                self.mm.add_bot(row["id"])
+            if row.id not in self.labels:
+                self.labels[row.id] = row.label
+                self.names[row.id] = row.name
+                self.mm.add_bot(row.id)
         now = set(version_ids.values())
         self.mm.set_roster(sorted(now))
         gone = before - now
@@ -355,7 +355,7 @@ class AdaptiveSource:
     or None when they did not change; ``harness run`` re-reads its config file when the file
     changed, a contest server reads its own list. ``notify(line)`` hears each change (a bot
     joined or left, a config that could not be read). A roster with a version the workers do
-    not know sets :attr:`new_bots`: the runner gives its executor the new bots before it plays
+    not know fills :meth:`new_bots`: the runner gives its executor the new bots before it plays
     their games.
     """
 
@@ -369,8 +369,8 @@ class AdaptiveSource:
         ids = {label: v for v, label in schedule.labels.items()}
         self.bots: dict[int, BotEntry] = {ids[b.label]: b for b in schedule.config.bots}  # what the workers know
         #: versions that joined and that the executor does not know yet: no game is handed out
-        #: until the runner has given them to it (and cleared this)
-        self.new_bots: dict[int, BotEntry] = {}
+        #: until the runner has given them to it (:meth:`bots_given`)
+        self.joined: dict[int, BotEntry] = {}
 
     def total(self) -> int | None:
         """The games this run will play at most: the budget's rest and the games left pending."""
@@ -386,17 +386,26 @@ class AdaptiveSource:
         while len(self.queue) < n:
             if self.roster is not None and self.schedule.ready():
                 self._poll_roster()
-            if self.new_bots:
+            if self.joined:
                 return []
             got = self.schedule.next_games()
             if not got:
                 break
-            self.queue.extend(blocked_by_deal(got))  # a round's sets, seat order by seat order (sources.py)
+            self.queue.extend(blocked_by_deal(got))  # a round's sets, seat order by seat order (game_sources.py)
         return [self.queue.popleft() for _ in range(min(n, len(self.queue)))]
+
+    def new_bots(self) -> dict[int, BotEntry]:
+        return self.joined
+
+    def bots_given(self) -> None:
+        self.joined.clear()
 
     def more_later(self) -> bool:
         """A standing ladder (``forever``) waits for games even when it has none now."""
         return self.schedule.forever
+
+    def stop_reason(self) -> str | None:
+        return self.schedule.stop_reason
 
     def recorded(self, game: PendingGame, outcome: GameOutcome) -> None:
         self.schedule.recorded(game.seq, game.version_ids, outcome.ranking)
@@ -414,7 +423,7 @@ class AdaptiveSource:
         ids = store.register_versions(bots)
         for b in bots:
             if ids[b.label] not in self.bots:
-                self.new_bots[ids[b.label]] = b
+                self.joined[ids[b.label]] = b
             self.bots[ids[b.label]] = b
         for line in self.schedule.set_roster(ids):
             self.notify(line)

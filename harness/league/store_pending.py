@@ -1,4 +1,4 @@
-"""The pending games of a league store, read lazily in schedule order (what the runner dispatches).
+"""The store's pending games, read lazily in schedule order (what the round-robin source hands out).
 
 Knows nothing of the store: :meth:`harness.league.store.LeagueStore.pending_view` hands it the
 count and the function that reads the next chunk.

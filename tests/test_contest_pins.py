@@ -1,0 +1,155 @@
+"""Contest rules that the behaviour tests let slip, each pinned by its own small test (found by
+tools/mutate.py: docs/testing.md "The mutation run" lists the mutant each test kills)."""
+
+from __future__ import annotations
+
+import io
+import random
+import warnings
+import zipfile
+from pathlib import Path
+
+import pytest
+
+warnings.filterwarnings("ignore", message=".*httpx.*")
+from starlette.testclient import TestClient  # noqa: E402
+
+from harness.contest.auth import TokenCache  # noqa: E402
+from harness.contest.autopause import pause_reason  # noqa: E402
+from harness.contest.backup import backup_contest  # noqa: E402
+from harness.contest.build_output import clean_output  # noqa: E402
+from harness.contest.config import ContestConfigError, PausePolicy, init_contest, load_contest  # noqa: E402
+from harness.contest.db import ContestDB  # noqa: E402
+from harness.contest.server import create_app  # noqa: E402
+from harness.contest.unpack import CHUNK, Caps, UnpackError, check_name, unpack_upload  # noqa: E402
+
+# a token and what a contest database of an earlier release keeps of it: scrypt with n=2^12, r=8,
+# p=1 and 32 bytes out (docs/contest.md). Changing any of those makes every stored token invalid:
+# a running contest would lock out each team at its next sign-in.
+STORED_TOKEN = "tb1_" + "x" * 43
+STORED_SALT = b"0123456789abcdef"
+STORED_HASH = bytes.fromhex("8b2b2900535bfb951cd2d250fa4961e9ffc4093cc578c317c0533769bab00658")
+
+
+def test_a_token_hashed_by_an_earlier_release_still_signs_its_team_in(tmp_path: Path) -> None:
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    db = ContestDB(root / "contest.sqlite")
+    team = db.add_team("alpha", STORED_SALT, STORED_HASH)
+    assert team == 1
+    cache = TokenCache(db)
+    assert cache.team_of(STORED_TOKEN) == team
+    assert cache.team_of(STORED_TOKEN[:-1] + "y") is None
+    db.close()
+
+
+def _zip(members: dict[str, bytes]) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in members.items():
+            z.writestr(name, data)
+    return buf.getvalue()
+
+
+def test_a_member_exactly_at_the_ratio_or_of_one_chunk_is_taken_and_one_past_either_is_refused(tmp_path: Path) -> None:
+    """The zip-bomb rule refuses a member that unpacks to *more than* ``ratio`` times its compressed
+    size, and only past one 64 KB chunk (docs/contest.md)."""
+    def compressed(data: bytes) -> int:
+        return zipfile.ZipFile(io.BytesIO(_zip({"w.bin": data}))).getinfo("w.bin").compress_size
+
+    # zeros of a length that is an exact multiple of what they compress to (zlib's output grows in
+    # steps, so one is found within a few hundred bytes past the chunk)
+    size = next(n for n in range(CHUNK + 1, CHUNK + 100_000) if n % compressed(b"\0" * n) == 0)
+    ratio = size // compressed(b"\0" * size)
+    upload = _zip({"bot.py": b"x = 1\n", "w.bin": b"\0" * size})
+    big = 10 * size  # the whole archive's caps out of the way
+    assert sorted(unpack_upload(upload, "bot.zip", "bot.py", tmp_path / "at", Caps(5, big, ratio))) == ["bot.py", "w.bin"]
+    with pytest.raises(UnpackError, match=f"member 'w.bin' unpacks to .* more than {ratio - 1} times"):
+        unpack_upload(upload, "bot.zip", "bot.py", tmp_path / "past", Caps(5, big, ratio - 1))
+    # a member of one chunk of zeros is far past a ratio of 100 and still taken (1 KB of noise
+    # beside it keeps the whole archive under 100 times its size)
+    noise = random.Random(1).randbytes(1024)
+    for n, taken in ((CHUNK, True), (CHUNK + 1, False)):
+        upload = _zip({"bot.py": b"x = 1\n", "noise.bin": noise, "w.bin": b"\0" * n})
+        if taken:
+            assert len(unpack_upload(upload, "bot.zip", "bot.py", tmp_path / f"c{n}", Caps(5, big, 100))) == 3
+        else:
+            with pytest.raises(UnpackError, match="member 'w.bin' unpacks to .* more than 100 times"):
+                unpack_upload(upload, "bot.zip", "bot.py", tmp_path / f"c{n}", Caps(5, big, 100))
+
+
+def test_a_member_16_deep_with_255_character_names_is_taken_and_one_deeper_or_longer_is_refused() -> None:
+    deep = "/".join(["d"] * 15 + ["bot.py"])
+    assert len(check_name(deep)) == 16 and len(check_name("a" * 255)) == 1
+    for name in ("d/" + deep, "a" * 256, "d/" + "a" * 256):
+        with pytest.raises(UnpackError, match="nested too deep or has too long a name"):
+            check_name(name)
+
+
+def test_a_version_exactly_at_a_pause_rate_plays_on_and_one_over_it_is_paused() -> None:
+    forfeits = PausePolicy(min_games=4, forfeit_rate=0.25, violation_rate=None)
+    assert pause_reason(4, 1, 9, forfeits) is None  # 1 of 4: at the rate, not over it
+    assert "forfeited 2 of its 4 ladder games (50%, more than the contest's 25%)" in str(pause_reason(4, 2, 0, forfeits))
+    assert pause_reason(3, 3, 0, forfeits) is None  # too few games to judge
+    violations = PausePolicy(min_games=4, forfeit_rate=None, violation_rate=0.5)
+    assert pause_reason(4, 4, 2, violations) is None
+    assert "3 violations in its 4 ladder games (0.75 a game" in str(pause_reason(4, 0, 3, violations))
+
+
+def test_a_build_may_leave_exactly_its_files_and_bytes_and_not_one_more(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    (out / "lib").mkdir(parents=True)
+    (out / "lib" / "a.bin").write_bytes(b"a" * 1024)
+    (out / "b.bin").write_bytes(b"b" * 1024)
+    assert clean_output(out, 3, 2048) == ""  # lib, lib/a.bin, b.bin: three entries, 2 KB
+    assert clean_output(out, 2, 2048) == "it left more than 2 files and directories"
+    assert clean_output(out, 3, 2047) == "it left more than 0 MB of files"
+
+
+def _site(tmp_path: Path) -> TestClient:
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    return TestClient(create_app(root, start_worker=False), base_url="http://127.0.0.1")
+
+
+def test_the_sign_in_forms_cookie_is_httponly_strict_and_scoped_to_the_form(tmp_path: Path) -> None:
+    with _site(tmp_path) as client:
+        cookie = client.get("/signin").headers["set-cookie"].lower()
+    for part in ("httponly", "samesite=strict", "path=/signin", "max-age=3600"):
+        assert part in cookie, cookie
+
+
+def test_a_form_of_exactly_form_kb_is_read_and_one_byte_more_is_refused_unread(tmp_path: Path) -> None:
+    with _site(tmp_path) as client:
+        for size, status in ((16 * 1024, 403), (16 * 1024 + 1, 413)):  # 403: read, and no CSRF cookie
+            body = b"token=" + b"a" * (size - 6)
+            r = client.post("/signin", content=body, headers={"Content-Type": "application/x-www-form-urlencoded"})
+            assert r.status_code == status, (size, r.text)
+        assert "a form is at most 16 KB (site.form_kb); nothing of it was read" in r.text
+
+
+def test_a_backup_keeps_a_link_in_the_uploads_as_a_link_never_what_it_points_at(tmp_path: Path) -> None:
+    """A build may leave a link in its directory; the backup (0700, the organizer's) must not copy
+    whatever the link points at into itself."""
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not the contest's\n")
+    (root / "submissions" / "1").mkdir(parents=True)
+    (root / "submissions" / "1" / "link").symlink_to(secret)
+    backup_contest(load_contest(root), tmp_path / "backup")
+    copied = tmp_path / "backup" / "submissions" / "1" / "link"
+    assert copied.is_symlink() and copied.readlink() == secret
+
+
+def test_challenges_take_a_per_hour_of_0_and_a_max_games_of_1_and_nothing_lower(tmp_path: Path) -> None:
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    text = (root / "contest.yaml").read_text()
+    (root / "contest.yaml").write_text(text + "challenges: {per_hour: 0, max_games: 1}\n")
+    policy = load_contest(root).challenges
+    assert (policy.per_hour, policy.max_games) == (0, 1)
+    for bad in ("{per_hour: -1, max_games: 1}", "{per_hour: 0, max_games: 0}"):
+        (root / "contest.yaml").write_text(text + f"challenges: {bad}\n")
+        with pytest.raises(ContestConfigError, match="challenges"):
+            load_contest(root)

@@ -1,0 +1,173 @@
+"""`harness serve`'s table kept up to date as games are recorded (harness.report.standing) equals
+`harness table` from scratch: after games recorded in parts, duplicate sets split between
+refreshes, games finishing out of schedule order, violations and a bot that joins later; on
+both sides of the bootstrap/delta switch; and the live index shows the new games."""
+
+from __future__ import annotations
+
+import json
+import random
+from itertools import permutations
+from pathlib import Path
+
+import pytest
+
+from harness.league.config import LeagueConfig, load_config
+from harness.league.store import GameOutcome, LeagueStore
+from harness.report import statistics
+from harness.report.live import LiveLeague
+from harness.report.standing import Standing
+from harness.report.tables import TableRow, league_table
+
+#: the warm-started fit keeps the earlier fit's prior spread and data weight while one EM step
+#: moves the spread less than 1% (harness.league.ratings_fit.Warm); from scratch the EM stops at
+#: a change under 1% too, so the two answers lie within that band of the same fixed point. At
+#: these sizes (tens of games a bot) that band moves mu by ~0.01 (1,000,000 games: 6e-5), sigma
+#: by ~0.1% and P(>next) by ~0.003; the bounds are a few times those
+MU_TOLERANCE, SIGMA_TOLERANCE, P_TOLERANCE = 0.05, 0.01, 0.02
+#: the delta method's kept sums give sum (x - r n)^2 as Sxx - 2 r Sxn + r^2 Snn: exact but for
+#: rounding, which the square root lifts to ~sqrt(1e-16 Sxx) / n (3e-8 here)
+CI_TOLERANCE = 1e-6
+
+
+def league(tmp_path: Path, bots: int) -> LeagueConfig:
+    path = tmp_path / "s.yaml"
+    lines = "".join(f"  - {{name: b{i:02d}, command: 'true'}}\n" for i in range(bots))
+    path.write_text(f"name: s\ngame: epizodiak\nplayers: 3\nschedule: adaptive\nstore: {tmp_path / 's.sqlite'}\n"
+                    f"bots:\n{lines}")
+    return load_config(str(path), strict=False)
+
+
+def plan_sets(store: LeagueStore, config: LeagueConfig, sets: int, rng: random.Random, first_round: int = 0
+              ) -> list[tuple[int, list[int]]]:
+    """``sets`` duplicate sets (3 bots, one deal in all 6 seat orders) pending: (seq, versions by seat)."""
+    store.bind(config)
+    ids = list(store.register_versions(config.bots).values())
+    rows, seatings = [], []
+    for s in range(sets):
+        trio = rng.sample(ids, 3)
+        deal = rng.randrange(1 << 50)
+        for k, order in enumerate(permutations(trio)):
+            rows.append((f"g-{first_round + s}-{k}-{deal}", first_round + s, 3, deal, json.dumps(list(order))))
+            seatings.append(list(order))
+    return list(zip(store.add_games(rows), seatings))
+
+
+def record(store: LeagueStore, games: list[tuple[int, list[int]]], rng: random.Random) -> None:
+    """Finish ``games``: ranked by skill (the version id) plus noise; every 17th with a violation."""
+    outcomes = []
+    for seq, seats in games:
+        perf = [v * 0.8 + rng.gauss(0, 4) for v in seats]
+        order = sorted(range(3), key=lambda s: -perf[s])
+        ranks = [order.index(s) for s in range(3)]
+        game_id = store.db.execute("SELECT id FROM games WHERE seq = ?", (seq,)).fetchone()[0]
+        violations = [{"kind": "timeout", "detail": "late", "seat": 1, "decision": 0}] if seq % 17 == 0 else []
+        forfeits = [2] if seq % 23 == 0 else []
+        outcomes.append((seq, GameOutcome(game_id, ranks, [2 - r for r in ranks], "rules", forfeits, violations)))
+    assert len(store.record_many(outcomes)) == len(games)
+
+
+def assert_same_table(got: list[TableRow], want: list[TableRow], exact: bool) -> None:
+    assert [(r.bot, r.version, r.games, r.wins, r.violations, r.current) for r in sorted(got, key=lambda r: r.bot)] == \
+        [(r.bot, r.version, r.games, r.wins, r.violations, r.current) for r in sorted(want, key=lambda r: r.bot)]
+    mine = {r.bot: r for r in got}
+    mu, sigma, p = (0.0, 0.0, 0.0) if exact else (MU_TOLERANCE, SIGMA_TOLERANCE, P_TOLERANCE)
+    for w in want:
+        g = mine[w.bot]
+        assert g.mu == pytest.approx(w.mu, abs=mu + 1e-9), w.bot
+        assert g.sigma == pytest.approx(w.sigma, rel=sigma + 1e-9), w.bot
+        assert g.mean_rank == pytest.approx(w.mean_rank), w.bot
+        assert g.mean_score == pytest.approx(w.mean_score), w.bot
+        for a, b in ((g.mean_score_ci, w.mean_score_ci), (g.mean_rank_ci, w.mean_rank_ci)):
+            assert a == pytest.approx(b, abs=CI_TOLERANCE), w.bot  # the same intervals
+        if w.p_better is not None and g.p_better is not None and not exact:
+            # a neighbour can differ where two bots are level within the tolerance: compare by pair
+            continue
+        assert g.p_better == pytest.approx(w.p_better, abs=p + 1e-9), w.bot
+    # the order is the fit's: a swap only between bots level within the tolerance
+    for above, below in zip(got, got[1:]):
+        assert above.mu >= below.mu - 2 * mu - 1e-9
+
+
+def refresh_and_compare(standing: Standing, config: LeagueConfig, exact: bool) -> None:
+    with LeagueStore(config.store, create=False) as store:
+        standing.refresh(store, config.store)
+        got = standing.rows(store, config)
+        want = league_table(store, config)
+        assert_same_table(got, want, exact)
+        arrays = statistics.load_arrays(store)
+        shown = [r for r in want[:6]]
+        ids = {(v["name"], v["version"]): v["id"] for v in store.versions()}
+        among = [ids[(r.bot, r.version)] for r in shown]
+    pairs = {(p["a"], p["b"]): p for p in standing.head_to_head(among)}
+    for p in statistics.head_to_head(arrays, resamples=200, among=among):
+        q = pairs.pop((p["a"], p["b"]))
+        assert q["games"] == p["games"] and q["a_won_share"] == pytest.approx(p["a_won_share"])
+        assert q["score_diff_ci"] == pytest.approx(p["score_diff_ci"], abs=CI_TOLERANCE)
+    assert not pairs
+    want_bias = statistics.seat_bias(arrays, resamples=200)
+    got_bias = standing.seat_bias()
+    assert set(got_bias) == set(want_bias)
+    for size in want_bias:
+        for a, b in zip(got_bias[size], want_bias[size]):
+            assert a["games"] == b["games"] and a["win_rate_ci"] == pytest.approx(b["win_rate_ci"], abs=CI_TOLERANCE)
+
+
+@pytest.mark.parametrize("delta", [False, True], ids=["bootstrap", "delta"])
+def test_the_kept_table_equals_harness_table_from_scratch(tmp_path, monkeypatch, delta) -> None:
+    if delta:  # the league is past the bootstrap's sets: the delta method's kept sums
+        monkeypatch.setattr(statistics, "MAX_BOOTSTRAP_SETS", 20)
+    config = league(tmp_path, 12)
+    rng = random.Random(3)
+    with LeagueStore(config.store) as store:
+        games = plan_sets(store, config, 60, rng)
+        record(store, games[:200], rng)
+    standing = Standing(config.rating)
+    refresh_and_compare(standing, config, exact=True)  # the first read is whole: the same fit
+    assert standing.rebuilds == 1
+    with LeagueStore(config.store) as store:
+        # a set split between refreshes (200 is not a multiple of 6), games finishing out of
+        # schedule order (later seqs first, holes below the last seq read filled afterwards)
+        record(store, games[260:300], rng)
+        record(store, games[200:215], rng)
+    refresh_and_compare(standing, config, exact=False)
+    with LeagueStore(config.store) as store:
+        record(store, games[215:260], rng)
+        record(store, games[300:], rng)
+    refresh_and_compare(standing, config, exact=False)
+    # a bot that joins later, in sets of its own
+    bigger = league(tmp_path, 14)
+    with LeagueStore(config.store) as store:
+        more = plan_sets(store, bigger, 30, rng, first_round=1000)
+        record(store, more, rng)
+    refresh_and_compare(standing, bigger, exact=False)
+    assert standing.rebuilds == 1, "every later refresh took only the new games"
+    with LeagueStore(config.store, create=False) as store:
+        assert not standing.refresh(store, config.store)  # nothing new: nothing done
+
+
+def test_the_live_index_and_status_show_new_games(tmp_path) -> None:
+    config = league(tmp_path, 8)
+    rng = random.Random(4)
+    with LeagueStore(config.store) as store:
+        games = plan_sets(store, config, 20, rng)
+        record(store, games[:60], rng)
+    live = LiveLeague(config)
+    status, page, _ = live.index()
+    assert status == 200 and 'id="games-done">60<' in page
+    with LeagueStore(config.store) as store:
+        record(store, games[60:90], rng)
+    status, page, _ = live.index()
+    assert status == 200 and 'id="games-done">90<' in page
+    # the render's own write (the rating history's cache) is a commit too: the next state is the
+    # same page, made at once from the kept table
+    again = live.index()[1]
+    assert again.count('id="games-done">90<') == 1
+    state = json.loads(live.status()[1])
+    assert f'data-generation="{state["generation"]}"' in again  # the page does not fetch itself again
+    assert state["done"] == 90 and state["rendered"] == state["generation"] and len(state["latest"]) == 20
+    with LeagueStore(config.store, create=False) as store:
+        want = league_table(store, config)
+    for row in want:  # each row's games as harness table counts them
+        assert f'data-bot="{row.bot}"' in page
+    assert live._standing is not None and live._standing.rebuilds == 1
