@@ -12,8 +12,10 @@ duplicate deal), the rest of the noise keeps each performance's total at N(0, be
 
 Cells: the reference (4 bots, spread beta/2, 384 games, 3 seats); sparse (100 bots with about
 10 sets each, 2 and 3 seats, spread beta); spread 2 beta (the fixed prior's own spread); a first-seat
-advantage of +beta/2 and +beta; one noisy bot (twice the usual performance noise); 10 close
-bots (spread beta/4).
+advantage of +beta/2 and +beta; one noisy bot (twice the usual performance noise) among 4
+bots and among 10 bots spread beta (where its noise can be measured: the noisy cells also
+print that bot's own coverage and in how many leagues the noises were fitted); 10 close bots
+(spread beta/4).
 
 Run: python bench/ratings_cells.py [--leagues 200] [--tiny]
 (``bench/ratings.py --parts cells`` runs the same; ``--tiny``: 2 leagues a cell, seconds.)
