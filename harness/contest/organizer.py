@@ -157,18 +157,13 @@ def _collusion(site: ContestSite) -> dict[str, Any]:
     store = site.ladder.store()
     if store is None:
         return {"sets": 0, "pairs": [], "judged": 0, "bound": None, "alpha": COLLUSION_ALPHA, "min_sets": MIN_SETS}
-    names = {int(r["id"]): f"{r['name']}@{r['version']}" for r in store.versions()}
+    names = {r.id: r.label for r in store.versions()}
     sets = store_sets(queries.done_seats(store))
     findings = analyse(sets, COLLUSION_ALPHA)
     pairs = []
     for f in findings[:max(10, sum(f.flagged for f in findings))]:
         a, b = names.get(f.a, str(f.a)), names.get(f.b, str(f.b))
-        games = store.db.execute(
-            "SELECT g.id, g.finished_at, sa.rank AS rank_a, sb.rank AS rank_b, (SELECT count(*) FROM seats WHERE "
-            "game_seq = g.seq) AS seats FROM games g JOIN seats sa ON sa.game_seq = g.seq AND sa.version_id = ? "
-            "JOIN seats sb ON sb.game_seq = g.seq AND sb.version_id = ? WHERE g.status = 'done' AND "
-            "(SELECT count(*) FROM seats WHERE game_seq = g.seq) >= 3 ORDER BY g.seq DESC LIMIT 12",
-            (f.a, f.b)).fetchall()
+        games = queries.pair_games(store, f.a, f.b)
         pairs.append({"a": a, "b": b, "f": f, "why": describe(f, a, b), "games": games,
                       "teams": (a.split("@")[0], b.split("@")[0])})
     judged = sum(1 for f in findings if f.sets >= MIN_SETS)

@@ -28,7 +28,8 @@ __all__ = ["GameArrays", "done_games", "done_game_arrays", "done_seats", "done_t
            "scheduled_seating", "violation_count", "versions_of_bot", "version_labels", "done_games_page", "games_by_seq",
            "latest_seqs_of_versions", "violations_of_versions", "pair_ranks", "seat_totals", "read_snapshot",
            "done_results_after", "done_count_after", "pending_count", "done_count_upto", "first_pending_seq", "latest_violations", "seats_of_games",
-           "game_arrays_of", "done_seqs_after", "done_among", "open_seqs_between", "violations_after"]
+           "game_arrays_of", "done_seqs_after", "done_among", "open_seqs_between", "violations_after",
+           "PairGame", "pair_games"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -506,3 +507,27 @@ def seats_of_games(store: LeagueStore, seqs: Sequence[int]) -> dict[int, list[sq
                 f"WHERE s.game_seq IN ({_marks(chunk)}) ORDER BY s.game_seq, s.seat", chunk):
             out.setdefault(row["game_seq"], []).append(row)
     return out
+
+
+class PairGame(NamedTuple):
+    """A finished game two versions played together: its id, when, each one's rank (0 = first)
+    and how many seats the table had."""
+
+    id: str
+    finished_at: str | None
+    rank_a: int
+    rank_b: int
+    seats: int
+
+
+def pair_games(store: LeagueStore, a: int, b: int, *, min_seats: int = 3, limit: int = 12) -> list[PairGame]:
+    """The latest finished games where versions ``a`` and ``b`` sat together at a table of at
+    least ``min_seats`` seats (what a collusion report shows beside a flagged pair), newest first."""
+    cursor = store.db.execute(
+        "SELECT g.id, g.finished_at, sa.rank, sb.rank, (SELECT count(*) FROM seats WHERE game_seq = g.seq) AS n "
+        "FROM games g JOIN seats sa ON sa.game_seq = g.seq AND sa.version_id = ? "
+        "JOIN seats sb ON sb.game_seq = g.seq AND sb.version_id = ? WHERE g.status = 'done' AND "
+        "(SELECT count(*) FROM seats WHERE game_seq = g.seq) >= ? ORDER BY g.seq DESC LIMIT ?",
+        (a, b, min_seats, limit))
+    cursor.row_factory = None
+    return [PairGame(*row) for row in cursor]
