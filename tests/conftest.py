@@ -32,7 +32,6 @@ SERIAL_FILES = frozenset({
     "test_deadlines.py",  # a bot's answer at chosen fractions of move_ms, the bank to the millisecond
     "test_referee_unit.py",  # deadlines of 100-500 ms on real processes
     "test_referee_e2e.py",  # move_ms 20-300, init_ms, start-up timeouts
-    "test_fair_play.py",  # CPU-time deadlines beside wall-clock ones, busy neighbours by design
     "test_fair_time.py",  # sleepers' timeouts, the bank, bots never charged on a busy host
     "test_fairness.py",  # timeouts counted per seat
     "test_botproc_pins.py",  # the exchange's deadlines pinned
