@@ -86,7 +86,7 @@ def real_league(where: Path, mode: str, players: int, rounds: int, jitter: int, 
     config = load_config(path)
     run_league(config, progress=False, options=RunOptions(max_games=max_games))
     with LeagueStore(config.store, create=False) as store:
-        pals = {int(r["id"]) for r in store.versions() if str(r["name"]).startswith("pal-")}
+        pals = {r.id for r in store.versions() if r.name.startswith("pal-")}
         return store_sets(queries.done_seats(store)), pals
 
 

@@ -12,8 +12,10 @@ as the runner's writer leaves them (a set at a time, in schedule order):
   violations and the versions and read the latest games at every poll;
 - **new**: :class:`harness.report.live.LiveLeague` as ``harness serve`` runs it, the table and its
   statistics kept up to date (:mod:`harness.report.standing`), the fit warm-started; the delay
-  is from the batch's commit to the index of the league with it being made (``api/status``
-  saying ``rendered`` = ``generation``); ``api/status`` answered from memory.
+  is from the batch's commit until a page made shows the batch's games (its count of games
+  played), the page's poll of ``api/status`` starting the render; ``api/status`` answered from
+  memory. Beside each wall time, the process's CPU time: on a loaded shared machine it says
+  what the wall time would be on a quiet one.
 
 Run: python bench/live.py [--games 1000000] [--bots 1000] [--batches 100,1000,10000]
 """
@@ -61,16 +63,18 @@ def old_index(config_path: str) -> tuple[float, float]:
     return time.perf_counter() - start, time.process_time() - cpu
 
 
-def new_delay(live: LiveLeague, limit: float) -> tuple[float, float]:
-    """(wall, CPU) seconds from now (a batch just committed) until the live index of the league now
-    is made. The CPU time is this process's (the render's thread; the poll here sleeps): on a
-    shared machine it says what the wall time would be on a quiet one."""
+def new_delay(live: LiveLeague, done: int, limit: float) -> tuple[float, float]:
+    """(wall, CPU) seconds from now (a batch just committed) until the live index made shows
+    ``done`` finished games. The CPU time is this process's (the render's thread; the poll here
+    sleeps): on a shared machine it says what the wall time would be on a quiet one."""
     start, cpu = time.perf_counter(), time.process_time()
-    generation = live._generation_now()
-    while live.renderer.rendered() != generation and time.perf_counter() - start < limit:
+    shown = f'id="games-done">{done}<'
+    while time.perf_counter() - start < limit:
         live.status()  # what the page's poll does: it starts the render
+        last = live.renderer.last
+        if last is not None and shown in last[1]:
+            break
         time.sleep(0.005)
-        generation = live._generation_now()  # the render's own commit (the history's cache) is a state too
     return time.perf_counter() - start, time.process_time() - cpu
 
 
@@ -120,7 +124,7 @@ def measure(config: Path, games: int, batches: list[int], polls: int) -> None:
     live = LiveLeague(cfg)
     start, cpu = time.perf_counter(), time.process_time()
     live.index()
-    new_delay(live, 1800.0)
+    new_delay(live, games, 1800.0)
     print(f"new: the first index (the store read whole, the fit from scratch): {time.perf_counter() - start:.1f} s "
           f"(CPU {time.process_time() - cpu:.1f} s)", flush=True)
     print(f"{'delay from recording a batch to the index showing it':<44} {'old: from every game':>24} "
@@ -128,7 +132,7 @@ def measure(config: Path, games: int, batches: list[int], polls: int) -> None:
     print(f"{'':<44} {'wall':>11} {'CPU':>12} {'wall':>10} {'CPU':>11} {'wall':>8}")
     for seed, batch in enumerate(batches, 10):
         append_games(config, batch, seed=seed)
-        new, new_cpu = new_delay(live, 600.0)
+        new, new_cpu = new_delay(live, games + sum(batches[:seed - 9]), 600.0)
         old, old_cpu = old_index(str(config))
         assert live.status()[1].count(f'"done": {games + sum(batches[:seed - 9])}') == 1
         print(f"  {batch:>7,} games more{'':<25} {old:>9.2f} s {old_cpu:>10.2f} s {new:>8.2f} s {new_cpu:>9.2f} s "

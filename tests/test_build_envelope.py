@@ -115,6 +115,20 @@ def test_a_build_sees_only_the_public_files_of_etc_and_is_not_root(tmp_path: Pat
     assert "0" not in lines, log  # not uid 0, in any namespace
 
 
+def test_an_unsandboxed_build_started_by_root_runs_as_the_builds_own_uid(tmp_path: Path) -> None:
+    """Without the sandbox only the uid stands between a build and the host's root: the build
+    drops to its own uid (the site runs as root here, as CI does)."""
+    import dataclasses
+
+    assert os.geteuid() == 0, "this test checks the drop from root: it runs as root (as CI does)"
+    cfg, workdir = _upload(tmp_path, {})
+    cfg = dataclasses.replace(cfg, limits={**cfg.limits, "sandbox": "none"})  # type: ignore[type-var]
+    built, log = build_upload(cfg, _sh("id -u; id -g; exit 1"), workdir)  # type: ignore[arg-type]
+    assert not built
+    ids = [line for line in log.splitlines() if line.strip().isdigit()]
+    assert len(ids) == 2 and "0" not in ids, log
+
+
 def test_the_site_never_reads_a_file_of_a_version_whole(tmp_path: Path) -> None:
     """What a build left (here planted, as an unsandboxed build could): a 300 MB file read four
     times took the site from 46 MB to 1.21 GB, a 1 TiB sparse one gave a 500. Now a page reads

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 import random
+import re
+import time
 import warnings
 import zipfile
 from pathlib import Path
@@ -14,11 +16,12 @@ import pytest
 warnings.filterwarnings("ignore", message=".*httpx.*")
 from starlette.testclient import TestClient  # noqa: E402
 
-from harness.contest.auth import TokenCache  # noqa: E402
+from harness.contest.auth import TokenCache, add_team  # noqa: E402
 from harness.contest.autopause import pause_reason  # noqa: E402
 from harness.contest.backup import backup_contest  # noqa: E402
 from harness.contest.build_output import clean_output  # noqa: E402
 from harness.contest.config import ContestConfigError, PausePolicy, init_contest, load_contest  # noqa: E402
+from harness.contest.controls import close_uploads  # noqa: E402
 from harness.contest.db import ContestDB  # noqa: E402
 from harness.contest.server import create_app  # noqa: E402
 from harness.contest.unpack import CHUNK, Caps, UnpackError, check_name, unpack_upload  # noqa: E402
@@ -153,3 +156,44 @@ def test_challenges_take_a_per_hour_of_0_and_a_max_games_of_1_and_nothing_lower(
         (root / "contest.yaml").write_text(text + f"challenges: {bad}\n")
         with pytest.raises(ContestConfigError, match="challenges"):
             load_contest(root)
+
+
+def test_a_teams_page_says_in_one_sentence_that_the_organizer_closed_uploads(tmp_path: Path) -> None:
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    db = ContestDB(root / "contest.sqlite")
+    token = add_team(db, "alpha")
+    close_uploads(db, "organizer")
+    db.close()
+    with TestClient(create_app(root, start_worker=False), base_url="http://127.0.0.1") as client:
+        page = client.get("/signin")
+        csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]
+        assert client.post("/signin", data={"csrf": csrf, "token": token}, follow_redirects=False).status_code == 303
+        me = client.get("/me").text
+    assert '<p class="notice" id="uploads-closed">Uploads closed by the organizer.</p>' in me
+
+
+def test_a_new_contests_index_counts_no_games_played(tmp_path: Path) -> None:
+    with _site(tmp_path) as client:
+        page = client.get("/").text
+    assert '<b id="games-done">0</b> games played' in page and "0 teams" in page
+
+
+def test_the_organizer_reopens_uploads_for_the_hours_asked(tmp_path: Path) -> None:
+    from test_contest_ops import _org_csrf, _signin
+
+    from harness.contest.controls import new_organizer_token
+
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    db = ContestDB(root / "contest.sqlite")
+    org_token = new_organizer_token(db, "test")
+    close_uploads(db, "test")
+    with TestClient(create_app(root, start_worker=False), base_url="http://127.0.0.1") as org:
+        assert _signin(org, org_token).status_code == 303
+        before = time.time()
+        r = org.post("/organizer/act", data={"csrf": _org_csrf(org), "action": "reopen", "hours": "1.5"})
+        assert r.status_code == 200, r.text
+    until = float(db.get_meta("reopened_until", "0") or 0)
+    assert before + 5400 <= until <= time.time() + 5400
+    db.close()

@@ -193,3 +193,12 @@ def test_an_unusable_store_is_one_clear_line(league_dir: Path) -> None:
         assert result.exit_code == 2, result.output
         assert result.output.strip() == f"Error: {league_dir / store}: " + result.output.split(": ", 2)[2].strip()
         assert words in result.output and "Traceback" not in result.output
+
+
+def test_the_rating_parameters_take_every_value_up_to_their_bounds_and_none_past(league_dir: Path) -> None:
+    """sigma and beta any number > 0 (under 1 too), tau >= 0, draw_probability strictly between 0 and 1."""
+    cfg = load_config(write(league_dir, GOOD + "rating: {sigma: 0.5, beta: 0.5, tau: 0, draw_probability: 0.999}\n"))
+    assert (cfg.rating.sigma, cfg.rating.beta, cfg.rating.tau, cfg.rating.draw_probability) == (0.5, 0.5, 0.0, 0.999)
+    for key, bad in (("sigma", 0), ("beta", 0), ("tau", -0.001), ("draw_probability", 1), ("draw_probability", 0)):
+        with pytest.raises(ConfigError, match=f"rating.{key}"):
+            load_config(write(league_dir, GOOD + f"rating: {{{key}: {bad}}}\n"))

@@ -97,7 +97,7 @@ def refresh_and_compare(standing: Standing, config: LeagueConfig, exact: bool) -
         assert_same_table(got, want, exact)
         arrays = statistics.load_arrays(store)
         shown = [r for r in want[:6]]
-        ids = {(v["name"], v["version"]): v["id"] for v in store.versions()}
+        ids = {(v.name, v.version): v.id for v in store.versions()}
         among = [ids[(r.bot, r.version)] for r in shown]
     pairs = {(p["a"], p["b"]): p for p in standing.head_to_head(among)}
     for p in statistics.head_to_head(arrays, resamples=200, among=among):

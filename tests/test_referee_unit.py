@@ -70,6 +70,9 @@ BOT_SRC = textwrap.dedent('''
                 time.sleep(60)
             elif bad and mode == "byvalue":
                 send({"type": "action", "id": msg["id"], "action": dict(reversed(list(msg["actions"][-1].items())))})
+            elif mode == "noisy":  # 3,000 characters of stderr a move, its request's id last
+                sys.stderr.write("x" * 2990 + "id=%08d" % msg["id"] + "\\n"); sys.stderr.flush()
+                send({"type": "action", "id": msg["id"], "index": 0})
             elif mode == "slow":  # computes: deadlines count CPU time where the harness freezes bots
                 end = time.process_time() + 0.25
                 while time.process_time() < end:
@@ -312,6 +315,21 @@ def test_sandbox_check(monkeypatch, tmp_path):
         check_sandbox(ResourceLimits(sandbox="bwrap"))
 
 
+def test_the_default_limits_reach_the_bot_as_documented(tmp_path):
+    """docs/leagues.md: 256 open files; files up to ``scratch_mb`` MiB."""
+    proc = start_script(tmp_path, """
+        import resource, sys
+        print(resource.getrlimit(resource.RLIMIT_NOFILE)[0], resource.getrlimit(resource.RLIMIT_FSIZE)[0], flush=True)
+        sys.stdin.read()
+    """)
+    try:
+        code, line = proc.read_line(time.monotonic() + 10)
+        assert code == OK
+        assert line.split() == [b"256", str(ResourceLimits().scratch_mb << 20).encode()]
+    finally:
+        proc.kill()
+
+
 def test_resource_limits_reach_the_bot(tmp_path):
     proc = start_script(tmp_path, """
         import resource, sys
@@ -328,6 +346,16 @@ def test_resource_limits_reach_the_bot(tmp_path):
 
 
 # --------------------------------------------------------------------------- play_game
+
+def test_the_log_keeps_the_last_1024_characters_of_a_moves_stderr(tmp_path, bot):
+    cfg = config(tmp_path, record_messages=True)
+    with BotPool(cfg) as pool:
+        record = play_game(TOY, {"pile": 30}, 3, "g-n", [bot("noisy"), bot("ok")], pool, cfg)
+    kept = [e for e in record.log if e["type"] == "stderr"]
+    assert kept and all(e["seat"] == 0 for e in kept)
+    for e in kept:
+        assert e["text"] == ("x" * 2990 + f"id={e['id']:08d}\n")[-1024:], e
+
 
 def test_good_bots_play_with_forced_moves_applied_and_events_in_order(tmp_path, bot):
     a, b = bot("ok"), bot("ok")

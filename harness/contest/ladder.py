@@ -33,6 +33,7 @@ from harness.league.config import LeagueConfig, games_per_round, load_config
 from harness.league.ratings import conservative
 from harness.league.run_settings import ScheduleKind
 from harness.league.store import LeagueStore
+from harness.league.store_record import GameOutcome
 
 __all__ = ["write_ladder_config", "play_ladder", "Standings", "roster_key", "LADDER_CONFIG", "LADDER_STORE",
            "version_label", "leaderboard_rows"]
@@ -109,7 +110,7 @@ def write_ladder_config(cfg: ContestConfig, db: ContestDB, rounds: int) -> Leagu
 class Standings:
     """Keeps the contest's ``standings`` summary up to date as the runner records games."""
 
-    def __init__(self, db: ContestDB, store_path: Path, after_flush: Callable[[], Any] | None = None) -> None:
+    def __init__(self, db: ContestDB, store_path: Path, after_flush: Callable[[], object] | None = None) -> None:
         self.db = db
         self.store_path = store_path
         self.after_flush = after_flush  # e.g. the auto-pause (harness.contest.autopause)
@@ -131,7 +132,7 @@ class Standings:
             store.close()
             self._local.store = None
 
-    def on_game(self, seq: int, outcome: Any) -> None:
+    def on_game(self, seq: int, outcome: GameOutcome) -> None:
         """The runner's callback (its transaction is not committed yet: the game is read later)."""
         with self._lock:
             self._seqs.append(seq)
@@ -234,9 +235,9 @@ def leaderboard_rows(db: ContestDB) -> list[dict[str, Any]]:
 
 
 def play_ladder(cfg: ContestConfig, db: ContestDB, *, should_stop: Callable[[], bool],
-                on_game: Callable[[int, Any], None] | None = None, progress: bool = False,
+                on_game: Callable[[int, GameOutcome], None] | None = None, progress: bool = False,
                 max_games: int | None = None, echo: Callable[[str], None] = print, dask: str | None = None,
-                pace: Pace | None = None, between_rounds: Callable[[], Any] | None = None) -> int:
+                pace: Pace | None = None, between_rounds: Callable[[], object] | None = None) -> int:
     """Play the ladder until ``should_stop()``; return the games played.
 
     With the adaptive schedule (``ladder: adaptive``), one ``run_league`` call re-reads the
@@ -258,7 +259,7 @@ def play_ladder(cfg: ContestConfig, db: ContestDB, *, should_stop: Callable[[], 
         return (outer_stop() or pace.exhausted() or (max_games is not None and len(counted) >= max_games)
                 or settled())
 
-    def counted_game(seq: int, outcome: Any) -> None:
+    def counted_game(seq: int, outcome: GameOutcome) -> None:
         counted.append(seq)
         pace.take()
         if outer_on_game is not None:
@@ -301,7 +302,7 @@ def play_ladder(cfg: ContestConfig, db: ContestDB, *, should_stop: Callable[[], 
 
 
 def _play_round_robin(cfg: ContestConfig, db: ContestDB, *, should_stop: Callable[[], bool],
-                      on_game: Callable[[int, Any], None], progress: bool, echo: Callable[[str], None],
+                      on_game: Callable[[int, GameOutcome], None], progress: bool, echo: Callable[[str], None],
                       dask: str | None, rest: Callable[[], bool], pace: Pace, interrupted: threading.Event,
                       left: Callable[[], int] | None) -> None:
     """Round robins over the current roster, re-planned when it changes, more rounds planned when played."""
@@ -339,9 +340,9 @@ def _play_round_robin(cfg: ContestConfig, db: ContestDB, *, should_stop: Callabl
 
 
 def _play_adaptive(cfg: ContestConfig, db: ContestDB, *, should_stop: Callable[[], bool],
-                   on_game: Callable[[int, Any], None] | None, progress: bool, echo: Callable[[str], None],
+                   on_game: Callable[[int, GameOutcome], None] | None, progress: bool, echo: Callable[[str], None],
                    dask: str | None, interrupted: threading.Event,
-                   between_rounds: Callable[[], Any] | None = None) -> int:
+                   between_rounds: Callable[[], object] | None = None) -> int:
     """The ladder on the league's adaptive schedule: one run that plays on, the roster polled
     between its rounds (:class:`_AdaptiveRoster` rewrites ``ladder.yaml`` when it changed);
     returns when ``should_stop()`` (the pace's bucket is empty, or the caller stops)."""
@@ -406,7 +407,7 @@ class _AdaptiveRoster:
     changed since the last call (``ladder.yaml`` rewritten), else None."""
 
     def __init__(self, cfg: ContestConfig, db: ContestDB, key: tuple[tuple[str, int], ...],
-                 between_rounds: Callable[[], Any] | None = None) -> None:
+                 between_rounds: Callable[[], object] | None = None) -> None:
         self.cfg, self.db, self.key, self.between_rounds = cfg, db, key, between_rounds
 
     def __call__(self) -> Any:

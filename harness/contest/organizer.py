@@ -157,7 +157,7 @@ def _collusion(site: ContestSite) -> dict[str, Any]:
     store = site.ladder.store()
     if store is None:
         return {"sets": 0, "pairs": [], "judged": 0, "bound": None, "alpha": COLLUSION_ALPHA, "min_sets": MIN_SETS}
-    names = {r.id: f"{r.name}@{r.version}" for r in store.versions()}
+    names = {r.id: r.label for r in store.versions()}
     sets = store_sets(queries.done_seats(store))
     findings = analyse(sets, COLLUSION_ALPHA)
     pairs = []

@@ -295,16 +295,6 @@ async def api_submit(site: ContestSite, request: Request) -> Response:
     return JSONResponse({"id": submission_id, "status": "building"}, status_code=201)
 
 
-@api
-async def api_submission(site: ContestSite, request: Request) -> Response:
-    team = bearer_of(request)
-    sub = await run_in_threadpool(_own_submission, site, team, request.path_params["id"])
-    status = "failed" if sub["status"] == "replaced" and not sub["activated_at"] else sub["status"]
-    return JSONResponse({"id": sub["id"], "status": status, "runtime": sub["runtime"], "version": version_label(sub["id"]),
-                         "build_log": sub["build_log"], "check_log": sub["check_log"],
-                         "current": sub["status"] == "active"})
-
-
 @public
 async def api_leaderboard(site: ContestSite, request: Request) -> Response:
     def work() -> Response:
@@ -339,7 +329,6 @@ def routes(site: ContestSite) -> list[Route]:
         Route("/me/games/{game_id}/seat/{seat:int}", my_seat(site)),
         Route("/me/stderr", my_stderr(site)),
         Route("/api/submissions", api_submit(site), methods=["POST"]),
-        Route("/api/submissions/{id:int}", api_submission(site), methods=["GET"]),
         Route("/api/leaderboard", api_leaderboard(site), methods=["GET"]),
     ]
 

@@ -382,23 +382,6 @@ class BotCgroup:
         except (OSError, ValueError):
             return []
 
-    def runnable(self) -> bool:
-        """Whether a thread of the bot is running or waiting for a CPU (state R), not sleeping."""
-        tasks = os.path.join(self.path, "tasks" if not self.v2 else "cgroup.threads")
-        try:
-            with open(tasks) as fh:
-                tids = fh.read().split()
-        except OSError:
-            return False
-        for tid in tids:
-            try:
-                with open(f"/proc/{tid}/stat", "rb") as fh:
-                    if fh.read().rsplit(b")", 1)[1].split()[0] == b"R":
-                        return True
-            except (OSError, IndexError):
-                continue
-        return False
-
     def kill(self, timeout: float = 2.0) -> int:
         """SIGKILL every process in the cgroup until it is empty, then remove it; return how many
         were hit. A frozen cgroup is thawed first (a frozen process would not die)."""

@@ -13,11 +13,12 @@ two residuals (observed minus expected) of a pair {a, b}:
 - ``feed``: a's minus b's (b feeding a; negative: a feeding b).
 
 Each is averaged over the pair's sets and judged by its z-score (the set is the unit, its spread
-measured across sets, so the games of a set may depend on one another). A pair is flagged when
-some |z| passes the Bonferroni bound for ``alpha`` over every pair and statistic, scaled by the
-spread of the league's own z-scores (:func:`null_scale`): a league of honest bots is flagged
-with probability about ``alpha`` or less (bench/collusion.py measures it, and the
-detection rate, on simulated leagues). Not covered: two bots at a table of 2 (one losing to the
+measured across sets and shrunk toward the league's, so the games of a set may depend on one
+another). A pair is flagged when some |z| passes the Bonferroni bound for ``alpha`` over every
+pair and statistic, scaled by the spread of the league's own z-scores (:func:`null_scale`);
+the most suspicious pairs get a second look with their shared sets out of every baseline
+(:func:`analyse`). A league of honest bots is flagged with probability about ``alpha`` or less
+(bench/collusion.py measures it, and the detection rate, on simulated and real leagues). Not covered: two bots at a table of 2 (one losing to the
 other on purpose) have no third seat to compare against.
 """
 

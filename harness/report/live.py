@@ -87,12 +87,14 @@ class IndexRenderer:
     request; the last good page stays.
     """
 
-    def __init__(self, render: Callable[[str], str]) -> None:
+    def __init__(self, render: Callable[[str], str], after: Callable[[], None] | None = None) -> None:
         self._render = render
+        self._after = after  # run once a page is made and served, before the next render may start
         self._lock = threading.Lock()
         self._done = threading.Condition(self._lock)
         self.last: tuple[str, str] | None = None  # (generation, html)
         self._busy: str | None = None  # the generation being rendered
+        self._failed: str | None = None  # the generation whose render failed last
 
     def kick(self, generation: str) -> None:
         """Start rendering ``generation`` unless it is the last one made or one is under way."""
@@ -114,6 +116,14 @@ class IndexRenderer:
         with self._lock:
             if html is not None:
                 self.last = (generation, html)
+            self._failed = None if html is not None else generation
+            self._done.notify_all()  # the page is served from now
+        if html is not None and self._after is not None:
+            try:
+                self._after()
+            except Exception:  # the same as a render's failure: said, the pages go on
+                traceback.print_exc()
+        with self._lock:
             self._busy = None
             self._done.notify_all()
 
@@ -126,8 +136,10 @@ class IndexRenderer:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     break
-                if self._busy is None:  # the render failed: no point waiting
-                    break
+                if self._busy is None:
+                    if self._failed == generation:  # the render failed: no point waiting
+                        break
+                    self._start(generation)  # the one under way was of an older state: this one now
                 self._done.wait(left)
             return self.last[1] if self.last is not None else None
 
@@ -156,7 +168,7 @@ class LiveLeague:
         self._stamp = self._files_stamp(config)
         self.problem: str | None = None  # why the config on disk does not load (the last good one is used)
         self._lock = threading.Lock()
-        self.renderer = IndexRenderer(self._render_index)
+        self.renderer = IndexRenderer(self._render_index, after=self._after_render)
         self._watch = StoreWatch()  # the store's data_version, which _token asks
         self._standing: Standing | None = None  # the table kept current (made by the first render)
         self._status: dict[str, Any] = {}  # the counts of the last render, for api/status
@@ -271,6 +283,14 @@ class LiveLeague:
         """The league's state as the store is now (for benchmarks and tests)."""
         return self._token(self.config())
 
+    def _after_render(self) -> None:
+        """After a page is made: the chart of ratings over time fitted again if due (its commit
+        is a new state: the next poll makes the page with it)."""
+        config, standing = self.config(), self._standing
+        if standing is not None:
+            with LeagueStore(config.store, create=False) as store:
+                standing.refit_history(store, config.rating)
+
     def _render_index(self, generation: str) -> str:
         """The index of the league now (in the renderer's thread, with its own store connection):
         the table and its statistics brought up to date (:class:`Standing`: only what changed),
@@ -282,7 +302,8 @@ class LiveLeague:
             standing = self._standing
             changed = standing.refresh(store, config.store)
             last = self._made
-            if not changed and last is not None and last[0] == (self._stamp, self.problem):
+            key = (self._stamp, self.problem, standing.history_fits)
+            if not changed and last is not None and last[0] == key:
                 # nothing new (a commit of no game: the history's cache, a plan): the last page,
                 # under this state's name (the page's refresh compares it with api/status')
                 html = last[2].replace(f'data-generation="{last[1]}"', f'data-generation="{generation}"', 1)
@@ -303,5 +324,5 @@ class LiveLeague:
         with self._lock:
             self._status = {"store": True, "done": standing.done, "pending": pending, "violations": violations,
                             "versions": versions, "latest": latest}
-        self._made = ((self._stamp, self.problem), generation, html)
+        self._made = (key, generation, html)
         return html

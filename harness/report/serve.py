@@ -3,9 +3,10 @@ uvicorn, the web stack of the contest site (:mod:`harness.contest.server`), with
 headers (:mod:`harness.report.web`).
 
 Each route is answered by :class:`harness.report.live.LiveLeague` (the pages `harness report`
-writes, made from the store, the config read again when it changes, the index cached per league
-state); ``/api/status`` gives the counts and the league's state for the page's refresh. Any
-other path, or an id that cannot be one, is a plain 404.
+writes, made from the store, the config read again when it changes, the index made in the
+background from a table kept up to date as games are recorded); ``/api/status`` gives the counts
+and the league's state for the page's refresh, from memory. Any other path, or an id that cannot
+be one, is a plain 404.
 
 Only requests whose ``Host`` names the address the server is bound to, or this machine
 (``localhost``, ``127.0.0.1``, ``[::1]``), are answered: a web page the user visits could
