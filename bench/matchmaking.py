@@ -60,6 +60,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import math
 import multiprocessing
 import os
@@ -252,7 +253,7 @@ def league_case(case: tuple[int, int, int, list[int]]) -> tuple[list[tuple[bool,
 
 
 def part1(n_bots: int, leagues: int, max_games: dict[int, float], sizes: list[int], workers: int = 1,
-          first: int = 0) -> dict[int, tuple[int | None, int | None]]:
+          first: int = 0, save: str = "") -> dict[int, tuple[int | None, int | None]]:
     print(f"\n1. {n_bots} bots, {leagues} leagues per case (from league {first}, {workers} worker(s)): share of "
           f"leagues with the right top-{TOP} set / order")
     headline: dict[int, tuple[int | None, int | None]] = {}
@@ -267,6 +268,11 @@ def part1(n_bots: int, leagues: int, max_games: dict[int, float], sizes: list[in
         cases = [(k, league, n_bots, rungs) for league in range(first, first + leagues)]
         outcomes = pool.imap(league_case, cases) if pool else map(league_case, cases)
         for done, (adaptive, balance, stopped, uniform, round_robin) in enumerate(outcomes, 1):
+            if save:  # one line per league as it finishes: a run cut short still counts, and pieces combine
+                with open(save, "a") as out:
+                    out.write(json.dumps({"k": k, "league": first + done - 1, "bots": n_bots, "max": max_games[k],
+                                          "adaptive": adaptive, "uniform": uniform, "round robin": round_robin,
+                                          "stopped": stopped, "balance": balance}) + "\n")
             results["adaptive"].append(adaptive)  # type: ignore[arg-type]
             stops.append(stopped)
             ratios.append(balance["games_ratio"])
@@ -284,6 +290,25 @@ def part1(n_bots: int, leagues: int, max_games: dict[int, float], sizes: list[in
 
 # ---------------------------------------------------------------------------------------------
 # part 2: balance over time with two table sizes
+
+
+def from_saved(paths: list[str]) -> None:
+    """Part 1's report from the leagues saved by ``--save`` runs (pieces with different
+    ``--first-league`` combine; a league saved twice counts once)."""
+    leagues: dict[tuple[int, int, int, float], dict] = {}
+    for path in paths:
+        for line in Path(path).read_text().splitlines():
+            if line.strip():
+                row = json.loads(line)
+                leagues[(row["k"], row["bots"], row["league"], row["max"])] = row
+    for k, bots, top in sorted({(k, b, m) for k, b, _, m in leagues}):
+        rows = [leagues[key] for key in sorted(leagues) if key[0] == k and key[1] == bots and key[3] == top]
+        results = {name: [[None if c is None else tuple(c) for c in row[name]] for row in rows]
+                   for name in ("adaptive", "uniform", "round robin")}
+        stops = [None if row["stopped"] is None else tuple(row["stopped"]) for row in rows]
+        report(k, ladder(top), results, stops, [row["balance"]["games_ratio"] for row in rows], 0.0,  # type: ignore[arg-type]
+               title=f"tables of {k}, {bots} bots, from saved leagues {rows[0]['league']}-{rows[-1]['league']}",
+               gaps=[row["balance"]["gap"] for row in rows], bots=bots)
 
 
 def part2(n_bots: int, games: int) -> None:
@@ -446,12 +471,17 @@ def main() -> None:
                         help="part 5 per table size: size:bots:ladder top (dominoes at 2, epizodiak at 3)")
     parser.add_argument("--real-leagues", type=int, default=12)
     parser.add_argument("--verify-sets", type=int, default=200, help="part 5's check of the premise: sets per pair")
+    parser.add_argument("--save", default="", help="part 1: append each league's results to this file (JSON lines)")
+    parser.add_argument("--from-saved", default="", help="part 1's report from saved files (comma-separated), no play")
     parser.add_argument("--tiny", action="store_true", help="a run of seconds (CI checks the bench still works; "
                         "its figures mean nothing)")
     args = parser.parse_args()
     if args.tiny:
         args.leagues, args.bots, args.max_games, args.sizes, args.newcomer_leagues = 1, 20, "2:2e4", "2", 1
         args.real, args.real_leagues, args.verify_sets = "2:11:1000", 1, 2
+    if args.from_saved:
+        from_saved(args.from_saved.split(","))
+        return
     parts = {int(p) for p in args.parts.split(",")}
     sizes = [int(s) for s in args.sizes.split(",")]
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (a shared machine)")
@@ -464,7 +494,8 @@ def main() -> None:
         part3(args.bots, args.newcomer_leagues, sizes)
     if 1 in parts:
         tops = {int(k): float(v) for k, v in (item.split(":") for item in args.max_games.split(","))}
-        for k, (a, u) in part1(args.bots, args.leagues, tops, sizes, args.workers, args.first_league).items():
+        for k, (a, u) in part1(args.bots, args.leagues, tops, sizes, args.workers, args.first_league,
+                                     args.save).items():
             cells.append(headline_cell(f"synthetic, tables of {k}", a, u, tops[k]))
     if 5 in parts:
         for item in args.real.split(","):

@@ -12,8 +12,10 @@ duplicate deal), the rest of the noise keeps each performance's total at N(0, be
 
 Cells: the reference (4 bots, spread beta/2, 384 games, 3 seats); sparse (100 bots with about
 10 sets each, 2 and 3 seats, spread beta); spread 2 beta (the fixed prior's own spread); a first-seat
-advantage of +beta/2 and +beta; one noisy bot (twice the usual performance noise); 10 close
-bots (spread beta/4).
+advantage of +beta/2 and +beta; one noisy bot (twice the usual performance noise) among 4
+bots and among 10 bots spread beta (where its noise can be measured: the noisy cells also
+print that bot's own coverage and in how many leagues the noises were fitted); 10 close bots
+(spread beta/4).
 
 Run: python bench/ratings_cells.py [--leagues 200] [--tiny]
 (``bench/ratings.py --parts cells`` runs the same; ``--tiny``: 2 leagues a cell, seconds.)
@@ -66,6 +68,7 @@ CELLS = (
     Cell("seat edge +beta/2: 4 bots, 3 seats", 4, 3, 48, seat_edge=0.5),
     Cell("seat edge +beta: 4 bots, 3 seats", 4, 3, 48, seat_edge=1.0),
     Cell("a noisy bot (2 beta): 4 bots, 3 seats", 4, 3, 48, noisy=2.0),
+    Cell("a noisy bot (2 beta): 10 bots spread beta, 3 seats", 10, 3, 60, spread=1.0, noisy=2.0),
     Cell("10 close bots (beta/4), 2 seats", 10, 2, 40, spread=0.25),
 )
 
@@ -98,7 +101,7 @@ def measure(cell: Cell, leagues: int, seed: int = 1) -> dict[str, object]:
     covered = total = 0
     shares: list[float] = []  # each league's share covered: the standard error is over leagues
     tenths = np.zeros((len(TENTHS), 3))
-    flagged = 0
+    flagged = fitted = own = 0
     for _ in range(leagues):
         true, batch = draw_league(rng, cell)
         fit: TableFit = fit_batches([batch], mu=MU, sigma=SIGMA, beta=BETA)
@@ -108,11 +111,14 @@ def measure(cell: Cell, leagues: int, seed: int = 1) -> dict[str, object]:
         total += len(inside)
         shares.append(sum(inside) / len(inside))
         flagged += len(getattr(fit, "noisy", {}) or {})
+        fitted += bool(fit.noise)
+        own += inside[list(fit.mu).index(0)] if 0 in fit.mu else 0
         for a, b, p in zip(fit.order, fit.order[1:], fit.p_next):
             t = min(int((p - 0.5) * 10), 4)
             tenths[t] += (p, float(true[a] > true[b]), 1.0)
     se = float(np.std(shares, ddof=1) / math.sqrt(len(shares))) if len(shares) > 1 else float("nan")
-    return {"covered": covered, "total": total, "tenths": tenths, "flagged": flagged, "se": se}
+    return {"covered": covered, "total": total, "tenths": tenths, "flagged": flagged, "se": se, "fitted": fitted,
+            "own": own}
 
 
 def report(cell: Cell, got: dict[str, object], leagues: int) -> list[str]:
@@ -121,7 +127,10 @@ def report(cell: Cell, got: dict[str, object], leagues: int) -> list[str]:
     se = float(got["se"])  # type: ignore[arg-type]  # over leagues: one league's intervals are not independent
     ok = "ok" if TARGET[0] <= rate <= TARGET[1] else ("near" if abs(rate - sum(TARGET) / 2) < 0.02 + 2 * se else "OUT")
     lines = [f"   {cell.name:<40} coverage {100 * rate:5.1f}% +-{100 * se:.1f} (target 93-97%: {ok}; "
-             f"{leagues} leagues, {total} intervals; noisy flagged {got['flagged']})"]
+             f"{leagues} leagues, {total} intervals; noisy flagged {got['flagged']}; noises fitted in {got['fitted']} "
+             f"leagues)"]
+    if cell.noisy != 1.0:
+        lines.append(f"      the noisy bot's own interval: {100 * int(got['own']) / leagues:.1f}% of {leagues}")  # type: ignore[call-overload]
     tenths = got["tenths"]
     assert isinstance(tenths, np.ndarray)
     cells = []

@@ -50,7 +50,10 @@ def test_each_bot_s_factor_rests_on_its_own_sets():
     model = fit_model([batch], 10)
     assert model.sets_per_bot[0] < 20 < min(model.sets_per_bot[1:])
     assert model.factor[0] > max(model.factor[1:])
-    assert model.factor[0] == pytest.approx(bot_factors(model.sets_per_bot[:1])[0])
+    # its own sets' factor, times the dispersion's shrinkage towards the field's (upwards only)
+    g, d = model.sets_per_bot[0], model.dispersion[0]
+    shrunk = math.sqrt(max(1.0, (g * d + 4) / (g + 4) / d))
+    assert model.factor[0] == pytest.approx(bot_factors(model.sets_per_bot[:1])[0] * shrunk)
 
 
 def test_mu_is_relative_to_the_mean_of_the_table_s_bots():
@@ -155,6 +158,11 @@ def test_the_table_says_which_bot_was_flagged():
         assert "* b@1: results noisier than the model allows" in text and "sigma x1.60" in text
         assert "a@1: results noisier" not in text
     assert '"noisy": 2.4' in format_table(rows, "json")
+    # a bot whose fitted noise is well above beta is named too; one near beta is not
+    rows[0].noise, rows[1].noise, rows[1].noisy = 1.1, 1.8, None
+    text = format_table(rows, "table")
+    assert "* b@1: plays noisier than the others (fitted performance noise 1.80x beta" in text and "+-1.76*" in text
+    assert "a@1:" not in text and "+-0.98*" not in text and "results noisier" not in text
 
 
 def test_past_the_exact_trace_the_spread_comes_from_each_bot_s_own_information(monkeypatch):

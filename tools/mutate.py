@@ -87,7 +87,8 @@ TESTS = {
                "tests/test_rating_history.py", "tests/test_statistics.py", "tests/test_league_dask.py",
                "tests/test_dask_safety.py", "tests/test_log_caps.py", "tests/test_layers_schedule.py",
                "tests/test_ratings_model.py", "tests/test_bot_versions.py", "tests/test_fair_play_ids.py",
-               "tests/test_fair_play_deals.py", "tests/test_live_standing.py"],
+               "tests/test_fair_play_deals.py", "tests/test_live_standing.py",
+               "tests/test_ratings_noise.py"],
     "report": ["tests/test_league_reports.py", "tests/test_sprt_exact.py", "tests/test_statistics.py", "tests/test_statistics_arrays.py",
                "tests/test_rating_history.py", "tests/test_index_renderer.py", "tests/test_report_browser.py",
                "tests/test_replay_viewer.py", "tests/test_serve_live.py", "tests/test_store_owner.py", "tests/test_live_standing.py",
@@ -101,6 +102,8 @@ TESTS = {
 UNLISTED = {
     "tests/test_layout.py": "the source tree's shape (module sizes, imports), not behaviour",
     "tests/test_greedy_mix.py": "the benchmark's in-process bots (bench/greedy_mix.py), not harness code",
+    "tests/test_matchmaking_headline.py": "the benchmark's headline statistics (bench/matchmaking_headline.py), "
+                                          "not harness code",
     "tests/test_bench_tiny.py": "that every bench/ script still runs (minutes for each mutant), not what it computes",
 }
 

@@ -26,7 +26,6 @@ this maximum: tests/test_live_standing.py bounds the difference.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -208,14 +207,15 @@ class LiveFit:
         if not self.games or k == 0:
             return TableFit({}, {}, [], [], 0, 0, np.zeros((0, 0)), {})
         pairs = self._pairs()
-        scale = math.sqrt(2.0) * self.beta
         n_sets, n_slots = len(self.clusters), len(self.slots)
 
         c = {name: column.view for name, column in self.columns.items()}
 
-        def meat_at(skills: np.ndarray, seat: np.ndarray) -> tuple[np.ndarray, int, np.ndarray]:
-            _, up, down, _ = pair_terms(pairs, skills, seat, scale, 1)
-            score = (c["cell_win"] * (up + down)[c["cell_entry"]] - down[c["cell_entry"]]) / scale
+        def meat_at(skills: np.ndarray, seat: np.ndarray, scales: float | np.ndarray
+                    ) -> tuple[np.ndarray, int, np.ndarray]:
+            _, up, down, _ = pair_terms(pairs, skills, seat, scales, 1)
+            per = scales[c["cell_entry"]] if isinstance(scales, np.ndarray) else scales  # one per entry when fitted
+            score = (c["cell_win"] * (up + down)[c["cell_entry"]] - down[c["cell_entry"]]) / per
             per_slot = (np.bincount(c["cell_a"], weights=score, minlength=n_slots)
                         - np.bincount(c["cell_b"], weights=score, minlength=n_slots))
             matrix = sp.csr_matrix((per_slot, (c["slot_cluster"], c["slot_bot"])), shape=(n_sets, k))

@@ -68,7 +68,7 @@ class Pairs:
     ppb: np.ndarray
     seats: int  # the number of seat effects
     #: the last :func:`pair_terms` computed on these pairs: (skills, seat, scale, need, terms)
-    memo: list[tuple[np.ndarray, np.ndarray, float, int, tuple[float, np.ndarray, np.ndarray, np.ndarray]]] = \
+    memo: list[tuple[np.ndarray, np.ndarray, float | np.ndarray, int, tuple[float, np.ndarray, np.ndarray, np.ndarray]]] = \
         field(default_factory=list, repr=False, compare=False)
 
 
@@ -135,7 +135,7 @@ def pairs_of(batches: Sequence[TableBatch], k: int) -> Pairs:
                  seat_b[first_of], wins, count, pair_label[first_of], a[first_pair], b[first_pair], seats)
 
 
-def pair_terms(pairs: Pairs, skills: np.ndarray, seat: np.ndarray, scale: float, need: int
+def pair_terms(pairs: Pairs, skills: np.ndarray, seat: np.ndarray, scale: float | np.ndarray, need: int
                ) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
     """Per entry at ``skills`` and seat effects ``seat``: the composite log-likelihood; with
     ``need`` >= 1 the Mills ratios up = phi/Phi(z) and down = phi/Phi(-z) (z = (mu_a + g_sa -
@@ -145,7 +145,7 @@ def pair_terms(pairs: Pairs, skills: np.ndarray, seat: np.ndarray, scale: float,
     games a quarter of a warm-started fit's time."""
     if pairs.memo:
         at_skills, at_seat, at_scale, at_need, terms = pairs.memo[0]
-        if at_need >= need and at_scale == scale and np.array_equal(at_skills, skills) and \
+        if at_need >= need and _same_scale(at_scale, scale) and np.array_equal(at_skills, skills) and \
                 np.array_equal(at_seat, seat):
             return terms if need >= 2 or at_need < 2 else (terms[0], terms[1], terms[2], terms[3][0])
     terms = _pair_terms(pairs, skills, seat, scale, need)
@@ -153,7 +153,14 @@ def pair_terms(pairs: Pairs, skills: np.ndarray, seat: np.ndarray, scale: float,
     return terms
 
 
-def _pair_terms(pairs: Pairs, skills: np.ndarray, seat: np.ndarray, scale: float, need: int
+def _same_scale(a: float | np.ndarray, b: float | np.ndarray) -> bool:
+    """Whether two scales (one number, or one per entry) are the same."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and np.array_equal(a, b)
+    return a == b
+
+
+def _pair_terms(pairs: Pairs, skills: np.ndarray, seat: np.ndarray, scale: float | np.ndarray, need: int
                 ) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
     z = (skills[pairs.pa] - skills[pairs.pb] + seat[pairs.sa] - seat[pairs.sb]) / scale
     log_up, log_down = _log_phis(z)
@@ -239,7 +246,7 @@ def _seat_newton(pairs: Pairs, first: np.ndarray, second: np.ndarray, seat: np.n
 
 
 def maximise(pairs: Pairs, hessian: Hessian, skills: np.ndarray, seat: np.ndarray, mu: float, precision: float,
-             scale: float, iterations: int, *, seat_precision: float | None = None, tolerance: float = 1e-4
+             scale: float | np.ndarray, iterations: int, *, seat_precision: float | None = None, tolerance: float = 1e-4
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Newton's method with step halving on the log-posterior from ``skills`` (and the seat
     effects ``seat``, fitted too unless ``seat_precision`` is None), until a step moves no
@@ -281,12 +288,14 @@ def maximise(pairs: Pairs, hessian: Hessian, skills: np.ndarray, seat: np.ndarra
     return skills, seat, second
 
 
-def seat_pair_scores(pairs: Pairs, skills: np.ndarray, seat: np.ndarray, scale: float) -> np.ndarray:
+def seat_pair_scores(pairs: Pairs, skills: np.ndarray, seat: np.ndarray, scale: float | np.ndarray) -> np.ndarray:
     """d/dx of each seat pair's log-likelihood term (x = mu(seat i) - mu(seat j)), in
-    :class:`Pairs`' order: linear in the result, (r (up + down) - down) / scale for bot a."""
+    :class:`Pairs`' order: linear in the result, (r (up + down) - down) / scale for bot a
+    (``scale``: one number, or one per entry)."""
     _, up, down, _ = pair_terms(pairs, skills, seat, scale, 1)
     oriented = np.where(pairs.sign > 0, pairs.result, 1.0 - pairs.result)
-    scores: np.ndarray = pairs.sign * (oriented * (up + down)[pairs.which] - down[pairs.which]) / scale
+    per = scale[pairs.which] if isinstance(scale, np.ndarray) else scale
+    scores: np.ndarray = pairs.sign * (oriented * (up + down)[pairs.which] - down[pairs.which]) / per
     return scores
 
 

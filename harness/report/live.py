@@ -8,8 +8,8 @@
 - **The table is kept, not recomputed.** The index's table and statistics are a
   :class:`harness.report.standing.Standing`: the store read whole once, then at each new state
   only the games recorded since (the fit warm-started from the last, the intervals' sums kept),
-  so at 1,000 bots and 1,000,000 games a page with new games is made in about a second where
-  recomputing everything took 16-29 s (bench/live.py; docs/performance.md). The rating
+  so at 1,000 bots and 1,000,000 games a page with new games costs ~0.9 s of CPU where
+  recomputing everything cost 9-10 s (16-29 s of wall time) (bench/live.py; docs/performance.md). The rating
   history's fitted points are kept in the store (:mod:`harness.report.history`).
 - **The index is made in the background** (:class:`IndexRenderer`), one render at a time, for
   the league's state: SQLite's ``data_version`` on one read-only connection (it changes when

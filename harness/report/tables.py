@@ -48,6 +48,7 @@ class TableRow:
     p_better: float | None = None  # P(this bot's skill > the next row's), from the table's fit
     noisy: float | None = None  # flagged by the fit's consistency check: its dispersion
     widened: float | None = None  # then: the factor on its sigma (its own sets' and sqrt(dispersion))
+    noise: float | None = None  # its fitted performance noise over beta, when the fit found noises that differ
 
 
 def league_table(store: LeagueStore, config: LeagueConfig, *, recompute: bool = False,
@@ -136,7 +137,7 @@ def finish_rows(rows: list[TableRow], ids: dict[tuple[str, str], int], fit: Any,
                 r.mean_score, r.mean_score_ci = got["mean_score"], got["mean_score_ci"]
                 r.mean_rank_ci = got["mean_rank_ci"]
             r.p_better = fit.p_better(vid, below) if below in fit.mu and vid in fit.mu else None
-            r.noisy, r.widened = fit.noisy.get(vid), fit.widened.get(vid)
+            r.noisy, r.widened, r.noise = fit.noisy.get(vid), fit.widened.get(vid), fit.noise.get(vid)
     return rows
 
 
@@ -148,7 +149,7 @@ def _interval(ci: Sequence[float | None] | None, digits: int = 2) -> str:
 
 def _cells(r: TableRow) -> list[str]:
     return [str(r.rank), r.bot, r.version + ("" if r.current else " (old)"), f"{r.mu:.2f}",
-            f"+-{1.96 * r.sigma:.2f}" + ("*" if r.noisy else ""), f"{r.rating:.2f}", str(r.games), str(r.wins),
+            f"+-{1.96 * r.sigma:.2f}" + ("*" if r.noisy or _noisier(r) else ""), f"{r.rating:.2f}", str(r.games), str(r.wins),
             "-" if r.mean_score is None else f"{r.mean_score:.2f}", _interval(r.mean_score_ci),
             "-" if r.mean_rank is None else f"{r.mean_rank:.2f}", _interval(r.mean_rank_ci),
             "-" if r.p_better is None else f"{r.p_better:.2f}", str(r.violations)]
@@ -199,12 +200,31 @@ def format_table(rows: Sequence[TableRow], fmt: str = "table", *, info: dict[str
     return "\n".join([line(HEADERS), line(["-" * w for w in widths])] + [line(c) for c in body] + noisy_notes(rows))
 
 
+#: a fitted noise this far above beta is named under the table
+NOTED_NOISE = 1.25
+
+
+def _noisier(r: TableRow) -> bool:
+    return r.noise is not None and r.noise >= NOTED_NOISE
+
+
 def noisy_notes(rows: Sequence[TableRow]) -> list[str]:
-    """One line per bot the fit's consistency check flagged (its 95% cell is marked ``*``)."""
-    return [f"* {r.bot}@{r.version}: results noisier than the model allows (their variance {r.noisy:.1f}x what its "
-            f"information predicts, relative to the field); its mu is pulled towards the mean and its interval is "
-            f"widened (sigma x{r.widened:.2f}, with its own sets' small-sample factor)"
-            for r in rows if r.noisy is not None and r.widened is not None]
+    """One line per bot the fit's consistency check flagged or whose fitted noise is well above
+    beta (its 95% cell is marked ``*``)."""
+    notes = []
+    for r in rows:
+        said = []
+        if r.noisy is not None and r.widened is not None:
+            said.append(f"results noisier than the model allows (their variance {r.noisy:.1f}x what its information "
+                        f"predicts, relative to the field); its mu is pulled towards the mean and its interval is "
+                        f"widened (sigma x{r.widened:.2f}, with its own sets' small-sample factor)")
+        if _noisier(r):
+            said.append(f"plays noisier than the others (fitted performance noise {r.noise:.2f}x beta, shrunk towards "
+                        f"the field's); its mu is read with that noise and its interval includes the noise's "
+                        f"uncertainty")
+        if said:
+            notes.append(f"* {r.bot}@{r.version}: " + "; ".join(said))
+    return notes
 
 
 # ---------------------------------------------------------------------------------------------

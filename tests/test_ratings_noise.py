@@ -1,0 +1,104 @@
+"""Each bot's own performance noise in the table's fit (harness/league/ratings_noise.py), and
+P(>next) against a Monte Carlo reference: on leagues drawn from the model with known truth."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_ratings_model import BETA, league
+
+import harness.league.ratings_fit as ratings_fit
+from harness.league.ratings_fit import fit_batches
+
+
+def _without_noise(monkeypatch: pytest.MonkeyPatch, batch: ratings_fit.TableBatch) -> ratings_fit.TableFit:
+    """The same league fitted with every bot at the common beta (the noise step switched off)."""
+    with monkeypatch.context() as patch:
+        patch.setattr(ratings_fit, "fit_noise", lambda *args, **kwargs: None)
+        return fit_batches([batch])
+
+
+def test_an_overdispersed_bot_gets_its_own_noise_and_a_wider_interval(monkeypatch):
+    """Bot 0 plays with three times the usual noise among 10 bots spread by beta: its fitted
+    noise is well above the others', its mu is less compressed towards the mean than under a
+    common beta, and its interval is widened more than any other bot's (theirs widen a little:
+    the noisy bot's uncertain noise moves every mu relative to the mean); the honest bots'
+    noises stay near 1."""
+    rng = np.random.default_rng(11)
+    true = 25 + rng.normal(0, BETA, 10)
+    true[0] = 25 + 1.5 * BETA  # far enough from the mean for its compression to show
+    batch = league(rng, true, 3, 600, noisy={0: 3.0})
+    fit, common = fit_batches([batch]), _without_noise(monkeypatch, batch)
+    assert fit.noise[0] > 1.6 and max(abs(fit.noise[b] - 1) for b in range(1, 10)) < 0.3
+    truth = true[0] - true.mean()
+    assert abs(fit.mu[0] - 25 - truth) < abs(common.mu[0] - 25 - truth)
+    widened = [fit.sigma[b] / common.sigma[b] for b in range(10)]
+    assert widened[0] > 1.15 and widened[0] > max(widened[1:])
+
+
+def test_an_honest_field_keeps_the_common_beta(monkeypatch):
+    """Ten bots with the same noise: the noises' spread is estimated at (or near) 0, so every
+    bot's fitted noise is within 10% of beta and no interval moves by more than 3%."""
+    for seed in (12, 13, 14):
+        rng = np.random.default_rng(seed)
+        batch = league(rng, 25 + rng.normal(0, BETA, 10), 3, 300)
+        fit, common = fit_batches([batch]), _without_noise(monkeypatch, batch)
+        assert all(abs(x - 1) < 0.1 for x in fit.noise.values())
+        assert all(fit.sigma[b] == pytest.approx(common.sigma[b], rel=0.03) for b in range(10))
+
+
+def test_p_better_is_the_probability_under_the_fit_s_normal(monkeypatch):
+    """P(a > b) from the formula (with the covariance of the two mus) against the share of
+    draws from N(mu, covariance) where a's skill exceeds b's, for every pair of a league where
+    bots met unevenly (so the covariances matter)."""
+    rng = np.random.default_rng(15)
+    weights = np.linspace(1, 3, 8) / np.linspace(1, 3, 8).sum()
+    fit = fit_batches([league(rng, 25 + rng.normal(0, BETA / 4, 8), 2, 120, weights=weights)])
+    ids = sorted(fit.mu, key=lambda v: fit.index[v])
+    draws = np.random.default_rng(16).multivariate_normal([fit.mu[v] for v in ids], fit.covariance, 200_000)
+    covariances = [abs(fit.covariance[i, j]) for i in range(8) for j in range(8) if i != j]
+    assert max(covariances) > 0.05 * min(np.diag(fit.covariance))  # not independent: the test asks its question
+    for a in ids:
+        for b in ids:
+            if a != b:
+                share = float(np.mean(draws[:, fit.index[a]] > draws[:, fit.index[b]]))
+                assert fit.p_better(a, b) == pytest.approx(share, abs=0.005)
+
+
+def test_a_one_sided_bot_s_variance_is_not_read_below_the_field_s(monkeypatch):
+    """A bot far above a sparse field wins nearly every set: its sets' scores are small and
+    alike, so its own dispersion reads well under 1. Its sigma is scaled by sqrt((G d + 4) /
+    (G + 4) / d), never down: a bot whose dispersion is 1 or more keeps its factor."""
+    rng = np.random.default_rng(17)
+    true = 25 + rng.normal(0, BETA / 2, 30)
+    true[0] = 25 + 3 * BETA
+    batch = league(rng, true, 2, 150)
+    shrunk = ratings_fit.fit_model([batch], 30)
+    monkeypatch.setattr(ratings_fit, "DISPERSION_PRIOR_SETS", 0.0)
+    plain = ratings_fit.fit_model([batch], 30)
+    d, g = plain.dispersion, plain.sets_per_bot
+    assert d[0] < 0.7
+    expected = np.sqrt(np.maximum(1.0, (g * d + 4) / (g + 4) / d))
+    assert shrunk.factor == pytest.approx(plain.factor * expected, rel=1e-6)
+    assert shrunk.factor[0] > 1.1 * plain.factor[0]
+    assert all(shrunk.factor[d >= 1] == plain.factor[d >= 1])
+
+
+def test_the_spread_s_uncertainty_widens_most_the_bots_far_from_the_mean(monkeypatch):
+    """The estimated spread's uncertainty (Kass and Steffey's correction) adds g g' Var(tau^2),
+    g = d mu / d tau^2: nothing narrows, and the bots far from the mean (whose shrinkage depends
+    most on tau) widen most; with a large field the spread is well measured and the addition small."""
+    def widening(k: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+        rng = np.random.default_rng(seed)
+        batch = league(rng, 25 + rng.normal(0, BETA / 3, k), 2, 8 * k)
+        with_it = ratings_fit.fit_model([batch], k)
+        with monkeypatch.context() as patch:
+            patch.setattr(ratings_fit, "_spread_uncertainty", lambda factor, skills, *args: np.zeros((k, k)))
+            without = ratings_fit.fit_model([batch], k)
+        return np.diag(with_it.covariance) / np.diag(without.covariance), np.abs(with_it.skills - 25)
+
+    ratio, distance = widening(6, 18)
+    assert np.all(ratio >= 1 - 1e-9) and ratio.max() > 1.02
+    assert np.argmax(ratio) == np.argmax(distance)
+    large, _ = widening(60, 19)
+    assert np.median(large - 1) < np.median(ratio - 1)
