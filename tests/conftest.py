@@ -32,7 +32,6 @@ SERIAL_FILES = frozenset({
     "test_deadlines.py",  # a bot's answer at chosen fractions of move_ms, the bank to the millisecond
     "test_referee_unit.py",  # deadlines of 100-500 ms on real processes
     "test_referee_e2e.py",  # move_ms 20-300, init_ms, start-up timeouts
-    "test_fair_play.py",  # CPU-time deadlines beside wall-clock ones, busy neighbours by design
     "test_fair_time.py",  # sleepers' timeouts, the bank, bots never charged on a busy host
     "test_fairness.py",  # timeouts counted per seat
     "test_botproc_pins.py",  # the exchange's deadlines pinned
@@ -44,10 +43,38 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "serial: the test measures time; under xdist it runs alone (tests/conftest.py)")
 
 
+#: files that take longest (leagues, browsers, compilers, nginx: tens of seconds each, whatever
+#: their number of tests), longest first. xdist hands out files in collection order (``.ci/run``
+#: passes ``--no-loadscope-reorder``); these go first so that the two processes do not end with
+#: one of them alone on a long file while the other has nothing left.
+LONG_FILES = (
+    "test_adaptive_league_e2e.py", "test_starters.py", "test_contest_browser.py", "test_participant_browser.py", "test_contest_deploy.py",
+    "test_serve_live.py", "test_bench_tiny.py", "test_replay_viewer.py", "test_contest_organizer_browser.py",
+    "test_contest_collusion.py", "test_report_browser.py", "test_runtimes.py", "test_store_owner.py",
+    "test_contest_backup.py", "test_league_dask.py", "test_dask_safety.py",
+    "test_league_e2e.py",
+)
+
+
+def _schedule_order(items: list[pytest.Item]) -> list[pytest.Item]:
+    """The long files first, then the others by number of tests (xdist's own default order)."""
+    counts: dict[str, int] = {}
+    for item in items:
+        counts[item.path.name] = counts.get(item.path.name, 0) + 1
+    rank = {name: i for i, name in enumerate(LONG_FILES)}
+    firsts = {name: i for i, name in reversed(list(enumerate(item.path.name for item in items)))}
+
+    def key(item: pytest.Item) -> tuple[int, int, int]:
+        name = item.path.name
+        return rank.get(name, len(rank)), -counts[name], firsts[name]
+    return sorted(items, key=key)  # stable: a file's tests keep their order
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if item.path.name in SERIAL_FILES:
             item.add_marker(pytest.mark.serial)
+    items[:] = _schedule_order(items)
 
 
 def _lock_files() -> tuple[int, int] | None:

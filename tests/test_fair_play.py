@@ -405,6 +405,7 @@ def _timeouts(path: Path) -> dict[str, int]:
     return {name: n for name, n in rows}
 
 
+@pytest.mark.serial  # a deadline measured: alone on the machine (tests/conftest.py)
 @needs_bwrap
 @needs_cpu_clock
 def test_bots_using_half_their_time_are_never_charged_for_the_hosts_load(tmp_path, busy_host):
@@ -426,6 +427,7 @@ bots:
     assert _timeouts(path).get("thinker-a", 0) == 0 and _timeouts(path).get("thinker-b", 0) == 0, _timeouts(path)
 
 
+@pytest.mark.serial  # a deadline measured: alone on the machine (tests/conftest.py)
 @needs_bwrap
 @needs_cpu_clock
 def test_a_bot_whose_children_spin_takes_no_cpu_from_its_opponent(tmp_path):
@@ -443,6 +445,7 @@ bots:
     assert _timeouts(path).get("thinker", 0) == 0, _timeouts(path)
 
 
+@pytest.mark.serial  # a deadline measured: alone on the machine (tests/conftest.py)
 @needs_cpu_clock
 def test_a_bots_deadline_counts_the_cpu_time_of_its_children(tmp_path):
     """Three children computing 300 ms each while the bot waits: 900 ms of CPU against a

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
@@ -45,7 +46,10 @@ def shoot(browser: Any, tmp_path: Path, name: str) -> None:
 def _until(check: Any, seconds: float, what: str, every: float = 0.5) -> Any:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        value = check()
+        try:
+            value = check()
+        except StaleElementReferenceException:  # the page reloaded itself between finding and reading
+            value = None
         if value:
             return value
         time.sleep(every)
