@@ -1,7 +1,7 @@
 """The participant features' and the ladder-side statements on ``contest.sqlite``, beside
 :class:`~harness.contest.db.ContestDB` (which holds the site's own): the auto-pause's
-(:mod:`.autopause`), the leaderboard fit's (:mod:`.board_fit`) and the status figures'
-(:mod:`.status`). Each function takes the :class:`ContestDB` and returns plain values or
+(:mod:`.autopause`), the leaderboard fit's (:mod:`.board_fit`), the challenges'
+(:mod:`.challenges`) and the status figures' (:mod:`.status`). Each function takes the :class:`ContestDB` and returns plain values or
 named tuples, never ``sqlite3.Row``.
 """
 
@@ -15,7 +15,8 @@ if TYPE_CHECKING:
     from harness.contest.db import ContestDB
 
 __all__ = ["PauseCandidate", "Pause", "pause_candidates", "pause_version", "pause_of", "write_fit",
-           "submissions_in"]
+           "submissions_in", "Challenge", "ChallengeGame", "add_challenge", "pending_challenges",
+           "record_challenge_game", "challenges_of_team", "challenge_games"]
 
 
 class PauseCandidate(NamedTuple):
@@ -84,3 +85,70 @@ def submissions_in(cdb: ContestDB, status: str) -> int:
     """How many submissions have ``status``."""
     return int(cdb.db.execute("SELECT count(*) FROM submissions WHERE status = ?", (status,)).fetchone()[0])
 
+
+class Challenge(NamedTuple):
+    """A team's challenge: ``seats`` is JSON ``[[team, submission id], ...]``, the challenger first."""
+
+    id: int
+    team_id: int
+    seats: str
+    games: int
+    played: int
+    status: str
+    created_at: float
+    finished_at: float | None
+
+
+class ChallengeGame(NamedTuple):
+    """One game of a challenge: teams by seat, ranking, scores and forfeits as JSON."""
+
+    challenge_id: int
+    n: int
+    teams: str
+    ranking: str
+    scores: str
+    forfeits: str
+
+
+_CHALLENGE = "SELECT id, team_id, seats, games, played, status, created_at, finished_at FROM challenges"
+
+
+def add_challenge(cdb: ContestDB, team_id: int, seats: str, games: int, per_hour: int) -> tuple[int | None, int]:
+    """Add a pending challenge if the team's hourly quota allows it: (its id, 0), or (None, the
+    minutes until the next is allowed). Checked and inserted in one transaction."""
+    now = time.time()
+    with cdb.write() as conn:
+        recent = conn.execute("SELECT count(*), min(created_at) FROM challenges WHERE team_id = ? AND created_at > ?",
+                              (team_id, now - 3600)).fetchone()
+        if recent[0] >= per_hour:
+            return None, int(recent[1] + 3600 - now) // 60 + 1
+        cur = conn.execute("INSERT INTO challenges (team_id, seats, games, status, created_at) VALUES (?, ?, ?, "
+                           "'pending', ?)", (team_id, seats, games, now))
+        return int(cur.lastrowid or 0), 0
+
+
+def pending_challenges(cdb: ContestDB) -> list[Challenge]:
+    """The challenges not played to the end, oldest first."""
+    return [Challenge(*r) for r in cdb.db.execute(f"{_CHALLENGE} WHERE status = 'pending' ORDER BY id")]
+
+
+def record_challenge_game(cdb: ContestDB, game: ChallengeGame, last: bool) -> None:
+    """Keep one game of a challenge and count it (the challenge is done after its ``last``)."""
+    with cdb.write() as conn:
+        conn.execute("INSERT OR REPLACE INTO challenge_games (challenge_id, n, teams, ranking, scores, forfeits) "
+                     "VALUES (?, ?, ?, ?, ?, ?)", game)
+        conn.execute("UPDATE challenges SET played = ?, status = ?, finished_at = ? WHERE id = ?",
+                     (game.n + 1, "done" if last else "pending", time.time() if last else None, game.challenge_id))
+
+
+def challenges_of_team(cdb: ContestDB, team_id: int, limit: int) -> list[Challenge]:
+    """The team's latest ``limit`` challenges, newest first."""
+    return [Challenge(*r) for r in cdb.db.execute(f"{_CHALLENGE} WHERE team_id = ? ORDER BY id DESC LIMIT ?",
+                                                  (team_id, limit))]
+
+
+def challenge_games(cdb: ContestDB, challenge_id: int) -> list[ChallengeGame]:
+    """The games played of a challenge, in order."""
+    return [ChallengeGame(*r) for r in cdb.db.execute(
+        "SELECT challenge_id, n, teams, ranking, scores, forfeits FROM challenge_games WHERE challenge_id = ? "
+        "ORDER BY n", (challenge_id,))]
