@@ -1,14 +1,17 @@
 """The participant features' and the ladder-side statements on ``contest.sqlite``, beside
 :class:`~harness.contest.db.ContestDB` (which holds the site's own): the auto-pause's
 (:mod:`.autopause`), the leaderboard fit's (:mod:`.board_fit`), the challenges'
-(:mod:`.challenges`) and the status figures' (:mod:`.status`). Each function takes the :class:`ContestDB` and returns plain values or
-named tuples, never ``sqlite3.Row``.
+(:mod:`.challenges`), the status figures' (:mod:`.status`) and a backup's copies
+(:mod:`.backup`). Each function takes the :class:`ContestDB` (a backup's, the files' paths) and
+returns plain values or named tuples, never ``sqlite3.Row``.
 """
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
@@ -16,7 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = ["PauseCandidate", "Pause", "pause_candidates", "pause_version", "pause_of", "write_fit",
            "submissions_in", "Challenge", "ChallengeGame", "add_challenge", "pending_challenges",
-           "record_challenge_game", "challenges_of_team", "challenge_games"]
+           "record_challenge_game", "challenges_of_team", "challenge_games", "copy_database", "copy_counts"]
 
 
 class PauseCandidate(NamedTuple):
@@ -152,3 +155,35 @@ def challenge_games(cdb: ContestDB, challenge_id: int) -> list[ChallengeGame]:
     return [ChallengeGame(*r) for r in cdb.db.execute(
         "SELECT challenge_id, n, teams, ranking, scores, forfeits FROM challenge_games WHERE challenge_id = ? "
         "ORDER BY n", (challenge_id,))]
+
+
+# -- a backup's copies (harness.contest.backup) --------------------------------------------------
+def copy_database(src: Path, dst: Path) -> None:
+    """Copy the SQLite file ``src`` to ``dst`` with the online backup API: one consistent snapshot
+    while writers go on, written as one self-contained file."""
+    source = sqlite3.connect(src, timeout=30.0)  # only read: a snapshot of the last commit
+    target = sqlite3.connect(dst)
+    try:
+        # in one step: a copy made in steps starts over whenever another process writes between
+        # them (the ladder writes every second); one step is one read transaction, which in WAL
+        # mode never blocks the writers
+        source.backup(target, pages=-1)
+        target.execute("PRAGMA journal_mode=DELETE")  # no -wal beside it
+    finally:
+        target.close()
+        source.close()
+
+
+def copy_counts(root: Path) -> dict[str, int]:
+    """What a backup at ``root`` holds: teams and uploads (contest.sqlite), games done (ladder.sqlite)."""
+    out: dict[str, int] = {}
+    asks = {"contest.sqlite": {"teams": "SELECT count(*) FROM teams", "uploads": "SELECT count(*) FROM submissions"},
+            "ladder.sqlite": {"games": "SELECT count(*) FROM games WHERE status = 'done'"}}
+    for name, queries in asks.items():
+        if (root / name).exists():
+            db = sqlite3.connect(root / name)
+            try:
+                out.update({k: int(db.execute(q).fetchone()[0]) for k, q in queries.items()})
+            finally:
+                db.close()
+    return out
