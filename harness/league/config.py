@@ -51,11 +51,10 @@ from harness.league.run_settings import (
     check_workers,
     default_workers,
 )
-from harness.play.limits import MAX_IDLE_BOTS
 
 __all__ = ["LeagueError", "ConfigError", "LeagueConfig", "BotEntry", "RatingParams", "ScheduleSpec", "load_config",
            "parse_config", "TOP_KEYS", "TIME_KEYS", "LIMIT_KEYS", "RATING_DEFAULTS", "SCHEDULE_KINDS", "default_workers",
-           "games_per_round", "idle_bound", "IDLE_BOTS_CAP", "LOG_DEFAULTS", "MAX_GAMES", "StrictBoolLoader", "parse_scalar"]
+           "games_per_round", "LOG_DEFAULTS", "MAX_GAMES", "StrictBoolLoader", "parse_scalar"]
 
 TOP_KEYS = ("name", "game", "options", "players", "bots", "rounds", "time", "limits", "policy", "strikes",
             "rating", "seed", "workers", "store", "executor", "idle_bots", "spare_bots", "schedule",
@@ -70,29 +69,6 @@ MAX_GAMES = 100_000_000
 def games_per_round(n_bots: int, sizes: Sequence[int]) -> int:
     """How many games one round has: every seat order of every table, sum over table sizes k of n! / (n - k)!."""
     return sum(math.perm(n_bots, k) for k in sizes)
-
-
-#: the most idle processes per worker the default ``idle_bots`` keeps: 4 bots at tables of 4 on one
-#: worker (~0.5 GB of Python bots, each ~5 MB of its own; a JVM bot takes ten times that)
-IDLE_BOTS_CAP = 96
-
-
-def idle_bound(config: LeagueConfig) -> int:
-    """The idle bot processes each worker keeps: ``idle_bots`` when the league sets it, else enough
-    that the pool never stops a process the league will need again.
-
-    No process plays two seat orders of one deal, so each bot needs a process per seat order of
-    a deal (``k!`` at tables of ``k``), spread over the workers: ``bots x seat orders / workers``
-    per worker, and half as much again for the uneven split of a deal's seat orders between
-    workers. Kept alive between the windows of deals (harness.league.game_sources), they are reused
-    for every later deal, so a league starts that many processes whatever its length; fewer, and
-    every window restarts the ones stopped (bench/fairplay.py). At least :data:`MAX_IDLE_BOTS`, at
-    most :data:`IDLE_BOTS_CAP` (a league of many bots at tables of 4 sets its own bound)."""
-    if config.idle_bots is not None:
-        return config.idle_bots
-    orders = sum(math.factorial(k) for k in config.table_sizes)
-    need = math.ceil(len(config.bots) * orders * 3 / (2 * max(1, config.workers)))
-    return max(MAX_IDLE_BOTS, min(IDLE_BOTS_CAP, need))
 
 
 @dataclass(frozen=True)
@@ -119,7 +95,7 @@ class LeagueConfig:
     #: address of ``{dask: ADDRESS}`` (``tcp://host:8786`` or ``local:N``)
     executor: str | None = None
     #: most bot processes kept idle per worker between games (least recently used stopped first);
-    #: None (the key left out): :func:`idle_bound`, sized to the league
+    #: None (the key left out): :func:`harness.league.runner.idle_bound`, sized to the league
     idle_bots: int | None = None
     #: spare processes a worker starts ahead of need for a bot that needed a new one (BotPool.spares)
     spare_bots: int = 0

@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import fcntl
 import hashlib
+import math
 import os
 import signal
 import time
@@ -35,7 +36,7 @@ from types import FrameType
 from typing import IO
 
 from harness.league import ratings as rating_mod
-from harness.league.config import BotEntry, LeagueConfig, idle_bound
+from harness.league.config import BotEntry, LeagueConfig
 from harness.league.executors.base import (
     REFEREE,
     Executor,
@@ -51,12 +52,12 @@ from harness.league.progress import progress_bar as _progress_bar
 from harness.league.schedule_adaptive import AdaptiveSchedule, AdaptiveSource
 from harness.league.store import GameOutcome, LeagueStore, PlanSummary, StoreError
 from harness.league.store_pending import PendingGame
-from harness.play.limits import BotSpec, ResourceLimits, TimeControls
+from harness.play.limits import MAX_IDLE_BOTS, BotSpec, ResourceLimits, TimeControls
 from harness.play.referee import FAIR_PLAY, FairPlay, RefereeConfig
 
 __all__ = ["GamePlayer", "RunSummary", "RunOptions", "RunHooks", "run_league", "plan_league", "open_source",
            "referee_player", "LeagueInterrupted", "build_referee_config", "bot_spec", "bot_specs", "worker_setup",
-           "MAX_ERRORS"]
+           "MAX_ERRORS", "idle_bound", "IDLE_BOTS_CAP"]
 
 #: The parent records results at most this often (seconds): fewer wake-ups on the workers' cores,
 #: and all the games that arrived meanwhile in one transaction.
@@ -161,6 +162,29 @@ def bot_spec(bot: BotEntry) -> BotSpec:
 def bot_specs(config: LeagueConfig, version_ids: dict[str, int]) -> dict[int, BotSpec]:
     """version id -> BotSpec for the bots of ``config``."""
     return {version_ids[b.label]: bot_spec(b) for b in config.bots}
+
+
+#: the most idle processes per worker the default ``idle_bots`` keeps: 4 bots at tables of 4 on one
+#: worker (~0.5 GB of Python bots, each ~5 MB of its own; a JVM bot takes ten times that)
+IDLE_BOTS_CAP = 96
+
+
+def idle_bound(config: LeagueConfig) -> int:
+    """The idle bot processes each worker keeps: ``idle_bots`` when the league sets it, else enough
+    that the pool never stops a process the league will need again.
+
+    No process plays two seat orders of one deal, so each bot needs a process per seat order of
+    a deal (``k!`` at tables of ``k``), spread over the workers: ``bots x seat orders / workers``
+    per worker, and half as much again for the uneven split of a deal's seat orders between
+    workers. Kept alive between the windows of deals (harness.league.game_sources), they are reused
+    for every later deal, so a league starts that many processes whatever its length; fewer, and
+    every window restarts the ones stopped (bench/fairplay.py). At least :data:`MAX_IDLE_BOTS`, at
+    most :data:`IDLE_BOTS_CAP` (a league of many bots at tables of 4 sets its own bound)."""
+    if config.idle_bots is not None:
+        return config.idle_bots
+    orders = sum(math.factorial(k) for k in config.table_sizes)
+    need = math.ceil(len(config.bots) * orders * 3 / (2 * max(1, config.workers)))
+    return max(MAX_IDLE_BOTS, min(IDLE_BOTS_CAP, need))
 
 
 def worker_setup(config: LeagueConfig, version_ids: dict[str, int], player: GamePlayer,
