@@ -22,12 +22,14 @@ runner is tested with a fake referee and benchmarked with one fresh pool per gam
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import fcntl
 import hashlib
 import math
 import os
 import signal
+import sqlite3
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -88,6 +90,8 @@ class RunOptions:
     grace_seconds: how long a Ctrl-C waits for the games in flight.
     pin:           pin each local worker to a core.
     fair_play:     a fair-play rule turned off, for a benchmark of its cost only (bench/fairplay.py).
+    claim_store:   the config takes over a store that another config file made (``harness run
+                   --claim-store``: a renamed copy, a checkout elsewhere), once the run holds the league.
     """
 
     max_games: int | None = None
@@ -97,6 +101,7 @@ class RunOptions:
     grace_seconds: float = 5.0
     pin: bool = True
     fair_play: FairPlay = FAIR_PLAY
+    claim_store: bool = False
 
 
 @dataclass(frozen=True)
@@ -142,6 +147,9 @@ class RunSummary:
     finished: str | None = None  # why an adaptive schedule stopped (its budget, its question answered)
     logs_bytes: int = 0  # the logs file's size on disk at the end of the run
     logs_dropped: int = 0  # games recorded without their logs, the logs file being past its budget
+    #: the league's games per status ("pending", "done", "dropped") when the run ended (empty: the
+    #: store could not be read then)
+    counts: dict[str, int] = dataclasses.field(default_factory=dict)
 
     @property
     def games_per_second(self) -> float:
@@ -236,6 +244,8 @@ def run_league(config: LeagueConfig, *, player: GamePlayer | None = None, progre
     summary: RunSummary | None = None
     try:
         lock = _lock_league(config.store)
+        if options.claim_store:
+            store.claim(config)
         games, plan, version_ids = open_source(config, store, options, hooks)
         summary = RunSummary(plan=plan)
         rater = rating_mod.PrefixRater(store, config.rating)  # caught up (e.g. after a changed rating parameter)
@@ -260,6 +270,8 @@ def run_league(config: LeagueConfig, *, player: GamePlayer | None = None, progre
     finally:
         if summary is not None:
             summary.logs_dropped = store.logs_dropped
+            with contextlib.suppress(sqlite3.Error):  # (a store gone bad: the error that stopped the run tells)
+                summary.counts = store.counts()
         store.close()
         if summary is not None:
             summary.logs_bytes = store.logs.disk_bytes()
