@@ -41,8 +41,12 @@ def logs_path(store_path: str | Path) -> Path:
 class LogStore:
     """The logs file of one store: writes go through one thread, reads through a lazy connection."""
 
-    def __init__(self, store_path: str | Path) -> None:
+    def __init__(self, store_path: str | Path, *, fresh: bool = False) -> None:
+        """The logs of the store at ``store_path``; ``fresh``: a new store, whose path may still hold
+        a deleted store's logs (removed: they are not its logs)."""
         self.path = logs_path(store_path)
+        if fresh:
+            self.remove(store_path)
         self._pool: ThreadPoolExecutor | None = None
         self._reader: sqlite3.Connection | None = None
         self._local = threading.local()
