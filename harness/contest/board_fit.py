@@ -46,7 +46,8 @@ def refit(cfg: ContestConfig, db: ContestDB, config_path: Path | None = None,
     except (ConfigError, StoreError) as exc:  # a config being rewritten, a store being made: next time
         print(f"the leaderboard's fit waits: {exc}", flush=True)
         return 0
-    fitted = [(sid, r.mu, r.sigma, r.rank, r.p_better, getattr(r, "noisy", None), getattr(r, "widened", None))
+    fitted = [(sid, r.mu, r.sigma, r.rank, r.p_better, getattr(r, "noisy", None), getattr(r, "widened", None),
+               getattr(r, "noise", None))
               for r in rows if (sid := submission_of(r.version)) is not None]
     db_ops.write_fit(db, fitted, int(games))
     return int(games)

@@ -341,10 +341,11 @@ class ContestDB:
             "st.mu, st.sigma, st.games, st.wins, st.rank_sum, st.forfeits, st.violations, st.version_id, "
             "(SELECT reason FROM blocks b WHERE (b.kind = 'team' AND b.ref = t.id) OR (b.kind = 'version' AND "
             "b.ref = t.current_submission) LIMIT 1) AS disabled, bf.mu AS fit_mu, bf.sigma AS fit_sigma, "
-            "bf.fit_rank, bf.p_better, bf.noisy, bf.widened "
+            "bf.fit_rank, bf.p_better, bf.noisy, bf.widened, bn.noise "
             "FROM teams t LEFT JOIN submissions s ON s.id = t.current_submission "
             "LEFT JOIN standings st ON st.submission_id = t.current_submission "
             "LEFT JOIN board_fit bf ON bf.submission_id = t.current_submission "
+            "LEFT JOIN board_noise bn ON bn.submission_id = t.current_submission "
             "WHERE t.id NOT IN (SELECT team_id FROM team_state WHERE removed_at IS NOT NULL)").fetchall()
 
     def board_key(self) -> tuple[Any, ...]:

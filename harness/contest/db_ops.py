@@ -73,12 +73,16 @@ def pause_of(cdb: ContestDB, submission_id: int) -> Pause | None:
 
 
 def write_fit(cdb: ContestDB, fitted: Sequence[tuple[object, ...]], games: int) -> None:
-    """Replace ``board_fit`` with ``fitted`` rows (submission_id, mu, sigma, fit_rank, p_better,
-    noisy, widened) and note when and over how many games, in one transaction."""
+    """Replace ``board_fit`` and ``board_noise`` with ``fitted`` rows (submission_id, mu, sigma,
+    fit_rank, p_better, noisy, widened, noise) and note when and over how many games, in one
+    transaction."""
     with cdb.write() as conn:
         conn.execute("DELETE FROM board_fit")
+        conn.execute("DELETE FROM board_noise")
         conn.executemany("INSERT INTO board_fit (submission_id, mu, sigma, fit_rank, p_better, noisy, widened) "
-                         "VALUES (?, ?, ?, ?, ?, ?, ?)", fitted)
+                         "VALUES (?, ?, ?, ?, ?, ?, ?)", [row[:7] for row in fitted])
+        conn.executemany("INSERT INTO board_noise (submission_id, noise) VALUES (?, ?)",
+                         [(row[0], row[7]) for row in fitted])
         for key, value in (("fit_at", str(time.time())), ("fit_games", str(games))):
             conn.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = "
                          "excluded.value", (key, value))

@@ -223,7 +223,7 @@ def leaderboard_rows(db: ContestDB) -> list[dict[str, Any]]:
                      "violations": r["violations"] or 0, "mean_rank": (r["rank_sum"] / games + 1) if games else None,
                      "age": _age(now - (r["activated_at"] or now)), "disabled": r["disabled"], "fitted": fitted,
                      "fit_rank": r["fit_rank"], "p_better": r["p_better"] if fitted else None,
-                     "noisy": r["noisy"], "widened": r["widened"]})
+                     "noisy": r["noisy"], "widened": r["widened"], "noise": r["noise"]})
     rows.sort(key=lambda x: (not x["fitted"], x["fit_rank"] or 0, -x["rating"]))
     for i, row in enumerate(rows, 1):
         row["rank"] = i

@@ -3,7 +3,7 @@ so that a database made before it is brought up to date when it is opened (:clas
 
 from __future__ import annotations
 
-__all__ = ["ORGANIZER", "BOARD_FIT", "STEPS"]
+__all__ = ["ORGANIZER", "BOARD_FIT", "BOARD_NOISE", "STEPS"]
 
 #: the organizer's token and sessions, disabled teams and versions, reset and removed teams,
 #: announcements and the audit of every organizer action (:mod:`harness.contest.controls`)
@@ -30,4 +30,10 @@ CREATE TABLE IF NOT EXISTS board_fit (submission_id INTEGER PRIMARY KEY, mu REAL
                                       fit_rank INTEGER NOT NULL, p_better REAL, noisy REAL, widened REAL);
 """
 
-STEPS = (ORGANIZER, BOARD_FIT)
+#: each fitted version's own performance noise over beta (None: the fit found no noises that
+#: differ), beside ``board_fit`` (a table of its own, so a database made before it gains it as it opens)
+BOARD_NOISE = """
+CREATE TABLE IF NOT EXISTS board_noise (submission_id INTEGER PRIMARY KEY, noise REAL);
+"""
+
+STEPS = (ORGANIZER, BOARD_FIT, BOARD_NOISE)

@@ -304,7 +304,7 @@ async def api_leaderboard(site: ContestSite, request: Request) -> Response:
                   "mean_rank": r["mean_rank"], "violations": r["violations"],
                   "mu_ci": [r["mu"] - 1.96 * r["sigma"], r["mu"] + 1.96 * r["sigma"]], "mean_score": None,
                   "mean_score_ci": None, "mean_rank_ci": None, "p_better": r["p_better"], "noisy": r["noisy"],
-                  "widened": r["widened"], "version_age": r["age"]}
+                  "widened": r["widened"], "noise": r["noise"], "version_age": r["age"]}
                  for r in rows if r["version"] is not None]
         counts = site.db.counts()
         return JSONResponse({"league": site.cfg.name, "game": site.cfg.game, "games_done": counts["games"],
