@@ -51,8 +51,8 @@ def check_games_replay(path: Path) -> None:
             for _seat, action, _how in replay_actions(store.game_log(row["seq"])):
                 state.apply(action)
             assert state.is_terminal()
-            if not any(s["forfeited"] for s in seats):
-                assert state.result()["ranking"] == [s["rank"] for s in seats]
+            if not any(s.forfeited for s in seats):
+                assert state.result()["ranking"] == [s.rank for s in seats]
 
 
 GAMES = {

@@ -51,9 +51,8 @@ class GameArrays:
 def done_seats(store: LeagueStore) -> Iterator[tuple[int, int, int, int, int, float | None]]:
     """Every seat of every finished game in schedule order (one query):
     ``(seq, round, seed, version_id, rank, score)``, seats of one game together, by seat."""
-    yield from store.db.execute(
-        "SELECT g.seq, g.round, g.seed, s.version_id, s.rank, s.score FROM games g JOIN seats s "
-        "ON s.game_seq = g.seq WHERE g.status = 'done' ORDER BY g.seq, s.seat")
+    yield from _tuples(store, "SELECT g.seq, g.round, g.seed, s.version_id, s.rank, s.score FROM games g "
+                              "JOIN seats s ON s.game_seq = g.seq WHERE g.status = 'done' ORDER BY g.seq, s.seat")
 
 
 def done_game_arrays(store: LeagueStore) -> list[GameArrays]:
