@@ -31,6 +31,7 @@ from harness.league.store_pending import PendingGame, PendingView
 from harness.league.store_record import GameOutcome, still_pending, write_results
 from harness.league.store_rows import GAME_COLUMNS, GameRow, HistoryEntry, SeatRow, StoredViolation, ViolationRow
 from harness.league.store_schema import SCHEMA_VERSION
+from harness.play.violations import Violation
 
 __all__ = ["LeagueStore", "GameOutcome", "PendingGame", "PendingView", "PlanSummary", "VersionRow", "StoreError", "SCHEMA_VERSION",
            "compress_log", "cap_log", "decompress_log"]
@@ -514,8 +515,8 @@ class LeagueStore(StoreBase):
             sql += " WHERE " + " AND ".join(where)
         return [ViolationRow(*r) for r in self._tuples(sql + " ORDER BY x.id", args)]
 
-    def violation(self, violation_id: int) -> tuple[StoredViolation, dict[str, Any]] | None:
-        """One violation row and its full record (its ``record`` parsed)."""
+    def violation(self, violation_id: int) -> tuple[StoredViolation, Violation] | None:
+        """One violation row and its full record (its ``record`` parsed: what the referee recorded)."""
         row = self._tuples(
             "SELECT x.id, x.decision, x.seat, x.kind, x.detail, x.record, x.game_seq, g.id AS game_id, g.seed, "
             "b.name, v.version, v.command, v.cwd FROM violations x JOIN games g ON g.seq = x.game_seq "

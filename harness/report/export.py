@@ -20,7 +20,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from harness.league.queries import done_games
@@ -50,7 +50,7 @@ def export_rows(store: LeagueStore, table: str, game: str = "", options: dict[st
     elif table == "violations":
         for row in store.violations():
             found = store.violation(row.id)
-            record = found[1] if found else {}
+            record: Mapping[str, Any] = found[1] if found else {}
             yield {"id": row.id, "game_id": row.game_id, "move": (row.decision + 1)
                    if isinstance(row.decision, int) else None, "seat": row.seat, "bot": row.name,
                    "version": row.version, "kind": row.kind, "detail": row.detail,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -238,7 +238,7 @@ def move_number(decision: Any) -> str:
     return f"move {decision + 1}" if isinstance(decision, int) else "start-up"
 
 
-def request_id_of(record: dict[str, Any]) -> int | None:
+def request_id_of(record: Mapping[str, Any]) -> int | None:
     """The protocol request id of a violation's request (what the bot's own log shows), if any."""
     try:
         request = json.loads(record.get("request") or "null")
@@ -262,7 +262,7 @@ def _block(text: str, indent: str = "    ") -> str:
     return "\n".join(indent + line for line in visible(text).split("\n") or [""])
 
 
-def format_violation(row: StoredViolation, record: dict[str, Any], config_path: str) -> str:
+def format_violation(row: StoredViolation, record: Mapping[str, Any], config_path: str) -> str:
     """One violation in full: where, what was asked, what the bot sent, its stderr tail."""
     command = " ".join(json.loads(row.command)) if row.command else "?"
     snapshot = record.get("snapshot")
