@@ -42,9 +42,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness.league.config import LeagueConfig, idle_bound, load_config
+from harness.league.config import LeagueConfig, load_config
 from harness.league.game_sources import DEAL_WINDOW, StoreSource
-from harness.league.runner import RunHooks, RunOptions, run_league
+from harness.league.runner import RunHooks, RunOptions, idle_bound, run_league
 from harness.play.referee import FAIR_PLAY, FairPlay
 
 REPO = Path(__file__).resolve().parent.parent

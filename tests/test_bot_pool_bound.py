@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from harness.games import get_game
-from harness.league.config import IDLE_BOTS_CAP, ConfigError, idle_bound, load_config
+from harness.league.config import ConfigError, load_config
 from harness.league.game_sources import StoreSource
-from harness.league.runner import RunOptions, run_league
+from harness.league.runner import IDLE_BOTS_CAP, RunOptions, idle_bound, run_league
 from harness.play.limits import BotSpec, ResourceLimits, TimeControls
 from harness.play.pool import BotPool
 from harness.play.referee import RefereeConfig, play_game

@@ -312,15 +312,12 @@ def test_the_size_check_sees_a_long_function(tmp_path: Path) -> None:
 
 
 #: The modules that may hold SQL: a league store's (the store, its base, its recording path, its
-#: schema, the logs file, and the reports' read-only queries) and the contest's database.
+#: schema, the logs file, and the reports' read-only queries) and the contest's database modules
+#: (its site's, its features', its organizer's, and its read-only queries on the ladder's store).
 SQL_OWNERS = {"harness/league/store.py", "harness/league/store_base.py", "harness/league/store_record.py",
               "harness/league/store_schema.py", "harness/league/logstore.py", "harness/league/queries.py",
-              "harness/contest/db.py", "harness/contest/participant_db.py", "harness/contest/migrations.py"}
-#: Contest modules that still hold their own statements (each a feature's reads and writes on the
-#: contest's tables): the list may only shrink, and a module moved to the database modules leaves it.
-SQL_NOT_MOVED_YET = {"harness/contest/autopause.py", "harness/contest/backup.py", "harness/contest/board_fit.py",
-                     "harness/contest/challenges.py", "harness/contest/controls.py", "harness/contest/organizer.py",
-                     "harness/contest/retention.py", "harness/contest/status.py", "harness/contest/team_reads.py"}
+              "harness/contest/db.py", "harness/contest/db_ops.py", "harness/contest/participant_db.py",
+              "harness/contest/migrations.py", "harness/contest/org_db.py", "harness/contest/ladder_sql.py"}
 _SQL = re.compile(r"\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|PRAGMA|WITH|REPLACE|VACUUM|ATTACH|DETACH|"
                   r"BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE)\b")
 
@@ -338,10 +335,8 @@ def _sql_lines(source: str) -> list[int]:
 
 def test_sql_lives_in_the_store_and_query_modules() -> None:
     holders = {str(p.relative_to(ROOT)): lines for p in PACKAGE.rglob("*.py") if (lines := _sql_lines(p.read_text()))}
-    strays = {path: lines for path, lines in holders.items() if path not in SQL_OWNERS | SQL_NOT_MOVED_YET}
+    strays = {path: lines for path, lines in holders.items() if path not in SQL_OWNERS}
     assert not strays, f"SQL outside its owners (move it into a store or query module, with a typed result): {strays}"
-    moved = SQL_NOT_MOVED_YET - set(holders)
-    assert not moved, f"these hold no SQL any more: take them off SQL_NOT_MOVED_YET in this test: {sorted(moved)}"
 
 
 def test_the_sql_check_sees_a_statement_in_a_plain_string_and_in_an_f_string() -> None:

@@ -178,8 +178,8 @@ def audit(contest_dir: Path, limit: int) -> None:
     db = _db(contest_dir)
     try:
         for row in audit_log(db, limit):
-            echo(f"{time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime(row['at']))}  {row['who']}  "
-                 f"{row['action']}: {row['detail']}")
+            echo(f"{time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime(row.at))}  {row.who}  "
+                 f"{row.action}: {row.detail}")
     finally:
         db.close()
 

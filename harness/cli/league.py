@@ -114,9 +114,6 @@ def run(config: str, workers: int | None, rounds: int | None, progress: bool | N
     if forever and not cfg.schedule.adaptive:
         raise click.BadParameter("only with an adaptive schedule (schedule: {kind: adaptive} in the config); a "
                                  "round robin plays its rounds and stops", param_hint="--forever")
-    if claim_store and Path(cfg.store).exists():
-        with LeagueStore(cfg.store) as store:
-            store.claim(cfg)
     shown: bool | str = progress if progress is not None else ("bar" if sys.stderr.isatty() else "lines")
     if quiet:
         shown = "none"
@@ -126,7 +123,7 @@ def run(config: str, workers: int | None, rounds: int | None, progress: bool | N
 
         hooks = RunHooks(roster=config_roster(config, cfg), notify=lambda line: echo(line, err=True))
     try:
-        summary = run_league(cfg, progress=shown, options=RunOptions(dask=dask, forever=forever), hooks=hooks)
+        summary = run_league(cfg, progress=shown, options=RunOptions(dask=dask, forever=forever, claim_store=claim_store), hooks=hooks)
     except LeagueInterrupted as stop:
         _say_interrupted(cfg, stop.summary)
         raise SystemExit(130) from None
@@ -171,10 +168,7 @@ def _say_what_is_off(cfg: LeagueConfig) -> None:
 
 def _say_interrupted(cfg: LeagueConfig, summary: Any) -> None:
     """What a run stopped by Ctrl-C recorded, and what is still to play."""
-    pending = summary.plan.pending - summary.played
-    if cfg.schedule.adaptive:
-        with LeagueStore(cfg.store) as store:
-            pending = store.counts()["pending"]
+    pending = summary.counts.get("pending", 0) if cfg.schedule.adaptive else summary.plan.pending - summary.played
     dropped = (f" ({summary.dropped_in_flight} unfinished games dropped, not recorded)"
                if summary.dropped_in_flight else "")
     echo(f"stopped: {summary.played} games recorded this run{dropped}, {pending} still to play; "
@@ -221,11 +215,9 @@ def _logs_line(cfg: LeagueConfig, summary: Any) -> str:
 
 def _adaptive_summary(cfg: LeagueConfig, summary: Any, dask: str | None) -> None:
     """What an adaptive run did and why it stopped."""
-    with LeagueStore(cfg.store) as store:
-        counts = store.counts()
-    _run_summary(cfg, summary, dask, f"{counts['done']} done in all", counts["pending"])
+    pending = summary.counts.get("pending", 0)
+    _run_summary(cfg, summary, dask, f"{summary.counts.get('done', 0)} done in all", pending)
     if not summary.gave_up:  # (a run that gave up said why)
-        pending = counts["pending"]
         echo(f"finished: {summary.finished or f'no table to fill ({pending} games pending)'}")
     if summary.errors:
         raise SystemExit(1)

@@ -11,10 +11,10 @@ conformance makes it current again (the paused one is then ``replaced``).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
+from harness.contest import db_ops
 from harness.contest.config import PausePolicy
 from harness.contest.db import ContestDB
 
@@ -40,30 +40,18 @@ def pause_reason(games: int, forfeits: int, violations: int, policy: PausePolicy
 
 def pause_failing(db: ContestDB, policy: PausePolicy, echo: Callable[[str], None] | None = None) -> list[int]:
     """Pause every current version over a rate; return the submission ids paused now."""
-    rows = db.db.execute(
-        "SELECT t.id AS team_id, t.name, s.id, st.games, st.forfeits, st.violations FROM teams t "
-        "JOIN submissions s ON s.id = t.current_submission JOIN standings st ON st.submission_id = s.id "
-        "WHERE s.status = 'active' AND st.games >= ?", (policy.min_games,)).fetchall()
     paused = []
-    for r in rows:
-        reason = pause_reason(r["games"], r["forfeits"], r["violations"], policy)
-        if reason is None:
+    for c in db_ops.pause_candidates(db, policy.min_games):
+        reason = pause_reason(c.games, c.forfeits, c.violations, policy)
+        if reason is None or not db_ops.pause_version(db, c, reason):
             continue
-        with db.write() as conn:
-            done = conn.execute("UPDATE submissions SET status = 'paused' WHERE id = ? AND status = 'active'",
-                                (r["id"],)).rowcount
-            if done:
-                conn.execute("INSERT OR REPLACE INTO pauses (submission_id, team_id, paused_at, reason, games, "
-                             "forfeits, violations) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                             (r["id"], r["team_id"], time.time(), reason, r["games"], r["forfeits"], r["violations"]))
-        if done:
-            paused.append(r["id"])
-            if echo is not None:
-                echo(f"paused {r['name']}'s version s{r['id']}: {reason}")
+        paused.append(c.id)
+        if echo is not None:
+            echo(f"paused {c.name}'s version s{c.id}: {reason}")
     return paused
 
 
 def pause_of(db: ContestDB, submission_id: int) -> dict[str, Any] | None:
     """The pause of a version (reason, when, its totals then), or None."""
-    row = db.db.execute("SELECT * FROM pauses WHERE submission_id = ?", (submission_id,)).fetchone()
-    return dict(row) if row else None
+    pause = db_ops.pause_of(db, submission_id)
+    return pause._asdict() if pause else None

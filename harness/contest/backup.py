@@ -18,11 +18,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sqlite3
 import time
 from pathlib import Path
 from typing import Any
 
+from harness.contest import db_ops
 from harness.contest.config import CONFIG_NAME, ContestConfig
 
 __all__ = ["backup_contest", "restore_contest", "BackupError", "MANIFEST"]
@@ -42,17 +42,7 @@ class BackupError(ValueError):
 
 
 def _copy_db(src: Path, dst: Path) -> None:
-    source = sqlite3.connect(src, timeout=30.0)  # only read: a snapshot of the last commit
-    target = sqlite3.connect(dst)
-    try:
-        # in one step: a copy made in steps starts over whenever another process writes between
-        # them (the ladder writes every second); one step is one read transaction, which in WAL
-        # mode never blocks the writers
-        source.backup(target, pages=-1)
-        target.execute("PRAGMA journal_mode=DELETE")  # one self-contained file, no -wal beside it
-    finally:
-        target.close()
-        source.close()
+    db_ops.copy_database(src, dst)
     os.chmod(dst, 0o600)
 
 
@@ -60,20 +50,6 @@ def _ignore_dbs(folder: str, names: list[str]) -> set[str]:
     """In ``finals/`` itself, the databases (copied by the backup API instead) and their -wal/-shm
     (a team's upload may hold files of any name: those are copied)."""
     return {n for n in names if n.startswith("finals.sqlite")}
-
-
-def _counts(root: Path) -> dict[str, int]:
-    out: dict[str, int] = {}
-    queries = {"contest.sqlite": {"teams": "SELECT count(*) FROM teams", "uploads": "SELECT count(*) FROM submissions"},
-               "ladder.sqlite": {"games": "SELECT count(*) FROM games WHERE status = 'done'"}}
-    for name, asks in queries.items():
-        if (root / name).exists():
-            db = sqlite3.connect(root / name)
-            try:
-                out.update({k: int(db.execute(q).fetchone()[0]) for k, q in asks.items()})
-            finally:
-                db.close()
-    return out
 
 
 def backup_contest(cfg: ContestConfig, out: Path) -> dict[str, Any]:
@@ -100,7 +76,7 @@ def backup_contest(cfg: ContestConfig, out: Path) -> dict[str, Any]:
             _copy_db(src, out / name)
             copied.append(name)
     manifest = {"contest": cfg.name, "from": str(cfg.root), "started": started, "finished": time.time(),
-                "databases": copied, **_counts(out)}
+                "databases": copied, **db_ops.copy_counts(out)}
     (out / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     return manifest
 

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from harness.contest import db_ops
 from harness.contest.config import ContestConfig
 from harness.contest.db import ContestDB
 
@@ -47,13 +48,7 @@ def refit(cfg: ContestConfig, db: ContestDB, config_path: Path | None = None,
         return 0
     fitted = [(sid, r.mu, r.sigma, r.rank, r.p_better, getattr(r, "noisy", None), getattr(r, "widened", None))
               for r in rows if (sid := submission_of(r.version)) is not None]
-    with db.write() as conn:
-        conn.execute("DELETE FROM board_fit")
-        conn.executemany("INSERT INTO board_fit (submission_id, mu, sigma, fit_rank, p_better, noisy, widened) "
-                         "VALUES (?, ?, ?, ?, ?, ?, ?)", fitted)
-        for key, value in (("fit_at", str(time.time())), ("fit_games", str(games))):
-            conn.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = "
-                         "excluded.value", (key, value))
+    db_ops.write_fit(db, fitted, int(games))
     return int(games)
 
 

@@ -13,11 +13,11 @@ page shows each with its results (who finished ahead of whom).
 from __future__ import annotations
 
 import json
-import time
 import zlib
 from collections.abc import Callable
 from typing import Any
 
+from harness.contest import db_ops
 from harness.contest.config import ContestConfig
 from harness.contest.db import ContestDB
 
@@ -52,16 +52,10 @@ def request_challenge(cfg: ContestConfig, db: ContestDB, team_id: int, opponents
         if row is None or row["current_submission"] is None:
             raise ChallengeRefused(f"{name!r} has no current version to play")
         seats.append([name, row["current_submission"]])
-    now = time.time()
-    with db.write() as conn:
-        recent = conn.execute("SELECT count(*), min(created_at) FROM challenges WHERE team_id = ? AND created_at > ?",
-                              (team_id, now - 3600)).fetchone()
-        if recent[0] >= policy.per_hour:
-            wait = int(recent[1] + 3600 - now) // 60 + 1
-            raise ChallengeRefused(f"challenge quota reached: {policy.per_hour} an hour; the next is allowed in {wait} min")
-        cur = conn.execute("INSERT INTO challenges (team_id, seats, games, status, created_at) VALUES (?, ?, ?, "
-                           "'pending', ?)", (team_id, json.dumps(seats), games, now))
-        return int(cur.lastrowid or 0)
+    cid, wait = db_ops.add_challenge(db, team_id, json.dumps(seats), games, policy.per_hour)
+    if cid is None:
+        raise ChallengeRefused(f"challenge quota reached: {policy.per_hour} an hour; the next is allowed in {wait} min")
+    return cid
 
 
 def _referee_config(cfg: ContestConfig) -> Any:
@@ -80,7 +74,7 @@ def play_challenges(cfg: ContestConfig, db: ContestDB, max_games: int = CHUNK,
     from harness.play.pool import BotPool
     from harness.play.referee import play_game
 
-    pending = db.db.execute("SELECT * FROM challenges WHERE status = 'pending' ORDER BY id").fetchall()
+    pending = db_ops.pending_challenges(db)
     played = 0
     if not pending:
         return 0
@@ -88,7 +82,7 @@ def play_challenges(cfg: ContestConfig, db: ContestDB, max_games: int = CHUNK,
     config = _referee_config(cfg)
     with BotPool(config) as pool:
         for ch in pending:
-            seats = json.loads(ch["seats"])
+            seats = json.loads(ch.seats)
             specs = []
             for name, sid in seats:
                 sub = db.submission(sid)
@@ -96,46 +90,43 @@ def play_challenges(cfg: ContestConfig, db: ContestDB, max_games: int = CHUNK,
                 folder = str(cfg.submissions_dir / str(sid))
                 specs.append(BotSpec(name=f"{name}-s{sid}", command=runtime.run if runtime else ("false",),
                                      cwd=folder, sandbox_dir=folder))
-            for n in range(ch["played"], ch["games"]):
+            for n in range(ch.played, ch.games):
                 if played >= max_games:
                     return played
                 shift = n % len(specs)  # the seats rotate
                 order = list(range(len(specs)))[shift:] + list(range(len(specs)))[:shift]
-                seed = zlib.crc32(f"challenge-{ch['id']}-{n}".encode())
-                record = play_game(game, dict(cfg.options), seed, f"c{ch['id']}-{n}", [specs[i] for i in order],
+                seed = zlib.crc32(f"challenge-{ch.id}-{n}".encode())
+                record = play_game(game, dict(cfg.options), seed, f"c{ch.id}-{n}", [specs[i] for i in order],
                                    pool, config)
-                _record(db, ch["id"], n, [seats[i][0] for i in order], record, n + 1 == ch["games"])
+                _record(db, ch.id, n, [seats[i][0] for i in order], record, n + 1 == ch.games)
                 played += 1
             if echo is not None:
-                echo(f"challenge {ch['id']} of {seats[0][0]} played ({ch['games']} games)")
+                echo(f"challenge {ch.id} of {seats[0][0]} played ({ch.games} games)")
     return played
 
 
 def _record(db: ContestDB, challenge_id: int, n: int, teams: list[str], record: Any, last: bool) -> None:
-    with db.write() as conn:
-        conn.execute("INSERT OR REPLACE INTO challenge_games (challenge_id, n, teams, ranking, scores, forfeits) "
-                     "VALUES (?, ?, ?, ?, ?, ?)", (challenge_id, n, json.dumps(teams), json.dumps(record.ranking),
-                                                   json.dumps(record.scores), json.dumps(record.forfeits)))
-        conn.execute("UPDATE challenges SET played = ?, status = ?, finished_at = ? WHERE id = ?",
-                     (n + 1, "done" if last else "pending", time.time() if last else None, challenge_id))
+    game = db_ops.ChallengeGame(challenge_id, n, json.dumps(teams), json.dumps(record.ranking),
+                                json.dumps(record.scores), json.dumps(record.forfeits))
+    db_ops.record_challenge_game(db, game, last)
 
 
 def challenges_of(db: ContestDB, team_id: int, limit: int = 20) -> list[dict[str, Any]]:
     """The team's latest challenges, each with its games and, per opponent, how often the
     challenger finished ahead, behind, level."""
     out = []
-    for ch in db.db.execute("SELECT * FROM challenges WHERE team_id = ? ORDER BY id DESC LIMIT ?", (team_id, limit)):
-        seats = json.loads(ch["seats"])
+    for ch in db_ops.challenges_of_team(db, team_id, limit):
+        seats = json.loads(ch.seats)
         me = seats[0][0]
         versus: dict[str, list[int]] = {name: [0, 0, 0] for name, _ in seats[1:]}
         games = []
-        for g in db.db.execute("SELECT * FROM challenge_games WHERE challenge_id = ? ORDER BY n", (ch["id"],)):
-            teams, ranking = json.loads(g["teams"]), json.loads(g["ranking"])
+        for g in db_ops.challenge_games(db, ch.id):
+            teams, ranking = json.loads(g.teams), json.loads(g.ranking)
             mine = ranking[teams.index(me)]
             for seat, name in enumerate(teams):
                 if name != me:
                     versus[name][0 if mine < ranking[seat] else 1 if mine > ranking[seat] else 2] += 1
-            games.append({"n": g["n"] + 1, "teams": teams, "ranking": ranking, "won": mine == 0})
-        out.append({"id": ch["id"], "seats": [f"{name}@s{sid}" for name, sid in seats], "games": ch["games"],
-                    "played": ch["played"], "status": ch["status"], "versus": versus, "results": games})
+            games.append({"n": g.n + 1, "teams": teams, "ranking": ranking, "won": mine == 0})
+        out.append({"id": ch.id, "seats": [f"{name}@s{sid}" for name, sid in seats], "games": ch.games,
+                    "played": ch.played, "status": ch.status, "versus": versus, "results": games})
     return out

@@ -21,8 +21,9 @@ import re
 import secrets
 import sqlite3
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from harness.contest import org_db
 from harness.contest.auth import hash_token, new_csrf, new_session_id, session_key
 from harness.contest.migrations import ORGANIZER as SCHEMA
 
@@ -42,21 +43,12 @@ class ControlError(ValueError):
     """An action that cannot be done (an unknown team or version); one line saying why."""
 
 
-def _audit(db: sqlite3.Connection, who: str, action: str, detail: str) -> None:
-    db.execute("INSERT INTO audit (at, who, action, detail) VALUES (?, ?, ?, ?)", (time.time(), who, action, detail))
-
-
 # -- the organizer's token and sessions ----------------------------------------------------------
 def new_organizer_token(cdb: ContestDB, who: str) -> str:
     """A new organizer token (the old one and every organizer session stop working)."""
     token = f"tbo_{secrets.token_urlsafe(32)}"
     salt = secrets.token_bytes(16)
-    with cdb.write() as db:
-        db.execute("INSERT INTO organizer (id, salt, token_hash, created_at) VALUES (1, ?, ?, ?) ON CONFLICT (id) DO "
-                   "UPDATE SET salt = excluded.salt, token_hash = excluded.token_hash, created_at = excluded.created_at",
-                   (salt, hash_token(token, salt), time.time()))
-        db.execute("DELETE FROM org_sessions")
-        _audit(db, who, "organizer token", "a new organizer token; every organizer session signed out")
+    org_db.set_organizer_token(cdb, salt, hash_token(token, salt), who)
     return token
 
 
@@ -64,29 +56,23 @@ def organizer_token_ok(cdb: ContestDB, token: str) -> bool:
     """Whether ``token`` is the organizer's (the scrypt hash compared in constant time)."""
     if not ORG_TOKEN_RE.match(token.strip()):
         return False
-    row = cdb.db.execute("SELECT salt, token_hash FROM organizer WHERE id = 1").fetchone()
-    if row is None:
+    secret = org_db.organizer_secret(cdb)
+    if secret is None:
         hash_token(token, b"0" * 16)
         return False
-    return hmac.compare_digest(hash_token(token.strip(), row["salt"]), row["token_hash"])
+    return hmac.compare_digest(hash_token(token.strip(), secret[0]), secret[1])
 
 
 def org_session_add(cdb: ContestDB, who: str = "organizer") -> tuple[str, str]:
     """A new organizer session: (the cookie's value, its CSRF token)."""
-    sid, csrf, now = new_session_id(), new_csrf(), time.time()
-    with cdb.write() as db:
-        db.execute("DELETE FROM org_sessions WHERE expires_at < ?", (now,))
-        db.execute("INSERT INTO org_sessions (id_hash, csrf, created_at, expires_at) VALUES (?, ?, ?, ?)",
-                   (session_key(sid), csrf, now, now + ORG_SESSION_TTL))
-        _audit(db, who, "sign in", "signed in on the site")
+    sid, csrf = new_session_id(), new_csrf()
+    org_db.add_org_session(cdb, session_key(sid), csrf, ORG_SESSION_TTL, who)
     return sid, csrf
 
 
 def org_session(cdb: ContestDB, sid: str) -> str | None:
     """The CSRF token of the organizer session ``sid``, or None if it is not one (or expired)."""
-    row = cdb.db.execute("SELECT csrf FROM org_sessions WHERE id_hash = ? AND expires_at > ?",
-                         (session_key(sid), time.time())).fetchone()
-    return str(row[0]) if row else None
+    return org_db.org_session_csrf(cdb, session_key(sid))
 
 
 # -- teams and versions --------------------------------------------------------------------------
@@ -109,19 +95,13 @@ def disable(cdb: ContestDB, who: str, *, team: str | None = None, version: str |
     """Keep a team (or one version) out of the ladder until enabled; return what was done, in words."""
     reason = " ".join(reason.split())[:500] or "no reason given"
     kind, ref, what = _target(cdb, team, version)
-    with cdb.write() as db:
-        db.execute("INSERT INTO blocks (kind, ref, reason, by, at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (kind, ref) "
-                   "DO UPDATE SET reason = excluded.reason, by = excluded.by, at = excluded.at",
-                   (kind, ref, reason, who, time.time()))
-        _audit(db, who, f"disable {kind}", f"{what}: {reason}")
+    org_db.add_block(cdb, who, kind, ref, reason, what)
     return f"{what} disabled: the ladder leaves it out from its next round ({reason})"
 
 
 def enable(cdb: ContestDB, who: str, *, team: str | None = None, version: str | None = None) -> str:
     kind, ref, what = _target(cdb, team, version)
-    with cdb.write() as db:
-        gone = db.execute("DELETE FROM blocks WHERE kind = ? AND ref = ?", (kind, ref)).rowcount
-        _audit(db, who, f"enable {kind}", what)
+    gone = org_db.drop_block(cdb, who, kind, ref, what)
     return f"{what} enabled" if gone else f"{what} was not disabled"
 
 
@@ -137,42 +117,28 @@ def _target(cdb: ContestDB, team: str | None, version: str | None) -> tuple[str,
 def reset_team(cdb: ContestDB, who: str, team: str, reason: str = "") -> str:
     """Put the team's current version aside: it has no version until its next upload; games stay."""
     row = _team(cdb, team)
-    now = time.time()
-    with cdb.write() as db:
-        if row["current_submission"] is not None:
-            db.execute("UPDATE submissions SET status = 'replaced' WHERE id = ?", (row["current_submission"],))
-        db.execute("UPDATE teams SET current_submission = NULL WHERE id = ?", (row["id"],))
-        db.execute("INSERT INTO team_state (team_id, reset_at, reason) VALUES (?, ?, ?) ON CONFLICT (team_id) DO "
-                   "UPDATE SET reset_at = excluded.reset_at, reason = excluded.reason", (row["id"], now, reason))
-        _audit(db, who, "reset team", f"team {team}: current version s{row['current_submission']} put aside "
-                                      f"({reason or 'no reason given'})")
+    org_db.reset_team(cdb, who, int(row["id"]), row["current_submission"], reason,
+                      f"team {team}: current version s{row['current_submission']} put aside "
+                      f"({reason or 'no reason given'})")
     return f"team {team} reset: no current version until its next upload; its games stay"
 
 
 def remove_team(cdb: ContestDB, who: str, team: str, reason: str = "") -> str:
     """Remove a team: signed out, its token dead, off the roster and the leaderboard; its games stay."""
     row = _team(cdb, team)
-    with cdb.write() as db:
-        db.execute("UPDATE teams SET token_hash = ? WHERE id = ?", (secrets.token_bytes(32), row["id"]))
-        db.execute("DELETE FROM sessions WHERE team_id = ?", (row["id"],))
-        db.execute("INSERT INTO team_state (team_id, removed_at, reason) VALUES (?, ?, ?) ON CONFLICT (team_id) DO "
-                   "UPDATE SET removed_at = excluded.removed_at, reason = excluded.reason", (row["id"], time.time(),
-                                                                                            reason))
-        _audit(db, who, "remove team", f"team {team} ({reason or 'no reason given'})")
+    org_db.remove_team(cdb, who, int(row["id"]), secrets.token_bytes(32), reason,
+                       f"team {team} ({reason or 'no reason given'})")
     return f"team {team} removed: signed out, its token no longer works, off the ladder; its games stay"
 
 
-def team_states(cdb: ContestDB) -> dict[int, sqlite3.Row]:
+def team_states(cdb: ContestDB) -> dict[int, org_db.TeamState]:
     """Teams reset or removed, by team id."""
-    return {r["team_id"]: r for r in cdb.db.execute("SELECT * FROM team_state")}
+    return org_db.team_states(cdb)
 
 
-def blocks_of(cdb: ContestDB, team_id: int | None = None) -> list[sqlite3.Row]:
+def blocks_of(cdb: ContestDB, team_id: int | None = None) -> list[org_db.Block]:
     """Disabled teams and versions (of one team, or all), with their reasons."""
-    sql = ("SELECT b.*, CASE b.kind WHEN 'team' THEN b.ref ELSE s.team_id END AS team_id FROM blocks b "
-           "LEFT JOIN submissions s ON b.kind = 'version' AND s.id = b.ref")
-    rows = cdb.db.execute(sql).fetchall()
-    return [r for r in rows if team_id is None or r["team_id"] == team_id]
+    return [b for b in org_db.blocks(cdb) if team_id is None or b.team_id == team_id]
 
 
 # -- announcements, uploads, the audit -----------------------------------------------------------
@@ -180,35 +146,25 @@ def announce(cdb: ContestDB, who: str, text: str) -> str:
     text = text.strip()[:2000]
     if not text:
         raise ControlError("an announcement needs some text")
-    with cdb.write() as db:
-        db.execute("INSERT INTO announcements (text, by, at) VALUES (?, ?, ?)", (text, who, time.time()))
-        _audit(db, who, "announce", text)
+    org_db.add_announcement(cdb, who, text)
     return "announced on every page"
 
 
-def announcements(cdb: ContestDB, limit: int = 5) -> list[sqlite3.Row]:
-    return cdb.db.execute("SELECT * FROM announcements ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
-
+def announcements(cdb: ContestDB, limit: int = 5) -> list[org_db.Announcement]:
+    return org_db.announcements(cdb, limit)
 
 def reopen_uploads(cdb: ContestDB, who: str, until: float | None = None) -> str:
     """Take uploads again (after the finals froze them, or past ``phases.uploads_close``) until ``until``."""
-    with cdb.write() as db:
-        for key, value in (("frozen", "0"), ("closed", "0"), ("reopened_until", str(until or "inf"))):
-            db.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = "
-                       "excluded.value", (key, value))
-        when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(until)) if until else "the organizer closes them"
-        _audit(db, who, "reopen uploads", f"until {when}")
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(until)) if until else "the organizer closes them"
+    org_db.set_uploads(cdb, who, (("frozen", "0"), ("closed", "0"), ("reopened_until", str(until or "inf"))),
+                       "reopen uploads", f"until {when}")
     return f"uploads open until {when}"
 
 
 def close_uploads(cdb: ContestDB, who: str) -> str:
-    with cdb.write() as db:
-        for key, value in (("closed", "1"), ("reopened_until", "0")):
-            db.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = "
-                       "excluded.value", (key, value))
-        _audit(db, who, "close uploads", "closed by the organizer")
+    org_db.set_uploads(cdb, who, (("closed", "1"), ("reopened_until", "0")), "close uploads", "closed by the organizer")
     return "uploads closed"
 
 
-def audit_log(cdb: ContestDB, limit: int = 500) -> list[dict[str, Any]]:
-    return [dict(r) for r in cdb.db.execute("SELECT * FROM audit ORDER BY id DESC LIMIT ?", (limit,))]
+def audit_log(cdb: ContestDB, limit: int = 500) -> list[org_db.AuditEntry]:
+    return org_db.audit_log(cdb, limit)

@@ -1,4 +1,8 @@
-"""The contest's own tables in ``DIR/contest.sqlite`` (SQLite, WAL): the one module with their SQL.
+"""The contest's own tables in ``DIR/contest.sqlite`` (SQLite, WAL) and the site's statements on them.
+
+The other statements on them live beside this module, never in the features: the participant
+features' and a backup's in :mod:`.db_ops`, the organizer's in :mod:`.org_db`; the contest's reads
+of the ladder's store are in :mod:`.ladder_sql`.
 
 - ``teams``: name, the sign-in token's scrypt hash and salt (never the token), current version;
 - ``sessions``: server-side sessions, keyed by the SHA-256 of the random cookie value (a copy of

@@ -21,7 +21,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from harness.contest import controls
+from harness.contest import controls, ladder_sql, org_db
 from harness.contest.auth import session_key
 from harness.contest.phases import upload_state, when
 from harness.contest.site import ContestSite, Refused
@@ -66,19 +66,14 @@ def organizer(handler: Handler) -> Callable[[ContestSite], Callable[[Request], A
 def _teams(site: ContestSite) -> list[dict[str, Any]]:
     states = controls.team_states(site.db)
     blocks = controls.blocks_of(site.db)
-    rows = site.db.db.execute(
-        "SELECT t.id, t.name, t.current_submission, (SELECT count(*) FROM submissions WHERE team_id = t.id) AS uploads,"
-        " (SELECT count(*) FROM submissions WHERE team_id = t.id AND status = 'failed') AS failed, "
-        "(SELECT count(*) FROM submissions WHERE team_id = t.id AND status IN ('building', 'checking')) AS busy, "
-        "(SELECT max(created_at) FROM submissions WHERE team_id = t.id) AS last_upload, st.games, st.violations "
-        "FROM teams t LEFT JOIN standings st ON st.submission_id = t.current_submission ORDER BY t.name").fetchall()
+    rows = org_db.team_summaries(site.db)
     out = []
     for r in rows:
-        state = states.get(r["id"])
-        out.append({**dict(r), "removed": bool(state and state["removed_at"]),
-                    "reset": when(state["reset_at"]) if state and state["reset_at"] else None,
-                    "blocks": [b for b in blocks if b["team_id"] == r["id"]],
-                    "last_upload": when(r["last_upload"]) if r["last_upload"] else None})
+        state = states.get(r.id)
+        out.append({**r._asdict(), "removed": bool(state and state.removed_at),
+                    "reset": when(state.reset_at) if state and state.reset_at else None,
+                    "blocks": [b for b in blocks if b.team_id == r.id],
+                    "last_upload": when(r.last_upload) if r.last_upload else None})
     return out
 
 
@@ -103,19 +98,18 @@ async def team_page(site: ContestSite, request: Request, csrf: str) -> Response:
         team = site.db.team_by_name(name)
         if team is None:
             raise Refused(404, f"no team named {name!r}")
-        subs = site.db.db.execute("SELECT * FROM submissions WHERE team_id = ? ORDER BY id DESC LIMIT 100",
-                                  (team["id"],)).fetchall()
+        subs = org_db.team_submissions(site.db, team["id"])
         state = controls.team_states(site.db).get(team["id"])
-        cut = (state["removed_at"] or state["reset_at"]) if state else None
+        cut = (state.removed_at or state.reset_at) if state else None
         games = site.ladder.team_games(name, 30)
         for g in games:  # games played before a reset or a removal stay, marked
             g["before"] = bool(cut and g["finished_at"] and g["finished_at"] < time.strftime(
                 "%Y-%m-%dT%H:%M:%SZ", time.gmtime(cut)))
-        blocked = {b["ref"]: b["reason"] for b in controls.blocks_of(site.db, team["id"]) if b["kind"] == "version"}
+        blocked = {b.ref: b.reason for b in controls.blocks_of(site.db, team["id"]) if b.kind == "version"}
         return site.render("organizer_team.html", request, None, organizer_nav=True, csrf=csrf, t=team, subs=subs, games=games,
                            violations=site.ladder.team_violations(name, 100), state=state, when=when,
                            blocked=blocked, team_blocks=[b for b in controls.blocks_of(site.db, team["id"])
-                                                         if b["kind"] == "team"])
+                                                         if b.kind == "team"])
     return await run_in_threadpool(work)
 
 
@@ -123,10 +117,7 @@ async def team_page(site: ContestSite, request: Request, csrf: str) -> Response:
 async def violations(site: ContestSite, request: Request, csrf: str) -> Response:
     def work() -> Response:
         store = site.ladder.store()
-        rows = [] if store is None else store.db.execute(
-            "SELECT v.id, v.kind, v.detail, v.decision, g.id AS game_id, g.finished_at, b.name AS team, ve.version "
-            "FROM violations v JOIN games g ON g.seq = v.game_seq JOIN versions ve ON ve.id = v.version_id "
-            "JOIN bots b ON b.id = ve.bot_id ORDER BY v.id DESC LIMIT 300").fetchall()
+        rows = [] if store is None else ladder_sql.latest_violations(store, 300)
         return site.render("organizer_violations.html", request, None, organizer_nav=True, csrf=csrf, rows=rows)
     return await run_in_threadpool(work)
 
@@ -238,8 +229,7 @@ async def signout(site: ContestSite, request: Request, csrf: str) -> Response:
     sid = request.cookies.get(ORG_COOKIE, "")
 
     def drop() -> None:
-        with site.db.write() as db:
-            db.execute("DELETE FROM org_sessions WHERE id_hash = ?", (session_key(sid),))
+        org_db.drop_org_session(site.db, session_key(sid))
     await run_in_threadpool(drop)
     response = RedirectResponse("/", status_code=303)
     response.delete_cookie(ORG_COOKIE, path="/")

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.contest.config import LogRetention
-from harness.league.logstore import logs_path
+from harness.league import logstore
 
 __all__ = ["prune_logs", "Pruned", "Pruner", "logs_in_use", "PRUNE_EVERY"]
 
@@ -44,61 +44,37 @@ def _iso(epoch: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
 
 
-def _connect(store_path: Path) -> sqlite3.Connection | None:
-    path = logs_path(store_path)
-    if not path.exists() or not Path(store_path).exists():
-        return None
-    db = sqlite3.connect(path, isolation_level=None, timeout=30.0)
-    db.execute("PRAGMA journal_mode=WAL")
-    db.execute("ATTACH DATABASE ? AS st", (str(Path(store_path).resolve()),))  # read only here
-    return db
-
-
 def logs_in_use(db: sqlite3.Connection) -> int:
     """Bytes of the logs file's pages in use (its size less its free pages)."""
-    size = db.execute("PRAGMA main.page_size").fetchone()[0]
-    pages = db.execute("PRAGMA main.page_count").fetchone()[0] - db.execute("PRAGMA main.freelist_count").fetchone()[0]
-    return int(size * pages)
+    return logstore.bytes_in_use(db)
 
 
-def _delete(db: sqlite3.Connection, select: str, args: tuple[object, ...]) -> int:
-    """Delete the logs whose game_seq ``select`` names, CHUNK at a time; return how many."""
+def _delete(db: sqlite3.Connection, before: str, spare_violations: bool) -> int:
+    """Delete the logs of games finished before ``before``, CHUNK at a time; return how many."""
     total = 0
-    while True:
-        seqs = [r[0] for r in db.execute(f"{select} LIMIT {CHUNK}", args)]
-        if not seqs:
-            return total
-        db.execute("BEGIN IMMEDIATE")
-        db.executemany("DELETE FROM logs WHERE game_seq = ?", [(s,) for s in seqs])
-        db.execute("COMMIT")
+    while seqs := logstore.finished_before(db, before, spare_violations=spare_violations, limit=CHUNK):
+        logstore.drop_logs(db, seqs)
         total += len(seqs)
+    return total
 
 
 def prune_logs(store_path: Path, keep: LogRetention, now: float | None = None) -> Pruned:
     """Drop the logs past their time, then the oldest over the disk budget (see the module docstring)."""
     now = time.time() if now is None else now
-    db = _connect(store_path)
+    db = logstore.open_for_pruning(store_path)
     result = Pruned()
     if db is None:
         return result
     try:
-        violated = "SELECT game_seq FROM st.violations"
-        result.expired = _delete(
-            db, "SELECT l.game_seq FROM logs l JOIN st.games g ON g.seq = l.game_seq WHERE g.finished_at < ? AND "
-                f"l.game_seq NOT IN ({violated})", (_iso(now - keep.keep_days * 86400),))
-        result.expired += _delete(
-            db, "SELECT l.game_seq FROM logs l JOIN st.games g ON g.seq = l.game_seq WHERE g.finished_at < ?",
-            (_iso(now - keep.violations_days * 86400),))
+        result.expired = _delete(db, _iso(now - keep.keep_days * 86400), True)
+        result.expired += _delete(db, _iso(now - keep.violations_days * 86400), False)
         budget = keep.disk_mb * 1024 * 1024
         for spare_violations in (True, False):
-            where = f"WHERE game_seq NOT IN ({violated})" if spare_violations else ""
             while logs_in_use(db) > budget:
-                seqs = [r[0] for r in db.execute(f"SELECT game_seq FROM logs {where} ORDER BY id LIMIT ?", (CHUNK // 5,))]
+                seqs = logstore.oldest_logged(db, spare_violations=spare_violations, limit=CHUNK // 5)
                 if not seqs:
                     break
-                db.execute("BEGIN IMMEDIATE")
-                db.executemany("DELETE FROM logs WHERE game_seq = ?", [(s,) for s in seqs])
-                db.execute("COMMIT")
+                logstore.drop_logs(db, seqs)
                 result.over_budget += len(seqs)
         return result
     finally:
@@ -108,17 +84,13 @@ def prune_logs(store_path: Path, keep: LogRetention, now: float | None = None) -
 def due(store_path: Path, keep: LogRetention, now: float | None = None) -> dict[str, object]:
     """What the logs file holds now and what the next pass would drop: for ``harness contest status``."""
     now = time.time() if now is None else now
-    db = _connect(store_path)
+    db = logstore.open_for_pruning(store_path)
     if db is None:
         return {"logs": 0, "in_use": 0, "expired": 0, "oldest": None}
     try:
-        logs, oldest = db.execute("SELECT count(*), min(g.finished_at) FROM logs l JOIN st.games g "
-                                  "ON g.seq = l.game_seq").fetchone()
-        expired = db.execute(
-            "SELECT count(*) FROM logs l JOIN st.games g ON g.seq = l.game_seq WHERE (g.finished_at < ? AND "
-            "l.game_seq NOT IN (SELECT game_seq FROM st.violations)) OR g.finished_at < ?",
-            (_iso(now - keep.keep_days * 86400), _iso(now - keep.violations_days * 86400))).fetchone()[0]
-        return {"logs": int(logs), "in_use": logs_in_use(db), "expired": int(expired), "oldest": oldest}
+        logs, oldest, expired = logstore.log_totals(db, _iso(now - keep.keep_days * 86400),
+                                                    _iso(now - keep.violations_days * 86400))
+        return {"logs": logs, "in_use": logs_in_use(db), "expired": expired, "oldest": oldest}
     finally:
         db.close()
 

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from harness.contest import db_ops, ladder_sql
 from harness.contest.config import ContestConfig
 from harness.contest.db import ContestDB
 from harness.contest.ladder import LADDER_STORE
@@ -47,13 +48,7 @@ def _games(store: Path, now: float) -> dict[str, int]:
         return {"done": 0, "pending": 0, "last_hour": 0}
     db = sqlite3.connect(store, timeout=30.0)
     try:
-        count = {s: db.execute("SELECT count(*) FROM games WHERE status = ?", (s,)).fetchone()[0]
-                 for s in ("done", "pending")}
-        cutoff = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now - 3600))
-        # newest first along the status index, stopping at the hour's edge
-        last = db.execute("SELECT count(*) FROM (SELECT finished_at FROM games WHERE status = 'done' "
-                          "ORDER BY seq DESC LIMIT 200000) WHERE finished_at >= ?", (cutoff,)).fetchone()[0]
-        return {"done": int(count["done"]), "pending": int(count["pending"]), "last_hour": int(last)}
+        return ladder_sql.game_counts(db, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now - 3600)))
     finally:
         db.close()
 
@@ -63,8 +58,7 @@ def contest_status(cfg: ContestConfig, db: ContestDB, now: float | None = None) 
     now = time.time() if now is None else now
     root = cfg.root
     store = root / LADDER_STORE
-    queue = {s: int(db.db.execute("SELECT count(*) FROM submissions WHERE status = ?", (s,)).fetchone()[0])
-             for s in ("building", "checking")}
+    queue = {s: db_ops.submissions_in(db, s) for s in ("building", "checking")}
     teams = db.teams()
     disk = {"contest.sqlite": _size(cfg.db_path), "ladder.sqlite": _size(store),
             "ladder.sqlite-logs": _size(logs_path(store)), "ladder.logs/": _size(root / "ladder.logs"),

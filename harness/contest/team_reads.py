@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from harness.contest import ladder_sql
 from harness.contest.ladder_reads import LadderReader
 from harness.league import queries
 
@@ -40,20 +41,15 @@ def results_by_opponent(reader: LadderReader, team: str) -> dict[str, Any]:
     empty: dict[str, Any] = {"opponents": [], "sizes": [], "games": 0}
     if store is None or not ids:
         return empty
-    rows = store.db.execute(
-        f"SELECT s.game_seq, s.rank, g.players, o.rank AS orank, ob.name AS opponent FROM seats s "
-        f"JOIN games g ON g.seq = s.game_seq JOIN seats o ON o.game_seq = s.game_seq AND o.seat != s.seat "
-        f"JOIN versions ov ON ov.id = o.version_id JOIN bots ob ON ob.id = ov.bot_id "
-        f"WHERE s.version_id IN ({_marks(ids)}) AND s.game_seq IN (SELECT game_seq FROM seats WHERE version_id IN "
-        f"({_marks(ids)}) ORDER BY game_seq DESC LIMIT ?)", [*ids, *ids, RECENT]).fetchall()
+    rows = ladder_sql.opponent_seats(store, ids, RECENT)
     opponents: dict[str, list[int]] = {}
     sizes: dict[int, dict[int, int]] = {}
     for r in rows:
-        if r["opponent"] != team:
-            o = opponents.setdefault(r["opponent"], [0, 0, 0, 0])
+        if r.opponent != team:
+            o = opponents.setdefault(r.opponent, [0, 0, 0, 0])
             o[0] += 1
-            o[1 if r["rank"] < r["orank"] else 2 if r["rank"] > r["orank"] else 3] += 1
-        sizes.setdefault(r["players"], {})[r["game_seq"]] = r["rank"]
+            o[1 if r.rank < r.orank else 2 if r.rank > r.orank else 3] += 1
+        sizes.setdefault(r.players, {})[r.game_seq] = r.rank
     order = sorted(opponents, key=lambda name: (-opponents[name][2] / opponents[name][0], -opponents[name][0], name))
     opp = [{"team": name, "games": g, "ahead": a, "behind": b, "level": lv, "behind_share": b / g}
            for name in order for g, a, b, lv in [opponents[name]]]
@@ -69,22 +65,7 @@ def filtered_games(reader: LadderReader, team: str, *, result: str | None = None
     store, ids = reader.store(), reader.version_ids(team)
     if store is None or not ids:
         return []
-    where: list[str] = [f"s.version_id IN ({_marks(ids)})"]
-    args: list[Any] = list(ids)
-    if result == "won":
-        where.append("s.rank = 0")
-    elif result == "lost":
-        where.append("s.rank > 0")
-    if players:
-        where.append("g.players = ?")
-        args.append(players)
-    if opponent:
-        where.append("EXISTS (SELECT 1 FROM seats o JOIN versions ov ON ov.id = o.version_id JOIN bots ob ON "
-                     "ob.id = ov.bot_id WHERE o.game_seq = s.game_seq AND o.seat != s.seat AND ob.name = ?)")
-        args.append(opponent)
-    seqs = [r[0] for r in store.db.execute(
-        f"SELECT DISTINCT s.game_seq FROM seats s JOIN games g ON g.seq = s.game_seq WHERE {' AND '.join(where)} "
-        f"ORDER BY s.game_seq DESC LIMIT ?", [*args, limit])]
+    seqs = ladder_sql.filtered_seqs(store, ids, result=result, players=players, opponent=opponent, limit=limit)
     games = reader._with_seats(queries.games_by_seq(store, seqs))
     for g in games:
         own = [s for s in g["seats"] if s["team"] == team]

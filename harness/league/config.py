@@ -12,18 +12,16 @@ The ``store`` path is relative to the config file's directory (default ``runs/<n
 
 This module reads the file and checks its top level (name, game, options, players, rounds, seed,
 store, deals...); the sections have their own modules: :mod:`harness.league.bot_entries` (``bots``),
-:mod:`harness.league.run_settings` (schedule, time, limits, policy, rating, workers, logs,
-executor), on the checks of :mod:`harness.league.config_checks`. Their public names are
+:mod:`harness.league.run_settings` (schedule, rounds, time, limits, policy, rating, workers, logs,
+store, executor), on the checks of :mod:`harness.league.config_checks`. Their public names are
 importable from here too.
 """
 
 from __future__ import annotations
 
 import difflib
-import math
 import os
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +34,7 @@ from harness.league.config_checks import Checker, ConfigError, LeagueError, show
 from harness.league.run_settings import (
     LIMIT_KEYS,
     LOG_DEFAULTS,
+    MAX_GAMES,
     RATING_DEFAULTS,
     SCHEDULE_KINDS,
     TIME_KEYS,
@@ -46,53 +45,25 @@ from harness.league.run_settings import (
     check_logs,
     check_policy,
     check_rating,
+    check_rounds,
     check_schedule,
+    check_store,
     check_time,
     check_workers,
     default_workers,
+    games_per_round,
 )
-from harness.play.limits import MAX_IDLE_BOTS
 
 __all__ = ["LeagueError", "ConfigError", "LeagueConfig", "BotEntry", "RatingParams", "ScheduleSpec", "load_config",
            "parse_config", "TOP_KEYS", "TIME_KEYS", "LIMIT_KEYS", "RATING_DEFAULTS", "SCHEDULE_KINDS", "default_workers",
-           "games_per_round", "idle_bound", "IDLE_BOTS_CAP", "LOG_DEFAULTS", "MAX_GAMES", "StrictBoolLoader", "parse_scalar"]
+           "games_per_round", "LOG_DEFAULTS", "MAX_GAMES", "StrictBoolLoader", "parse_scalar"]
 
 TOP_KEYS = ("name", "game", "options", "players", "bots", "rounds", "time", "limits", "policy", "strikes",
             "rating", "seed", "workers", "store", "executor", "idle_bots", "spare_bots", "schedule",
             "logs", "deals")
 #: ``deals``: fresh deals for every version (default), or the same deals for a bot's versions.
 DEAL_RULES = ("per_version", "per_bot")
-#: The largest schedule a league may have (games over all rounds): 100 million games take ~10 GB
-#: of store before any log, and hours to plan and to rate.
-MAX_GAMES = 100_000_000
 
-
-def games_per_round(n_bots: int, sizes: Sequence[int]) -> int:
-    """How many games one round has: every seat order of every table, sum over table sizes k of n! / (n - k)!."""
-    return sum(math.perm(n_bots, k) for k in sizes)
-
-
-#: the most idle processes per worker the default ``idle_bots`` keeps: 4 bots at tables of 4 on one
-#: worker (~0.5 GB of Python bots, each ~5 MB of its own; a JVM bot takes ten times that)
-IDLE_BOTS_CAP = 96
-
-
-def idle_bound(config: LeagueConfig) -> int:
-    """The idle bot processes each worker keeps: ``idle_bots`` when the league sets it, else enough
-    that the pool never stops a process the league will need again.
-
-    No process plays two seat orders of one deal, so each bot needs a process per seat order of
-    a deal (``k!`` at tables of ``k``), spread over the workers: ``bots x seat orders / workers``
-    per worker, and half as much again for the uneven split of a deal's seat orders between
-    workers. Kept alive between the windows of deals (harness.league.game_sources), they are reused
-    for every later deal, so a league starts that many processes whatever its length; fewer, and
-    every window restarts the ones stopped (bench/fairplay.py). At least :data:`MAX_IDLE_BOTS`, at
-    most :data:`IDLE_BOTS_CAP` (a league of many bots at tables of 4 sets its own bound)."""
-    if config.idle_bots is not None:
-        return config.idle_bots
-    orders = sum(math.factorial(k) for k in config.table_sizes)
-    need = math.ceil(len(config.bots) * orders * 3 / (2 * max(1, config.workers)))
-    return max(MAX_IDLE_BOTS, min(IDLE_BOTS_CAP, need))
 
 
 @dataclass(frozen=True)
@@ -119,7 +90,7 @@ class LeagueConfig:
     #: address of ``{dask: ADDRESS}`` (``tcp://host:8786`` or ``local:N``)
     executor: str | None = None
     #: most bot processes kept idle per worker between games (least recently used stopped first);
-    #: None (the key left out): :func:`idle_bound`, sized to the league
+    #: None (the key left out): :func:`harness.league.runner.idle_bound`, sized to the league
     idle_bots: int | None = None
     #: spare processes a worker starts ahead of need for a bot that needed a new one (BotPool.spares)
     spare_bots: int = 0
@@ -214,7 +185,7 @@ def parse_config(data: Any, shown: str, *, base_dir: Path, rounds: int | None = 
     table_sizes = _check_table_sizes(c, game, data.get("players", game.min_players), len(bots))
 
     schedule = check_schedule(c, data.get("schedule"), len(bots))
-    n_rounds = _check_rounds(c, data, rounds, schedule, games_per_round(len(bots), table_sizes))
+    n_rounds = check_rounds(c, data, rounds, schedule, games_per_round(len(bots), table_sizes))
     time = check_time(c, data.get("time"))
 
     limits = check_limits(c, data.get("limits"))
@@ -226,7 +197,7 @@ def parse_config(data: Any, shown: str, *, base_dir: Path, rounds: int | None = 
     seed = c.integer(data.get("seed", 0), "seed", 0, 2**63 - 1)
     n_workers = check_workers(c, data.get("workers"), workers)
     logs = check_logs(c, data.get("logs"))
-    store = _check_store(c, data.get("store", f"runs/{name}.sqlite"), base_dir)
+    store = check_store(c, data.get("store", f"runs/{name}.sqlite"), base_dir)
     deals = data.get("deals", "per_version")
     if deals not in DEAL_RULES:
         raise c.fail("deals", f"{show(deals)} is not allowed (allowed: {', '.join(DEAL_RULES)})")
@@ -252,37 +223,6 @@ def _check_game(c: Checker, data: dict[str, Any]) -> tuple[str, Any]:
         return game_name, GAMES[game_name]
     except GameLoadError as exc:
         raise c.fail("game", str(exc)) from None
-
-
-def _check_rounds(c: Checker, data: dict[str, Any], rounds: int | None, schedule: ScheduleSpec,
-                  per_round: int) -> int:
-    """``rounds`` (or ``--rounds``, which wins): round robin only, and at most MAX_GAMES games in all."""
-    if schedule.adaptive and "rounds" in data:
-        raise c.fail("rounds", "only used with the round-robin schedule (this league's schedule is adaptive: "
-                               "its budget is schedule.games)")
-    n_rounds = c.integer(data.get("rounds", 1), "rounds", 1)
-    if rounds is not None and schedule.adaptive:
-        raise c.fail("--rounds", "only used with the round-robin schedule (this league's schedule is adaptive: "
-                                 "its budget is schedule.games)")
-    if rounds is not None:
-        n_rounds = c.integer(rounds, "--rounds", 1)
-    if not schedule.adaptive and per_round * n_rounds > MAX_GAMES:
-        raise c.fail("rounds" if rounds is None else "--rounds",
-                     f"{n_rounds} rounds of {per_round:,} games make {per_round * n_rounds:,} games, more than "
-                     f"the {MAX_GAMES:,} a league may hold (allowed: at most {max(1, MAX_GAMES // per_round):,} "
-                     f"rounds with these bots and table sizes)")
-    return n_rounds
-
-
-def _check_store(c: Checker, store: Any, base_dir: Path) -> str:
-    """``store``: a file path relative to the config file's directory, made absolute."""
-    if not isinstance(store, str) or not store.strip():
-        raise c.fail("store", f"{show(store)} is not allowed (allowed: a file path, relative to the config "
-                              f"file's directory)")
-    # Relative to the config file, like the bots' paths: every command finds the same store from
-    # any current directory (it used to be the current directory, and `cd leagues && harness
-    # violations x.yaml` found nothing and advised a run that started a second, empty store).
-    return str((base_dir / store).resolve())
 
 
 def _check_options(c: Checker, game: Game, value: Any) -> dict[str, Any]:

@@ -23,7 +23,8 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-__all__ = ["LogStore", "logs_path"]
+__all__ = ["LogStore", "logs_path", "open_for_pruning", "bytes_in_use", "finished_before", "oldest_logged",
+           "drop_logs", "log_totals"]
 
 # Rows are appended (rowid order), whatever order games finish in; game_seq is a small unique
 # index. Keyed by game_seq, 64 KB pages split and rewrote in the middle of the file: 266 us a log
@@ -40,8 +41,12 @@ def logs_path(store_path: str | Path) -> Path:
 class LogStore:
     """The logs file of one store: writes go through one thread, reads through a lazy connection."""
 
-    def __init__(self, store_path: str | Path) -> None:
+    def __init__(self, store_path: str | Path, *, fresh: bool = False) -> None:
+        """The logs of the store at ``store_path``; ``fresh``: a new store, whose path may still hold
+        a deleted store's logs (removed: they are not its logs)."""
         self.path = logs_path(store_path)
+        if fresh:
+            self.remove(store_path)
         self._pool: ThreadPoolExecutor | None = None
         self._reader: sqlite3.Connection | None = None
         self._local = threading.local()
@@ -131,3 +136,58 @@ class LogStore:
         if db is not None:
             db.close()
             self._local.db = None
+
+
+# -- pruning: the logs file with its store attached read-only as ``st`` (harness.contest.retention) --
+def open_for_pruning(store_path: str | Path) -> sqlite3.Connection | None:
+    """A connection to the logs of the store at ``store_path``, the store attached as ``st``; None
+    if either file is missing."""
+    path = logs_path(store_path)
+    if not path.exists() or not Path(store_path).exists():
+        return None
+    db = sqlite3.connect(path, isolation_level=None, timeout=30.0)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("ATTACH DATABASE ? AS st", (str(Path(store_path).resolve()),))  # read only here
+    return db
+
+
+def bytes_in_use(db: sqlite3.Connection) -> int:
+    """Bytes of the logs file's pages in use (its size less its free pages)."""
+    size = db.execute("PRAGMA main.page_size").fetchone()[0]
+    pages = db.execute("PRAGMA main.page_count").fetchone()[0] - db.execute("PRAGMA main.freelist_count").fetchone()[0]
+    return int(size * pages)
+
+
+_SPARED = "l.game_seq NOT IN (SELECT game_seq FROM st.violations)"
+
+
+def finished_before(db: sqlite3.Connection, before: str, *, spare_violations: bool, limit: int) -> list[int]:
+    """Up to ``limit`` games with a log that finished before ``before`` (ISO time), those with a
+    violation left out if ``spare_violations``."""
+    spared = f" AND {_SPARED}" if spare_violations else ""
+    return [int(r[0]) for r in db.execute("SELECT l.game_seq FROM logs l JOIN st.games g ON g.seq = l.game_seq "
+                                          f"WHERE g.finished_at < ?{spared} LIMIT ?", (before, limit))]
+
+
+def oldest_logged(db: sqlite3.Connection, *, spare_violations: bool, limit: int) -> list[int]:
+    """The ``limit`` games with the oldest logs, those with a violation left out if ``spare_violations``."""
+    where = f"WHERE {_SPARED}" if spare_violations else ""
+    return [int(r[0]) for r in db.execute(f"SELECT l.game_seq FROM logs l {where} ORDER BY l.id LIMIT ?", (limit,))]
+
+
+def drop_logs(db: sqlite3.Connection, seqs: Sequence[int]) -> None:
+    """Delete the logs of games ``seqs`` in one short transaction."""
+    db.execute("BEGIN IMMEDIATE")
+    db.executemany("DELETE FROM logs WHERE game_seq = ?", [(s,) for s in seqs])
+    db.execute("COMMIT")
+
+
+def log_totals(db: sqlite3.Connection, keep_before: str, violations_before: str) -> tuple[int, str | None, int]:
+    """The logs kept, the oldest's game's finish, and how many are past their time: finished before
+    ``keep_before`` without a violation, or before ``violations_before``."""
+    logs, oldest = db.execute("SELECT count(*), min(g.finished_at) FROM logs l JOIN st.games g "
+                              "ON g.seq = l.game_seq").fetchone()
+    expired = db.execute(
+        f"SELECT count(*) FROM logs l JOIN st.games g ON g.seq = l.game_seq WHERE (g.finished_at < ? AND {_SPARED}) "
+        "OR g.finished_at < ?", (keep_before, violations_before)).fetchone()[0]
+    return int(logs), oldest, int(expired)

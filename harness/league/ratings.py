@@ -14,6 +14,7 @@ via ``trueskill.TrueSkill(...).rate`` with the package's default backend.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import math
@@ -90,9 +91,14 @@ def rate_two(env: trueskill.TrueSkill, a: tuple[float, float], b: tuple[float, f
             (b[0] - var_b / c * v, math.sqrt(var_b * (1 - var_b / (c * c) * w))))
 
 
+def _params_json(params: RatingParams) -> str:
+    """How the store records the parameters its ratings were computed with (meta ``rating_params``)."""
+    return json.dumps(dataclasses.asdict(params), sort_keys=True)
+
+
 def _check_params(store: LeagueStore, params: RatingParams) -> None:
     """Drop stored ratings computed with other parameters (or marked stale): they are rebuilt."""
-    wanted = json.dumps(params.as_dict(), sort_keys=True)
+    wanted = _params_json(params)
     if store.get_meta("rating_params") != wanted or store.get_meta("ratings_stale"):
         store.clear_ratings()
         store.set_meta("rating_params", wanted)
@@ -152,7 +158,7 @@ class PrefixRater:
         self.store = store
         self.params = params
         self.env = make_env(params)
-        self._params_json = json.dumps(params.as_dict(), sort_keys=True)
+        self._params_json = _params_json(params)
         self._load()
 
     def _load(self) -> None:
@@ -248,7 +254,7 @@ def recompute(store: LeagueStore, params: RatingParams) -> int:
     """Throw the stored ratings away and rebuild them from the results; return games applied."""
     with store.transaction():
         store.clear_ratings()
-        store.set_meta("rating_params", json.dumps(params.as_dict(), sort_keys=True))
+        store.set_meta("rating_params", _params_json(params))
         return advance(store, params)
 
 

@@ -1,16 +1,19 @@
-"""How a league runs, as its config sets it: the ``schedule``, ``time``, ``limits``, ``policy``
-and ``strikes``, ``rating``, ``workers``, ``logs`` and ``executor`` keys, each checked with the
-defaults the docs promise (docs/leagues.md).
+"""How a league runs, as its config sets it: the ``schedule`` and ``rounds``, ``time``, ``limits``,
+``policy`` and ``strikes``, ``rating``, ``workers``, ``logs``, ``store`` and ``executor`` keys, each
+checked with the defaults the docs promise (docs/leagues.md).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import difflib
+import math
 import os
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path
 from typing import Any
 
 from harness.league.config_checks import Checker, show
@@ -19,7 +22,8 @@ from harness.play.sandbox import SANDBOX_CHOICES, SandboxMode
 
 __all__ = ["RatingParams", "ScheduleKind", "ScheduleSpec", "TIME_KEYS", "LIMIT_KEYS", "RATING_DEFAULTS", "SCHEDULE_KINDS",
            "LOG_DEFAULTS", "default_workers", "check_schedule", "check_time", "check_limits", "check_policy",
-           "check_rating", "check_workers", "check_logs", "check_executor"]
+           "check_rating", "check_workers", "check_logs", "check_executor", "check_rounds", "check_store",
+           "games_per_round", "MAX_GAMES"]
 
 #: The time control keys and their defaults (the referee's).
 TIME_KEYS: dict[str, int] = dataclasses.asdict(TimeControls())
@@ -156,6 +160,36 @@ def check_limits(c: Checker, value: Any) -> dict[str, Any]:
     return out
 
 
+#: The largest schedule a league may have (games over all rounds): 100 million games take ~10 GB
+#: of store before any log, and hours to plan and to rate.
+MAX_GAMES = 100_000_000
+
+
+def games_per_round(n_bots: int, sizes: Sequence[int]) -> int:
+    """How many games one round has: every seat order of every table, sum over table sizes k of n! / (n - k)!."""
+    return sum(math.perm(n_bots, k) for k in sizes)
+
+
+def check_rounds(c: Checker, data: dict[str, Any], rounds: int | None, schedule: ScheduleSpec,
+                 per_round: int) -> int:
+    """``rounds`` (or ``--rounds``, which wins): round robin only, and at most MAX_GAMES games in all."""
+    if schedule.adaptive and "rounds" in data:
+        raise c.fail("rounds", "only used with the round-robin schedule (this league's schedule is adaptive: "
+                               "its budget is schedule.games)")
+    n_rounds = c.integer(data.get("rounds", 1), "rounds", 1)
+    if rounds is not None and schedule.adaptive:
+        raise c.fail("--rounds", "only used with the round-robin schedule (this league's schedule is adaptive: "
+                                 "its budget is schedule.games)")
+    if rounds is not None:
+        n_rounds = c.integer(rounds, "--rounds", 1)
+    if not schedule.adaptive and per_round * n_rounds > MAX_GAMES:
+        raise c.fail("rounds" if rounds is None else "--rounds",
+                     f"{n_rounds} rounds of {per_round:,} games make {per_round * n_rounds:,} games, more than "
+                     f"the {MAX_GAMES:,} a league may hold (allowed: at most {max(1, MAX_GAMES // per_round):,} "
+                     f"rounds with these bots and table sizes)")
+    return n_rounds
+
+
 def check_time(c: Checker, value: Any) -> dict[str, int]:
     """``time``: each of TIME_KEYS in milliseconds (its default when unset; a bank and jitter may be 0)."""
     time_cfg = c.mapping(value, "time", TIME_KEYS)
@@ -204,3 +238,14 @@ def check_logs(c: Checker, value: Any) -> dict[str, int]:
     logs_cfg = c.mapping(value, "logs", LOG_DEFAULTS)
     # budget_mb 0: only games with violations keep their logs, from the first game on
     return {k: c.integer(logs_cfg.get(k, d), f"logs.{k}", 1 if k == "game_kb" else 0) for k, d in LOG_DEFAULTS.items()}
+
+
+def check_store(c: Checker, store: Any, base_dir: Path) -> str:
+    """``store``: a file path relative to the config file's directory, made absolute."""
+    if not isinstance(store, str) or not store.strip():
+        raise c.fail("store", f"{show(store)} is not allowed (allowed: a file path, relative to the config "
+                              f"file's directory)")
+    # Relative to the config file, like the bots' paths: every command finds the same store from
+    # any current directory (it used to be the current directory, and `cd leagues && harness
+    # violations x.yaml` found nothing and advised a run that started a second, empty store).
+    return str((base_dir / store).resolve())

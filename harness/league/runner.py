@@ -22,11 +22,14 @@ runner is tested with a fake referee and benchmarked with one fresh pool per gam
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import fcntl
 import hashlib
+import math
 import os
 import signal
+import sqlite3
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -35,7 +38,7 @@ from types import FrameType
 from typing import IO
 
 from harness.league import ratings as rating_mod
-from harness.league.config import BotEntry, LeagueConfig, idle_bound
+from harness.league.config import BotEntry, LeagueConfig
 from harness.league.executors.base import (
     REFEREE,
     Executor,
@@ -51,12 +54,12 @@ from harness.league.progress import progress_bar as _progress_bar
 from harness.league.schedule_adaptive import AdaptiveSchedule, AdaptiveSource
 from harness.league.store import GameOutcome, LeagueStore, PlanSummary, StoreError
 from harness.league.store_pending import PendingGame
-from harness.play.limits import BotSpec, ResourceLimits, TimeControls
+from harness.play.limits import MAX_IDLE_BOTS, BotSpec, ResourceLimits, TimeControls
 from harness.play.referee import FAIR_PLAY, FairPlay, RefereeConfig
 
 __all__ = ["GamePlayer", "RunSummary", "RunOptions", "RunHooks", "run_league", "plan_league", "open_source",
            "referee_player", "LeagueInterrupted", "build_referee_config", "bot_spec", "bot_specs", "worker_setup",
-           "MAX_ERRORS"]
+           "MAX_ERRORS", "idle_bound", "IDLE_BOTS_CAP"]
 
 #: The parent records results at most this often (seconds): fewer wake-ups on the workers' cores,
 #: and all the games that arrived meanwhile in one transaction.
@@ -87,6 +90,8 @@ class RunOptions:
     grace_seconds: how long a Ctrl-C waits for the games in flight.
     pin:           pin each local worker to a core.
     fair_play:     a fair-play rule turned off, for a benchmark of its cost only (bench/fairplay.py).
+    claim_store:   the config takes over a store that another config file made (``harness run
+                   --claim-store``: a renamed copy, a checkout elsewhere), once the run holds the league.
     """
 
     max_games: int | None = None
@@ -96,6 +101,7 @@ class RunOptions:
     grace_seconds: float = 5.0
     pin: bool = True
     fair_play: FairPlay = FAIR_PLAY
+    claim_store: bool = False
 
 
 @dataclass(frozen=True)
@@ -141,6 +147,9 @@ class RunSummary:
     finished: str | None = None  # why an adaptive schedule stopped (its budget, its question answered)
     logs_bytes: int = 0  # the logs file's size on disk at the end of the run
     logs_dropped: int = 0  # games recorded without their logs, the logs file being past its budget
+    #: the league's games per status ("pending", "done", "dropped") when the run ended (empty: the
+    #: store could not be read then)
+    counts: dict[str, int] = dataclasses.field(default_factory=dict)
 
     @property
     def games_per_second(self) -> float:
@@ -161,6 +170,29 @@ def bot_spec(bot: BotEntry) -> BotSpec:
 def bot_specs(config: LeagueConfig, version_ids: dict[str, int]) -> dict[int, BotSpec]:
     """version id -> BotSpec for the bots of ``config``."""
     return {version_ids[b.label]: bot_spec(b) for b in config.bots}
+
+
+#: the most idle processes per worker the default ``idle_bots`` keeps: 4 bots at tables of 4 on one
+#: worker (~0.5 GB of Python bots, each ~5 MB of its own; a JVM bot takes ten times that)
+IDLE_BOTS_CAP = 96
+
+
+def idle_bound(config: LeagueConfig) -> int:
+    """The idle bot processes each worker keeps: ``idle_bots`` when the league sets it, else enough
+    that the pool never stops a process the league will need again.
+
+    No process plays two seat orders of one deal, so each bot needs a process per seat order of
+    a deal (``k!`` at tables of ``k``), spread over the workers: ``bots x seat orders / workers``
+    per worker, and half as much again for the uneven split of a deal's seat orders between
+    workers. Kept alive between the windows of deals (harness.league.game_sources), they are reused
+    for every later deal, so a league starts that many processes whatever its length; fewer, and
+    every window restarts the ones stopped (bench/fairplay.py). At least :data:`MAX_IDLE_BOTS`, at
+    most :data:`IDLE_BOTS_CAP` (a league of many bots at tables of 4 sets its own bound)."""
+    if config.idle_bots is not None:
+        return config.idle_bots
+    orders = sum(math.factorial(k) for k in config.table_sizes)
+    need = math.ceil(len(config.bots) * orders * 3 / (2 * max(1, config.workers)))
+    return max(MAX_IDLE_BOTS, min(IDLE_BOTS_CAP, need))
 
 
 def worker_setup(config: LeagueConfig, version_ids: dict[str, int], player: GamePlayer,
@@ -212,6 +244,8 @@ def run_league(config: LeagueConfig, *, player: GamePlayer | None = None, progre
     summary: RunSummary | None = None
     try:
         lock = _lock_league(config.store)
+        if options.claim_store:
+            store.claim(config)
         games, plan, version_ids = open_source(config, store, options, hooks)
         summary = RunSummary(plan=plan)
         rater = rating_mod.PrefixRater(store, config.rating)  # caught up (e.g. after a changed rating parameter)
@@ -236,6 +270,8 @@ def run_league(config: LeagueConfig, *, player: GamePlayer | None = None, progre
     finally:
         if summary is not None:
             summary.logs_dropped = store.logs_dropped
+            with contextlib.suppress(sqlite3.Error):  # (a store gone bad: the error that stopped the run tells)
+                summary.counts = store.counts()
         store.close()
         if summary is not None:
             summary.logs_bytes = store.logs.disk_bytes()

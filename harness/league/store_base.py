@@ -72,7 +72,7 @@ class StoreBase:
         except sqlite3.DatabaseError as exc:
             self.db.close()
             raise StoreError(f"{self.path}: not a league store ({exc})") from None
-        self.logs = LogStore(self.path)
+        self.logs: LogStore
         #: the logs file's budget in bytes (None: none): past it, only games with violations keep their logs
         self.log_budget: int | None = None
         #: games recorded without their logs because the logs file was past its budget
@@ -82,10 +82,9 @@ class StoreBase:
             with self.transaction():
                 if self.db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
                     raise StoreError(f"{self.path}: not a league store (it has other tables)")
-                LogStore.remove(self.path)  # a new store: logs left by a deleted one are not its logs
-                store_schema.create(self.db)
-                self.set_meta("deal_secret", secrets.token_hex(32))
-                self.set_meta("game_ids", "keyed")  # ids hash the secret (stores made before keep public ids)
+                self.logs = LogStore(self.path, fresh=True)  # logs left by a deleted store are not this one's
+                # ids hash the secret (stores made before keep public ids)
+                store_schema.create(self.db, {"deal_secret": secrets.token_hex(32), "game_ids": "keyed"})
             try:  # the store holds every seat's hands and the deal secret: its owner's eyes only
                 os.chmod(self.path, 0o600)  # (SQLite gives its -wal and -shm files the same mode)
             except OSError:
@@ -95,6 +94,7 @@ class StoreBase:
             raise StoreError(f"{self.path}: made by a newer tablebots (store schema {version}, this one reads "
                              f"{SCHEMA_VERSION})")
         else:
+            self.logs = LogStore(self.path)
             if version == 1:
                 with self.transaction():
                     store_schema.migrate_from_1(self.db)

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Mapping
 
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "create", "migrate_from_1", "migrate_from_2"]
 
@@ -100,11 +101,13 @@ CREATE TABLE rating_history (
 """
 
 
-def create(db: sqlite3.Connection) -> None:
-    """Make every table of a new store and stamp its schema version (inside the caller's transaction)."""
+def create(db: sqlite3.Connection, meta: Mapping[str, str]) -> None:
+    """Make every table of a new store, write its first ``meta`` rows and stamp its schema version
+    (inside the caller's transaction)."""
     for statement in SCHEMA.split(";"):
         if statement.strip():
             db.execute(statement)
+    db.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", meta.items())
     db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
 
