@@ -138,7 +138,7 @@ def test_a_bot_joins_and_one_leaves_while_the_ladder_plays(tmp_path: Path) -> No
     assert played_since >= 30
     with LeagueStore(str(store)) as st:
         assert st.counts()["pending"] == 0 or all(
-            "b" not in [r["name"] for r in st.game_seats(g.seq)] for g in st.pending_games())
+            "b" not in [r.name for r in st.game_seats(g.seq)] for g in st.pending_games())
     table = json.loads(CliRunner().invoke(cli, ["table", str(path), "--format", "json"]).output)["table"]
     assert {row["bot"] for row in table} == {"a", "b", "c", "js1", "newbie"}  # b keeps its games and rating
 

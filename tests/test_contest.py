@@ -501,7 +501,7 @@ def _ladder_with_a_violation(root: Path) -> None:
         ids = store.register_versions([BotEntry("alpha", ("x",), "/", "s1"), BotEntry("beta", ("x",), "/", "s2")])
         a, b = ids["alpha@s1"], ids["beta@s2"]
         store.plan_rows([[("g-done", 1, 2, 7, json.dumps([a, b])), ("g-live", 1, 2, 8, json.dumps([b, a]))]])
-        seq = store.game("g-done")["seq"]
+        seq = store.game("g-done").seq
         store.record(seq, GameOutcome("g-done", ranking=[0, 1], scores=[3, 0], ended_by="forfeit", forfeits=[1],
                                       violations=[{"seat": 1, "decision": 2, "kind": "illegal_action",
                                                    "detail": "index 9 is not offered", "request": '{"type":"request"}',

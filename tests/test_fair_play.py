@@ -106,7 +106,7 @@ bots:
             # the seat orders of one deal share its seed (a duplicate deal)
             assert rows[0]["seed"] == rows[1]["seed"] != rows[2]["seed"] == rows[3]["seed"]
             for row in rows:  # the stored seed and log replay the game exactly
-                seq = store.game(row["id"])["seq"]
+                seq = store.game(row["id"]).seq
                 state = get_game("crisps").new_state(2, row["seed"], cfg.options)
                 from harness.report.tables import replay_actions
                 for _seat, action, _how in replay_actions(store.game_log(seq)):
@@ -154,7 +154,7 @@ bots:
     correct = 0
     with LeagueStore(cfg.store) as store:
         for claim in findings(path, "spy", "mirror-spy"):
-            seed = store.game(claim["game"])["seed"]
+            seed = store.game(claim["game"]).seed
             truth = get_game("crisps").new_state(2, seed, cfg.options).observation(1 - int(claim["seat"]))["hand"]
             correct += claim["guess"].split(",") == [str(c) for c in truth]
     assert correct == 0

@@ -61,7 +61,7 @@ bots:
 
 def _violations(path: Path) -> list[dict]:
     with LeagueStore(load_config(path).store) as store:
-        return [dict(v) for v in store.violations()]
+        return [v._asdict() for v in store.violations()]
 
 
 def _burn(seconds: float) -> None:

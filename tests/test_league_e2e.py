@@ -51,8 +51,8 @@ def check_games_replay(path: Path) -> None:
             for _seat, action, _how in replay_actions(store.game_log(row["seq"])):
                 state.apply(action)
             assert state.is_terminal()
-            if not any(s["forfeited"] for s in seats):
-                assert state.result()["ranking"] == [s["rank"] for s in seats]
+            if not any(s.forfeited for s in seats):
+                assert state.result()["ranking"] == [s.rank for s in seats]
 
 
 GAMES = {
@@ -138,9 +138,9 @@ bots:
         games = store.db.execute("SELECT seq FROM games WHERE status = 'done'").fetchall()
         assert len(games) == 6
         for (seq,) in games:
-            seats = {s["name"]: s for s in store.game_seats(seq)}
-            assert seats["flaky"]["forfeited"] == 1 and seats["flaky"]["rank"] == 1
-            assert seats["random"]["rank"] == 0
+            seats = {s.name: s for s in store.game_seats(seq)}
+            assert seats["flaky"].forfeited == 1 and seats["flaky"].rank == 1
+            assert seats["random"].rank == 0
     lines = invoke("violations", path).stdout.splitlines()
     assert len(lines) == 6  # one per game: the first violation forfeits
     kinds = {line.split()[7] for line in lines}
@@ -276,9 +276,9 @@ bots:
         games = [r[0] for r in store.db.execute("SELECT seq FROM games WHERE status = 'done'")]
         assert len(games) == 2
         for seq in games:
-            assert not any(s["forfeited"] for s in store.game_seats(seq))
+            assert not any(s.forfeited for s in store.game_seats(seq))
             assert len(store.violations(game_seq=seq)) >= 3  # every 4th request, and the game went on
-        assert {r["kind"] for r in store.violations()} <= {"illegal", "malformed"}
+        assert {r.kind for r in store.violations()} <= {"illegal", "malformed"}
         log = store.game_log(games[0])
     started = [e for e in log if e.get("type") == "send" and e["msg"].get("type") == "hello"]
     assert started  # the bots were started for this game (inside bwrap: see the harness's own log of each bot)

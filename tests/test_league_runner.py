@@ -437,7 +437,7 @@ def test_a_schema_1_store_is_migrated_and_its_league_finishes_as_a_new_one_would
         assert store.db.execute("SELECT count(*) FROM seats WHERE rank IS NULL").fetchone()[0] == 0
         pending = store.pending_games()
         assert len(pending) == len(build_schedule(old)) - 20 and all(len(g.version_ids) == 2 for g in pending)
-        assert [s["name"] for s in store.game_seats(pending[0].seq)] == [b.name for b in build_schedule(old)[20].seats]
+        assert [s.name for s in store.game_seats(pending[0].seq)] == [b.name for b in build_schedule(old)[20].seats]
     run_league(old, player=FAKE, progress=False)
     run_league(fresh, player=FAKE, progress=False)
     with LeagueStore(old.store) as a, LeagueStore(fresh.store) as b:

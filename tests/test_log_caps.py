@@ -92,7 +92,7 @@ def test_a_game_log_past_its_cap_is_cut_and_marked_and_keeps_its_violations(tmp_
         game_id = store.db.execute("SELECT id FROM games ORDER BY seq LIMIT 1").fetchone()[0]
         violation = store.db.execute("SELECT id FROM violations ORDER BY id LIMIT 1").fetchone()[0]
         row = store.game(game_id)
-        data = game_replay(get_game("crisps"), {}, row, store.game_seats(row["seq"]), store.game_log(row["seq"]))
+        data = game_replay(get_game("crisps"), {}, row, store.game_seats(row.seq), store.game_log(row.seq))
     # the replay pages (the report's and the contest site's) show where the log stops and why
     assert data["truncated"] and not data["complete"] and "log truncated" in data["error"]
     replay = harness("replay", path, game_id)

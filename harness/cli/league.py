@@ -338,7 +338,7 @@ def violations(config: str, bot: str | None, kind: str | None, show_id: int | No
                     click.echo(json.dumps(record, indent=2))  # exact: JSON escapes control characters itself
                 else:
                     echo(format_violation(row, record, cfg.path))
-                    note = truncation_note(store.game_log(row["game_seq"]))
+                    note = truncation_note(store.game_log(row.game_seq))
                     if note:
                         echo(note)
                 return
@@ -346,17 +346,20 @@ def violations(config: str, bot: str | None, kind: str | None, show_id: int | No
             from harness.play.limits import BotSpec, ResourceLimits, TimeControls
             from harness.play.reproduce import reproduce_violation
 
-            players = len(store.game_seats(row["game_seq"]))
-            argv = tuple(shlex.split(bot_command)) if bot_command else tuple(json.loads(row["command"]))
-            cwd = None if bot_command else row["cwd"]
+            players = len(store.game_seats(row.game_seq))
+            if row.command is None and not bot_command:
+                raise click.BadParameter(f"violation #{wanted} was charged to no bot version: give the command "
+                                         f"to replay it to with --bot-command", param_hint="'--replay'")
+            argv = tuple(shlex.split(bot_command)) if bot_command else tuple(json.loads(row.command or "[]"))
+            cwd = None if bot_command else row.cwd
             outcome = reproduce_violation(
                 get_game(cfg.game), cfg.options, TimeControls(**cfg.time), ResourceLimits(**cfg.limits),
-                BotSpec(name=str(row["name"]), command=argv, cwd=cwd),
-                {"id": row["id"], "kind": row["kind"], "detail": row["detail"], "game_id": row["game_id"],
+                BotSpec(name=str(row.name), command=argv, cwd=cwd),
+                {"id": row.id, "kind": row.kind, "detail": row.detail, "game_id": row.game_id,
                  "seat": record.get("seat", 0), "request": record.get("request")},
-                store.game_log(row["game_seq"]), players, timeout_ms)
+                store.game_log(row.game_seq), players, timeout_ms)
             echo(outcome.text)
-            note = truncation_note(store.game_log(row["game_seq"]))
+            note = truncation_note(store.game_log(row.game_seq))
             if note:
                 echo(note + " (the replay sends the requests kept before the cut, then the violating one)")
             if outcome.still_violation:
@@ -411,9 +414,9 @@ def replay(config: str, game_id: str) -> None:
         row = store.game(matches[0])
         if row is None:  # deleted between the two reads
             raise click.BadParameter(f"game {matches[0]} is no longer in {cfg.store}", param_hint="GAME_ID")
-        seats = store.game_seats(row["seq"])
-        log = store.game_log(row["seq"])
-        vio = store.violations(game_seq=row["seq"])
+        seats = store.game_seats(row.seq)
+        log = store.game_log(row.seq)
+        vio = store.violations(game_seq=row.seq)
         echo(format_replay(get_game(cfg.game), cfg.options, row, seats, log, vio))
 
 

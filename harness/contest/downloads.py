@@ -35,19 +35,19 @@ def seat_download(site: ContestSite, team: Team, game_id: str, seat: int, violat
     if store is None or found is None:
         raise Refused(404, f"no game {game_id!r} in the ladder")
     row, seats = found
-    if seat not in {s["seat"] for s in seats if s["name"] == team.name}:
+    if seat not in {s.seat for s in seats if s.name == team.name}:
         raise _forbidden("seat")
-    if row["status"] != "done":
+    if row.status != "done":
         raise Refused(409, "this game is still being played: it can be downloaded once it is over")
     records = []
-    for v in store.violations(game_seq=row["seq"]):
-        if v["seat"] == seat:
-            full = store.violation(v["id"])
+    for v in store.violations(game_seq=row.seq):
+        if v.seat == seat:
+            full = store.violation(v.id)
             if full is not None:
-                records.append({**full[1], "id": v["id"], "game_id": game_id})
+                records.append({**full[1], "id": v.id, "game_id": game_id})
     cfg = site.cfg
     return seat_file(game=cfg.game, options=cfg.options, players=len(seats), seat=seat, game_id=game_id,
-                     time=cfg.time, limits=cfg.limits, log=store.game_log(row["seq"]) or [], violations=records,
+                     time=cfg.time, limits=cfg.limits, log=store.game_log(row.seq) or [], violations=records,
                      violation_id=violation_id)
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from harness.league import queries
 from harness.league.store import LeagueStore, StoreError
+from harness.league.store_rows import GamePage, GameRow, SeatRow
 from harness.report.replay_data import game_replay
 from harness.report.tables import move_number, request_id_of
 
@@ -68,15 +69,15 @@ class LadderReader:
         store = self.store()
         return queries.versions_of_bot(store, team) if store is not None else []
 
-    def _with_seats(self, rows: list[Any]) -> list[dict[str, Any]]:
+    def _with_seats(self, rows: list[GamePage]) -> list[dict[str, Any]]:
         store = self.store()
         out = []
         for r in rows:
-            seats = store.game_seats(r["seq"]) if store is not None else []
-            out.append({"id": r["id"], "seq": r["seq"], "round": r["round"], "ended_by": r["ended_by"],
-                        "finished_at": r["finished_at"],
-                        "seats": [{"seat": s["seat"], "team": s["name"], "version": s["version"], "rank": s["rank"],
-                                   "score": s["score"], "forfeited": bool(s["forfeited"])} for s in seats]})
+            seats = store.game_seats(r.seq) if store is not None else []
+            out.append({"id": r.id, "seq": r.seq, "round": r.round, "ended_by": r.ended_by,
+                        "finished_at": r.finished_at,
+                        "seats": [{"seat": s.seat, "team": s.name, "version": s.version, "rank": s.rank,
+                                   "score": s.score, "forfeited": bool(s.forfeited)} for s in seats]})
         return out
 
     def latest_games(self, limit: int = PAGE, before: int | None = None) -> list[dict[str, Any]]:
@@ -97,8 +98,8 @@ class LadderReader:
         if store is None:
             return []
         rows = queries.violations_of_versions(store, self.version_ids(team), limit)
-        return [{"id": r["id"], "move": move_number(r["decision"]), "seat": r["seat"], "kind": r["kind"],
-                 "detail": r["detail"], "game_id": r["game_id"], "version": r["version"]} for r in rows]
+        return [{"id": r.id, "move": move_number(r.decision), "seat": r.seat, "kind": r.kind,
+                 "detail": r.detail, "game_id": r.game_id, "version": r.version} for r in rows]
 
     def violation(self, violation_id: int) -> dict[str, Any] | None:
         """One violation in full, with the team (bot name) it belongs to."""
@@ -107,19 +108,19 @@ class LadderReader:
         if found is None:
             return None
         row, record = found
-        return {"id": row["id"], "team": row["name"], "version": row["version"], "seat": row["seat"],
-                "kind": row["kind"], "detail": row["detail"], "decision": row["decision"], "game_id": row["game_id"],
-                "bot": f"{row['name']}@{row['version']}", "move": move_number(row["decision"]),
+        return {"id": row.id, "team": row.name, "version": row.version, "seat": row.seat,
+                "kind": row.kind, "detail": row.detail, "decision": row.decision, "game_id": row.game_id,
+                "bot": f"{row.name}@{row.version}", "move": move_number(row.decision),
                 "request_id": request_id_of(record), "request": record.get("request", ""),
                 "received": record.get("received", ""), "stderr_tail": record.get("stderr_tail", "")}
 
-    def game(self, game_id: str) -> tuple[Any, list[Any]] | None:
+    def game(self, game_id: str) -> tuple[GameRow, list[SeatRow]] | None:
         """(games row, seats) of a game, finished or not."""
         store = self.store()
         row = store.game(game_id) if store is not None else None
         if store is None or row is None:
             return None
-        return row, store.game_seats(row["seq"])
+        return row, store.game_seats(row.seq)
 
     def replay(self, game_id: str, seats_shown: set[int] | None) -> dict[str, Any] | None:
         """The replay of a finished game: the spectator's (``seats_shown`` None: no seat's
@@ -131,10 +132,10 @@ class LadderReader:
         if store is None or found is None:
             return None
         row, seats = found
-        if row["status"] != "done":
+        if row.status != "done":
             return None
-        violations = [v for v in store.violations(game_seq=row["seq"]) if seats_shown and v["seat"] in seats_shown]
-        data = game_replay(get_game(self.game_name), self.options, row, seats, store.game_log(row["seq"]), violations)
+        violations = [v for v in store.violations(game_seq=row.seq) if seats_shown and v.seat in seats_shown]
+        data = game_replay(get_game(self.game_name), self.options, row, seats, store.game_log(row.seq), violations)
         return redact_replay(data, seats_shown)
 
     def head_to_head(self, team_a: str, team_b: str, limit: int = 20) -> dict[str, Any]:

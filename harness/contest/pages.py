@@ -75,7 +75,7 @@ def _replay_page(site: ContestSite, request: Request, team: Team | None, game_id
     if violation is not None and isinstance(violation["decision"], int):
         start = min(violation["decision"] + 1, max(0, len(replay["frames"]) - 1))
     seats = site.ladder.game(game_id)
-    bot_pages = [f"{s['version_id']}.html" for s in seats[1]] if seats else []
+    bot_pages = [f"{s.version_id}.html" for s in seats[1]] if seats else []
     # a team's own game opens in its own seat's view (the only seats whose observations it holds);
     # the public sees the spectator's view alone
     own = sorted(seats_shown or ())
@@ -256,7 +256,7 @@ async def my_seat(site: ContestSite, request: Request, team: Team) -> Response:
         found = site.ladder.game(game_id)
         if found is None:
             raise Refused(404, f"no game {game_id!r} in the ladder")
-        own = {s["seat"] for s in found[1] if s["name"] == team.name}
+        own = {s.seat for s in found[1] if s.name == team.name}
         if seat not in own:
             raise _forbidden("seat")
         return _replay_page(site, request, team, game_id, {seat}, download_url=f"/me/games/{game_id}/seat/{seat}/download",

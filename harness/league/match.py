@@ -137,7 +137,8 @@ class MatchState:
         """The sets already played (a resumed match), in schedule order."""
         for seq, round_ in queries.finished_rounds(store):
             seats = store.game_seats(seq)
-            self._add(store, round_, [s["version_id"] for s in seats], [s["rank"] for s in seats])
+            # a finished game's seats all have a rank
+            self._add(store, round_, [s.version_id for s in seats], [s.rank for s in seats if s.rank is not None])
 
     def on_game(self, store: LeagueStore, seq: int, outcome: GameOutcome) -> None:
         # the seating from the games row (planned, so visible to this reader while the runner's

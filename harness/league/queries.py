@@ -2,8 +2,8 @@
 
 With :mod:`harness.league.store` (which owns the schema, writing, and the reads the runner and
 the command line need) this module holds every SQL statement of the harness: a schema change
-touches these two files. Each function returns rows (``sqlite3.Row``, addressable by column
-name) or plain values; none writes.
+touches these two files. Each function returns typed rows (the ``NamedTuple``s of
+:mod:`harness.league.store_rows`, a column an attribute) or plain values; none writes.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from itertools import chain
 from typing import TYPE_CHECKING, NamedTuple
 
 from harness.league.store import LeagueStore
+from harness.league.store_rows import DoneGame, GamePage, GameSeatRow, GameSummary, LatestViolation, VersionViolation
 
 if TYPE_CHECKING:
     import numpy as np
@@ -50,9 +51,8 @@ class GameArrays:
 def done_seats(store: LeagueStore) -> Iterator[tuple[int, int, int, int, int, float | None]]:
     """Every seat of every finished game in schedule order (one query):
     ``(seq, round, seed, version_id, rank, score)``, seats of one game together, by seat."""
-    yield from store.db.execute(
-        "SELECT g.seq, g.round, g.seed, s.version_id, s.rank, s.score FROM games g JOIN seats s "
-        "ON s.game_seq = g.seq WHERE g.status = 'done' ORDER BY g.seq, s.seat")
+    yield from _tuples(store, "SELECT g.seq, g.round, g.seed, s.version_id, s.rank, s.score FROM games g "
+                              "JOIN seats s ON s.game_seq = g.seq WHERE g.status = 'done' ORDER BY g.seq, s.seat")
 
 
 def done_game_arrays(store: LeagueStore) -> list[GameArrays]:
@@ -277,22 +277,29 @@ def schedule_arrays(store: LeagueStore, id_prefix: str) -> ScheduleArrays:
     return ScheduleArrays(games[:, 0], games[:, 1], games[:, 2] == 1, done, players, versions, ranks)
 
 
-def done_games(store: LeagueStore) -> list[sqlite3.Row]:
+def _tuples(store: LeagueStore, sql: str, args: Sequence[object] = ()) -> sqlite3.Cursor:
+    """A cursor over ``sql``'s rows as plain tuples, to be made into typed rows."""
+    cursor = store.db.cursor()
+    cursor.row_factory = None
+    return cursor.execute(sql, args)
+
+
+def done_games(store: LeagueStore) -> list[DoneGame]:
     """The finished games in schedule order: seq, id, round, seed, players, ended_by, decisions, seconds.
 
     The game rows themselves are small (~100 bytes); read their seats and logs one game at a time."""
-    return store.db.execute("SELECT seq, id, round, seed, players, ended_by, decisions, seconds FROM games "
-                            "WHERE status = 'done' ORDER BY seq").fetchall()
+    return [DoneGame(*r) for r in _tuples(store, "SELECT seq, id, round, seed, players, ended_by, decisions, seconds "
+                                                 "FROM games WHERE status = 'done' ORDER BY seq")]
 
 
-def latest_games(store: LeagueStore, limit: int, version_id: int | None = None) -> list[sqlite3.Row]:
+def latest_games(store: LeagueStore, limit: int, version_id: int | None = None) -> list[GameSummary]:
     """The last ``limit`` finished games (of ``version_id``, if given), latest first: seq, id, round, ended_by."""
     if version_id is None:
-        return store.db.execute("SELECT seq, id, round, ended_by FROM games WHERE status = 'done' "
-                                "ORDER BY seq DESC LIMIT ?", (limit,)).fetchall()
-    return store.db.execute(
-        "SELECT g.seq, g.id, g.round, g.ended_by FROM games g JOIN seats s ON s.game_seq = g.seq "
-        "WHERE g.status = 'done' AND s.version_id = ? ORDER BY g.seq DESC LIMIT ?", (version_id, limit)).fetchall()
+        return [GameSummary(*r) for r in _tuples(store, "SELECT seq, id, round, ended_by FROM games "
+                                                        "WHERE status = 'done' ORDER BY seq DESC LIMIT ?", (limit,))]
+    return [GameSummary(*r) for r in _tuples(
+        store, "SELECT g.seq, g.id, g.round, g.ended_by FROM games g JOIN seats s ON s.game_seq = g.seq "
+        "WHERE g.status = 'done' AND s.version_id = ? ORDER BY g.seq DESC LIMIT ?", (version_id, limit))]
 
 
 def games_of_version(store: LeagueStore, version_id: int) -> int:
@@ -339,22 +346,22 @@ def version_labels(store: LeagueStore, version_ids: Sequence[int]) -> dict[int, 
                                                  f"({_marks(version_ids)})", list(version_ids))}
 
 
-def done_games_page(store: LeagueStore, limit: int, before: int | None = None) -> list[sqlite3.Row]:
+def done_games_page(store: LeagueStore, limit: int, before: int | None = None) -> list[GamePage]:
     """Finished games latest first, ``limit`` of them before seq ``before``: seq, id, round, ended_by, finished_at."""
     sql = "SELECT seq, id, round, ended_by, finished_at FROM games WHERE status = 'done'"
     args: list[object] = []
     if before is not None:
         sql += " AND seq < ?"
         args.append(before)
-    return store.db.execute(sql + " ORDER BY seq DESC LIMIT ?", [*args, limit]).fetchall()
+    return [GamePage(*r) for r in _tuples(store, sql + " ORDER BY seq DESC LIMIT ?", [*args, limit])]
 
 
-def games_by_seq(store: LeagueStore, seqs: Sequence[int]) -> list[sqlite3.Row]:
+def games_by_seq(store: LeagueStore, seqs: Sequence[int]) -> list[GamePage]:
     """The games ``seqs``, latest first: seq, id, round, ended_by, finished_at."""
     if not seqs:
         return []
-    return store.db.execute(f"SELECT seq, id, round, ended_by, finished_at FROM games WHERE seq IN ({_marks(seqs)}) "
-                            f"ORDER BY seq DESC", list(seqs)).fetchall()
+    return [GamePage(*r) for r in _tuples(store, f"SELECT seq, id, round, ended_by, finished_at FROM games WHERE seq IN "
+                                                 f"({_marks(seqs)}) ORDER BY seq DESC", list(seqs))]
 
 
 def latest_seqs_of_versions(store: LeagueStore, version_ids: Sequence[int], limit: int) -> list[int]:
@@ -366,14 +373,14 @@ def latest_seqs_of_versions(store: LeagueStore, version_ids: Sequence[int], limi
                                            [*version_ids, limit])]
 
 
-def violations_of_versions(store: LeagueStore, version_ids: Sequence[int], limit: int) -> list[sqlite3.Row]:
+def violations_of_versions(store: LeagueStore, version_ids: Sequence[int], limit: int) -> list[VersionViolation]:
     """The last ``limit`` violations of ``version_ids``: id, decision, seat, kind, detail, game_id, version."""
     if not version_ids:
         return []
-    return store.db.execute(
-        f"SELECT x.id, x.decision, x.seat, x.kind, x.detail, g.id AS game_id, v.version FROM violations x "
+    return [VersionViolation(*r) for r in _tuples(
+        store, f"SELECT x.id, x.decision, x.seat, x.kind, x.detail, g.id AS game_id, v.version FROM violations x "
         f"JOIN games g ON g.seq = x.game_seq JOIN versions v ON v.id = x.version_id "
-        f"WHERE x.version_id IN ({_marks(version_ids)}) ORDER BY x.id DESC LIMIT ?", [*version_ids, limit]).fetchall()
+        f"WHERE x.version_id IN ({_marks(version_ids)}) ORDER BY x.id DESC LIMIT ?", [*version_ids, limit])]
 
 
 def pair_ranks(store: LeagueStore, a_ids: Sequence[int], b_ids: Sequence[int]) -> list[tuple[int, int, int]]:
@@ -495,29 +502,30 @@ def first_pending_seq(store: LeagueStore) -> int | None:
     return None if row[0] is None else int(row[0])
 
 
-def latest_violations(store: LeagueStore, limit: int, version_id: int | None = None) -> list[sqlite3.Row]:
+def latest_violations(store: LeagueStore, limit: int, version_id: int | None = None) -> list[LatestViolation]:
     """The last ``limit`` violations (of ``version_id``, if given), latest first: id, decision,
     seat, kind, detail, game_id, name, version."""
     sql = ("SELECT x.id, x.decision, x.seat, x.kind, x.detail, g.id AS game_id, b.name, v.version "
            "FROM violations x JOIN games g ON g.seq = x.game_seq "
            "LEFT JOIN versions v ON v.id = x.version_id LEFT JOIN bots b ON b.id = v.bot_id")
     if version_id is None:
-        return store.db.execute(sql + " ORDER BY x.id DESC LIMIT ?", (limit,)).fetchall()
-    return store.db.execute(sql + " WHERE x.version_id = ? ORDER BY x.id DESC LIMIT ?", (version_id, limit)).fetchall()
+        return [LatestViolation(*r) for r in _tuples(store, sql + " ORDER BY x.id DESC LIMIT ?", (limit,))]
+    return [LatestViolation(*r) for r in _tuples(store, sql + " WHERE x.version_id = ? ORDER BY x.id DESC LIMIT ?",
+                                                 (version_id, limit))]
 
 
-def seats_of_games(store: LeagueStore, seqs: Sequence[int]) -> dict[int, list[sqlite3.Row]]:
+def seats_of_games(store: LeagueStore, seqs: Sequence[int]) -> dict[int, list[GameSeatRow]]:
     """The seats of the finished games ``seqs`` (one query per 900 games, where
     :meth:`LeagueStore.game_seats` takes one per game): seq -> [seat, rank, score, forfeited,
     name, version, version_id by seat]."""
-    out: dict[int, list[sqlite3.Row]] = {}
+    out: dict[int, list[GameSeatRow]] = {}
     for i in range(0, len(seqs), 900):
         chunk = list(seqs[i:i + 900])
-        for row in store.db.execute(
-                f"SELECT s.game_seq, s.seat, s.rank, s.score, s.forfeited, b.name, v.version, v.id AS version_id "
+        for row in map(GameSeatRow._make, _tuples(
+                store, f"SELECT s.game_seq, s.seat, s.rank, s.score, s.forfeited, b.name, v.version, v.id AS version_id "
                 f"FROM seats s JOIN versions v ON v.id = s.version_id JOIN bots b ON b.id = v.bot_id "
-                f"WHERE s.game_seq IN ({_marks(chunk)}) ORDER BY s.game_seq, s.seat", chunk):
-            out.setdefault(row["game_seq"], []).append(row)
+                f"WHERE s.game_seq IN ({_marks(chunk)}) ORDER BY s.game_seq, s.seat", chunk)):
+            out.setdefault(row.game_seq, []).append(row)
     return out
 
 

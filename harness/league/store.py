@@ -29,7 +29,9 @@ from harness.league.schedule_roundrobin import ScheduledGame, StoreRow, deal_see
 from harness.league.store_base import StoreBase, StoreError, utc_now
 from harness.league.store_pending import PendingGame, PendingView
 from harness.league.store_record import GameOutcome, still_pending, write_results
+from harness.league.store_rows import GAME_COLUMNS, GameRow, HistoryEntry, SeatRow, StoredViolation, ViolationRow
 from harness.league.store_schema import SCHEMA_VERSION
+from harness.play.violations import Violation
 
 __all__ = ["LeagueStore", "GameOutcome", "PendingGame", "PendingView", "PlanSummary", "VersionRow", "StoreError", "SCHEMA_VERSION",
            "compress_log", "cap_log", "decompress_log"]
@@ -451,21 +453,29 @@ class LeagueStore(StoreBase):
         for r in rows:
             yield r[0], r[1], seats.get(r[0]) or [(v, None) for v in json.loads(r[2] or "[]")]  # type: ignore[misc]
 
-    def game(self, game_id: str) -> sqlite3.Row | None:
-        row: sqlite3.Row | None = self.db.execute("SELECT * FROM games WHERE id = ?", (game_id,)).fetchone()
-        return row
+    def _tuples(self, sql: str, args: Sequence[Any] = ()) -> sqlite3.Cursor:
+        """A cursor over ``sql``'s rows as plain tuples, to be made into typed rows."""
+        cursor = self.db.cursor()
+        cursor.row_factory = None
+        return cursor.execute(sql, args)
 
-    def game_seats(self, seq: int) -> list[sqlite3.Row]:
+    def game(self, game_id: str) -> GameRow | None:
+        """The game ``game_id`` as its row keeps it, or None if there is none."""
+        row = self._tuples(f"SELECT {GAME_COLUMNS} FROM games WHERE id = ?", (game_id,)).fetchone()
+        return GameRow(*row) if row else None
+
+    def game_seats(self, seq: int) -> list[SeatRow]:
         """Each seat of a game: seat, rank, score, forfeited (None until it is done), name, version, version_id."""
-        rows = self.db.execute("SELECT s.seat, s.rank, s.score, s.forfeited, b.name, v.version, v.id AS version_id "
-                               "FROM seats s JOIN versions v ON v.id = s.version_id JOIN bots b ON b.id = v.bot_id "
-                               "WHERE s.game_seq = ? ORDER BY s.seat", (seq,)).fetchall()
+        rows = [SeatRow(*r) for r in self._tuples(
+            "SELECT s.seat, s.rank, s.score, s.forfeited, b.name, v.version, v.id FROM seats s "
+            "JOIN versions v ON v.id = s.version_id JOIN bots b ON b.id = v.bot_id WHERE s.game_seq = ? ORDER BY s.seat",
+            (seq,))]
         if rows:
             return rows
-        return self.db.execute(  # not finished: the scheduled seats from the games row
-            "SELECT CAST(j.key AS INTEGER) AS seat, NULL AS rank, NULL AS score, NULL AS forfeited, b.name, v.version, "
-            "v.id AS version_id FROM games g JOIN json_each(g.versions) j JOIN versions v ON v.id = j.value "
-            "JOIN bots b ON b.id = v.bot_id WHERE g.seq = ? ORDER BY j.key", (seq,)).fetchall()
+        return [SeatRow(*r) for r in self._tuples(  # not finished: the scheduled seats from the games row
+            "SELECT CAST(j.key AS INTEGER), NULL, NULL, NULL, b.name, v.version, v.id FROM games g "
+            "JOIN json_each(g.versions) j JOIN versions v ON v.id = j.value "
+            "JOIN bots b ON b.id = v.bot_id WHERE g.seq = ? ORDER BY j.key", (seq,))]
 
     def game_log(self, seq: int) -> list[dict[str, Any]] | None:
         """The log of game ``seq`` (None if it has none: not played, or its logs file is gone)."""
@@ -481,7 +491,7 @@ class LeagueStore(StoreBase):
                                               (prefix + "%", limit))]
 
     def violations(self, *, bot: str | None = None, kind: str | None = None,
-                   game_seq: int | None = None) -> list[sqlite3.Row]:
+                   game_seq: int | None = None) -> list[ViolationRow]:
         """Violations in order, with game id, bot name and version; filtered by bot name (or name@version) and kind."""
         sql = ("SELECT x.id, x.decision, x.seat, x.kind, x.detail, g.id AS game_id, g.seed, b.name, v.version "
                "FROM violations x JOIN games g ON g.seq = x.game_seq "
@@ -503,16 +513,19 @@ class LeagueStore(StoreBase):
             args.append(game_seq)
         if where:
             sql += " WHERE " + " AND ".join(where)
-        return self.db.execute(sql + " ORDER BY x.id", args).fetchall()
+        return [ViolationRow(*r) for r in self._tuples(sql + " ORDER BY x.id", args)]
 
-    def violation(self, violation_id: int) -> tuple[sqlite3.Row, dict[str, Any]] | None:
-        """One violation row and its full record."""
-        row = self.db.execute(
+    def violation(self, violation_id: int) -> tuple[StoredViolation, Violation] | None:
+        """One violation row and its full record (its ``record`` parsed: what the referee recorded)."""
+        row = self._tuples(
             "SELECT x.id, x.decision, x.seat, x.kind, x.detail, x.record, x.game_seq, g.id AS game_id, g.seed, "
             "b.name, v.version, v.command, v.cwd FROM violations x JOIN games g ON g.seq = x.game_seq "
             "LEFT JOIN versions v ON v.id = x.version_id LEFT JOIN bots b ON b.id = v.bot_id WHERE x.id = ?",
             (violation_id,)).fetchone()
-        return (row, json.loads(row["record"])) if row else None
+        if row is None:
+            return None
+        found = StoredViolation(*row)
+        return found, json.loads(found.record)
 
     # -- ratings (derived data, maintained by harness.league.ratings) ------------------------------
 
@@ -532,11 +545,11 @@ class LeagueStore(StoreBase):
 
     # -- the rating history's cache (derived data, kept by harness.report.history) -----------------
 
-    def history_cache(self, params: str) -> list[sqlite3.Row]:
+    def history_cache(self, params: str) -> list[HistoryEntry]:
         """The cached prefixes fitted with ``params``, fewest games first: games, last_seq, mu, totals."""
         try:
-            return self.db.execute("SELECT games, last_seq, mu, totals FROM rating_history WHERE params = ? "
-                                   "ORDER BY games", (params,)).fetchall()
+            return [HistoryEntry(*r) for r in self._tuples("SELECT games, last_seq, mu, totals FROM rating_history "
+                                                           "WHERE params = ? ORDER BY games", (params,))]
         except sqlite3.OperationalError:  # a schema-2 store this process could not migrate
             return []
 

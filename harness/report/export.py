@@ -20,7 +20,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from harness.league.queries import done_games
@@ -36,37 +36,37 @@ def export_rows(store: LeagueStore, table: str, game: str = "", options: dict[st
     """The rows of ``table`` (one of :data:`TABLES`) as dicts, in schedule order."""
     if table == "games":
         for g in done_games(store):
-            seats = store.game_seats(g["seq"])
-            yield {"game_id": g["id"], "round": g["round"], "seed": g["seed"], "players": g["players"],
-                   "bots": [f"{s['name']}@{s['version']}" for s in seats], "ranking": [s["rank"] for s in seats],
-                   "scores": [s["score"] for s in seats], "ended_by": g["ended_by"], "decisions": g["decisions"],
-                   "seconds": g["seconds"]}
+            seats = store.game_seats(g.seq)
+            yield {"game_id": g.id, "round": g.round, "seed": g.seed, "players": g.players,
+                   "bots": [f"{s.name}@{s.version}" for s in seats], "ranking": [s.rank for s in seats],
+                   "scores": [s.score for s in seats], "ended_by": g.ended_by, "decisions": g.decisions,
+                   "seconds": g.seconds}
     elif table == "seats":
         for g in done_games(store):
-            for s in store.game_seats(g["seq"]):
-                yield {"game_id": g["id"], "round": g["round"], "seed": g["seed"], "players": g["players"], "seat": s["seat"],
-                       "bot": s["name"], "version": s["version"], "rank": s["rank"], "score": s["score"],
-                       "forfeited": bool(s["forfeited"])}
+            for s in store.game_seats(g.seq):
+                yield {"game_id": g.id, "round": g.round, "seed": g.seed, "players": g.players, "seat": s.seat,
+                       "bot": s.name, "version": s.version, "rank": s.rank, "score": s.score,
+                       "forfeited": bool(s.forfeited)}
     elif table == "violations":
         for row in store.violations():
-            found = store.violation(row["id"])
-            record = found[1] if found else {}
-            yield {"id": row["id"], "game_id": row["game_id"], "move": (row["decision"] + 1)
-                   if isinstance(row["decision"], int) else None, "seat": row["seat"], "bot": row["name"],
-                   "version": row["version"], "kind": row["kind"], "detail": row["detail"],
+            found = store.violation(row.id)
+            record: Mapping[str, Any] = found[1] if found else {}
+            yield {"id": row.id, "game_id": row.game_id, "move": (row.decision + 1)
+                   if isinstance(row.decision, int) else None, "seat": row.seat, "bot": row.name,
+                   "version": row.version, "kind": row.kind, "detail": row.detail,
                    **{k: v for k, v in record.items() if k not in ("type", "kind", "detail", "seat", "bot",
                                                                    "game_id", "decision")}}
     elif table == "logs":
         for g in done_games(store):
-            seats = store.game_seats(g["seq"])
-            yield {"type": "game", "game_id": g["id"], "game": game, "options": options or {}, "seed": g["seed"],
-                   "bots": [s["name"] for s in seats]}
-            for entry in store.game_log(g["seq"]) or []:
-                yield {"game_id": g["id"], **entry}
-            yield {"type": "game_result", "game_id": g["id"], "ranking": [s["rank"] for s in seats],
-                   "scores": [s["score"] for s in seats], "ended_by": g["ended_by"],
-                   "forfeits": [s["seat"] for s in seats if s["forfeited"]], "decisions": g["decisions"],
-                   "seconds": g["seconds"]}
+            seats = store.game_seats(g.seq)
+            yield {"type": "game", "game_id": g.id, "game": game, "options": options or {}, "seed": g.seed,
+                   "bots": [s.name for s in seats]}
+            for entry in store.game_log(g.seq) or []:
+                yield {"game_id": g.id, **entry}
+            yield {"type": "game_result", "game_id": g.id, "ranking": [s.rank for s in seats],
+                   "scores": [s.score for s in seats], "ended_by": g.ended_by,
+                   "forfeits": [s.seat for s in seats if s.forfeited], "decisions": g.decisions,
+                   "seconds": g.seconds}
     else:
         raise ValueError(f"unknown table {table!r} (one of {', '.join(TABLES)})")
 

@@ -31,12 +31,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from harness.league import queries
 from harness.league.store import LeagueStore
+from harness.league.store_rows import HistoryEntry
 
 if TYPE_CHECKING:
     from harness.league.config import RatingParams
@@ -182,26 +183,28 @@ class _Plan:
     settled: int
 
 
-def _plan(store: LeagueStore, rows: list[Any], points: int) -> tuple[_Plan, list[Any], Any]:
+def _plan(store: LeagueStore, rows: list[HistoryEntry],
+          points: int) -> tuple[_Plan, list[HistoryEntry], HistoryEntry | None]:
     """Read, in one snapshot of the store, what is valid in the cache and the games after it:
     (the plan, the valid rows, the row the totals come from)."""
     with queries.read_snapshot(store):
         total = queries.done_count_after(store, 0)
-        valid = rows[:_valid_prefix(store, [(r["games"], r["last_seq"]) for r in rows], total)]
+        valid = rows[:_valid_prefix(store, [(r.games, r.last_seq) for r in rows], total)]
         pending = queries.first_pending_seq(store)
         wanted = marks(total, points)
-        known = {r["games"]: _unpack_mu(r["mu"]) for r in valid if r["mu"] is not None}
-        base = next((r for r in reversed(valid) if r["totals"] is not None), None)
-        if base is not None and any(m <= base["games"] and m not in known for m in wanted):
+        known = {r.games: _unpack_mu(r.mu) for r in valid if r.mu is not None}
+        base = next((r for r in reversed(valid) if r.totals is not None), None)
+        if base is not None and any(m <= base.games and m not in known for m in wanted):
             base = None  # a point below the cached totals is missing: read every game
-        first = base["games"] if base is not None else 0
-        tail = _tail(queries.done_results_after(store, base["last_seq"] if base is not None else 0))
+        first = base.games if base is not None else 0
+        tail = _tail(queries.done_results_after(store, base.last_seq if base is not None else 0))
     if first + tail.seqs.size != total:  # (one snapshot: only if the cache lied about its games)
         total = first + tail.seqs.size
         wanted = [m for m in marks(total, points) if m > first or m in known]
     settled = first + int(np.searchsorted(tail.seqs, pending, "left")) if pending is not None else total
     needs_totals = settled > first or any(m > first and m not in known for m in wanted)
-    totals = _Totals.unpack(base["totals"]) if base is not None and needs_totals else _Totals.empty()
+    from_base = base.totals if base is not None and needs_totals else None  # (base has totals: chosen so)
+    totals = _Totals.unpack(from_base) if from_base is not None else _Totals.empty()
     return _Plan(known, totals, first, tail, wanted, settled), valid, base
 
 
@@ -216,9 +219,9 @@ def rating_history(store: LeagueStore, rating: RatingParams, *, points: int = PO
     plan, valid, base = _plan(store, rows, points)
     new_entries = _fit(plan, rating)
     if cache and (new_entries or len(valid) < len(rows)):
-        keep = [r["games"] for r in valid if r["games"] in plan.wanted]  # the points still on the chart
+        keep = [r.games for r in valid if r.games in plan.wanted]  # the points still on the chart
         if base is not None and not any(e[3] is not None for e in new_entries):
-            keep.append(base["games"])  # (no newer settled prefix: resume from the same totals)
+            keep.append(base.games)  # (no newer settled prefix: resume from the same totals)
         store.save_history_cache(params, new_entries, keep)
     out: History = {}
     for n in plan.wanted:

@@ -36,6 +36,7 @@ from harness.games import get_game
 from harness.league import queries
 from harness.league.config import LeagueConfig
 from harness.league.store import LeagueStore
+from harness.league.store_rows import GameSeatRow
 from harness.report import statistics
 from harness.report.history import rating_history
 from harness.report.replay_data import game_replay, script_json
@@ -184,31 +185,31 @@ class ReportPages:
     def latest_games(self, limit: int, version_id: int | None = None) -> list[dict[str, Any]]:
         out = []
         rows = queries.latest_games(self.store, limit, version_id)
-        seats_of = queries.seats_of_games(self.store, [row["seq"] for row in rows])
+        seats_of = queries.seats_of_games(self.store, [row.seq for row in rows])
         for row in rows:
-            seats = seats_of.get(row["seq"], [])
-            out.append({"seq": row["seq"], "id": row["id"], "round": row["round"], "ended_by": row["ended_by"],
-                        "seats_rows": seats, "page": f"{row['id']}.html",
-                        "seats": ", ".join(f"{s['name']} ({s['rank'] + 1}, {s['score']})" for s in seats)})
+            seats = seats_of.get(row.seq, [])
+            out.append({"seq": row.seq, "id": row.id, "round": row.round, "ended_by": row.ended_by,
+                        "seats_rows": seats, "page": f"{row.id}.html",
+                        "seats": ", ".join(f"{s.name} ({s.rank + 1}, {s.score})" for s in seats)})
         return out
 
     def latest_violations(self, version_id: int | None = None) -> list[dict[str, Any]]:
         """The last ``MAX_LISTED`` violations (of ``version_id``), latest first: one query with a
         limit (reading every violation for each bot page made the report quadratic)."""
         rows = queries.latest_violations(self.store, MAX_LISTED, version_id)
-        return [{"id": r["id"], "game_id": r["game_id"], "move": move_number(r["decision"]), "seat": r["seat"],
-                 "bot": f"{r['name']}@{r['version']}", "kind": r["kind"], "detail": r["detail"]}
+        return [{"id": r.id, "game_id": r.game_id, "move": move_number(r.decision), "seat": r.seat,
+                 "bot": f"{r.name}@{r.version}", "kind": r.kind, "detail": r.detail}
                 for r in rows]
 
     def bot(self, version_id: int, replay_pages: set[str] | None = None) -> str:
         v = self.versions[version_id]
         games = []
         for g in self.latest_games(MAX_LISTED, version_id):
-            mine = next(s for s in g["seats_rows"] if s["version_id"] == version_id)
-            games.append({"id": g["id"], "round": g["round"], "seat": mine["seat"], "rank": mine["rank"] + 1,
-                          "score": mine["score"],
+            mine: GameSeatRow = next(s for s in g["seats_rows"] if s.version_id == version_id)
+            games.append({"id": g["id"], "round": g["round"], "seat": mine.seat, "rank": mine.rank + 1,
+                          "score": mine.score,
                           "page": g["page"] if replay_pages is None or g["id"] in replay_pages else None,
-                          "others": ", ".join(s["name"] for s in g["seats_rows"] if s["version_id"] != version_id)})
+                          "others": ", ".join(s.name for s in g["seats_rows"] if s.version_id != version_id)})
         total = queries.games_of_version(self.store, version_id)
         return self._render("bot.html", "../", bot={"label": self.label(version_id),
                                                    "command": " ".join(json.loads(v.command))},
@@ -218,23 +219,23 @@ class ReportPages:
         row = self.store.game(game_id)
         if row is None:
             return None
-        seats = self.store.game_seats(row["seq"])
-        violations = self.store.violations(game_seq=row["seq"])
-        replay = game_replay(self.engine, self.config.options, row, seats, self.store.game_log(row["seq"]), violations)
+        seats = self.store.game_seats(row.seq)
+        violations = self.store.violations(game_seq=row.seq)
+        replay = game_replay(self.engine, self.config.options, row, seats, self.store.game_log(row.seq), violations)
         violation = None
         start = 0
         if violation_id is not None:
             found = self.store.violation(violation_id)
             if found is not None:
                 vrow, record = found
-                start = (vrow["decision"] + 1) if isinstance(vrow["decision"], int) else 0
+                start = (vrow.decision + 1) if isinstance(vrow.decision, int) else 0
                 start = min(start, max(0, len(replay["frames"]) - 1))
-                violation = {"id": vrow["id"], "kind": vrow["kind"], "detail": vrow["detail"], "seat": vrow["seat"],
-                             "bot": f"{vrow['name']}@{vrow['version']}", "move": move_number(vrow["decision"]),
+                violation = {"id": vrow.id, "kind": vrow.kind, "detail": vrow.detail, "seat": vrow.seat,
+                             "bot": f"{vrow.name}@{vrow.version}", "move": move_number(vrow.decision),
                              "request_id": request_id_of(record), "request": record.get("request", ""),
                              "received": record.get("received", ""), "stderr_tail": record.get("stderr_tail", "")}
         return self._render("game.html", "../", replay=replay, replay_json=script_json(replay), violation=violation,
-                            start_move=start, bot_pages=[f"{s['version_id']}.html" for s in seats])
+                            start_move=start, bot_pages=[f"{s.version_id}.html" for s in seats])
 
 
 def _environment() -> Environment:
@@ -261,7 +262,7 @@ def write_report(config: LeagueConfig, out_dir: str | Path, *, max_replays: int 
         violations = site.latest_violations()
         wanted += [v["game_id"] for v in violations]
         for vid in site.versions:  # ids only: the seats are read when the bot's page is written
-            wanted += [g["id"] for g in queries.latest_games(store, 50, vid)]
+            wanted += [g.id for g in queries.latest_games(store, 50, vid)]
         replay_ids = list(dict.fromkeys(wanted))[:max_replays]
         pages = set(replay_ids)
         (out / "index.html").write_text(site.index(pages), encoding="utf-8")

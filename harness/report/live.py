@@ -275,7 +275,7 @@ class LiveLeague:
         """A violation's page: its game's replay opened at it (404 when there is no such violation)."""
         def page(store: LeagueStore, config: LeagueConfig, generation: str, status: dict[str, Any]) -> Response:
             found = store.violation(violation_id)
-            made = ReportPages(config, store, live=True).game(found[0]["game_id"], violation_id=violation_id) if found else None
+            made = ReportPages(config, store, live=True).game(found[0].game_id, violation_id=violation_id) if found else None
             return (200, made, HTML) if made else (404, "no such violation", HTML)
         return self._answer(page)
 

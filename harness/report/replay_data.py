@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.league.store_rows import GameRow, SeatRow, ViolationRow
 from harness.report.tables import replay_moves, truncation_note
 
 __all__ = ["DRAWN", "game_replay", "script_json"]
@@ -82,26 +83,26 @@ def _scan_log(log: list[dict[str, Any]]) -> _LogScan:
     return scan
 
 
-def game_replay(game: Any, options: dict[str, Any], game_row: Any, seats: Sequence[Any],
-                log: list[dict[str, Any]] | None, violations: Sequence[Any] = ()) -> dict[str, Any]:
+def game_replay(game: Any, options: dict[str, Any], game_row: GameRow, seats: Sequence[SeatRow],
+                log: list[dict[str, Any]] | None, violations: Sequence[ViolationRow] = ()) -> dict[str, Any]:
     """The replay of one stored game as plain data (see the module docstring)."""
-    names = [f"{s['name']}@{s['version']}" for s in seats]
+    names = [f"{s.name}@{s.version}" for s in seats]
     data: dict[str, Any] = {
-        "game": game.name, "game_id": game_row["id"], "seed": game_row["seed"], "round": game_row["round"],
-        "seats": names, "result": {"ranks": [s["rank"] for s in seats], "scores": [s["score"] for s in seats],
-                                   "forfeited": [bool(s["forfeited"]) for s in seats],
-                                   "ended_by": game_row["ended_by"]},
+        "game": game.name, "game_id": game_row.id, "seed": game_row.seed, "round": game_row.round,
+        "seats": names, "result": {"ranks": [s.rank for s in seats], "scores": [s.score for s in seats],
+                                   "forfeited": [bool(s.forfeited) for s in seats],
+                                   "ended_by": game_row.ended_by},
         "frames": [], "observations": {}, "complete": False, "drawn": game.name in DRAWN}
-    if log is None or game_row["status"] != "done":
+    if log is None or game_row.status != "done":
         return data
     scan = _scan_log(log)
     requests = scan.requests
     data["forfeits"] = scan.forfeits
     by_move: dict[int, list[dict[str, Any]]] = {}
     for v in violations:
-        move = (v["decision"] + 1) if isinstance(v["decision"], int) else 0
-        by_move.setdefault(move, []).append({"seat": v["seat"], "kind": v["kind"], "detail": v["detail"], "id": v["id"]})
-    state = game.new_state(len(seats), game_row["seed"], options)
+        move = (v.decision + 1) if isinstance(v.decision, int) else 0
+        by_move.setdefault(move, []).append({"seat": v.seat, "kind": v.kind, "detail": v.detail, "id": v.id})
+    state = game.new_state(len(seats), game_row.seed, options)
     seen: list[int | None] = [None] * len(seats)
     text = (lambda: None) if data["drawn"] else state.render
     data["frames"].append({"move": 0, "snapshot": _snapshot(state), "views": list(seen), "events": list(state.events),

@@ -9,13 +9,14 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from harness.league import ratings as rating_mod
 from harness.league.config import LeagueConfig
 from harness.league.store import LeagueStore
+from harness.league.store_rows import GameRow, SeatRow, StoredViolation, ViolationRow
 from harness.report.safe_text import visible
 
 __all__ = ["TableRow", "league_table", "table_rows", "finish_rows", "format_table", "TABLE_FORMATS", "format_violation_line",
@@ -237,7 +238,7 @@ def move_number(decision: Any) -> str:
     return f"move {decision + 1}" if isinstance(decision, int) else "start-up"
 
 
-def request_id_of(record: dict[str, Any]) -> int | None:
+def request_id_of(record: Mapping[str, Any]) -> int | None:
     """The protocol request id of a violation's request (what the bot's own log shows), if any."""
     try:
         request = json.loads(record.get("request") or "null")
@@ -246,11 +247,11 @@ def request_id_of(record: dict[str, Any]) -> int | None:
     return request.get("id") if isinstance(request, dict) else None
 
 
-def format_violation_line(row: Any) -> str:
+def format_violation_line(row: ViolationRow) -> str:
     """One violation on one line: id, game, move (1-based, as in ``replay``), seat, bot, kind, detail."""
-    bot = f"{row['name']}@{row['version']}" if row["name"] else "?"
-    return (f"#{row['id']}  {row['game_id']}  {move_number(row['decision'])}  seat {row['seat']}  {bot}  "
-            f"{row['kind']}  {row['detail']}")
+    bot = f"{row.name}@{row.version}" if row.name else "?"
+    return (f"#{row.id}  {row.game_id}  {move_number(row.decision)}  seat {row.seat}  {bot}  "
+            f"{row.kind}  {row.detail}")
 
 
 def _block(text: str, indent: str = "    ") -> str:
@@ -261,16 +262,16 @@ def _block(text: str, indent: str = "    ") -> str:
     return "\n".join(indent + line for line in visible(text).split("\n") or [""])
 
 
-def format_violation(row: Any, record: dict[str, Any], config_path: str) -> str:
+def format_violation(row: StoredViolation, record: Mapping[str, Any], config_path: str) -> str:
     """One violation in full: where, what was asked, what the bot sent, its stderr tail."""
-    command = " ".join(json.loads(row["command"])) if row["command"] else "?"
+    command = " ".join(json.loads(row.command)) if row.command else "?"
     snapshot = record.get("snapshot")
     lines = [
-        f"violation #{row['id']}: {row['kind']}: {row['detail']}",
-        f"game:     {row['game_id']} (seed {row['seed']}), {move_number(row['decision'])}"
+        f"violation #{row.id}: {row.kind}: {row.detail}",
+        f"game:     {row.game_id} (seed {row.seed}), {move_number(row.decision)}"
         + (f" (request id {request_id_of(record)} in the bot's own log)" if request_id_of(record) else "")
-        + f", seat {row['seat']} (seats count from 0, as in the protocol)",
-        f"bot:      {row['name']}@{row['version']}: {command} (in {row['cwd']})",
+        + f", seat {row.seat} (seats count from 0, as in the protocol)",
+        f"bot:      {row.name}@{row.version}: {command} (in {row.cwd})",
         "request (the exact line sent):",
         _block(record.get("request", "")),
         "received (what the bot sent, truncated):",
@@ -278,7 +279,7 @@ def format_violation(row: Any, record: dict[str, Any], config_path: str) -> str:
         "stderr tail:",
         _block(record.get("stderr_tail", "")),
         f"snapshot: {'stored, ' + str(len(json.dumps(snapshot))) + ' bytes (--json prints it)' if snapshot else 'none'}",
-        f"replay:   harness violations {config_path} --replay {row['id']}",
+        f"replay:   harness violations {config_path} --replay {row.id}",
     ]
     return "\n".join(lines)
 
@@ -343,20 +344,20 @@ def truncation_note(log: Sequence[dict[str, Any]] | None) -> str | None:
             f"were not kept, its violations were")
 
 
-def format_replay(game: Any, options: dict[str, Any], game_row: Any, seats: Sequence[Any],
-                  log: list[dict[str, Any]] | None, violations: Sequence[Any] = ()) -> str:
+def format_replay(game: Any, options: dict[str, Any], game_row: GameRow, seats: Sequence[SeatRow],
+                  log: list[dict[str, Any]] | None, violations: Sequence[ViolationRow] = ()) -> str:
     """A game move by move with the table picture after each move, rebuilt from seed and actions."""
-    names = [f"{s['name']}@{s['version']}" for s in seats]
-    out = [f"game {game_row['id']}: {game.name}, round {game_row['round']}, seed {game_row['seed']}, "
-           f"status {game_row['status']}",
+    names = [f"{s.name}@{s.version}" for s in seats]
+    out = [f"game {game_row.id}: {game.name}, round {game_row.round}, seed {game_row.seed}, "
+           f"status {game_row.status}",
            "seats: " + ", ".join(f"{i} {n}" for i, n in enumerate(names))]
-    if game_row["status"] != "done":
+    if game_row.status != "done":
         out.append("(not played yet)")
         return "\n".join(out)
     if log is None:
         out.append("(no log stored for this game)")
     else:
-        state = game.new_state(len(seats), game_row["seed"], options)
+        state = game.new_state(len(seats), game_row.seed, options)
         out += ["", state.render()]
         for n, (seat, action, how, request_id) in enumerate(replay_moves(log), 1):
             note = f"   [request id {request_id}]" if how == "bot" else f"   [{how}]"
@@ -375,9 +376,9 @@ def format_replay(game: Any, options: dict[str, Any], game_row: Any, seats: Sequ
         if cut:
             out += ["", f"({cut}; the moves after this one are not in it)"]
     out.append("")
-    ranks = "; ".join(f"{names[s['seat']]}: rank {s['rank'] + 1}, score {s['score']}"
-                      + (" (forfeited)" if s["forfeited"] else "") for s in seats)
-    out.append(f"result ({game_row['ended_by']}): {ranks}")
+    ranks = "; ".join(f"{names[s.seat]}: rank {'?' if s.rank is None else s.rank + 1}, score {s.score}"
+                      + (" (forfeited)" if s.forfeited else "") for s in seats)
+    out.append(f"result ({game_row.ended_by}): {ranks}")
     for v in violations:
         out.append("violation " + format_violation_line(v))
     return "\n".join(out)
