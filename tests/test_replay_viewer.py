@@ -63,12 +63,13 @@ def _site(tmp: Path, name: str, game: str, bots: list[tuple[str, str]], extra: s
 @pytest.fixture(scope="module")
 def dominoes_site(tmp_path_factory) -> Path:
     """Dominoes at 2 and 3 players: greedy, a bot that writes stderr at every move, and a bot whose
-    illegal answers make it forfeit (strikes: 1)."""
+    illegal answers make it forfeit (strikes: 1). Three rounds: the deals come from the store's
+    random secret, and a test needs a game that ended at a hand's end (one round sometimes had none)."""
     py = sys.executable
     return _site(tmp_path_factory.mktemp("dom"), "dom", "dominoes",
                  [("greedy", f"{py} {BOTS}/dominoes_greedy.py"), ("chatty", f"{py} {TEST_BOTS}/chatty.py 3"),
                   ("bad", f"{py} {TEST_BOTS}/misbehave.py illegal --at 3 --times 5")],
-                 "players: [2, 3]\noptions: {target: 100}\npolicy: strikes\nstrikes: 1\nrounds: 1\n")
+                 "players: [2, 3]\noptions: {target: 100}\npolicy: strikes\nstrikes: 1\nrounds: 3\n")
 
 
 def _data(browser) -> dict[str, Any]:
