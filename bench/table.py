@@ -332,6 +332,17 @@ def history_rows(config: Path, games: int, limit: float) -> None:
               f"{len(next(iter(lines.values())))} points a bot")
 
 
+def _settle(live: Any) -> None:
+    """Wait until the page made is of the league as it is now. A render's end may commit the
+    rating history's refit, a new state: it is kicked as the page's poll of api/status would."""
+    while True:
+        generation = live._generation_now()
+        if live.renderer.rendered() == generation:
+            return
+        live.renderer.kick(generation)
+        time.sleep(0.05)
+
+
 def _pages(config: str, games: int) -> None:
     from harness.report.live import LiveLeague
 
@@ -345,9 +356,7 @@ def _pages(config: str, games: int) -> None:
     start = time.perf_counter()
     _status, body, _ = live.index()
     answered = time.perf_counter() - start
-    generation = live._generation_now()
-    while live.renderer.rendered() != generation:
-        time.sleep(0.05)
+    _settle(live)
     what = "the being-prepared page" if 'id="preparing"' in body else "the index"
     print(f"  index, first load (the history's cache empty): answered in {answered:.1f} s ({what}), "
           f"the index ready after {time.perf_counter() - start:.1f} s", flush=True)
@@ -355,10 +364,8 @@ def _pages(config: str, games: int) -> None:
     start = time.perf_counter()
     _status, body, _ = live.index()
     answered = time.perf_counter() - start
-    generation = live._generation_now()
-    fresh = live.renderer.rendered() == generation
-    while live.renderer.rendered() != generation:
-        time.sleep(0.05)
+    fresh = live.renderer.rendered() == live._generation_now()
+    _settle(live)
     print(f"  index, a load after 1% more games: answered in {answered:.1f} s "
           f"({'the new games in it' if fresh else 'the page before them'}), the page with them ready after "
           f"{time.perf_counter() - start:.1f} s", flush=True)
@@ -384,6 +391,9 @@ def page_rows(config: Path, games: int, limit: float) -> None:
         proc.kill()
         proc.join()
         print(f"  stopped after {3 * limit:.0f} s")
+        raise SystemExit("harness serve's pages did not finish: the bench is broken or the pages are too slow")
+    if proc.exitcode:
+        raise SystemExit(f"harness serve's pages failed (exit {proc.exitcode})")
     site = config.parent / "site"
     start = time.perf_counter()
     try:
