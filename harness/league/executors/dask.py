@@ -66,6 +66,8 @@ __all__ = ["BATCH_GAMES", "DaskExecutor", "LeaguePlugin", "file_hashes", "dask_c
 #: Games per task: ~64 makes the per-task cost (1.2 ms pipelined, 12 ms round trip) negligible
 #: beside 64 games of ~14 ms each.
 BATCH_GAMES = 64
+#: how long a run tries to reach its scheduler before it stops with one line (seconds)
+CONNECT_SECONDS = 20
 
 
 def file_hashes(paths: Sequence[str]) -> dict[str, str]:
@@ -222,7 +224,7 @@ def dask_client(address: str) -> Iterator[Client]:
     client_log.setLevel(logging.CRITICAL)
     try:
         try:
-            client = Client(address, direct_to_workers=True, timeout="20s")
+            client = Client(address, direct_to_workers=True, timeout=f"{CONNECT_SECONDS}s")
         except (OSError, TimeoutError, ValueError) as exc:  # ValueError: a malformed address
             raise ClusterUnreachable(f"--dask {address}: cannot reach a Dask scheduler there ({exc}); start one "
                                      f"with `dask scheduler` and workers with `dask worker {address} --nthreads 1`"
