@@ -54,3 +54,17 @@ def test_harness_collusion_reads_a_real_league(tmp_path):
     missing = runner.invoke(cli, ["collusion", str(tmp_path / "nope.yaml")])
     assert missing.exit_code != 0 and "Traceback" not in missing.output
 
+
+
+def test_harness_collusion_on_a_two_seat_league_says_why_there_is_nothing_to_judge(tmp_path):
+    path = tmp_path / "two.yaml"
+    bots = "\n".join(f"  - {{name: r{i}, command: python3 {RANDOM} --seed {i}}}" for i in range(3))
+    path.write_text(f"name: two\ngame: crisps\nrounds: 3\nworkers: 1\nlimits: {{sandbox: none}}\n"
+                    f"store: {tmp_path / 'two.sqlite'}\nbots:\n{bots}\n")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["run", str(path), "--no-progress"]).exit_code == 0
+    result = runner.invoke(cli, ["collusion", str(path)])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines() == [
+        "9 duplicate sets, 0 of them at tables of 3 or more: no pair has the 5 shared sets at such tables the "
+        "report needs (collusion shows against a third seat)"]

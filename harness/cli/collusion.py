@@ -37,6 +37,11 @@ def collusion(config: str, alpha: float, top: int) -> None:
     findings = analyse(sets, alpha)
     judged = sum(1 for f in findings if f.sets >= MIN_SETS)
     flagged = [f for f in findings if f.flagged]
+    if not judged:
+        three = sum(1 for s in sets if s and len(s[0]) >= 3)
+        echo(f"{len(sets)} duplicate sets, {three} of them at tables of 3 or more: no pair has the "
+             f"{MIN_SETS} shared sets at such tables the report needs (collusion shows against a third seat)")
+        return
     echo(f"{len(sets)} duplicate sets, {judged} pairs with at least {MIN_SETS} shared sets; flagged at "
          f"|z| > {used_bound(findings):.2f} (alpha {alpha}): {len(flagged)}")
     for f in findings[:max(top, len(flagged))]:
