@@ -123,6 +123,9 @@ def test_the_organizer_announces_disables_a_team_and_the_ladder_and_the_team_fol
         assert "announce Finals: Friday 14:00 UTC" in audit and "organizer (site, 127.0.0.1)" in audit
         shoot(browser, tmp_path, "org-04-audit")
         browser.find_element(By.CSS_SELECTOR, "#org-nav button").click()  # sign out
+        # its answer sends the browser to the index: wait for it, or it can land after the next page
+        _until(lambda: browser.current_url.rstrip("/") == base and "org-nav" not in browser.page_source, 10,
+               "the sign-out's redirect to the index")
 
         # gamma signs in and reads why; everyone sees the announcement
         browser.get(base + "/signin")
