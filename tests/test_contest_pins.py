@@ -197,3 +197,30 @@ def test_the_organizer_reopens_uploads_for_the_hours_asked(tmp_path: Path) -> No
     until = float(db.get_meta("reopened_until", "0") or 0)
     assert before + 5400 <= until <= time.time() + 5400
     db.close()
+
+
+@pytest.mark.parametrize("start", [0.0, 50.0, 59.5])
+def test_sign_in_attempts_are_limited_in_any_minute_also_across_the_counters_window(tmp_path: Path,
+                                                                                   monkeypatch: pytest.MonkeyPatch,
+                                                                                   start: float) -> None:
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    db = ContestDB(root / "contest.sqlite")
+    clock = [6000.0 + start]  # a multiple of 60 plus start: the boundary falls inside the burst or not
+    monkeypatch.setattr("harness.contest.db.time.time", lambda: clock[0])
+
+    def burst(n: int, step: float) -> list[bool]:
+        answers = []
+        for _ in range(n):
+            answers.append(db.hit("signin:1.2.3.4", 60, 10))
+            clock[0] += step
+        return answers
+
+    assert burst(12, 0.1) == [True] * 10 + [False] * 2
+    # a minute on from the first attempt the limit holds over the minute before: 12 attempts in it
+    # (the refused ones count) leave room for none until they have slid out
+    clock[0] = 6000.0 + start + 30.0
+    assert burst(1, 0) == [False]
+    clock[0] = 6000.0 + start + 121.0
+    assert burst(10, 0.1) == [True] * 10
+    assert db.hit("signin:5.6.7.8", 60, 10), "another address has its own count"

@@ -67,8 +67,6 @@ CREATE TABLE IF NOT EXISTS submissions (
 );
 CREATE INDEX IF NOT EXISTS submissions_team ON submissions (team_id, created_at);
 CREATE INDEX IF NOT EXISTS submissions_status ON submissions (status);
-CREATE TABLE IF NOT EXISTS rate (key TEXT NOT NULL, window INTEGER NOT NULL, count INTEGER NOT NULL,
-                                 PRIMARY KEY (key, window)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS standings (
     submission_id INTEGER PRIMARY KEY REFERENCES submissions(id),
     version_id INTEGER NOT NULL,
@@ -178,13 +176,21 @@ class ContestDB:
 
     # -- rate limits --------------------------------------------------------------------------
     def hit(self, key: str, window_seconds: int, limit: int) -> bool:
-        """Count one attempt for ``key`` in the current window; False if it is over ``limit``."""
-        window = int(time.time() // window_seconds)
+        """Count one attempt for ``key``; False if the last ``window_seconds`` hold more than ``limit``
+        attempts, this one and refused ones included.
+
+        A sliding window, exact: each attempt's time is kept (at most ``limit + 1`` per key, all
+        that the answer needs), so no ``window_seconds`` ever holds more than ``limit`` accepted
+        attempts. A fixed window would let ``2 * limit`` through around its boundary.
+        """
+        now_ms = int(time.time() * 1000)
         with self.write() as db:
-            db.execute("DELETE FROM rate WHERE key = ? AND window < ?", (key, window))
-            db.execute("INSERT INTO rate (key, window, count) VALUES (?, ?, 1) ON CONFLICT (key, window) "
-                       "DO UPDATE SET count = count + 1", (key, window))
-            count = db.execute("SELECT count FROM rate WHERE key = ? AND window = ?", (key, window)).fetchone()[0]
+            db.execute("INSERT INTO attempts (key, at_ms, count) VALUES (?, ?, 1) ON CONFLICT (key, at_ms) "
+                       "DO UPDATE SET count = count + 1", (key, now_ms))
+            db.execute("DELETE FROM attempts WHERE key = ? AND (at_ms <= ? OR at_ms NOT IN "
+                       "(SELECT at_ms FROM attempts WHERE key = ? ORDER BY at_ms DESC LIMIT ?))",
+                       (key, now_ms - window_seconds * 1000, key, limit + 1))
+            count = db.execute("SELECT sum(count) FROM attempts WHERE key = ?", (key,)).fetchone()[0]
         return bool(count <= limit)
 
     # -- submissions --------------------------------------------------------------------------

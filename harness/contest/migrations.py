@@ -3,7 +3,7 @@ so that a database made before it is brought up to date when it is opened (:clas
 
 from __future__ import annotations
 
-__all__ = ["ORGANIZER", "BOARD_FIT", "BOARD_NOISE", "STEPS"]
+__all__ = ["ORGANIZER", "BOARD_FIT", "BOARD_NOISE", "ATTEMPTS", "STEPS"]
 
 #: the organizer's token and sessions, disabled teams and versions, reset and removed teams,
 #: announcements and the audit of every organizer action (:mod:`harness.contest.controls`)
@@ -36,4 +36,12 @@ BOARD_NOISE = """
 CREATE TABLE IF NOT EXISTS board_noise (submission_id INTEGER PRIMARY KEY, noise REAL);
 """
 
-STEPS = (ORGANIZER, BOARD_FIT, BOARD_NOISE)
+#: sign-in attempts, one row per key and millisecond, kept for the sliding window of
+#: :meth:`~.db.ContestDB.hit` (replaces the fixed-window ``rate`` table, which stays unused in
+#: databases made before it)
+ATTEMPTS = """
+CREATE TABLE IF NOT EXISTS attempts (key TEXT NOT NULL, at_ms INTEGER NOT NULL, count INTEGER NOT NULL,
+                                     PRIMARY KEY (key, at_ms)) WITHOUT ROWID;
+"""
+
+STEPS = (ORGANIZER, BOARD_FIT, BOARD_NOISE, ATTEMPTS)
