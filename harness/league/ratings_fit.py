@@ -113,7 +113,8 @@ from harness.league.ratings_model import (
     seat_pair_scores,
     seat_positions,
 )
-from harness.league.ratings_noise import Noise, entry_scale, fit_noise, noise_covariance
+from harness.league.ratings_noise import SWAP_MAX_ENTRIES, Noise, entry_scale, fit_noise, noise_covariance
+from harness.league.ratings_swaps import Swaps, swaps_of
 
 __all__ = ["MeatAt", "Model", "TableBatch", "TableFit", "Warm", "batches_from_games", "bot_factors", "fit_arrays",
            "fit_batches", "fit_model", "fit_pairs", "fit_ratings", "fit_skills", "fit_table", "table_fit"]
@@ -257,6 +258,7 @@ class Warm:
     prior_sd: float
     weight: float = 1.0  # the data's weight the earlier fit measured
     quick: bool = False  # keep the earlier weight and spread unless the spread's EM step moves it 1%
+    noises: bool = False  # the earlier fit fitted each bot's own noise (a quick fit then fits every step)
 
 
 #: the sandwich's meat at (skills, seat effects, the pairs' scale: one number or one per entry):
@@ -271,17 +273,30 @@ def fit_model(batches: Sequence[TableBatch], k: int, *, mu: float = 25.0, sigma:
     the rating history computes on every prefix (:func:`fit_skills`); its intervals are the same
     sandwich with each bot's own small-sample factor."""
     pairs = pairs_of(batches, k)
+    swaps = None if plain else _swaps(batches, pairs)
 
     def meat_at(skills: np.ndarray, seat: np.ndarray, scales: float | np.ndarray) -> tuple[np.ndarray, int, np.ndarray]:
         return meat(batches, seat_pair_scores(pairs, skills, seat, scales), k)
 
     return fit_pairs(pairs, k, meat_at, seat_positions(batches), mu=mu, sigma=sigma, beta=beta,
-                     iterations=iterations, plain=plain)
+                     iterations=iterations, plain=plain, swaps=swaps)
+
+
+def _swaps(batches: Sequence[TableBatch], pairs: Pairs) -> Swaps | None:
+    """The swapped games of ``batches`` (:mod:`harness.league.ratings_swaps`), from each seat pair
+    in :class:`Pairs`' order: its entry, its duplicate set, a's result."""
+    if not batches or pairs.which.size == 0 or pairs.pa.size > 2 * SWAP_MAX_ENTRIES:
+        return None  # (at most half the entries are swap entries: past the reading's limit, not built)
+    sets = np.concatenate([batch.sets for batch in batches for i in range(batch.versions.shape[1])
+                           for _ in range(i + 1, batch.versions.shape[1])])
+    valid = pairs.sign != 0  # a version against itself
+    wins = np.where(pairs.sign > 0, pairs.result, 1.0 - pairs.result)
+    return swaps_of(pairs, pairs.which[valid], sets[valid], wins[valid])
 
 
 def fit_pairs(pairs: Pairs, k: int, meat_at: MeatAt, sizes: dict[int, int], *, mu: float = 25.0,
               sigma: float = 25 / 3, beta: float = 25 / 6, iterations: int = 30, plain: bool = False,
-              warm: Warm | None = None) -> Model:
+              warm: Warm | None = None, swaps: Swaps | None = None) -> Model:
     """:func:`fit_model` on games already aggregated (``pairs``, ``meat_at``; ``sizes``: each table
     size's first seat effect), from scratch or, with ``warm``, from an earlier fit: every step is
     the same, each maximisation started where the earlier fit's ended, the prior's spread at the
@@ -290,7 +305,7 @@ def fit_pairs(pairs: Pairs, k: int, meat_at: MeatAt, sizes: dict[int, int], *, m
     hessian = Hessian(pairs, k)
     seat_precision = None if plain else 1.0 / sigma**2
     if warm is not None and warm.quick and not plain:
-        quick = _quick_fit(pairs, hessian, k, meat_at, sizes, warm, mu, sigma, beta, iterations)
+        quick = _quick_fit(pairs, hessian, k, meat_at, sizes, warm, mu, sigma, beta, iterations, swaps)
         if quick is not None:
             return quick
     if warm is None:
@@ -323,8 +338,8 @@ def fit_pairs(pairs: Pairs, k: int, meat_at: MeatAt, sizes: dict[int, int], *, m
     precision = 1.0 / (tau**2 * weight)
     skills, seat, second = maximise(pairs, hessian, skills, seat, mu, precision, scale, iterations,
                                     seat_precision=seat_precision)
-    noisy = fit_noise(pairs, hessian, skills, seat, mu, precision, scale, weight, iterations, seat_precision) \
-        if em else None
+    noisy = fit_noise(pairs, hessian, skills, seat, mu, precision, scale, weight, iterations, seat_precision,
+                      swaps) if em else None
     if noisy is None:
         return _covariance(meat_at, sizes, pairs, hessian, skills, seat, second, precision, weight, tau, scale, k,
                            first, prior_mean=mu if em else None)
@@ -334,11 +349,15 @@ def fit_pairs(pairs: Pairs, k: int, meat_at: MeatAt, sizes: dict[int, int], *, m
 
 
 def _quick_fit(pairs: Pairs, hessian: Hessian, k: int, meat_at: MeatAt, sizes: dict[int, int], warm: Warm, mu: float,
-               sigma: float, beta: float, iterations: int) -> Model | None:
+               sigma: float, beta: float, iterations: int, swaps: Swaps | None) -> Model | None:
     """The fit of a few more games than ``warm``'s: the maximum under the earlier fit's prior
     spread and data weight, from its skills, kept when one EM step moves the spread less than
     1% (the stopping rule of the EM from scratch, whose answer is within that of the fixed point
-    too); else None (the caller fits every step)."""
+    too) and when the fit from scratch would keep the common beta too (neither the earlier fit
+    nor this one's test of the noises' spread fits each bot's own noise: the quick fit does not
+    fit noises, so where they are fitted every step is); else None (the caller fits every step)."""
+    if warm.noises:
+        return None
     scale = math.sqrt(2.0) * beta
     precision = 1.0 / (warm.prior_sd**2 * warm.weight)
     # stopping at a step under 1e-3 (the EM's own): Newton converging quadratically, the error is
@@ -349,6 +368,9 @@ def _quick_fit(pairs: Pairs, hessian: Hessian, k: int, meat_at: MeatAt, sizes: d
         new = _prior_sd(skills, _inverse_trace(hessian, second, precision), warm.weight, mu, TAU_LOW * beta,
                         TAU_HIGH * sigma)
         if abs(new - warm.prior_sd) >= 0.01 * warm.prior_sd:
+            return None
+        if fit_noise(pairs, hessian, skills, seat, mu, precision, scale, warm.weight, iterations, 1.0 / sigma**2,
+                     swaps) is not None:
             return None
     return _covariance(meat_at, sizes, pairs, hessian, skills, seat, second, precision, warm.weight, warm.prior_sd,
                        scale, k, (warm.first_skills, warm.first_seat), prior_mean=mu if k >= 3 else None)
@@ -421,7 +443,8 @@ def _covariance(meat_at: MeatAt, sizes: dict[int, int], pairs: Pairs, hessian: H
     covariance = _relative_to_mean(covariance) * np.outer(per, per)
     effects = {n: [float(x) for x in seat[b:b + n]] for n, b in sizes.items()}
     return Model(skills, covariance, n_sets, per_bot, tau, weight, effects, dispersion, per, noisy,
-                 Warm(first[0], first[1], skills, seat, tau, weight), None if noise is None else np.exp(noise.lam))
+                 Warm(first[0], first[1], skills, seat, tau, weight, noises=noise is not None),
+                 None if noise is None else np.exp(noise.lam))
 
 
 def fit_arrays(batches: Sequence[TableBatch], k: int, *, mu: float = 25.0, sigma: float = 25 / 3,

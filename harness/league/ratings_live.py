@@ -35,6 +35,8 @@ from threadpoolctl import threadpool_limits
 from harness.league.queries import GameArrays
 from harness.league.ratings_fit import TableFit, Warm, fit_pairs, table_fit
 from harness.league.ratings_model import Pairs, pair_terms
+from harness.league.ratings_noise import SWAP_MAX_ENTRIES
+from harness.league.ratings_swaps import swaps_of
 
 __all__ = ["KeyIndex", "LiveFit", "add_at"]
 
@@ -226,11 +228,15 @@ class LiveFit:
             more = np.full(k - warm.skills.size, self.mu)  # bots new since start at mu
             quick = self.games < (1 + QUICK_GROWTH) * self.full_games
             warm = Warm(np.concatenate([warm.first_skills, more]), warm.first_seat,
-                        np.concatenate([warm.skills, more]), warm.seat, warm.prior_sd, warm.weight, quick)
+                        np.concatenate([warm.skills, more]), warm.seat, warm.prior_sd, warm.weight, quick, warm.noises)
         # one BLAS thread: on two shared cores OpenBLAS's threads made the Cholesky factorisations
         # several times slower (as for the adaptive schedule's fits)
+        # the swapped games (ratings_swaps), from the same kept seat pairs, where the fit reads them
+        swaps = None if pairs.pa.size > 2 * SWAP_MAX_ENTRIES else swaps_of(
+            pairs, c["cell_entry"], c["slot_cluster"][c["cell_a"]], c["cell_win"])
         with threadpool_limits(limits=1, user_api="blas"):
-            model = fit_pairs(pairs, k, meat_at, self.base, mu=self.mu, sigma=self.sigma, beta=self.beta, warm=warm)
+            model = fit_pairs(pairs, k, meat_at, self.base, mu=self.mu, sigma=self.sigma, beta=self.beta, warm=warm,
+                              swaps=swaps)
         assert model.warm is not None
         if warm is None or not warm.quick or model.warm.first_skills is not warm.first_skills:
             self.full_games = self.games  # every step was fitted (a quick fit keeps the first maximum as it was)

@@ -35,10 +35,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.linalg import cho_solve
-from scipy.special import chdtri
+from scipy.linalg import cho_factor, cho_solve
+from scipy.special import chdtri, ndtri
 
 from .ratings_model import Hessian, Pairs, maximise, pair_terms
+from .ratings_swaps import Swaps, luck_share, margins, swap_score_info, swap_sets
 
 __all__ = ["NOISE_ROUNDS", "Noise", "entry_scale", "fit_noise", "noise_covariance"]
 
@@ -49,24 +50,38 @@ LAMBDA_BOUND = math.log(4.0)
 #: a bot whose lambda's sampling variance is above this (its results tell its noise within less
 #: than a factor e) keeps beta and does not enter the spread: in a close field no bot's does
 MAX_VARIANCE = 0.25
+#: rounds of (the deal's share, each bot's unshrunk noise) before the noises are tested
+LUCK_ROUNDS = 2
+#: each bot's information about its noise allows for its skill's moving with it up to this many bots
+EFFICIENT_BOTS = 1500
+#: the swapped games are read in a league with at most this many swap entries (pairs of bots and
+#: their seat positions): the reading is ~30 passes over them with a bivariate normal each (0.1 s
+#: at this size), and a league past it has many bots, each met by opponents spread enough for
+#: the slope (at 1,000 bots and 100,000 games it tripled the fit's time)
+SWAP_MAX_ENTRIES = 20_000
+#: a bot's swapped games are read when they come from at least this many duplicate sets
+SWAP_MIN_SETS = 8
 #: the noises are fitted only when their spread is beyond chance at this level (chi-square test)
 NOISE_P = 0.05
 
 
 class Noise:
     """The fitted noises: ``lam`` (each bot's log beta_i / beta, shrunk), ``omega2`` (their
-    prior's variance), ``info`` (each bot's expected information about its lambda),
-    ``weight`` (the data's weight)."""
+    prior's variance), ``var`` (each bot's lambda's sampling variance), ``luck`` (the deal's
+    share of the common noise read from the swapped games, when there were any)."""
 
-    def __init__(self, lam: np.ndarray, omega2: float, info: np.ndarray, weight: float) -> None:
-        self.lam, self.omega2, self.info, self.weight = lam, omega2, info, weight
+    def __init__(self, lam: np.ndarray, omega2: float, var: np.ndarray, luck: float | None = None,
+                 standout: np.ndarray | None = None) -> None:
+        self.lam, self.omega2, self.var, self.luck = lam, omega2, var, luck
+        self.standout = np.zeros(lam.size, dtype=bool) if standout is None else standout
 
     def posterior_variance(self) -> np.ndarray:
-        """V_i = 1 / (w I_i + 1 / omega^2) for a bot whose noise was fitted above beta, 0 for a
-        bot kept at beta (the floor) and wherever omega^2 is 0."""
-        if self.omega2 <= 0:
-            return np.zeros_like(self.lam)
-        return np.where(self.lam > 0, 1.0 / (self.weight * self.info + 1.0 / self.omega2), 0.0)
+        """V_i = 1 / (1 / v_i + 1 / omega^2) for a bot whose noise was fitted above beta and shrunk,
+        v_i for one kept unshrunk (its own estimate beyond chance), 0 for a bot kept at beta (the
+        floor)."""
+        var = np.maximum(self.var, 1e-300)
+        shrunk = 1.0 / (1.0 / var + 1.0 / self.omega2) if self.omega2 > 0 else np.zeros_like(self.lam)
+        return np.where(self.lam > 0, np.where(self.standout, var, shrunk), 0.0)
 
 
 def entry_scale(pairs: Pairs, lam: np.ndarray, scale: float) -> np.ndarray:
@@ -115,40 +130,136 @@ def _spread(raw: np.ndarray, var: np.ndarray) -> float:
     return omega2
 
 
+def swap_reading(swaps: Swaps, skills: np.ndarray, seat: np.ndarray, scale: float
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """From the swapped games at the common-beta fit: each bot's unshrunk lambda^_i, its sampling
+    variance (over its sets with the CR1 factor G / (G - 1), at least the inverse information),
+    whether it is read (at least :data:`SWAP_MIN_SETS` sets with a swap, an estimate inside the
+    bounds), and the deal's share of the noise; :data:`LUCK_ROUNDS` rounds of (the share, then
+    each bot's Fisher step). Both are read together: read at the common beta, a noisy bot's
+    less correlated games would pull the share down and make the others look steadier than
+    beta, and one step from 0 falls short of a large lambda."""
+    k = skills.size
+    z = margins(swaps, skills, seat, np.zeros(k), scale)
+    lam = np.zeros(k)
+    luck = 0.0
+    grad = info = variance = np.zeros(k)
+    for _ in range(LUCK_ROUNDS):
+        luck = luck_share(swaps, z, lam)
+        grad, info, variance = swap_score_info(swaps, z, lam, luck, k)
+        lam = np.clip(lam + np.where(info > 1e-9, grad / np.maximum(info, 1e-300), 0.0), -LAMBDA_BOUND, LAMBDA_BOUND)
+        # the correlations tell each bot's noise only relative to the others' (the deal's share
+        # and every noise scaled together give the same): the median bot is the common beta
+        lam = lam - float(np.median(lam[info > 1e-9])) if np.any(info > 1e-9) else lam
+    sets = swap_sets(swaps, k)
+    measured = info > 1e-9
+    safe = np.where(measured, info, 1.0)
+    cr1 = sets / np.maximum(sets - 1.0, 1.0)
+    read = measured & (sets >= SWAP_MIN_SETS) & (np.abs(lam) < LAMBDA_BOUND - 1e-9)
+    return lam, np.where(measured, np.maximum(variance * cr1 / safe**2, 1.0 / safe), np.inf), read, luck
+
+
+def _estimates(pairs: Pairs, hessian: Hessian, reading: tuple[np.ndarray, np.ndarray, np.ndarray, float] | None,
+               skills: np.ndarray, seat: np.ndarray, lam: np.ndarray, scale: float, weight: float, precision: float
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Each bot's unshrunk lambda^_i and its sampling variance v_i: one step from ``lam`` along
+    the slope of its results (variance 1 / (w I_i)), weighed with its swapped games' reading
+    (:func:`swap_reading`) where it has one: two nearly independent readings (the slope is the
+    marginals', the swaps' the correlation given the marginals)."""
+    k = skills.size
+    grad, info = _score_info(pairs, skills, seat, lam, scale, k)
+    info = _efficient_info(pairs, hessian, skills, seat, lam, scale, precision, info)
+    raw = lam + grad / np.maximum(info, 1e-300)
+    var = 1.0 / (weight * np.maximum(info, 1e-300))
+    if reading is None:
+        return raw, var
+    s_raw, s_var, read, _ = reading
+    both = 1.0 / var + np.where(read, 1.0 / s_var, 0.0)
+    return (raw / var + np.where(read, s_raw / s_var, 0.0)) / both, 1.0 / both
+
+
+def _beyond_chance(raw: np.ndarray, var: np.ndarray) -> bool:
+    """Whether the bots' noises spread beyond chance, at :data:`NOISE_P` in all: the chi-square
+    test of every bot's estimate (a spread over many bots) or the largest estimate's one-sided
+    test with Bonferroni's correction (one bot noisier than the rest: the chi-square's degrees
+    of freedom dilute it, needing z = 3.1 alone among 4 bots and 4.3 among 10, where this needs
+    2.5 and 2.8), each at half the level."""
+    n = raw.size
+    if float(np.sum(raw**2 / var)) > chdtri(n, NOISE_P / 2):
+        return True
+    return bool(float(np.max(raw / np.sqrt(var))) > -ndtri(NOISE_P / 2 / n))
+
+
 def fit_noise(pairs: Pairs, hessian: Hessian, skills: np.ndarray, seat: np.ndarray, mu: float, precision: float,
-              scale: float, weight: float, iterations: int, seat_precision: float | None
+              scale: float, weight: float, iterations: int, seat_precision: float | None, swaps: Swaps | None = None
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, Noise] | None:
     """The skills, seat effects, each entry's -d2/dx2 and the noises of the module's text,
     from the common-beta fit (``skills``, ``seat``); None when the field shows no spread of
-    noises (omega^2 = 0 in the first round: the common-beta fit stands)."""
+    noises (omega^2 = 0 in the first round: the common-beta fit stands). ``swaps``: the
+    league's swapped games, when its sets were played in every seat order."""
     k = skills.size
     lam = np.zeros(k)
     noise: Noise | None = None
     second = np.empty(0)
+    reading = None if swaps is None or swaps.pa.size > SWAP_MAX_ENTRIES else swap_reading(swaps, skills, seat, scale)
+    luck = None if reading is None else reading[3]
     for _ in range(NOISE_ROUNDS):
-        grad, info = _score_info(pairs, skills, seat, lam, scale, k)
-        var = 1.0 / (weight * np.maximum(info, 1e-300))
+        raw, var = _estimates(pairs, hessian, reading, skills, seat, lam, scale, weight, precision)
         usable = var < MAX_VARIANCE
         if usable.sum() < 3:
             return None
-        raw = np.where(usable, lam + grad / np.maximum(info, 1e-300), 0.0)
-        if noise is None and float(np.sum(raw[usable] ** 2 / var[usable])) <= chdtri(int(usable.sum()), NOISE_P):
+        raw = np.where(usable, raw, 0.0)
+        if noise is None and not _beyond_chance(raw[usable], var[usable]):
             return None  # no spread of noises beyond chance: the common beta stands
         omega2 = _spread(raw[usable], var[usable])
-        if omega2 <= 0.0:
+        # a bot whose own estimate is beyond chance (the Bonferroni bound of the test) keeps it
+        # unshrunk: one noisy bot among honest ones makes the field's spread small, and shrunk
+        # towards it the bot would stay compressed; the others are shrunk as the module says
+        standout = usable & (raw / np.sqrt(var) > -ndtri(NOISE_P / 2 / max(int(usable.sum()), 1)))
+        if omega2 <= 0.0 and not standout.any():
             if noise is None:
                 return None
             lam = np.zeros(k)
         else:  # only ever noisier than beta: the config's beta is every bot's floor
-            lam = np.clip(np.where(usable, raw * omega2 / (omega2 + var), 0.0), 0.0, LAMBDA_BOUND)
+            shrunk = raw * omega2 / (omega2 + var) if omega2 > 0 else np.zeros(k)
+            lam = np.clip(np.where(standout, raw, np.where(usable, shrunk, 0.0)), 0.0, LAMBDA_BOUND)
         skills, seat, second = maximise(pairs, hessian, skills, seat, mu, precision, entry_scale(pairs, lam, scale),
                                         iterations, seat_precision=seat_precision, tolerance=1e-3)
-        noise = Noise(lam, omega2, info, weight)
-        if omega2 <= 0.0:
+        noise = Noise(lam, omega2, var, luck, standout)
+        if not np.any(lam > 0):
             break
     assert noise is not None
-    _, noise.info = _score_info(pairs, skills, seat, noise.lam, scale, k)
+    _, noise.var = _estimates(pairs, hessian, reading, skills, seat, noise.lam, scale, weight, precision)
     return skills, seat, second, noise
+
+
+def _cross(pairs: Pairs, skills: np.ndarray, seat: np.ndarray, lam: np.ndarray, scale: float) -> np.ndarray:
+    """The expected cross information of the skills and the noises, (k x k): mu_c by lambda_d,
+    the sum of weight * dz/dmu_c * dz/dlambda_d over the entries."""
+    k = skills.size
+    s, _, _, weight, dz = _slopes(pairs, skills, seat, lam, scale)
+    cross = np.zeros(k * k)
+    for mu_of, sign in ((pairs.pa, 1.0), (pairs.pb, -1.0)):
+        for lam_of, part in ((pairs.pa, dz[0]), (pairs.pb, dz[1])):
+            cross += np.bincount(mu_of * k + lam_of, weights=sign * weight * part / s, minlength=k * k)
+    return cross.reshape(k, k)
+
+
+def _efficient_info(pairs: Pairs, hessian: Hessian, skills: np.ndarray, seat: np.ndarray, lam: np.ndarray,
+                    scale: float, precision: float, info: np.ndarray) -> np.ndarray:
+    """Each bot's information about its lambda once its skill is free to move with it, I_i -
+    c_i' A^-1 c_i (c the cross information, A the skills' posterior information): a noisier bot
+    reads, skills held, as one whose skill is closer to the others', so its results' slope with
+    the skills held at the common-beta fit says less than I_i (and one step from 0 falls
+    short). Only up to :data:`EFFICIENT_BOTS` bots (a dense factorisation); past that I_i."""
+    k = skills.size
+    if k > EFFICIENT_BOTS:
+        return info
+    _, _, _, both = pair_terms(pairs, skills, seat, entry_scale(pairs, lam, scale), 2)
+    cross = _cross(pairs, skills, seat, lam, scale)
+    solved = cho_solve(cho_factor(hessian.at(both[1], precision).toarray()), cross)
+    efficient: np.ndarray = np.maximum(info - np.einsum("ij,ij->j", cross, solved), 0.05 * info)
+    return efficient
 
 
 def noise_covariance(pairs: Pairs, skills: np.ndarray, seat: np.ndarray, noise: Noise, scale: float,
@@ -159,11 +270,5 @@ def noise_covariance(pairs: Pairs, skills: np.ndarray, seat: np.ndarray, noise: 
     v = noise.posterior_variance()
     if not np.any(v > 0):
         return np.zeros((k, k))
-    s, _, _, weight, dz = _slopes(pairs, skills, seat, noise.lam, scale)
-    # expected cross information of mu_c and lambda_d: sum of weight * dz/dmu_c * dz/dlambda_d
-    cross = np.zeros(k * k)
-    for mu_of, sign in ((pairs.pa, 1.0), (pairs.pb, -1.0)):
-        for lam_of, part in ((pairs.pa, dz[0]), (pairs.pb, dz[1])):
-            cross += np.bincount(mu_of * k + lam_of, weights=sign * weight * part / s, minlength=k * k)
-    jacobian = -cho_solve(factor, cross.reshape(k, k))
+    jacobian = -cho_solve(factor, _cross(pairs, skills, seat, noise.lam, scale))
     return np.asarray((jacobian * v) @ jacobian.T)
