@@ -80,9 +80,11 @@ sigma is widened by sqrt(dispersion) on top of its small-sample factor; ``TableF
 
 **Each bot's own noise.** When the field shows a spread of performance noises beyond chance,
 each bot gets its own noise beta_i (shrunk towards beta by an empirical-Bayes prior on log
-beta_i), the pairs' scale is sqrt(beta_a^2 + beta_b^2), and the uncertainty of the noises goes
-into the skills' covariance (:mod:`harness.league.ratings_noise`); otherwise every bot keeps
-beta. ``TableFit.noise`` holds each bot's beta_i / beta when it was fitted.
+beta_i, unless its own estimate stands out beyond chance), the pairs' scale is sqrt(beta_a^2 +
+beta_b^2), and the uncertainty of the noises goes into the skills' covariance
+(:mod:`harness.league.ratings_noise`); otherwise every bot keeps beta. A noise is read from the
+slope of the bot's results and, where its sets were played in every seat order, from the
+correlation of its swapped games (:mod:`harness.league.ratings_swaps`). ``TableFit.noise`` holds each bot's beta_i / beta when it was fitted.
 
 **P(>next)** is the fit's probability that a bot's skill exceeds the next one's, Phi(d / sd)
 with d the difference of their mu and sd from the same covariance; the order is by mu, so no
