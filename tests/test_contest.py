@@ -822,12 +822,12 @@ def test_the_adaptive_ladder_takes_a_team_that_joins_while_it_plays(tmp_path: Pa
 
         def enough() -> bool:
             standings.flush()
-            rows = {r["team"]: r["games"] or 0 for r in db.leaderboard()}
+            rows = {r.team: r.games or 0 for r in db.leaderboard()}
             return rows.get("gamma", 0) >= 2 or len(games) > 400
 
         play_ladder(cfg, db, should_stop=enough, on_game=on_game, echo=lambda line: None)
         standings.stop()
-        rows = {r["team"]: r["games"] or 0 for r in db.leaderboard()}
+        rows = {r.team: r.games or 0 for r in db.leaderboard()}
         assert rows["gamma"] >= 2 and rows["alpha"] > 0 and rows["beta"] > 0, rows
         assert "schedule: adaptive" in (root / "ladder.yaml").read_text()
     db.close()

@@ -59,7 +59,7 @@ def _contest(tmp_path: Path) -> tuple[Path, str, dict[str, str]]:
     cfg = load_contest(root)
     db = ContestDB(cfg.db_path)
     for team in TEAMS:
-        sid, _ = db.admit_submission(db.team_by_name(team)["id"], "python", "bot.py", 10, per_hour=10, in_progress=10)
+        sid, _ = db.admit_submission(db.team_by_name(team).id, "python", "bot.py", 10, per_hour=10, in_progress=10)
         (cfg.submissions_dir / str(sid)).mkdir(parents=True)
         (cfg.submissions_dir / str(sid) / "bot.py").write_bytes((REPO / "bots" / "random_bot.py").read_bytes())
         db.activate(sid)

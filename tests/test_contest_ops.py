@@ -42,7 +42,7 @@ def make_contest(tmp_path: Path, ladder: str = "round_robin", pace: int | None =
     db = ContestDB(cfg.db_path)
     for team, bot in (bots or BOTS).items():
         add_team(db, team)
-        team_id = db.team_by_name(team)["id"]
+        team_id = db.team_by_name(team).id
         sid, _ = db.admit_submission(team_id, "python", "bot.py", 10, per_hour=10, in_progress=10)
         (cfg.submissions_dir / str(sid)).mkdir(parents=True)
         (cfg.submissions_dir / str(sid) / "bot.py").write_bytes(bot.read_bytes())
@@ -513,7 +513,7 @@ def test_a_ladder_whose_order_is_settled_rests_until_a_version_changes(tmp_path:
                for line in lines), lines
     assert len(games) < 200 and "resting: the order is settled at 0.9" in outputs[0]
     assert order_settled(db, 0.9)
-    team_id = db.team_by_name("alpha")["id"]
+    team_id = db.team_by_name("alpha").id
     sid, _ = db.admit_submission(team_id, "python", "bot.py", 10, per_hour=10, in_progress=10)
     db.activate(sid)  # a new version: the order is open again
     assert not order_settled(db, 0.9)

@@ -37,7 +37,7 @@ def _setup(tmp_path: Path) -> tuple[Path, str, dict[str, str]]:
     tokens = dict(line.split(",") for line in tokens_file.read_text().splitlines()[1:])
     db = ContestDB(root / "contest.sqlite")
     for team in ("alpha", "beta", "gamma"):  # delta has uploaded nothing yet
-        team_id = db.team_by_name(team)["id"]
+        team_id = db.team_by_name(team).id
         sid, _ = db.admit_submission(team_id, "python", "bot.py", 10, per_hour=10, in_progress=10)
         folder = root / "submissions" / str(sid)
         folder.mkdir(parents=True)

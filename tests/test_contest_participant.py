@@ -31,7 +31,7 @@ RANDOM = REPO / "bots" / "random_bot.py"
 
 def activate(root: Path, db: ContestDB, team: str, code: bytes) -> int:
     """A checked version of ``team`` made current directly (the build and check are tested elsewhere)."""
-    team_id = db.team_by_name(team)["id"]
+    team_id = db.team_by_name(team).id
     sid, why = db.admit_submission(team_id, "python", "bot.py", len(code), per_hour=100, in_progress=100)
     assert sid is not None, why
     folder = root / "submissions" / str(sid)
@@ -199,8 +199,8 @@ def test_a_version_over_the_violation_rate_is_paused_and_its_team_sees_why_and_w
     activate(root, db, "beta", RANDOM.read_bytes())
     activate(root, db, "gamma", RANDOM.read_bytes())
     play(root, 6, pause=True)  # a round: alpha plays 4 of the 6 games
-    assert db.submission(alpha)["status"] == "paused"
-    assert [r["team"] for r in db.roster()] == ["beta", "gamma"]  # the ladder no longer plays it
+    assert db.submission(alpha).status == "paused"
+    assert [r.team for r in db.roster()] == ["beta", "gamma"]  # the ladder no longer plays it
     from click.testing import CliRunner
 
     from harness.cli import cli
@@ -220,8 +220,8 @@ def test_a_version_over_the_violation_rate_is_paused_and_its_team_sees_why_and_w
         assert 'id="pause-notice"' not in _client(root).get("/teams/beta").text
     # a fixed version makes the team current again; the paused one is replaced
     fixed = activate(root, db, "alpha", TRACKER.read_bytes().replace(b'FIXED = "--fixed" in sys.argv', b"FIXED = True"))
-    assert db.submission(alpha)["status"] == "replaced" and "alpha" in [r["team"] for r in db.roster()]
-    assert db.submission(fixed)["status"] == "active"
+    assert db.submission(alpha).status == "replaced" and "alpha" in [r.team for r in db.roster()]
+    assert db.submission(fixed).status == "active"
     db.close()
 
 

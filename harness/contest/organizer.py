@@ -98,17 +98,17 @@ async def team_page(site: ContestSite, request: Request, csrf: str) -> Response:
         team = site.db.team_by_name(name)
         if team is None:
             raise Refused(404, f"no team named {name!r}")
-        subs = org_db.team_submissions(site.db, team["id"])
-        state = controls.team_states(site.db).get(team["id"])
+        subs = org_db.team_submissions(site.db, team.id)
+        state = controls.team_states(site.db).get(team.id)
         cut = (state.removed_at or state.reset_at) if state else None
         games = site.ladder.team_games(name, 30)
         for g in games:  # games played before a reset or a removal stay, marked
             g["before"] = bool(cut and g["finished_at"] and g["finished_at"] < time.strftime(
                 "%Y-%m-%dT%H:%M:%SZ", time.gmtime(cut)))
-        blocked = {b.ref: b.reason for b in controls.blocks_of(site.db, team["id"]) if b.kind == "version"}
+        blocked = {b.ref: b.reason for b in controls.blocks_of(site.db, team.id) if b.kind == "version"}
         return site.render("organizer_team.html", request, None, organizer_nav=True, csrf=csrf, t=team, subs=subs, games=games,
                            violations=site.ladder.team_violations(name, 100), state=state, when=when,
-                           blocked=blocked, team_blocks=[b for b in controls.blocks_of(site.db, team["id"])
+                           blocked=blocked, team_blocks=[b for b in controls.blocks_of(site.db, team.id)
                                                          if b.kind == "team"])
     return await run_in_threadpool(work)
 
