@@ -231,7 +231,9 @@ def test_the_team_page_and_own_games_say_why_a_team_loses(played: dict[str, Any]
         opponents = re.search(r'<table id="team-opponents">(.*?)</table>', page, re.S).group(1)
         assert "beta" in opponents and re.search(r"<td class=\"num\">4</td>", opponents)  # 4 games together
         assert "s1" in page and re.search(r'<table id="team-sizes">.*?<td class="num">2</td>', page, re.S)
-        assert client.get("/teams/nobody").status_code == 404
+        missing = client.get("/teams/nobody")  # refused in the page, answered by the app's handler
+        assert missing.status_code == 404 and "<h1>Not found</h1>" in missing.text
+        assert "no team &#39;nobody&#39; in this contest" in missing.text
         _sign_in(client, played["tokens"]["alpha"])
         lost = client.get("/me?result=lost").text
         won = client.get("/me?result=won").text
@@ -249,6 +251,9 @@ def test_the_team_page_and_own_games_say_why_a_team_loses(played: dict[str, Any]
         for url in ("/help", "/help/protocol", "/help/rules", "/help/starters/python/starter.py"):
             assert client.get(url).status_code == 200, url
         assert client.get("/help/../../etc/passwd").status_code == 404
+        missing = client.get("/help/nothing")
+        assert missing.status_code == 404 and "no such help page (see /help)" in missing.text
+        assert 'id="my-team"' in missing.text  # the page keeps its visitor's session (the app's handler)
 
 
 def _free_port() -> int:

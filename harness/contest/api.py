@@ -20,7 +20,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from harness.contest.access import bearer_of
-from harness.contest.challenges import ChallengeRefused, challenges_of, request_challenge
+from harness.contest.challenges import challenges_of, request_challenge
 from harness.contest.downloads import attachment, seat_download, seat_filename, violation_download, violation_filename
 from harness.contest.ladder import version_label
 from harness.contest.safe_files import NotShown, read_capped
@@ -113,11 +113,8 @@ def api_routes(site: ContestSite) -> list[Route]:
         names = [n.strip() for n in str(form.get("opponents") or "").split(",") if n.strip()]
         games = str(form.get("games") or "")
 
-        def work() -> int:
-            try:
-                return request_challenge(site.cfg, site.db, team.id, names, int(games) if games.isdigit() else 0)
-            except ChallengeRefused as exc:
-                raise Refused(400, f"challenge refused: {exc}") from None
+        def work() -> int:  # a ChallengeRefused: the app's handler answers 400 (access.REFUSALS)
+            return request_challenge(site.cfg, site.db, team.id, names, int(games) if games.isdigit() else 0)
         return JSONResponse({"id": await run_in_threadpool(work), "status": "pending"}, status_code=201)
 
     return [

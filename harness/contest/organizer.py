@@ -47,18 +47,16 @@ def _csrf(site: ContestSite, request: Request) -> str | None:
 
 
 def organizer(handler: Handler) -> Callable[[ContestSite], Callable[[Request], Awaitable[Response]]]:
-    """Only for the organizer's session: a team, or nobody, is refused (403)."""
+    """Only for the organizer's session: a team, or nobody, is refused (403). What the handler
+    refuses (:class:`Refused`, :class:`~.controls.ControlError`) ends in the app's handler
+    (:func:`~.access.refused`)."""
     def bind(site: ContestSite) -> Callable[[Request], Awaitable[Response]]:
         async def endpoint(request: Request) -> Response:
-            try:
-                csrf = await run_in_threadpool(_csrf, site, request)
-                if csrf is None:
-                    raise Refused(403, "the organizer's pages: sign in with the organizer token (harness contest "
-                                       "init printed it; harness contest organizer-token DIR gives a new one)")
-                return await handler(site, request, csrf)
-            except (Refused, controls.ControlError) as exc:
-                status = exc.status if isinstance(exc, Refused) else 400
-                return site.message(request, None, status, "Refused", getattr(exc, "message", str(exc)))
+            csrf = await run_in_threadpool(_csrf, site, request)
+            if csrf is None:
+                raise Refused(403, "the organizer's pages: sign in with the organizer token (harness contest "
+                                   "init printed it; harness contest organizer-token DIR gives a new one)")
+            return await handler(site, request, csrf)
         return endpoint
     return bind
 

@@ -134,11 +134,7 @@ def team_routes(site: ContestSite) -> list[Route]:
     cache: dict[str, tuple[Any, float, dict[str, Any]]] = {}  # this site's teams' results (the GIL guards it)
 
     async def team(request: Request) -> Response:
-        name = request.path_params["name"]
-        try:
-            return await run_in_threadpool(team_page, site, request, name, cache)
-        except Refused as exc:
-            return site.message(request, None, exc.status, "Not found", exc.message)
+        return await run_in_threadpool(team_page, site, request, request.path_params["name"], cache)
 
     async def help_index(request: Request) -> Response:
         def work() -> Response:
@@ -155,7 +151,7 @@ def team_routes(site: ContestSite) -> list[Route]:
         except NotShown:
             path = None
         if path is None:
-            return site.message(request, None, 404, "Not found", "no such help page (see /help)")
+            raise Refused(404, "no such help page (see /help)")
         return PlainTextResponse(data.decode("utf-8", "replace"))
 
     async def bot_link(request: Request) -> Response:
