@@ -270,8 +270,7 @@ class ContestDB:
 
     def submission(self, submission_id: int) -> SubmissionRow | None:
         """The upload ``submission_id`` with its logs and its team's name, or None."""
-        columns = ", ".join(f"s.{c}" for c in SUBMISSION_COLUMNS.split(", "))
-        row = self.db.execute(f"SELECT {columns}, t.name FROM submissions s JOIN teams t ON t.id = s.team_id "
+        row = self.db.execute(f"SELECT {SUBMISSION_COLUMNS} FROM submissions s JOIN teams t ON t.id = s.team_id "
                               "WHERE s.id = ?", (submission_id,)).fetchone()
         return SubmissionRow(*row) if row else None
 

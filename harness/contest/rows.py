@@ -55,8 +55,8 @@ class SubmissionRow(NamedTuple):
     team: str
 
 
-#: the submissions table's columns in :class:`SubmissionRow`'s order (its team's name aside)
-SUBMISSION_COLUMNS = ", ".join(SubmissionRow._fields[:-1])
+#: :class:`SubmissionRow`'s columns for a read of ``submissions s JOIN teams t ON t.id = s.team_id``
+SUBMISSION_COLUMNS = ", ".join([*(f"s.{c}" for c in SubmissionRow._fields[:-1]), "t.name"])
 
 
 class SubmissionSummary(NamedTuple):
