@@ -30,6 +30,7 @@ from harness.contest.site import SESSION_COOKIE  # noqa: E402
 from harness.contest.unpack import Caps, UnpackError, unpack_upload  # noqa: E402
 from harness.league.config import BotEntry  # noqa: E402
 from harness.league.store import GameOutcome, LeagueStore  # noqa: E402
+from harness.play.limits import LIMIT_KEYS  # noqa: E402
 from harness.play.sandbox import bwrap_userns  # noqa: E402
 from harness.report.tables import TableRow  # noqa: E402
 
@@ -323,6 +324,10 @@ _NO_RUNTIMES = "runtimes: expected a mapping of runtime names to {entry, build, 
     ("executor", {}, "executor: expected local, or {dask: ADDRESS}"),
     ("runtimes", {}, _NO_RUNTIMES),
     ("runtimes", ["python"], _NO_RUNTIMES),
+    # the limits are the league config's, checked by its own check (one validator) as the contest loads
+    ("limits", {"memory_mb": 512, "sandbox": "none"}, None),
+    ("limits", {"memory_mb": 0}, "limits.memory_mb: 0 is not allowed (allowed: an integer >= 1)"),
+    ("limits", {"memory_gb": 1}, "allowed keys: " + ", ".join(LIMIT_KEYS)),
 ])
 def test_contest_yaml_time_executor_and_runtimes_are_checked(tmp_path: Path, key: str, value: object,
                                                              error: str | None) -> None:
