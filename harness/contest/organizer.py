@@ -202,13 +202,18 @@ def _act(site: ContestSite, who: str, form: dict[str, str]) -> str:
     raise controls.ControlError(f"unknown action {action!r}")
 
 
-@organizer
-async def act(site: ContestSite, request: Request, csrf: str) -> Response:
-    form = await request.form(max_files=0, max_fields=12)
+async def _form(request: Request, csrf: str, max_fields: int) -> dict[str, str]:
+    """The posted form's text fields, once its CSRF token is the organizer session's (else 403)."""
+    form = await request.form(max_files=0, max_fields=max_fields)
     sent = form.get("csrf")
     if not isinstance(sent, str) or not hmac.compare_digest(sent, csrf):
         raise Refused(403, "refused: this form has no valid CSRF token (reload the page and submit it again)")
-    fields = {k: v for k, v in form.items() if isinstance(v, str)}
+    return {k: v for k, v in form.items() if isinstance(v, str)}
+
+
+@organizer
+async def act(site: ContestSite, request: Request, csrf: str) -> Response:
+    fields = await _form(request, csrf, 12)
     address = request.client.host if request.client else "unknown"
     done = await run_in_threadpool(_act, site, f"organizer (site, {address})", fields)
     back = str(fields.get("back", "/organizer"))
@@ -220,10 +225,7 @@ async def act(site: ContestSite, request: Request, csrf: str) -> Response:
 
 @organizer
 async def signout(site: ContestSite, request: Request, csrf: str) -> Response:
-    form = await request.form(max_files=0, max_fields=2)
-    sent = form.get("csrf")
-    if not isinstance(sent, str) or not hmac.compare_digest(sent, csrf):
-        raise Refused(403, "refused: this form has no valid CSRF token (reload the page and submit it again)")
+    await _form(request, csrf, 2)
     sid = request.cookies.get(ORG_COOKIE, "")
 
     def drop() -> None:
