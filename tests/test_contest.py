@@ -19,6 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 warnings.filterwarnings("ignore", message=".*httpx.*")
+from kit import checked_version  # noqa: E402
 from starlette.testclient import TestClient  # noqa: E402
 
 from harness.cli import cli  # noqa: E402
@@ -666,11 +667,7 @@ def test_a_round_robin_ladder_restarts_at_the_rounds_it_had_reached(contest) -> 
     cfg = load_contest(root)
     db = ContestDB(cfg.db_path)
     for team in ("alpha", "beta"):
-        team_id = db.db.execute("SELECT id FROM teams WHERE name = ?", (team,)).fetchone()[0]
-        sid, _ = db.admit_submission(team_id, "python", "bot.py", len(GOOD_BOT), per_hour=10, in_progress=10)
-        (cfg.submissions_dir / str(sid)).mkdir(parents=True)
-        (cfg.submissions_dir / str(sid) / "bot.py").write_bytes(GOOD_BOT)
-        db.activate(sid)
+        checked_version(root, db, team, {"bot.py": GOOD_BOT})
     db.set_meta("ladder_rounds", "3")  # where the ladder had got to before the restart
     played = play_ladder(cfg, db, should_stop=lambda: False, on_game=None, max_games=1, echo=lambda line: None)
     db.close()
