@@ -70,8 +70,8 @@ def test_every_replay_steps_to_the_stored_final_scores(browser, league, tmp_path
     config, out = league
     cfg = load_config(config)
     with LeagueStore(cfg.store) as store:
-        games = {r["id"]: [s.score for s in store.game_seats(r["seq"])]
-                 for r in store.db.execute("SELECT id, seq FROM games WHERE status = 'done'")}
+        games = {game_id: [s.score for s in store.game_seats(seq)]
+                 for game_id, seq in store.db.execute("SELECT id, seq FROM games WHERE status = 'done'")}
     checked = 0
     for page in sorted((out / "games").glob("*.html"))[:6]:
         browser.get(page.as_uri())

@@ -69,7 +69,6 @@ def done_game_arrays(store: LeagueStore) -> list[GameArrays]:
     import numpy as np  # here: numpy costs ~0.1 s to import, and most readers of this module need none
 
     cursor = store.db.cursor()
-    cursor.row_factory = None  # plain tuples: a sqlite3.Row per row costs more than its values
     own = not store.db.in_transaction
     if own:
         cursor.execute("BEGIN")
@@ -118,7 +117,6 @@ def game_arrays_of(store: LeagueStore, seqs: Sequence[int]) -> list[GameArrays]:
 
     wanted = sorted(set(seqs))
     cursor = store.db.cursor()
-    cursor.row_factory = None
     games: list[tuple[int, int, int]] = []
     seats: list[tuple[float, float, float]] = []
     with read_snapshot(store):
@@ -220,7 +218,6 @@ def schedule_arrays(store: LeagueStore, id_prefix: str) -> ScheduleArrays:
     import numpy as np
 
     cursor = store.db.cursor()
-    cursor.row_factory = None
     own = not store.db.in_transaction
     if own:
         cursor.execute("BEGIN")
@@ -278,10 +275,8 @@ def schedule_arrays(store: LeagueStore, id_prefix: str) -> ScheduleArrays:
 
 
 def _tuples(store: LeagueStore, sql: str, args: Sequence[object] = ()) -> sqlite3.Cursor:
-    """A cursor over ``sql``'s rows as plain tuples, to be made into typed rows."""
-    cursor = store.db.cursor()
-    cursor.row_factory = None
-    return cursor.execute(sql, args)
+    """A cursor over ``sql``'s rows (plain tuples: the store's connection has no row factory), to be made into typed rows."""
+    return store.db.execute(sql, args)
 
 
 def done_games(store: LeagueStore) -> list[GameRow]:
@@ -459,7 +454,6 @@ def done_results_after(store: LeagueStore, after_seq: int = 0) -> list[tuple[np.
     import numpy as np
 
     cursor = store.db.cursor()
-    cursor.row_factory = None
     with read_snapshot(store):
         seqs = np.fromiter(chain.from_iterable(cursor.execute(
             "SELECT seq FROM games WHERE status = 'done' AND seq > ? ORDER BY seq", (after_seq,))), dtype=np.int64)
@@ -548,5 +542,4 @@ def pair_games(store: LeagueStore, a: int, b: int, *, min_seats: int = 3, limit:
         "JOIN seats sb ON sb.game_seq = g.seq AND sb.version_id = ? WHERE g.status = 'done' AND "
         "(SELECT count(*) FROM seats WHERE game_seq = g.seq) >= ? ORDER BY g.seq DESC LIMIT ?",
         (a, b, min_seats, limit))
-    cursor.row_factory = None
     return [PairGame(*row) for row in cursor]

@@ -1,9 +1,10 @@
 """The rows the league store and its queries hand out, typed: one ``NamedTuple`` per shape read.
 
 A caller reads a column as an attribute (``row.seq``), which mypy checks and a template reads
-the same way (``row.seq`` in Jinja); the reads make them from plain tuples (``cursor.row_factory =
-None``), cheaper than a ``sqlite3.Row`` per row. The fields are in the order of each read's
-``SELECT``: a change to one changes the other in the same commit.
+the same way (``row.seq`` in Jinja); the reads make them from plain tuples (the store's
+connection has no row factory: no read hands out a ``sqlite3.Row``, which would also cost more
+per row than its values). The fields are in the order of each read's ``SELECT``: a change to one
+changes the other in the same commit.
 """
 
 from __future__ import annotations
