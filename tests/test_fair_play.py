@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import multiprocessing as mp
 import os
-import re
-import time
 from pathlib import Path
 
 import pytest
 from cgroup_probe import CPU_CLOCK_HERE, needs_cpu_clock
+from kit import attack_lines, busy
 
 from harness.games import get_game
 from harness.league.config import load_config
@@ -58,14 +56,7 @@ def run(path: Path, sandbox: str = "bwrap", max_games: int | None = None) -> Non
 def findings(path: Path, bot: str, mode: str) -> list[dict[str, str]]:
     """The ``ATTACK mode k=v ...`` lines the bot wrote to its stderr log(s) in the league."""
     cfg = load_config(path)
-    logs = Path(str(Path(cfg.store).with_suffix("")) + ".logs")
-    out = []
-    for log in sorted(logs.glob(f"**/{bot}.stderr.log*")):
-        for line in log.read_text(errors="replace").splitlines():
-            m = re.match(rf"ATTACK {re.escape(mode)} (.*)", line)
-            if m:
-                out.append(dict(kv.split("=", 1) for kv in m.group(1).split()))
-    return out
+    return attack_lines(Path(str(Path(cfg.store).with_suffix("")) + ".logs"), bot, mode)
 
 
 @needs_bwrap
@@ -378,23 +369,11 @@ def test_a_command_word_too_long_for_a_file_name_is_one_line_naming_the_key(tmp_
     assert load_config(path).bots[1].command[-1] == "y" * 300
 
 
-def _burn(seconds: float) -> None:
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        pass
-
-
 @pytest.fixture
 def busy_host():
     """Eight busy processes beside the league, as on a shared machine."""
-    ctx = mp.get_context("spawn")
-    burners = [ctx.Process(target=_burn, args=(300.0,), daemon=True) for _ in range(8)]
-    for b in burners:
-        b.start()
-    yield
-    for b in burners:
-        b.kill()
-        b.join()
+    with busy(8, 300.0):
+        yield
 
 
 def _timeouts(path: Path) -> dict[str, int]:

@@ -125,7 +125,7 @@ class ContestSite:
         if not sid or len(sid) > 200:
             return None
         row = self.db.session(session_key(sid))
-        return Team(int(row["team_id"]), row["name"], row["csrf"]) if row else None
+        return Team(int(row.team_id), row.name, row.csrf) if row else None
 
     def bearer_team(self, request: HTTPConnection) -> Team | None:
         auth = request.headers.get("authorization", "")
@@ -142,7 +142,7 @@ class ContestSite:
         if team_id is None:
             raise Refused(401, "this token is not valid (ask the organizer for a new one)")
         team = self.db.team(team_id)
-        return Team(team_id, team["name"], None) if team else None
+        return Team(team_id, team.name, None) if team else None
 
     def limit_signins(self, request: HTTPConnection) -> None:
         address = request.client.host if request.client else "unknown"
