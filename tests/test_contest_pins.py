@@ -224,3 +224,23 @@ def test_sign_in_attempts_are_limited_in_any_minute_also_across_the_counters_win
     clock[0] = 6000.0 + start + 121.0
     assert burst(10, 0.1) == [True] * 10
     assert db.hit("signin:5.6.7.8", 60, 10), "another address has its own count"
+
+
+def test_the_rating_chart_spreads_its_points_over_the_whole_width_with_two_versions_or_more() -> None:
+    """The chart's points run from x 80 (after the axis' labels) to x 580 of its 600-wide box, one
+    step apart; a lone version sits in the middle; only rated versions that played are drawn."""
+    from harness.contest.team_pages import _chart
+
+    def version(label: str, rating: float | None, games: int = 3) -> dict[str, object]:
+        return {"label": label, "rating": rating, "games": games}
+
+    assert _chart([version("v1", None), version("v2", 5.0, games=0)]) is None
+    one = _chart([version("v1", 4.0)])
+    assert one is not None and [p["x"] for p in one["points"]] == [330]
+    two = _chart([version("v1", 1.0), version("v2", None), version("v3", 3.0)])
+    assert two is not None
+    assert [(p["label"], p["x"], p["y"]) for p in two["points"]] == [("v1", 80.0, 110.0), ("v3", 580.0, 10.0)]
+    assert two["path"] == "80.0,110.0 580.0,10.0"
+    three = _chart([version("v1", 2.0), version("v2", 2.0), version("v3", 2.0)])
+    assert three is not None and [p["x"] for p in three["points"]] == [80.0, 330.0, 580.0]
+    assert {p["y"] for p in three["points"]} == {10.0}
