@@ -244,3 +244,22 @@ def test_the_rating_chart_spreads_its_points_over_the_whole_width_with_two_versi
     three = _chart([version("v1", 2.0), version("v2", 2.0), version("v3", 2.0)])
     assert three is not None and [p["x"] for p in three["points"]] == [80.0, 330.0, 580.0]
     assert {p["y"] for p in three["points"]} == {10.0}
+
+
+def test_deploy_run_again_rewrites_its_files_and_leaves_contest_yaml_as_it_set_it(tmp_path: Path) -> None:
+    """`harness contest deploy` is run again when the host or a port changes: the second run
+    rewrites the files of the first in the same folder and finds contest.yaml already in line."""
+    from harness.contest.deploy import DeployOptions, write_deploy
+
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    folder, changed = write_deploy(root, DeployOptions(server_name="old.example.edu"))
+    assert changed and folder == root / "deploy"
+    config = (root / "contest.yaml").read_text()
+    again, changed = write_deploy(root, DeployOptions(server_name="new.example.edu", site_port=8123))
+    assert again == folder and changed == []
+    assert (root / "contest.yaml").read_text() == config
+    nginx = [p for p in folder.iterdir() if p.name.endswith(".nginx.conf")]
+    assert len(nginx) == 1
+    text = nginx[0].read_text()
+    assert "new.example.edu" in text and "127.0.0.1:8123" in text and "old.example.edu" not in text
