@@ -146,3 +146,30 @@ def test_a_request_longer_than_the_pipe_reaches_a_frozen_bot_whole(tmp_path):
             assert clock.ran_out == ""
     finally:
         proc.kill("test over")
+
+
+def test_a_memory_events_file_that_cannot_be_read_charges_the_bot_no_oom_kill(tmp_path):
+    """The OOM count is read from the bot's cgroup after every turn; a reading that fails (the
+    file gone or unreadable, or a count that is not a number) must not stop the bot as over its
+    memory: it counts as no kill, and a well-formed count is taken as it is."""
+    import os
+
+    from harness.play.cgroups import BotCgroup
+
+    group = BotCgroup({"pids": str(tmp_path)})
+    assert group.oom_kills() == 0 and group.over_memory() == ""  # no memory controller
+    events = tmp_path / "memory.events"
+    for text, kills in [("low 0\nhigh 0\nmax 3\noom 1\noom_kill 2\n", 2), ("oom_kill x\n", 0), ("oom 1\n", 0)]:
+        events.write_text(text)
+        group._oom_fd = os.open(events, os.O_RDONLY)
+        try:
+            assert group.oom_kills() == kills, text
+            assert (group.over_memory() != "") == (kills > 0), text
+        finally:
+            os.close(group._oom_fd)
+    group._oom_fd = os.open(tmp_path, os.O_RDONLY)  # a read that fails (EISDIR)
+    try:
+        assert group.oom_kills() == 0 and group.over_memory() == ""
+    finally:
+        os.close(group._oom_fd)
+        group._oom_fd = -1
