@@ -263,3 +263,41 @@ def test_deploy_run_again_rewrites_its_files_and_leaves_contest_yaml_as_it_set_i
     assert len(nginx) == 1
     text = nginx[0].read_text()
     assert "new.example.edu" in text and "127.0.0.1:8123" in text and "old.example.edu" not in text
+
+
+def _documented_defaults(row: str) -> dict[str, float]:
+    """``key (N)`` pairs of one row of docs/contest.md's contest.yaml table."""
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "contest.md").read_text(encoding="utf-8")
+    line = next(t for t in docs.splitlines() if t.startswith(f"| `{row}` |"))
+    return {k: float(v) for k, v in re.findall(r"`(\w+)`[^`(|]*\((\d+(?:\.\d+)?)", line.split("|")[2])}
+
+
+def test_the_quotas_and_the_sites_limits_default_to_what_docs_contest_md_says(tmp_path: Path) -> None:
+    """Written by ``init`` and taken when contest.yaml leaves the section out alike; and the
+    default file cap reaches the unpacker: 200 files taken, 201 refused."""
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    bare = tmp_path / "bare"
+    init_contest(bare, "crisps")
+    text = (bare / "contest.yaml").read_text()
+    text = re.sub(r"^(quotas|site|challenges):.*(\n[ #].*)*", "", text, flags=re.M)
+    (bare / "contest.yaml").write_text(text)
+    assert "quotas" not in text and "challenges" not in text and "uploads_per_hour" not in text
+    quotas = _documented_defaults("quotas")
+    site = _documented_defaults("site")
+    challenges = _documented_defaults("challenges")
+    assert set(quotas) == {"uploads_per_hour", "active_versions", "upload_kb", "unpacked_kb", "files", "ratio",
+                           "signins_per_minute"}
+    assert set(site) == {"header_seconds", "body_seconds", "form_kb", "connections_per_address"}
+    assert set(challenges) == {"per_hour", "max_games"}
+    for where in (root, bare):
+        cfg = load_contest(where)
+        assert {k: getattr(cfg.quotas, k) for k in quotas} == quotas, where
+        assert {k: getattr(cfg.site, k) for k in site} == site, where
+        assert {k: getattr(cfg.challenges, k) for k in challenges} == challenges, where
+    q = load_contest(bare).quotas
+    caps = Caps(files=q.files, unpacked_bytes=q.unpacked_kb * 1024, ratio=q.ratio)
+    files = {"bot.py": b"print(1)\n", **{f"data/{i}.txt": b"x" for i in range(199)}}
+    assert len(unpack_upload(_zip(files), "bot.zip", "bot.py", tmp_path / "taken", caps)) == 200
+    with pytest.raises(UnpackError, match="200"):
+        unpack_upload(_zip({**files, "data/last.txt": b"x"}), "bot.zip", "bot.py", tmp_path / "refused", caps)
