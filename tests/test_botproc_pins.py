@@ -173,3 +173,37 @@ def test_a_memory_events_file_that_cannot_be_read_charges_the_bot_no_oom_kill(tm
     finally:
         os.close(group._oom_fd)
         group._oom_fd = -1
+
+
+def test_an_answer_without_an_action_is_told_the_first_eight_offered_actions():
+    """A bot that answered something else than an action is shown what it was offered: the first
+    eight, then ``...`` when there are more."""
+    from harness.play.explain import explain_illegal
+
+    def told(n: int) -> str:
+        legal = [{"n": i} for i in range(1, n + 1)]
+        return explain_illegal(TOY, None, b'{"type": "action"}', legal, 32, "no action")  # type: ignore[arg-type]
+
+    assert told(0) == "no action"
+    assert told(8) == "no action (offered: " + ", ".join(f"take{i}" for i in range(1, 9)) + ")"
+    assert told(9) == "no action (offered: " + ", ".join(f"take{i}" for i in range(1, 9)) + ", ...)"
+    assert told(30) == told(9)
+
+
+def test_what_a_bot_printed_after_breaking_the_handshake_is_kept_up_to_8192_bytes(tmp_path):
+    """A runtime that fails to start explains itself over several lines: after a first line that is
+    not a ready, the referee reads on for what followed, at most REST_BYTES (8192) of it. Lines of
+    two bytes ("x" and its newline): 4096 of them fill it exactly."""
+    script = tmp_path / "bot.py"
+    script.write_text("import sys\nsys.stdin.readline()\nsys.stdout.write('{\"type\": \"hello\"}\\n' + 'x\\n' * 6000)\n"
+                      "sys.stdout.flush()\nfor line in sys.stdin:\n    pass\n")
+    bad = BotSpec(name="chatty", command=(sys.executable, str(script)), cwd=str(tmp_path))
+    good = BotSpec(name="good", command=(sys.executable, str(Path(__file__).resolve().parent.parent / "bots" /
+                                                             "random_bot.py"), "--seed", "1"), cwd=str(tmp_path))
+    cfg = RefereeConfig(time=TimeControls(init_ms=5000, move_ms=2000, bank_ms=0), limits=ResourceLimits(),
+                        strikes=0, log_dir=str(tmp_path / "logs"))
+    with BotPool(cfg) as pool:
+        record = play_game(TOY, {"pile": 6}, 1, "g-chatty", [good, bad], pool, cfg)
+    [v] = record.violations
+    assert v["kind"] == "protocol" and v["seat"] == 1
+    assert "(and 4096 more line(s): see what it sent)" in v["detail"], v["detail"]
