@@ -207,3 +207,22 @@ def test_what_a_bot_printed_after_breaking_the_handshake_is_kept_up_to_8192_byte
     [v] = record.violations
     assert v["kind"] == "protocol" and v["seat"] == 1
     assert "(and 4096 more line(s): see what it sent)" in v["detail"], v["detail"]
+
+
+def test_a_game_not_recording_messages_logs_no_event_and_one_recording_logs_them_all(tmp_path):
+    """``record_messages`` off (``harness play`` without ``--log``): the record's log keeps only
+    violations, none of the game's messages or events; on: the messages and the events."""
+    random_bot = str(Path(__file__).resolve().parent.parent / "bots" / "random_bot.py")
+    seats = [BotSpec(name=f"r{i}", command=(sys.executable, random_bot, "--seed", str(i)), cwd=str(tmp_path))
+             for i in range(2)]
+    logs = {}
+    for record_messages in (False, True):
+        cfg = RefereeConfig(time=TimeControls(init_ms=5000, move_ms=2000, bank_ms=0), limits=ResourceLimits(),
+                            record_messages=record_messages)
+        with BotPool(cfg) as pool:
+            record = play_game(TOY, {"pile": 9}, 3, "g-quiet", seats, pool, cfg)
+        assert record.violations == []
+        logs[record_messages] = record.log
+    assert logs[False] == []
+    events = [e["event"] for e in logs[True] if e["type"] == "event"]
+    assert events and {e["type"] for e in logs[True]} >= {"send", "recv", "event"}
