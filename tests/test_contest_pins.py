@@ -301,3 +301,28 @@ def test_the_quotas_and_the_sites_limits_default_to_what_docs_contest_md_says(tm
     assert len(unpack_upload(_zip(files), "bot.zip", "bot.py", tmp_path / "taken", caps)) == 200
     with pytest.raises(UnpackError, match="200"):
         unpack_upload(_zip({**files, "data/last.txt": b"x"}), "bot.zip", "bot.py", tmp_path / "refused", caps)
+
+
+def test_a_flood_of_sign_in_attempts_keeps_at_most_limit_plus_one_times_a_key(tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sign-in limit keeps each attempt's time, but no more of them than its answer needs
+    (``limit + 1`` a key): an address flooding the form cannot grow the database; the times past
+    the window go too."""
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    db = ContestDB(root / "contest.sqlite")
+    clock = [6000.0]
+    monkeypatch.setattr("harness.contest.db.time.time", lambda: clock[0])
+
+    def kept(key: str) -> int:
+        return int(db.db.execute("SELECT count(*) FROM attempts WHERE key = ?", (key,)).fetchone()[0])
+
+    answers = []
+    for _ in range(50):
+        answers.append(db.hit("signin:1.2.3.4", 60, 10))
+        clock[0] += 0.01
+    assert answers == [True] * 10 + [False] * 40
+    assert kept("signin:1.2.3.4") == 11
+    clock[0] += 61
+    assert db.hit("signin:1.2.3.4", 60, 10) and kept("signin:1.2.3.4") == 1
+    db.close()
