@@ -140,6 +140,7 @@ def test_the_organizer_announces_disables_a_team_and_the_ladder_and_the_team_fol
         board = {r.get_attribute("data-team"): r.text for r in browser.find_elements(By.CSS_SELECTOR,
                                                                                     "#leaderboard tbody tr")}
         shoot(browser, tmp_path, "org-06-leaderboard")
+        assert "relative to the mean of the versions in the fit" in browser.find_element(By.TAG_NAME, "body").text
         first = browser.find_element(By.CSS_SELECTOR, "#games tbody tr td:nth-child(3)").text
         assert re.fullmatch(r"\w+@s\d (won|tied 1st) with \d+ points?, \w+@s\d (lost|tied 1st) with \d+ points?", first), first
 

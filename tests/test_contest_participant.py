@@ -222,7 +222,11 @@ def test_the_team_page_and_own_games_say_why_a_team_loses(played: dict[str, Any]
     with _client(played["root"]) as client:
         page = client.get("/teams/alpha").text  # public
         opponents = re.search(r'<table id="team-opponents">(.*?)</table>', page, re.S).group(1)
-        assert "beta" in opponents and re.search(r"<td class=\"num\">4</td>", opponents)  # 4 games together
+        # beta's row: 4 games together, each one ahead, behind or level, the behind share of those 4
+        beta = re.search(r'<tr><td><a href="/teams/beta">beta</a></td>(.*?)</tr>', opponents, re.S).group(1)
+        games, ahead, behind, level, share = re.findall(r'<td class="num[^"]*">([^<]*)</td>', beta)
+        assert games == "4" and int(ahead) + int(behind) + int(level) == 4, beta
+        assert share == f"{100 * int(behind) / 4:.0f}%", beta
         assert "s1" in page and re.search(r'<table id="team-sizes">.*?<td class="num">2</td>', page, re.S)
         missing = client.get("/teams/nobody")  # refused in the page, answered by the app's handler
         assert missing.status_code == 404 and "<h1>Not found</h1>" in missing.text
