@@ -342,3 +342,18 @@ def test_a_contest_with_no_organizer_token_yet_lets_no_organizer_token_in(tmp_pa
         r = _signin(org, "tbo_" + "x" * 43)
         assert r.status_code == 401 and "contest_organizer=" not in r.headers.get("set-cookie", "")
         assert org.get("/organizer").status_code == 403
+
+
+def test_a_build_that_left_links_is_told_the_first_five_of_them_and_they_are_gone(tmp_path: Path) -> None:
+    """An unsandboxed build's links and FIFOs are removed; the build fails naming the first five
+    (sorted), so that a build log stays short however many it made."""
+    import os
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "bot.py").write_text("print(1)\n")
+    for i in range(7):
+        (out / f"l{i}").symlink_to("/")
+    os.mkfifo(out / "fifo")
+    assert clean_output(out, 100, 1 << 20) == "it left links or special files (removed): fifo, l0, l1, l2, l3"
+    assert sorted(p.name for p in out.iterdir()) == ["bot.py"]
