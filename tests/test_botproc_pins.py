@@ -246,3 +246,19 @@ def test_harness_doctor_run_by_root_says_bots_hold_no_root_power_and_their_files
     off = sum(line.startswith("OFF") for line in lines)
     assert lines[-1] == ("every guarantee holds here" if not off else
                          f"{off} guarantee(s) do not hold here (docs/security.md)"), out.output
+
+
+def test_the_flush_hint_is_given_for_a_timeout_at_hello_or_by_a_bot_that_never_answered():
+    """`harness check-bot`'s beginner's hint: a timeout waiting for ``ready``, or one at a request
+    from a bot that has not answered any, most likely means it never flushed; a timeout after it
+    answered others does not."""
+    from harness.play.conformance import hint
+
+    def timeout(sent: str) -> dict[str, str]:
+        return {"kind": "timeout", "detail": "no answer within 200 ms", "request": sent}
+
+    hello, request = '{"type": "hello", "game": "toy"}', '{"type": "request", "id": 3}'
+    assert "flush" in (hint(timeout(hello), answered_any=True) or "")  # type: ignore[arg-type]
+    assert "flush" in (hint(timeout(hello), answered_any=False) or "")  # type: ignore[arg-type]
+    assert "flush" in (hint(timeout(request), answered_any=False) or "")  # type: ignore[arg-type]
+    assert hint(timeout(request), answered_any=True) is None  # type: ignore[arg-type]
