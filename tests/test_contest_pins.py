@@ -357,3 +357,23 @@ def test_a_build_that_left_links_is_told_the_first_five_of_them_and_they_are_gon
     os.mkfifo(out / "fifo")
     assert clean_output(out, 100, 1 << 20) == "it left links or special files (removed): fifo, l0, l1, l2, l3"
     assert sorted(p.name for p in out.iterdir()) == ["bot.py"]
+
+
+def test_a_team_without_a_current_version_cannot_ask_a_challenge(tmp_path: Path) -> None:
+    """A challenge plays the asking team's current version: a team that has none is told to
+    upload one first, and nothing is recorded."""
+    from harness.contest.challenges import ChallengeRefused, request_challenge
+
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    cfg = load_contest(root)
+    db = ContestDB(root / "contest.sqlite")
+    add_team(db, "alpha")
+    add_team(db, "beta")
+    alpha, beta = (db.db.execute("SELECT id FROM teams WHERE name = ?", (n,)).fetchone()[0] for n in ("alpha", "beta"))
+    sid, _ = db.admit_submission(beta, "python", "bot.py", 10, per_hour=10, in_progress=10)
+    db.activate(sid)  # the opponent has one: only the asking team's is missing
+    with pytest.raises(ChallengeRefused, match="you have no current version yet"):
+        request_challenge(cfg, db, alpha, ["beta"], 2)
+    assert db.db.execute("SELECT count(*) FROM challenges").fetchone()[0] == 0
+    db.close()
