@@ -377,3 +377,14 @@ def test_a_team_without_a_current_version_cannot_ask_a_challenge(tmp_path: Path)
         request_challenge(cfg, db, alpha, ["beta"], 2)
     assert db.db.execute("SELECT count(*) FROM challenges").fetchone()[0] == 0
     db.close()
+
+
+def test_a_contest_that_played_no_game_has_no_game_log_to_keep(tmp_path: Path) -> None:
+    """`harness contest status` before the ladder's first game: no logs file yet, so nothing kept,
+    in use or due to be dropped."""
+    from harness.contest.retention import due
+
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    cfg = load_contest(root)
+    assert due(root / "ladder.sqlite", cfg.retention) == {"logs": 0, "in_use": 0, "expired": 0, "oldest": None}
