@@ -262,3 +262,14 @@ def test_the_flush_hint_is_given_for_a_timeout_at_hello_or_by_a_bot_that_never_a
     assert "flush" in (hint(timeout(hello), answered_any=False) or "")  # type: ignore[arg-type]
     assert "flush" in (hint(timeout(request), answered_any=False) or "")  # type: ignore[arg-type]
     assert hint(timeout(request), answered_any=True) is None  # type: ignore[arg-type]
+
+
+def test_a_log_rotates_only_when_a_write_would_take_its_file_past_half_the_cap(tmp_path):
+    """Each file holds up to half the cap: 500 bytes of 1000 fill one exactly; the next byte starts
+    a new file, which then takes 499 more bytes without rotating again."""
+    log = StderrLog(str(tmp_path), "b", cap=1000)
+    for data in (b"a" * 500, b"b", b"c" * 499):
+        log.write(data)
+    log.close()
+    assert (tmp_path / "b.stderr.log.1").read_bytes() == b"a" * 500
+    assert (tmp_path / "b.stderr.log").read_bytes() == b"b" + b"c" * 499
