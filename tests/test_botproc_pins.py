@@ -273,3 +273,23 @@ def test_a_log_rotates_only_when_a_write_would_take_its_file_past_half_the_cap(t
     log.close()
     assert (tmp_path / "b.stderr.log.1").read_bytes() == b"a" * 500
     assert (tmp_path / "b.stderr.log").read_bytes() == b"b" + b"c" * 499
+
+
+def test_check_bot_counts_each_violation_of_the_reference_bots_once(tmp_path):
+    """`harness check-bot` notes the reference bots' own violations (not the candidate's fault):
+    the count is each one once, as the games recorded them."""
+    from harness.play.conformance import conformance_games
+
+    junk = tmp_path / "junk_bot.py"
+    junk.write_text("import sys\nsys.stdin.readline()\nprint('{\"type\": \"ready\"}', flush=True)\n"
+                    "for line in sys.stdin:\n    print('not json', flush=True)\n")
+    random_bot = str(Path(__file__).resolve().parent.parent / "bots" / "random_bot.py")
+    candidate = BotSpec(name="cand", command=(sys.executable, random_bot, "--seed", "1"), cwd=str(tmp_path))
+    bad = BotSpec(name="ref", command=(sys.executable, str(junk)), cwd=str(tmp_path))
+    cfg = RefereeConfig(time=TimeControls(init_ms=5000, move_ms=2000, bank_ms=0), limits=ResourceLimits(), strikes=0)
+    recorded: list[int] = []
+    result = conformance_games(TOY, candidate, 2, 1, 3, {"pile": 9}, cfg, [bad],
+                               on_game=lambda i, seats, mine, record: recorded.append(
+                                   sum(1 for v in record.violations if v["seat"] != mine)))
+    assert result.violations == [] and sum(recorded) >= 1
+    assert result.opponent_violations == sum(recorded)
