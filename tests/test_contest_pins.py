@@ -388,3 +388,13 @@ def test_a_contest_that_played_no_game_has_no_game_log_to_keep(tmp_path: Path) -
     init_contest(root, "crisps")
     cfg = load_contest(root)
     assert due(root / "ladder.sqlite", cfg.retention) == {"logs": 0, "in_use": 0, "expired": 0, "oldest": None}
+
+
+@pytest.mark.parametrize("value", ["[3, 20]", "{per_hour: 3, max_gamez: 20}"])
+def test_challenges_that_are_not_a_mapping_of_their_two_keys_are_refused(tmp_path: Path, value: str) -> None:
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    text = (root / "contest.yaml").read_text()
+    (root / "contest.yaml").write_text(re.sub(r"^challenges:.*$", f"challenges: {value}", text, flags=re.M))
+    with pytest.raises(ContestConfigError, match="challenges"):
+        load_contest(root)
