@@ -38,13 +38,13 @@ from __future__ import annotations
 import functools
 import os
 import shutil
-import stat
 import subprocess
 import sys
 from collections.abc import Sequence
 from enum import StrEnum
 
 from harness.play.privileges import bot_uid, drop_privileges, setpriv_prefix
+from harness.play.sandbox_etc import etc_args
 
 __all__ = ["SandboxMode", "SANDBOX_CHOICES", "bwrap_command", "bwrap_problem", "bwrap_userns", "outside_word", "own_dirs",
            "program_dir", "resolve_sandbox",
@@ -66,11 +66,6 @@ class SandboxMode(StrEnum):
 SANDBOX_CHOICES = tuple(mode.value for mode in SandboxMode)
 
 _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-_ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "ssl", "ca-certificates",
-              "localtime", "timezone", "nsswitch.conf", "passwd", "group", "hosts", "host.conf", "gai.conf",
-              "mime.types", "protocols", "services",
-              # the JDK reads its configuration (security, logging) from here: Java bots cannot start without it
-              "java-17-openjdk", "java-21-openjdk", "java-11-openjdk")
 #: The ``harness`` package's own code: visible to every bot (bots written on its SDK import it).
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _ENV_KEPT = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "PYTHONHASHSEED", "PYTHONUNBUFFERED")
@@ -174,59 +169,6 @@ def scratch_inodes(scratch_mb: int) -> int:
     return max(1024, scratch_mb * 256)
 
 
-def _public(path: str) -> bool:
-    """Whether any user may read ``path`` (and enter it, for a directory); links count as public:
-    they resolve inside the sandbox, where only public files are."""
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return False
-    if stat.S_ISLNK(st.st_mode):
-        return True
-    need = stat.S_IROTH | (stat.S_IXOTH if stat.S_ISDIR(st.st_mode) else 0)
-    return st.st_mode & need == need
-
-
-def _public_parts(path: str, depth: int = 0) -> list[str]:
-    """``path`` if everything under it is public, else its public parts (what is only for root
-    or a group, like ``/etc/ssl/private``, is left out); nothing if ``path`` itself is not."""
-    if not _public(path):
-        return []
-    if os.path.islink(path) or not os.path.isdir(path):
-        return [path]
-    try:
-        names = sorted(os.listdir(path))
-    except OSError:
-        return []
-    subs = [os.path.join(path, n) for n in names]
-    parts = [_public_parts(p, depth + 1) if depth < 4 else ([p] if _public(p) else []) for p in subs]
-    if all(part == [p] for part, p in zip(parts, subs)):
-        return [path]
-    return [f for part in parts for f in part]
-
-
-@functools.cache
-def _etc_args() -> tuple[str, ...]:
-    """The binds of the public files of ``/etc`` a program needs (:data:`_ETC_FILES`); a directory
-    holding something not every user may read is bound file by file, without it."""
-    args: list[str] = []
-    for name in _ETC_FILES:
-        top = os.path.join("/etc", name)
-        if not os.path.lexists(top):
-            continue
-        made: set[str] = set()
-        for p in _public_parts(top):
-            # the directories on the way (bwrap run as root would make them 0700)
-            rel = os.path.relpath(os.path.dirname(p), "/etc").split(os.sep)
-            for i in range(1, len(rel) + 1):
-                d = os.path.join("/etc", *rel[:i])
-                if rel[0] != "." and d not in made:
-                    made.add(d)
-                    args += ["--perms", "0755", "--dir", d]
-            args += ["--ro-bind", p, p]
-    return tuple(args)
-
-
 def bwrap_command(argv: Sequence[str], cwd: str, own_dirs: Sequence[str], scratch_mb: int = 64,
                   userns: bool = True, uid: int | None = None, processes: int | None = None) -> list[str]:
     """``argv`` wrapped in bubblewrap as the module docstring describes: ``own_dirs`` are the bot's
@@ -262,7 +204,7 @@ def bwrap_command(argv: Sequence[str], cwd: str, own_dirs: Sequence[str], scratc
         elif os.path.isdir(path):
             cmd += ["--ro-bind", path, path]
     cmd += ["--perms", "0755", "--dir", "/etc"]  # (bwrap run as root would make it 0700)
-    cmd += _etc_args()  # public files only: never /etc/shadow, /etc/ssl/private
+    cmd += etc_args()  # public files only: never /etc/shadow, /etc/ssl/private
     binds = [p for p in runtime_prefixes() if os.path.isdir(p)] + [_PACKAGE, *dict.fromkeys(own_dirs)]
     made: set[str] = set()
     for path in binds:
