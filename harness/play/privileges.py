@@ -22,6 +22,7 @@ those private directories.
 from __future__ import annotations
 
 import ctypes
+import functools
 import hashlib
 import os
 import shutil
@@ -29,7 +30,7 @@ import stat
 from collections.abc import Callable, Iterable
 
 __all__ = ["BOT_UID_RANGE", "bot_uid", "drop_privileges", "setpriv_prefix", "blocked_ancestors",
-           "reachable_paths_mounter"]
+           "reachable_paths_mounter", "scratch_mounter", "tool"]
 
 BOT_UID_RANGE = (0x5A000000, 0x5A000000 + (1 << 24))
 
@@ -63,12 +64,24 @@ def drop_privileges(uid: int) -> None:
     os.setresuid(uid, uid, uid)
 
 
+@functools.cache
+def _which(tool: str, path: str | None) -> str | None:
+    """``shutil.which(tool)`` for ``PATH`` = ``path``: the sandbox's own tools, looked up at every
+    bot start (each lookup stats every directory of ``PATH``)."""
+    return shutil.which(tool, path=path)
+
+
+def tool(name: str) -> str | None:
+    """Where the tool ``name`` is on this process's ``PATH`` (kept per ``PATH``), or None."""
+    return _which(name, os.environ.get("PATH"))
+
+
 def setpriv_prefix(uid: int | None) -> list[str]:
     """The ``setpriv`` words that make what follows run as ``uid`` with no capability at all (none
     permitted, inheritable or in the bounding set, no new privileges); ``[]`` for None."""
     if uid is None:
         return []
-    exe = shutil.which("setpriv") or "/usr/bin/setpriv"
+    exe = tool("setpriv") or "/usr/bin/setpriv"
     return [exe, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all", "--bounding-set=-all",
             "--no-new-privs", "--"]
 
@@ -134,3 +147,23 @@ def reachable_paths_mounter(paths: Iterable[str]) -> Callable[[], None] | None:
             _mount(None, top, None, _MS_REMOUNT | _MS_RDONLY | _MS_NOSUID | _MS_NODEV)
 
     return mount_reachable
+
+
+def scratch_mounter(target: str, size_mb: int, inodes: int) -> Callable[[], None] | None:
+    """A function to run in the child (as root, before it executes bwrap) that mounts the bot's
+    scratch, a tmpfs of ``size_mb`` and at most ``inodes`` files, on ``target`` in a mount
+    namespace of the child's own (nothing of it is seen on the host, and it goes with the bot);
+    bwrap binds it as the sandbox's ``/tmp`` (:func:`harness.play.sandbox.bwrap_command`'s
+    ``scratch_at``). None where mounts cannot be made from Python here."""
+    if _libc is None:
+        return None
+    libc = _libc
+    options = f"mode=1777,size={max(1, size_mb) << 20},nr_inodes={inodes}".encode()
+
+    def mount_scratch() -> None:
+        if libc.unshare(_CLONE_NEWNS) != 0:
+            raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNS)")
+        _mount(None, "/", None, _MS_REC | _MS_PRIVATE)  # nothing of this leaks to the host
+        _mount(b"tmpfs", target, b"tmpfs", _MS_NOSUID | _MS_NODEV, options)
+
+    return mount_scratch

@@ -38,17 +38,19 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import stat
 import subprocess
 import sys
+import tempfile
 from collections.abc import Sequence
 from enum import StrEnum
 
-from harness.play.privileges import bot_uid, drop_privileges, setpriv_prefix
+from harness.play.privileges import bot_uid, drop_privileges, setpriv_prefix, tool
 from harness.play.sandbox_etc import etc_args
 
 __all__ = ["SandboxMode", "SANDBOX_CHOICES", "bwrap_command", "bwrap_problem", "bwrap_userns", "outside_word", "own_dirs",
            "program_dir", "resolve_sandbox",
-           "runtime_prefixes", "sandbox_env"]
+           "runtime_prefixes", "sandbox_env", "scratch_mount_point"]
 
 
 
@@ -73,17 +75,27 @@ _ENV_KEPT = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "PYTHONHASHSEED", "PYTH
 
 def runtime_prefixes() -> list[str]:
     """The Python installation the harness runs on (a venv and its base), when outside /usr."""
+    return list(_runtime_prefixes())
+
+
+@functools.cache
+def _runtime_prefixes() -> tuple[str, ...]:
     out = []
     for prefix in dict.fromkeys((sys.prefix, sys.base_prefix, os.path.realpath(sys.base_prefix))):
         if prefix and not any(prefix == d or prefix.startswith(d + "/") for d in _SYSTEM_DIRS):
             out.append(prefix)
-    return out
+    return tuple(out)
+
+
+@functools.cache
+def _runtime_roots() -> tuple[str, ...]:
+    """The system's and the harness's runtime directories, resolved (asked at every bot start)."""
+    return (*_SYSTEM_DIRS, *_runtime_prefixes(), *(os.path.realpath(p) for p in _runtime_prefixes()))
 
 
 def _is_runtime(path: str) -> bool:
     real = os.path.realpath(path)
-    roots = [*_SYSTEM_DIRS, *runtime_prefixes(), *(os.path.realpath(p) for p in runtime_prefixes())]
-    return any(real == r or real.startswith(r.rstrip("/") + "/") for r in roots)
+    return any(real == r or real.startswith(r.rstrip("/") + "/") for r in _runtime_roots())
 
 
 #: Interpreter options after which the next word is code or a module, not the program's file.
@@ -170,7 +182,8 @@ def scratch_inodes(scratch_mb: int) -> int:
 
 
 def bwrap_command(argv: Sequence[str], cwd: str, own_dirs: Sequence[str], scratch_mb: int = 64,
-                  userns: bool = True, uid: int | None = None, processes: int | None = None) -> list[str]:
+                  userns: bool = True, uid: int | None = None, processes: int | None = None,
+                  scratch_at: str | None = None) -> list[str]:
     """``argv`` wrapped in bubblewrap as the module docstring describes: ``own_dirs`` are the bot's
     own directories (read-only), and it runs in the first; ``scratch_mb`` bounds its ``/tmp``.
     Words of ``argv`` that name existing paths relative to ``cwd`` (the harness's view) are made
@@ -186,6 +199,12 @@ def bwrap_command(argv: Sequence[str], cwd: str, own_dirs: Sequence[str], scratc
     ``processes`` (with ``userns``): RLIMIT_NPROC set inside the bot's user namespace (by
     ``prlimit``), where the kernel counts the processes of this bot alone, not of every bot of
     the user (see :func:`harness.play.limits.limit_setter`).
+
+    ``scratch_at`` (without ``userns``): where the caller's child has mounted the bot's scratch,
+    bounded in bytes and files, in a mount namespace of its own before it runs bwrap
+    (:func:`harness.play.privileges.scratch_mounter`); it is bound as ``/tmp``. Without it, a
+    shell inside the sandbox remounts bwrap's ``/tmp`` with the bound on files before ``setpriv``
+    (two more programs started: ~4 ms of CPU a start, docs/performance.md).
     """
     cmd = ["bwrap", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
            "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--hostname", "bot"]
@@ -197,7 +216,8 @@ def bwrap_command(argv: Sequence[str], cwd: str, own_dirs: Sequence[str], scratc
     # first: binds made after it land on top of it, so an interpreter, package or bot that lives
     # under /tmp (a CI checkout there) stays visible instead of being hidden
     cmd += ["--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", *_dev_args(),
-            "--perms", "1777", "--size", str(max(1, scratch_mb) << 20), "--tmpfs", "/tmp"]
+            *(["--bind", scratch_at, "/tmp"] if scratch_at and not userns else
+              ["--perms", "1777", "--size", str(max(1, scratch_mb) << 20), "--tmpfs", "/tmp"])]
     for path in _SYSTEM_DIRS:
         if os.path.islink(path):
             cmd += ["--symlink", os.readlink(path), path]
@@ -222,14 +242,38 @@ def bwrap_command(argv: Sequence[str], cwd: str, own_dirs: Sequence[str], scratc
              for i, w in enumerate(argv)]
     if os.sep in words[0] and not os.path.isabs(words[0]):
         words[0] = os.path.abspath(os.path.join(cwd, words[0]))
-    if not userns:
+    if not userns and scratch_at:
+        words = [*setpriv_prefix(uid), *words]  # (the scratch came bounded in files too)
+    elif not userns:
         # bwrap's --tmpfs bounds bytes, not inodes (300,000 empty files in a "64 MB" /tmp took
         # 600 MB of kernel memory): root's bwrap bounds them before setpriv drops the bot
         inodes = f"mount -o remount,nr_inodes={scratch_inodes(scratch_mb)} /tmp && exec \"$@\""
         words = ["/bin/sh", "-c", inodes, "sh", *setpriv_prefix(uid), *words]
     elif processes is not None:
-        words = [shutil.which("prlimit") or "/usr/bin/prlimit", f"--nproc={processes}", "--", *words]
+        words = [tool("prlimit") or "/usr/bin/prlimit", f"--nproc={processes}", "--", *words]
     return cmd + ["--chdir", own_dirs[0] if own_dirs else "/tmp", "--", *words]
+
+
+@functools.cache
+def scratch_mount_point() -> str | None:
+    """An empty directory of this user that no one else may enter or write to, on which a bot's
+    child mounts its scratch in a mount namespace of its own (never on the host:
+    :func:`harness.play.privileges.scratch_mounter`); None if none can be made."""
+    for parent in dict.fromkeys((tempfile.gettempdir(), "/tmp")):
+        path = os.path.join(parent, f"tablebots-scratch-{os.geteuid()}")
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            pass
+        except OSError:
+            continue
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o077:
+            return path
+    return None
 
 
 def _exists(path: str) -> bool:
@@ -251,7 +295,7 @@ def sandbox_env(env: dict[str, str]) -> dict[str, str]:
 def bwrap_problem() -> str | None:
     """Why the bwrap sandbox cannot be used here (None if it can): probed by running ``true``
     inside it, once per process and ``bwrap`` executable."""
-    exe = shutil.which("bwrap")
+    exe = tool("bwrap")
     if exe is None:
         return "bubblewrap is not installed (apt-get install bubblewrap)"
     return _probe(exe, True) if _probe(exe, True) is None else _probe(exe, False)
@@ -259,7 +303,7 @@ def bwrap_problem() -> str | None:
 
 def bwrap_userns() -> bool:
     """Whether bots get a user namespace of their own (bwrap run unprivileged works here)."""
-    exe = shutil.which("bwrap")
+    exe = tool("bwrap")
     return exe is not None and _probe(exe, True) is None
 
 

@@ -9,8 +9,8 @@ by bwrap) cost ~2.5-3 ms of CPU on every bot start, which one process per deal m
 where only public files are (a bind resolved them on the host). Its files are the harness
 user's and read-only to others; it lies where every user may enter (bwrap run as a bot's uid
 must reach it: the temporary directory, else ``/tmp`` or ``/dev/shm``), under a name made of
-the user and the state of ``/etc`` (each named entry's mtime, size and inode, checked at every
-start): made once (~0.5 s, written aside and renamed into place) and reused by every harness
+the user and the state of ``/etc`` (each named entry's mtime, size and inode, looked at again
+at a start a second or more after the last look): made once (~0.5 s, written aside and renamed into place) and reused by every harness
 process of the user until ``/etc`` changes; a directory of that name that is not the user's, or
 that others may write to, is never used. It is not removed (~2 MB): running sandboxes of other
 processes have it bound. Where no copy can be made, the files are bound one by one as before.
@@ -24,6 +24,7 @@ import shutil
 import stat
 import tempfile
 import threading
+import time
 
 __all__ = ["ETC_FILES", "etc_args", "etc_binds", "public_parts"]
 
@@ -175,6 +176,9 @@ def _copy_for(stamp: tuple[tuple[int, int, int], ...]) -> str | None:
 
 
 _lock = threading.Lock()
+#: how often /etc is looked at again for changes (s)
+_RECHECK_S = 1.0
+_checked: tuple[float, tuple[tuple[int, int, int], ...]] = (-_RECHECK_S, ())
 _current: dict[tuple[tuple[int, int, int], ...], str] = {}
 
 
@@ -182,8 +186,12 @@ def etc_args() -> tuple[str, ...]:
     """bwrap's arguments that show a sandbox the public files of ``/etc``: one read-only bind of
     the copy of them (:func:`_copy_for`); the binds one by one (:func:`etc_binds`) where no
     copy can be made."""
-    stamp = _stamp()
+    global _checked
     with _lock:
+        now = time.monotonic()
+        if now - _checked[0] >= _RECHECK_S:  # (20-odd lstat calls: not at every start of a busy league)
+            _checked = (now, _stamp())
+        stamp = _checked[1]
         path = _current.get(stamp)
         if path is None or not _trusted(path):
             path = _copy_for(stamp)
