@@ -26,7 +26,7 @@ import tempfile
 import threading
 import time
 
-__all__ = ["ETC_FILES", "etc_args", "etc_binds", "public_parts"]
+__all__ = ["ETC_FILES", "copy_name", "copy_parents", "etc_args", "etc_binds", "public_parts"]
 
 ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "ssl", "ca-certificates",
              "localtime", "timezone", "nsswitch.conf", "passwd", "group", "hosts", "host.conf", "gai.conf",
@@ -149,15 +149,24 @@ def _trusted(path: str) -> bool:
     return stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o022
 
 
+def copy_parents() -> tuple[str, ...]:
+    """Where a copy may lie, in order: the temporary directory, ``/tmp``, ``/dev/shm``."""
+    return tuple(dict.fromkeys((tempfile.gettempdir(), "/tmp", "/dev/shm")))
+
+
+def copy_name(stamp: tuple[tuple[int, int, int], ...]) -> str:
+    """The name of the copy for ``/etc`` as ``stamp`` says it is (the same in every process)."""
+    return f"{_PREFIX}{os.geteuid()}-{hashlib.sha256(repr((ETC_FILES, stamp)).encode()).hexdigest()[:20]}"
+
+
 def _copy_for(stamp: tuple[tuple[int, int, int], ...]) -> str | None:
     """The copy for ``/etc`` as ``stamp`` says it is: made once per machine and reused by every
     harness process of this user (a name of its own per state of ``/etc``), or None if none
     can be made where all may reach it."""
-    digest = hashlib.sha256(repr((ETC_FILES, stamp)).encode()).hexdigest()[:20]
-    for parent in dict.fromkeys((tempfile.gettempdir(), "/tmp", "/dev/shm")):
+    for parent in copy_parents():
         if not _reachable(parent):
             continue
-        final = os.path.join(parent, f"{_PREFIX}{os.geteuid()}-{digest}")
+        final = os.path.join(parent, copy_name(stamp))
         if _trusted(final):
             return final
         try:
