@@ -188,7 +188,7 @@ _lock = threading.Lock()
 #: how often /etc is looked at again for changes (s)
 _RECHECK_S = 1.0
 _checked: tuple[float, tuple[tuple[int, int, int], ...]] = (-_RECHECK_S, ())
-_current: dict[tuple[tuple[int, int, int], ...], str] = {}
+_current: dict[tuple[tuple[int, int, int], ...], tuple[str, ...]] = {}
 
 
 def etc_args() -> tuple[str, ...]:
@@ -201,11 +201,12 @@ def etc_args() -> tuple[str, ...]:
         if now - _checked[0] >= _RECHECK_S:  # (20-odd lstat calls: not at every start of a busy league)
             _checked = (now, _stamp())
         stamp = _checked[1]
-        path = _current.get(stamp)
-        if path is None or not _trusted(path):
+        args = _current.get(stamp)
+        if args is None or (args[0] == "--ro-bind" and args[2] == "/etc" and not _trusted(args[1])):
             path = _copy_for(stamp)
-            if path is None:
-                return etc_binds()
+            # where no copy can be made, the binds one by one, until /etc changes (not a new
+            # attempt at every start: a failed copy can take as long as a good one, ~0.5 s)
+            args = ("--ro-bind", path, "/etc") if path is not None else etc_binds()
             _current.clear()
-            _current[stamp] = path
-    return ("--ro-bind", path, "/etc")
+            _current[stamp] = args
+    return args
