@@ -22,7 +22,6 @@ those private directories.
 from __future__ import annotations
 
 import ctypes
-import functools
 import hashlib
 import os
 import shutil
@@ -64,16 +63,20 @@ def drop_privileges(uid: int) -> None:
     os.setresuid(uid, uid, uid)
 
 
-@functools.cache
-def _which(tool: str, path: str | None) -> str | None:
-    """``shutil.which(tool)`` for ``PATH`` = ``path``: the sandbox's own tools, looked up at every
-    bot start (each lookup stats every directory of ``PATH``)."""
-    return shutil.which(tool, path=path)
+#: the sandbox's own tools found so far, per (name, PATH): looked up at every bot start, and each
+#: lookup stats every directory of PATH; one not found is looked for again (it may be installed)
+_found: dict[tuple[str, str | None], str] = {}
 
 
 def tool(name: str) -> str | None:
-    """Where the tool ``name`` is on this process's ``PATH`` (kept per ``PATH``), or None."""
-    return _which(name, os.environ.get("PATH"))
+    """Where the tool ``name`` is on this process's ``PATH`` (kept once found), or None."""
+    key = (name, os.environ.get("PATH"))
+    got = _found.get(key)
+    if got is None:
+        got = shutil.which(name, path=key[1])
+        if got is not None:
+            _found[key] = got
+    return got
 
 
 def setpriv_prefix(uid: int | None) -> list[str]:
