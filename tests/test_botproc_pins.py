@@ -226,3 +226,23 @@ def test_a_game_not_recording_messages_logs_no_event_and_one_recording_logs_them
     assert logs[False] == []
     events = [e["event"] for e in logs[True] if e["type"] == "event"]
     assert events and {e["type"] for e in logs[True]} >= {"send", "recv", "event"}
+
+
+def test_harness_doctor_run_by_root_says_bots_hold_no_root_power_and_their_files_are_bounded():
+    """Two guarantees hold for any user: as root, each bot runs as a uid of its own (the
+    unprivileged-uid layer, tested in tests/test_layers_play.py), and RLIMIT_FSIZE bounds its files."""
+    import os
+
+    from click.testing import CliRunner
+
+    from harness.cli import cli
+
+    assert os.geteuid() == 0, "the suite runs as root"
+    out = CliRunner().invoke(cli, ["doctor"])
+    assert out.exit_code == 0, out.output
+    lines = out.output.splitlines()
+    assert "ok   bots never hold root's powers: each bot runs as an unprivileged uid of its own" in lines, out.output
+    assert "ok   a bot's files are bounded in size (RLIMIT_FSIZE): scratch_mb per file" in lines, out.output
+    off = sum(line.startswith("OFF") for line in lines)
+    assert lines[-1] == ("every guarantee holds here" if not off else
+                         f"{off} guarantee(s) do not hold here (docs/security.md)"), out.output

@@ -326,3 +326,19 @@ def test_a_flood_of_sign_in_attempts_keeps_at_most_limit_plus_one_times_a_key(tm
     clock[0] += 61
     assert db.hit("signin:1.2.3.4", 60, 10) and kept("signin:1.2.3.4") == 1
     db.close()
+
+
+def test_a_contest_with_no_organizer_token_yet_lets_no_organizer_token_in(tmp_path: Path) -> None:
+    """Before any organizer token is made (a contest set up by hand), a well-formed ``tbo_`` token
+    is checked against nothing and refused: no organizer session."""
+    from test_contest_ops import _signin, _site
+
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    db = ContestDB(root / "contest.sqlite")
+    assert db.db.execute("SELECT count(*) FROM organizer").fetchone()[0] == 0
+    db.close()
+    with _site(root) as org:
+        r = _signin(org, "tbo_" + "x" * 43)
+        assert r.status_code == 401 and "contest_organizer=" not in r.headers.get("set-cookie", "")
+        assert org.get("/organizer").status_code == 403
