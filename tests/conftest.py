@@ -99,26 +99,41 @@ def pytest_unconfigure(config: pytest.Config) -> None:
             Path(tempfile.gettempdir(), f"tablebots-pytest-{run}.{name}").unlink(missing_ok=True)
 
 
+_holding_alone = False  # this process holds the room alone, from one serial test to the next
+
+
+def _is_serial(item: pytest.Item | None) -> bool:
+    return item is not None and item.get_closest_marker("serial") is not None
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
     """A serial test holds the room alone, every other test shares it (setup, call and teardown,
     so a module fixture's league runs under the same rule as the tests that use it). The
-    turnstile keeps a stream of shared tests from starving a serial one."""
+    turnstile keeps a stream of shared tests from starving a serial one. Serial tests that follow
+    each other (a serial file's) keep the room from the first to the last: taking it anew for each
+    would wait each time for the other processes' running tests to end, with the cores idle."""
+    global _holding_alone
     if _LOCKS is None:
         yield
         return
     turnstile, room = _LOCKS
-    serial = item.get_closest_marker("serial") is not None
-    fcntl.flock(turnstile, fcntl.LOCK_EX)
-    fcntl.flock(room, fcntl.LOCK_EX if serial else fcntl.LOCK_SH)
-    if not serial:
-        fcntl.flock(turnstile, fcntl.LOCK_UN)
+    serial = _is_serial(item)
+    if not _holding_alone:
+        fcntl.flock(turnstile, fcntl.LOCK_EX)
+        fcntl.flock(room, fcntl.LOCK_EX if serial else fcntl.LOCK_SH)
+        if not serial:
+            fcntl.flock(turnstile, fcntl.LOCK_UN)
+    _holding_alone = False
     try:
         yield
     finally:
-        fcntl.flock(room, fcntl.LOCK_UN)
-        if serial:
-            fcntl.flock(turnstile, fcntl.LOCK_UN)
+        if serial and _is_serial(nextitem):
+            _holding_alone = True
+        else:
+            fcntl.flock(room, fcntl.LOCK_UN)
+            if serial:
+                fcntl.flock(turnstile, fcntl.LOCK_UN)
 
 
 @pytest.fixture(autouse=True)

@@ -146,3 +146,103 @@ def test_a_request_longer_than_the_pipe_reaches_a_frozen_bot_whole(tmp_path):
             assert clock.ran_out == ""
     finally:
         proc.kill("test over")
+
+
+def test_a_memory_events_file_that_cannot_be_read_charges_the_bot_no_oom_kill(tmp_path):
+    """The OOM count is read from the bot's cgroup after every turn; a reading that fails (the
+    file gone or unreadable, or a count that is not a number) must not stop the bot as over its
+    memory: it counts as no kill, and a well-formed count is taken as it is."""
+    import os
+
+    from harness.play.cgroups import BotCgroup
+
+    group = BotCgroup({"pids": str(tmp_path)})
+    assert group.oom_kills() == 0 and group.over_memory() == ""  # no memory controller
+    events = tmp_path / "memory.events"
+    for text, kills in [("low 0\nhigh 0\nmax 3\noom 1\noom_kill 2\n", 2), ("oom_kill x\n", 0), ("oom 1\n", 0)]:
+        events.write_text(text)
+        group._oom_fd = os.open(events, os.O_RDONLY)
+        try:
+            assert group.oom_kills() == kills, text
+            assert (group.over_memory() != "") == (kills > 0), text
+        finally:
+            os.close(group._oom_fd)
+    group._oom_fd = os.open(tmp_path, os.O_RDONLY)  # a read that fails (EISDIR)
+    try:
+        assert group.oom_kills() == 0 and group.over_memory() == ""
+    finally:
+        os.close(group._oom_fd)
+        group._oom_fd = -1
+
+
+def test_an_answer_without_an_action_is_told_the_first_eight_offered_actions():
+    """A bot that answered something else than an action is shown what it was offered: the first
+    eight, then ``...`` when there are more."""
+    from harness.play.explain import explain_illegal
+
+    def told(n: int) -> str:
+        legal = [{"n": i} for i in range(1, n + 1)]
+        return explain_illegal(TOY, None, b'{"type": "action"}', legal, 32, "no action")  # type: ignore[arg-type]
+
+    assert told(0) == "no action"
+    assert told(8) == "no action (offered: " + ", ".join(f"take{i}" for i in range(1, 9)) + ")"
+    assert told(9) == "no action (offered: " + ", ".join(f"take{i}" for i in range(1, 9)) + ", ...)"
+    assert told(30) == told(9)
+
+
+def test_what_a_bot_printed_after_breaking_the_handshake_is_kept_up_to_8192_bytes(tmp_path):
+    """A runtime that fails to start explains itself over several lines: after a first line that is
+    not a ready, the referee reads on for what followed, at most REST_BYTES (8192) of it. Lines of
+    two bytes ("x" and its newline): 4096 of them fill it exactly."""
+    script = tmp_path / "bot.py"
+    script.write_text("import sys\nsys.stdin.readline()\nsys.stdout.write('{\"type\": \"hello\"}\\n' + 'x\\n' * 6000)\n"
+                      "sys.stdout.flush()\nfor line in sys.stdin:\n    pass\n")
+    bad = BotSpec(name="chatty", command=(sys.executable, str(script)), cwd=str(tmp_path))
+    good = BotSpec(name="good", command=(sys.executable, str(Path(__file__).resolve().parent.parent / "bots" /
+                                                             "random_bot.py"), "--seed", "1"), cwd=str(tmp_path))
+    cfg = RefereeConfig(time=TimeControls(init_ms=5000, move_ms=2000, bank_ms=0), limits=ResourceLimits(),
+                        strikes=0, log_dir=str(tmp_path / "logs"))
+    with BotPool(cfg) as pool:
+        record = play_game(TOY, {"pile": 6}, 1, "g-chatty", [good, bad], pool, cfg)
+    [v] = record.violations
+    assert v["kind"] == "protocol" and v["seat"] == 1
+    assert "(and 4096 more line(s): see what it sent)" in v["detail"], v["detail"]
+
+
+def test_a_game_not_recording_messages_logs_no_event_and_one_recording_logs_them_all(tmp_path):
+    """``record_messages`` off (``harness play`` without ``--log``): the record's log keeps only
+    violations, none of the game's messages or events; on: the messages and the events."""
+    random_bot = str(Path(__file__).resolve().parent.parent / "bots" / "random_bot.py")
+    seats = [BotSpec(name=f"r{i}", command=(sys.executable, random_bot, "--seed", str(i)), cwd=str(tmp_path))
+             for i in range(2)]
+    logs = {}
+    for record_messages in (False, True):
+        cfg = RefereeConfig(time=TimeControls(init_ms=5000, move_ms=2000, bank_ms=0), limits=ResourceLimits(),
+                            record_messages=record_messages)
+        with BotPool(cfg) as pool:
+            record = play_game(TOY, {"pile": 9}, 3, "g-quiet", seats, pool, cfg)
+        assert record.violations == []
+        logs[record_messages] = record.log
+    assert logs[False] == []
+    events = [e["event"] for e in logs[True] if e["type"] == "event"]
+    assert events and {e["type"] for e in logs[True]} >= {"send", "recv", "event"}
+
+
+def test_harness_doctor_run_by_root_says_bots_hold_no_root_power_and_their_files_are_bounded():
+    """Two guarantees hold for any user: as root, each bot runs as a uid of its own (the
+    unprivileged-uid layer, tested in tests/test_layers_play.py), and RLIMIT_FSIZE bounds its files."""
+    import os
+
+    from click.testing import CliRunner
+
+    from harness.cli import cli
+
+    assert os.geteuid() == 0, "the suite runs as root"
+    out = CliRunner().invoke(cli, ["doctor"])
+    assert out.exit_code == 0, out.output
+    lines = out.output.splitlines()
+    assert "ok   bots never hold root's powers: each bot runs as an unprivileged uid of its own" in lines, out.output
+    assert "ok   a bot's files are bounded in size (RLIMIT_FSIZE): scratch_mb per file" in lines, out.output
+    off = sum(line.startswith("OFF") for line in lines)
+    assert lines[-1] == ("every guarantee holds here" if not off else
+                         f"{off} guarantee(s) do not hold here (docs/security.md)"), out.output

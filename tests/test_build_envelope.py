@@ -71,6 +71,21 @@ def test_a_build_cannot_fork_300_processes(tmp_path: Path) -> None:
     assert forked < BUILD_PROCESSES, log
 
 
+def test_without_its_cgroup_a_build_is_still_held_below_its_processes_by_rlimit_nproc(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The two layers of the process bound, one at a time: where no cgroup can be made (its
+    ``pids.max`` gone), RLIMIT_NPROC of the build's own uid alone stops the fork bomb."""
+    forker = ("import os, time\nn = 0\nfor i in range(300):\n    try:\n        pid = os.fork()\n"
+              "    except OSError:\n        break\n    if pid == 0:\n        os.close(1); os.close(2); time.sleep(20); "
+              "os._exit(0)\n    n += 1\nprint('forked', n, flush=True)\n")
+    cfg, workdir = _upload(tmp_path, {"fork.py": forker})
+    monkeypatch.setattr(build_mod, "cgroup_base", lambda: None)
+    built, log = build_upload(cfg, Runtime("fork", "bot.py", ("python3", "fork.py"), ("python3", "bot.py")),
+                              workdir)  # type: ignore[arg-type]
+    forked = int(log.split("forked ", 1)[1].split()[0])
+    assert forked < BUILD_PROCESSES, log
+
+
 @pytest.mark.parametrize("sandbox", ["auto", "none"])  # unsandboxed, the build wrote in place: cleaned after
 def test_a_build_leaves_no_sparse_huge_file_no_fifo_and_no_link(tmp_path: Path, sandbox: str) -> None:
     import dataclasses

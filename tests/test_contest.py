@@ -19,6 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 warnings.filterwarnings("ignore", message=".*httpx.*")
+from kit import checked_version  # noqa: E402
 from starlette.testclient import TestClient  # noqa: E402
 
 from harness.cli import cli  # noqa: E402
@@ -30,6 +31,7 @@ from harness.contest.site import SESSION_COOKIE  # noqa: E402
 from harness.contest.unpack import Caps, UnpackError, unpack_upload  # noqa: E402
 from harness.league.config import BotEntry  # noqa: E402
 from harness.league.store import GameOutcome, LeagueStore  # noqa: E402
+from harness.play.limits import LIMIT_KEYS  # noqa: E402
 from harness.play.sandbox import bwrap_userns  # noqa: E402
 from harness.report.tables import TableRow  # noqa: E402
 
@@ -323,6 +325,10 @@ _NO_RUNTIMES = "runtimes: expected a mapping of runtime names to {entry, build, 
     ("executor", {}, "executor: expected local, or {dask: ADDRESS}"),
     ("runtimes", {}, _NO_RUNTIMES),
     ("runtimes", ["python"], _NO_RUNTIMES),
+    # the limits are the league config's, checked by its own check (one validator) as the contest loads
+    ("limits", {"memory_mb": 512, "sandbox": "none"}, None),
+    ("limits", {"memory_mb": 0}, "limits.memory_mb: 0 is not allowed (allowed: an integer >= 1)"),
+    ("limits", {"memory_gb": 1}, "allowed keys: " + ", ".join(LIMIT_KEYS)),
 ])
 def test_contest_yaml_time_executor_and_runtimes_are_checked(tmp_path: Path, key: str, value: object,
                                                              error: str | None) -> None:
@@ -661,11 +667,7 @@ def test_a_round_robin_ladder_restarts_at_the_rounds_it_had_reached(contest) -> 
     cfg = load_contest(root)
     db = ContestDB(cfg.db_path)
     for team in ("alpha", "beta"):
-        team_id = db.db.execute("SELECT id FROM teams WHERE name = ?", (team,)).fetchone()[0]
-        sid, _ = db.admit_submission(team_id, "python", "bot.py", len(GOOD_BOT), per_hour=10, in_progress=10)
-        (cfg.submissions_dir / str(sid)).mkdir(parents=True)
-        (cfg.submissions_dir / str(sid) / "bot.py").write_bytes(GOOD_BOT)
-        db.activate(sid)
+        checked_version(root, db, team, {"bot.py": GOOD_BOT})
     db.set_meta("ladder_rounds", "3")  # where the ladder had got to before the restart
     played = play_ladder(cfg, db, should_stop=lambda: False, on_game=None, max_games=1, echo=lambda line: None)
     db.close()
@@ -822,12 +824,12 @@ def test_the_adaptive_ladder_takes_a_team_that_joins_while_it_plays(tmp_path: Pa
 
         def enough() -> bool:
             standings.flush()
-            rows = {r["team"]: r["games"] or 0 for r in db.leaderboard()}
+            rows = {r.team: r.games or 0 for r in db.leaderboard()}
             return rows.get("gamma", 0) >= 2 or len(games) > 400
 
         play_ladder(cfg, db, should_stop=enough, on_game=on_game, echo=lambda line: None)
         standings.stop()
-        rows = {r["team"]: r["games"] or 0 for r in db.leaderboard()}
+        rows = {r.team: r.games or 0 for r in db.leaderboard()}
         assert rows["gamma"] >= 2 and rows["alpha"] > 0 and rows["beta"] > 0, rows
         assert "schedule: adaptive" in (root / "ladder.yaml").read_text()
     db.close()

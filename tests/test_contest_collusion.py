@@ -7,11 +7,11 @@ Screenshots go to $TABLEBOTS_SCREENSHOTS when set (else the test's tmp dir)."""
 from __future__ import annotations
 
 import random
-import re
 from pathlib import Path
 from types import SimpleNamespace
 
 from click.testing import CliRunner
+from kit import checked_version, set_keys
 from selenium.webdriver.common.by import By
 from test_contest_backup import _free_port, _harness, _stop, _until
 from test_contest_browser import shoot
@@ -48,10 +48,7 @@ def _contest(tmp_path: Path) -> tuple[Path, str, dict[str, str]]:
     root = tmp_path / "course"
     out = CliRunner().invoke(cli, ["contest", "init", str(root), "--game", "dominoes"])
     org_token = out.output.strip().splitlines()[-1]
-    text = (root / "contest.yaml").read_text()
-    text = re.sub(r"^players: .*$", "players: [3]", text, flags=re.M)
-    text = re.sub(r"^ladder: .*$", "ladder: {schedule: round_robin, games_per_hour: null}", text, flags=re.M)
-    (root / "contest.yaml").write_text(text)
+    set_keys(root, players="[3]", ladder="{schedule: round_robin, games_per_hour: null}")
     tokens = {}
     for team in TEAMS:
         out = CliRunner().invoke(cli, ["contest", "team", "add", str(root), team])
@@ -59,10 +56,7 @@ def _contest(tmp_path: Path) -> tuple[Path, str, dict[str, str]]:
     cfg = load_contest(root)
     db = ContestDB(cfg.db_path)
     for team in TEAMS:
-        sid, _ = db.admit_submission(db.team_by_name(team)["id"], "python", "bot.py", 10, per_hour=10, in_progress=10)
-        (cfg.submissions_dir / str(sid)).mkdir(parents=True)
-        (cfg.submissions_dir / str(sid) / "bot.py").write_bytes((REPO / "bots" / "random_bot.py").read_bytes())
-        db.activate(sid)
+        checked_version(root, db, team, {"bot.py": (REPO / "bots" / "random_bot.py").read_bytes()})
     league = write_ladder_config(cfg, db, rounds=8)
     db.close()
     assert league is not None

@@ -16,6 +16,8 @@ from click.testing import CliRunner
 
 warnings.filterwarnings("ignore", message=".*httpx.*")
 
+from kit import checked_version, set_keys  # noqa: E402
+
 from harness.cli import cli  # noqa: E402
 from harness.contest.auth import add_team  # noqa: E402
 from harness.contest.config import LogRetention, init_contest, load_contest  # noqa: E402
@@ -31,22 +33,17 @@ def make_contest(tmp_path: Path, ladder: str = "round_robin", pace: int | None =
     """A contest of crisps at two seats whose teams have a checked version each (no site needed)."""
     root = tmp_path / "course"
     init_contest(root, "crisps")
-    text = (root / "contest.yaml").read_text()
-    text = re.sub(r"^players: .*$", "players: [2]", text, flags=re.M)
     pace_text = "null" if pace is None else str(pace)
-    text = re.sub(r"^ladder: .*$", f"ladder: {{schedule: {ladder}, games_per_hour: {pace_text}}}", text, flags=re.M)
+    set_keys(root, players="[2]", ladder=f"{{schedule: {ladder}, games_per_hour: {pace_text}}}")
     if "pause:" not in extra:  # beta violates now and then: these tests want it playing, not auto-paused
-        text = re.sub(r"^pause: .*$", "pause: {forfeit_rate: null, violation_rate: null}", text, flags=re.M)
-    (root / "contest.yaml").write_text(text + extra)
+        set_keys(root, pause="{forfeit_rate: null, violation_rate: null}")
+    with (root / "contest.yaml").open("a") as f:
+        f.write(extra)
     cfg = load_contest(root)
     db = ContestDB(cfg.db_path)
     for team, bot in (bots or BOTS).items():
         add_team(db, team)
-        team_id = db.team_by_name(team)["id"]
-        sid, _ = db.admit_submission(team_id, "python", "bot.py", 10, per_hour=10, in_progress=10)
-        (cfg.submissions_dir / str(sid)).mkdir(parents=True)
-        (cfg.submissions_dir / str(sid) / "bot.py").write_bytes(bot.read_bytes())
-        db.activate(sid)
+        checked_version(root, db, team, {"bot.py": bot.read_bytes()})
     db.close()
     return root
 
@@ -513,7 +510,7 @@ def test_a_ladder_whose_order_is_settled_rests_until_a_version_changes(tmp_path:
                for line in lines), lines
     assert len(games) < 200 and "resting: the order is settled at 0.9" in outputs[0]
     assert order_settled(db, 0.9)
-    team_id = db.team_by_name("alpha")["id"]
+    team_id = db.team_by_name("alpha").id
     sid, _ = db.admit_submission(team_id, "python", "bot.py", 10, per_hour=10, in_progress=10)
     db.activate(sid)  # a new version: the order is open again
     assert not order_settled(db, 0.9)

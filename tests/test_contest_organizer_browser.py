@@ -11,6 +11,7 @@ from pathlib import Path
 
 import yaml
 from click.testing import CliRunner
+from kit import checked_version, set_keys
 from selenium.webdriver.common.by import By
 from test_contest_backup import _free_port, _harness, _stop, _until
 from test_contest_browser import shoot
@@ -25,10 +26,7 @@ def _setup(tmp_path: Path) -> tuple[Path, str, dict[str, str]]:
     root = tmp_path / "course"
     out = CliRunner().invoke(cli, ["contest", "init", str(root), "--game", "crisps"])
     org_token = out.output.strip().splitlines()[-1]
-    text = (root / "contest.yaml").read_text()
-    text = re.sub(r"^players: .*$", "players: [2]", text, flags=re.M)
-    text = re.sub(r"^ladder: .*$", "ladder: {schedule: round_robin, games_per_hour: null}", text, flags=re.M)
-    (root / "contest.yaml").write_text(text)
+    set_keys(root, players="[2]", ladder="{schedule: round_robin, games_per_hour: null}")
     csv = tmp_path / "teams.csv"
     csv.write_text("name,members\nalpha,Ann\nbeta,Bo\ngamma,Cy\ndelta,Di\n")
     tokens_file = tmp_path / "tokens.csv"
@@ -37,13 +35,8 @@ def _setup(tmp_path: Path) -> tuple[Path, str, dict[str, str]]:
     tokens = dict(line.split(",") for line in tokens_file.read_text().splitlines()[1:])
     db = ContestDB(root / "contest.sqlite")
     for team in ("alpha", "beta", "gamma"):  # delta has uploaded nothing yet
-        team_id = db.team_by_name(team)["id"]
-        sid, _ = db.admit_submission(team_id, "python", "bot.py", 10, per_hour=10, in_progress=10)
-        folder = root / "submissions" / str(sid)
-        folder.mkdir(parents=True)
-        (folder / "bot.py").write_bytes((REPO / "bots" / "random_bot.py").read_bytes())
-        db.set_status(sid, "checking", build_log="compiled bot.py", check_log="conformance passed")
-        db.activate(sid)
+        checked_version(root, db, team, {"bot.py": (REPO / "bots" / "random_bot.py").read_bytes()},
+                        build_log="compiled bot.py", check_log="conformance passed")
     db.close()
     return root, org_token, tokens
 
@@ -147,6 +140,7 @@ def test_the_organizer_announces_disables_a_team_and_the_ladder_and_the_team_fol
         board = {r.get_attribute("data-team"): r.text for r in browser.find_elements(By.CSS_SELECTOR,
                                                                                     "#leaderboard tbody tr")}
         shoot(browser, tmp_path, "org-06-leaderboard")
+        assert "relative to the mean of the versions in the fit" in browser.find_element(By.TAG_NAME, "body").text
         first = browser.find_element(By.CSS_SELECTOR, "#games tbody tr td:nth-child(3)").text
         assert re.fullmatch(r"\w+@s\d (won|tied 1st) with \d+ points?, \w+@s\d (lost|tied 1st) with \d+ points?", first), first
 

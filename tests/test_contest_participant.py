@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 warnings.filterwarnings("ignore", message=".*httpx.*")
+from kit import checked_version, served  # noqa: E402
 from starlette.testclient import TestClient  # noqa: E402
 
 import harness  # noqa: E402
@@ -30,16 +31,8 @@ RANDOM = REPO / "bots" / "random_bot.py"
 
 
 def activate(root: Path, db: ContestDB, team: str, code: bytes) -> int:
-    """A checked version of ``team`` made current directly (the build and check are tested elsewhere)."""
-    team_id = db.team_by_name(team)["id"]
-    sid, why = db.admit_submission(team_id, "python", "bot.py", len(code), per_hour=100, in_progress=100)
-    assert sid is not None, why
-    folder = root / "submissions" / str(sid)
-    folder.mkdir(parents=True)
-    (folder / "bot.py").write_bytes(code)
-    db.set_status(sid, "checking")
-    db.activate(sid)
-    return sid
+    """A checked version of ``team``'s bot.py made current directly (the build and check are tested elsewhere)."""
+    return checked_version(root, db, team, {"bot.py": code})
 
 
 def play(root: Path, games: int, pause: bool = False) -> None:
@@ -199,8 +192,8 @@ def test_a_version_over_the_violation_rate_is_paused_and_its_team_sees_why_and_w
     activate(root, db, "beta", RANDOM.read_bytes())
     activate(root, db, "gamma", RANDOM.read_bytes())
     play(root, 6, pause=True)  # a round: alpha plays 4 of the 6 games
-    assert db.submission(alpha)["status"] == "paused"
-    assert [r["team"] for r in db.roster()] == ["beta", "gamma"]  # the ladder no longer plays it
+    assert db.submission(alpha).status == "paused"
+    assert [r.team for r in db.roster()] == ["beta", "gamma"]  # the ladder no longer plays it
     from click.testing import CliRunner
 
     from harness.cli import cli
@@ -220,8 +213,8 @@ def test_a_version_over_the_violation_rate_is_paused_and_its_team_sees_why_and_w
         assert 'id="pause-notice"' not in _client(root).get("/teams/beta").text
     # a fixed version makes the team current again; the paused one is replaced
     fixed = activate(root, db, "alpha", TRACKER.read_bytes().replace(b'FIXED = "--fixed" in sys.argv', b"FIXED = True"))
-    assert db.submission(alpha)["status"] == "replaced" and "alpha" in [r["team"] for r in db.roster()]
-    assert db.submission(fixed)["status"] == "active"
+    assert db.submission(alpha).status == "replaced" and "alpha" in [r.team for r in db.roster()]
+    assert db.submission(fixed).status == "active"
     db.close()
 
 
@@ -229,9 +222,15 @@ def test_the_team_page_and_own_games_say_why_a_team_loses(played: dict[str, Any]
     with _client(played["root"]) as client:
         page = client.get("/teams/alpha").text  # public
         opponents = re.search(r'<table id="team-opponents">(.*?)</table>', page, re.S).group(1)
-        assert "beta" in opponents and re.search(r"<td class=\"num\">4</td>", opponents)  # 4 games together
+        # beta's row: 4 games together, each one ahead, behind or level, the behind share of those 4
+        beta = re.search(r'<tr><td><a href="/teams/beta">beta</a></td>(.*?)</tr>', opponents, re.S).group(1)
+        games, ahead, behind, level, share = re.findall(r'<td class="num[^"]*">([^<]*)</td>', beta)
+        assert games == "4" and int(ahead) + int(behind) + int(level) == 4, beta
+        assert share == f"{100 * int(behind) / 4:.0f}%", beta
         assert "s1" in page and re.search(r'<table id="team-sizes">.*?<td class="num">2</td>', page, re.S)
-        assert client.get("/teams/nobody").status_code == 404
+        missing = client.get("/teams/nobody")  # refused in the page, answered by the app's handler
+        assert missing.status_code == 404 and "<h1>Not found</h1>" in missing.text
+        assert "no team &#39;nobody&#39; in this contest" in missing.text
         _sign_in(client, played["tokens"]["alpha"])
         lost = client.get("/me?result=lost").text
         won = client.get("/me?result=won").text
@@ -249,27 +248,16 @@ def test_the_team_page_and_own_games_say_why_a_team_loses(played: dict[str, Any]
         for url in ("/help", "/help/protocol", "/help/rules", "/help/starters/python/starter.py"):
             assert client.get(url).status_code == 200, url
         assert client.get("/help/../../etc/passwd").status_code == 404
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+        missing = client.get("/help/nothing")
+        assert missing.status_code == 404 and "no such help page (see /help)" in missing.text
+        assert 'id="my-team"' in missing.text  # the page keeps its visitor's session (the app's handler)
 
 
 def test_the_api_and_the_command_line_client_against_a_served_site(played: dict[str, Any], tmp_path: Path) -> None:
-    import os
-    import signal
     import time
     import urllib.request
 
     root, tokens = played["root"], played["tokens"]
-    port = _free_port()
-    base = f"http://127.0.0.1:{port}"
-    serve = subprocess.Popen([sys.executable, "-m", "harness", "contest", "serve", str(root), "--port", str(port)],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     token_file = tmp_path / "token"
     token_file.write_text(tokens["alpha"] + "\n")
 
@@ -277,7 +265,7 @@ def test_the_api_and_the_command_line_client_against_a_served_site(played: dict[
         return subprocess.run([sys.executable, "-m", "harness", "contest", *args[:1], base, *args[1:],
                                "--token-file", str(token_file)], capture_output=True, text=True, timeout=300,
                               cwd=tmp_path)
-    try:
+    with served(root) as base:
         for _ in range(120):
             try:
                 urllib.request.urlopen(base + "/", timeout=2)
@@ -315,13 +303,6 @@ def test_the_api_and_the_command_line_client_against_a_served_site(played: dict[
         broken.write_text("def play(:\n")
         failed = client("submit", str(broken))
         assert failed.returncode == 1 and "SyntaxError" in failed.stdout and ": failed" in failed.stdout
-    finally:
-        os.killpg(serve.pid, signal.SIGINT)
-        try:
-            serve.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(serve.pid, signal.SIGKILL)
-            serve.wait()
 
 
 def test_the_upload_flow_says_what_happens_and_refuses_a_file_of_another_language(tmp_path: Path) -> None:

@@ -224,3 +224,121 @@ def test_sign_in_attempts_are_limited_in_any_minute_also_across_the_counters_win
     clock[0] = 6000.0 + start + 121.0
     assert burst(10, 0.1) == [True] * 10
     assert db.hit("signin:5.6.7.8", 60, 10), "another address has its own count"
+
+
+def test_the_rating_chart_spreads_its_points_over_the_whole_width_with_two_versions_or_more() -> None:
+    """The chart's points run from x 80 (after the axis' labels) to x 580 of its 600-wide box, one
+    step apart; a lone version sits in the middle; only rated versions that played are drawn."""
+    from harness.contest.team_pages import _chart
+
+    def version(label: str, rating: float | None, games: int = 3) -> dict[str, object]:
+        return {"label": label, "rating": rating, "games": games}
+
+    assert _chart([version("v1", None), version("v2", 5.0, games=0)]) is None
+    one = _chart([version("v1", 4.0)])
+    assert one is not None and [p["x"] for p in one["points"]] == [330]
+    two = _chart([version("v1", 1.0), version("v2", None), version("v3", 3.0)])
+    assert two is not None
+    assert [(p["label"], p["x"], p["y"]) for p in two["points"]] == [("v1", 80.0, 110.0), ("v3", 580.0, 10.0)]
+    assert two["path"] == "80.0,110.0 580.0,10.0"
+    three = _chart([version("v1", 2.0), version("v2", 2.0), version("v3", 2.0)])
+    assert three is not None and [p["x"] for p in three["points"]] == [80.0, 330.0, 580.0]
+    assert {p["y"] for p in three["points"]} == {10.0}
+
+
+def test_deploy_run_again_rewrites_its_files_and_leaves_contest_yaml_as_it_set_it(tmp_path: Path) -> None:
+    """`harness contest deploy` is run again when the host or a port changes: the second run
+    rewrites the files of the first in the same folder and finds contest.yaml already in line."""
+    from harness.contest.deploy import DeployOptions, write_deploy
+
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    folder, changed = write_deploy(root, DeployOptions(server_name="old.example.edu"))
+    assert changed and folder == root / "deploy"
+    config = (root / "contest.yaml").read_text()
+    again, changed = write_deploy(root, DeployOptions(server_name="new.example.edu", site_port=8123))
+    assert again == folder and changed == []
+    assert (root / "contest.yaml").read_text() == config
+    nginx = [p for p in folder.iterdir() if p.name.endswith(".nginx.conf")]
+    assert len(nginx) == 1
+    text = nginx[0].read_text()
+    assert "new.example.edu" in text and "127.0.0.1:8123" in text and "old.example.edu" not in text
+
+
+def _documented_defaults(row: str) -> dict[str, float]:
+    """``key (N)`` pairs of one row of docs/contest.md's contest.yaml table."""
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "contest.md").read_text(encoding="utf-8")
+    line = next(t for t in docs.splitlines() if t.startswith(f"| `{row}` |"))
+    return {k: float(v) for k, v in re.findall(r"`(\w+)`[^`(|]*\((\d+(?:\.\d+)?)", line.split("|")[2])}
+
+
+def test_the_quotas_and_the_sites_limits_default_to_what_docs_contest_md_says(tmp_path: Path) -> None:
+    """Written by ``init`` and taken when contest.yaml leaves the section out alike; and the
+    default file cap reaches the unpacker: 200 files taken, 201 refused."""
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    bare = tmp_path / "bare"
+    init_contest(bare, "crisps")
+    text = (bare / "contest.yaml").read_text()
+    text = re.sub(r"^(quotas|site|challenges):.*(\n[ #].*)*", "", text, flags=re.M)
+    (bare / "contest.yaml").write_text(text)
+    assert "quotas" not in text and "challenges" not in text and "uploads_per_hour" not in text
+    quotas = _documented_defaults("quotas")
+    site = _documented_defaults("site")
+    challenges = _documented_defaults("challenges")
+    assert set(quotas) == {"uploads_per_hour", "active_versions", "upload_kb", "unpacked_kb", "files", "ratio",
+                           "signins_per_minute"}
+    assert set(site) == {"header_seconds", "body_seconds", "form_kb", "connections_per_address"}
+    assert set(challenges) == {"per_hour", "max_games"}
+    for where in (root, bare):
+        cfg = load_contest(where)
+        assert {k: getattr(cfg.quotas, k) for k in quotas} == quotas, where
+        assert {k: getattr(cfg.site, k) for k in site} == site, where
+        assert {k: getattr(cfg.challenges, k) for k in challenges} == challenges, where
+    q = load_contest(bare).quotas
+    caps = Caps(files=q.files, unpacked_bytes=q.unpacked_kb * 1024, ratio=q.ratio)
+    files = {"bot.py": b"print(1)\n", **{f"data/{i}.txt": b"x" for i in range(199)}}
+    assert len(unpack_upload(_zip(files), "bot.zip", "bot.py", tmp_path / "taken", caps)) == 200
+    with pytest.raises(UnpackError, match="200"):
+        unpack_upload(_zip({**files, "data/last.txt": b"x"}), "bot.zip", "bot.py", tmp_path / "refused", caps)
+
+
+def test_a_flood_of_sign_in_attempts_keeps_at_most_limit_plus_one_times_a_key(tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sign-in limit keeps each attempt's time, but no more of them than its answer needs
+    (``limit + 1`` a key): an address flooding the form cannot grow the database; the times past
+    the window go too."""
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    db = ContestDB(root / "contest.sqlite")
+    clock = [6000.0]
+    monkeypatch.setattr("harness.contest.db.time.time", lambda: clock[0])
+
+    def kept(key: str) -> int:
+        return int(db.db.execute("SELECT count(*) FROM attempts WHERE key = ?", (key,)).fetchone()[0])
+
+    answers = []
+    for _ in range(50):
+        answers.append(db.hit("signin:1.2.3.4", 60, 10))
+        clock[0] += 0.01
+    assert answers == [True] * 10 + [False] * 40
+    assert kept("signin:1.2.3.4") == 11
+    clock[0] += 61
+    assert db.hit("signin:1.2.3.4", 60, 10) and kept("signin:1.2.3.4") == 1
+    db.close()
+
+
+def test_a_contest_with_no_organizer_token_yet_lets_no_organizer_token_in(tmp_path: Path) -> None:
+    """Before any organizer token is made (a contest set up by hand), a well-formed ``tbo_`` token
+    is checked against nothing and refused: no organizer session."""
+    from test_contest_ops import _signin, _site
+
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    db = ContestDB(root / "contest.sqlite")
+    assert db.db.execute("SELECT count(*) FROM organizer").fetchone()[0] == 0
+    db.close()
+    with _site(root) as org:
+        r = _signin(org, "tbo_" + "x" * 43)
+        assert r.status_code == 401 and "contest_organizer=" not in r.headers.get("set-cookie", "")
+        assert org.get("/organizer").status_code == 403

@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import multiprocessing as mp
 import os
-import re
-import time
 from pathlib import Path
 
 import pytest
 from cgroup_probe import CPU_CLOCK_HERE, needs_cpu_clock
+from kit import attack_lines, busy
 
 from harness.games import get_game
 from harness.league.config import load_config
@@ -58,14 +56,7 @@ def run(path: Path, sandbox: str = "bwrap", max_games: int | None = None) -> Non
 def findings(path: Path, bot: str, mode: str) -> list[dict[str, str]]:
     """The ``ATTACK mode k=v ...`` lines the bot wrote to its stderr log(s) in the league."""
     cfg = load_config(path)
-    logs = Path(str(Path(cfg.store).with_suffix("")) + ".logs")
-    out = []
-    for log in sorted(logs.glob(f"**/{bot}.stderr.log*")):
-        for line in log.read_text(errors="replace").splitlines():
-            m = re.match(rf"ATTACK {re.escape(mode)} (.*)", line)
-            if m:
-                out.append(dict(kv.split("=", 1) for kv in m.group(1).split()))
-    return out
+    return attack_lines(Path(str(Path(cfg.store).with_suffix("")) + ".logs"), bot, mode)
 
 
 @needs_bwrap
@@ -101,13 +92,13 @@ bots:
             assert len(store.deal_secret() or "") == 64
             rows = store.db.execute("SELECT id, seed, round FROM games ORDER BY seq").fetchall()
             public = {g.round: g.seed for g in build_schedule(cfg)}
-            assert all(r["seed"] != public[r["round"]] for r in rows)  # not the public hash
-            seeds.append([r["seed"] for r in rows])
+            assert all(seed != public[rnd] for _, seed, rnd in rows)  # not the public hash
+            seeds.append([seed for _, seed, _ in rows])
             # the seat orders of one deal share its seed (a duplicate deal)
-            assert rows[0]["seed"] == rows[1]["seed"] != rows[2]["seed"] == rows[3]["seed"]
-            for row in rows:  # the stored seed and log replay the game exactly
-                seq = store.game(row["id"]).seq
-                state = get_game("crisps").new_state(2, row["seed"], cfg.options)
+            assert rows[0][1] == rows[1][1] != rows[2][1] == rows[3][1]
+            for game_id, seed, _ in rows:  # the stored seed and log replay the game exactly
+                seq = store.game(game_id).seq
+                state = get_game("crisps").new_state(2, seed, cfg.options)
                 from harness.report.tables import replay_actions
                 for _seat, action, _how in replay_actions(store.game_log(seq)):
                     state.apply(action)
@@ -174,7 +165,7 @@ bots:
     run(path)
     cfg = load_config(path)
     with LeagueStore(cfg.store) as store:
-        seed_of = {r["id"]: r["seed"] for r in store.db.execute("SELECT id, seed FROM games")}
+        seed_of = dict(store.db.execute("SELECT id, seed FROM games").fetchall())
         assert len(seed_of) == 2 * len(list(itertools.permutations(names)))
     for name in names:
         seen: dict[str, list[int]] = {}
@@ -202,7 +193,7 @@ bots:
     run(path)
     cfg = load_config(path)
     with LeagueStore(cfg.store) as store:
-        seed_of = {r["id"]: r["seed"] for r in store.db.execute("SELECT id, seed FROM games")}
+        seed_of = dict(store.db.execute("SELECT id, seed FROM games").fetchall())
     assert len(seed_of) == 96 and len(set(seed_of.values())) == 4
     for name in names:
         seen: dict[str, list[int]] = {}
@@ -378,23 +369,11 @@ def test_a_command_word_too_long_for_a_file_name_is_one_line_naming_the_key(tmp_
     assert load_config(path).bots[1].command[-1] == "y" * 300
 
 
-def _burn(seconds: float) -> None:
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        pass
-
-
 @pytest.fixture
 def busy_host():
     """Eight busy processes beside the league, as on a shared machine."""
-    ctx = mp.get_context("spawn")
-    burners = [ctx.Process(target=_burn, args=(300.0,), daemon=True) for _ in range(8)]
-    for b in burners:
-        b.start()
-    yield
-    for b in burners:
-        b.kill()
-        b.join()
+    with busy(8, 300.0):
+        yield
 
 
 def _timeouts(path: Path) -> dict[str, int]:
@@ -565,8 +544,8 @@ bots:
             rows = store.db.execute("SELECT seed, round FROM games WHERE status = 'done' ORDER BY seq").fetchall()
         assert len(rows) == 8
         # what a bot could compute from the config and the roster is never the deal played
-        assert all(r["seed"] != _deal_seed(None, cfg.name, cfg.seed, r["round"], ["a", "b"]) for r in rows)
-        seeds.append([r["seed"] for r in rows])
+        assert all(seed != _deal_seed(None, cfg.name, cfg.seed, rnd, ["a", "b"]) for seed, rnd in rows)
+        seeds.append([seed for seed, _ in rows])
     assert seeds[0] != seeds[1]  # same config and roster, another store: other deals
 
 

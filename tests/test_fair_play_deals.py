@@ -25,6 +25,7 @@ from harness.league.runner import RunOptions, run_league
 from harness.league.store import LeagueStore
 
 warnings.filterwarnings("ignore", message=".*httpx.*")
+from kit import attack_lines, checked_version  # noqa: E402
 from starlette.testclient import TestClient  # noqa: E402
 
 from harness.contest.server import create_app  # noqa: E402
@@ -32,28 +33,6 @@ from harness.contest.server import create_app  # noqa: E402
 REPO = Path(__file__).resolve().parent.parent
 ATTACKER = REPO / "tests" / "bots" / "attacker.py"
 RANDOM = REPO / "bots" / "random_bot.py"
-
-
-def _findings(logs: Path, bot: str, mode: str) -> list[dict[str, str]]:
-    out = []
-    for log in sorted(logs.glob(f"**/{bot}.stderr.log*")):
-        for line in log.read_text(errors="replace").splitlines():
-            m = re.match(rf"ATTACK {re.escape(mode)} (.*)", line)
-            if m:
-                out.append(dict(kv.split("=", 1) for kv in m.group(1).split()))
-    return out
-
-
-def _upload(cfg, db: ContestDB, team: str, files: dict[str, bytes]) -> int:  # type: ignore[no-untyped-def]
-    """A checked upload, straight into the contest's database (the build and check are another test's)."""
-    team_id = db.db.execute("SELECT id FROM teams WHERE name = ?", (team,)).fetchone()[0]
-    sid, _ = db.admit_submission(team_id, "python", "bot.py", 1, per_hour=100, in_progress=100)
-    where = cfg.submissions_dir / str(sid)
-    where.mkdir(parents=True)
-    for name, data in files.items():
-        (where / name).write_bytes(data)
-    db.activate(sid)
-    return sid
 
 
 def _scrape_seeds(root: Path) -> dict[str, int]:
@@ -82,8 +61,8 @@ def test_a_new_version_is_never_dealt_a_deal_its_author_saw_in_a_public_replay(t
         add_team(db, team)
     cfg = load_contest(root)
     random_bot = RANDOM.read_bytes()
-    _upload(cfg, db, "alpha", {"bot.py": random_bot})
-    _upload(cfg, db, "beta", {"bot.py": random_bot})
+    checked_version(cfg.root, db, "alpha", {"bot.py": random_bot})
+    checked_version(cfg.root, db, "beta", {"bot.py": random_bot})
     assert play_ladder(cfg, db, should_stop=lambda: False, on_game=None, max_games=8, echo=lambda line: None) == 8
     seeds = _scrape_seeds(root)
     with LeagueStore(str(root / LADDER_STORE)) as store:
@@ -93,11 +72,11 @@ def test_a_new_version_is_never_dealt_a_deal_its_author_saw_in_a_public_replay(t
     # beta's next version carries every public deal
     wrapper = ("import runpy, sys\nsys.argv = ['attacker.py', 'oracle', '--deals', 'deals.json']\n"
                "runpy.run_path('attacker.py', run_name='__main__')\n")
-    _upload(cfg, db, "beta", {"bot.py": wrapper.encode(), "attacker.py": ATTACKER.read_bytes(),
+    checked_version(cfg.root, db, "beta", {"bot.py": wrapper.encode(), "attacker.py": ATTACKER.read_bytes(),
                               "deals.json": json.dumps(known).encode()})
     assert play_ladder(cfg, db, should_stop=lambda: False, on_game=None, max_games=8, echo=lambda line: None) == 8
     db.close()
-    seen = _findings(root / "ladder.logs", "beta", "oracle")
+    seen = attack_lines(root / "ladder.logs", "beta", "oracle")
     assert len(seen) == 8, seen
     assert [f["known"] for f in seen] == ["no"] * 8  # never a deal it had seen: no hidden hand to name
 
@@ -191,6 +170,6 @@ def test_the_oracle_names_the_hidden_hands_when_it_is_dealt_a_known_deal(tmp_pat
         with LeagueStore(str(tmp_path / "same.sqlite")) as first:
             store.set_meta("deal_secret", first.deal_secret() or "")
     assert not run_league(load_config(other / "same.yaml"), progress=False).errors
-    seen = _findings(other / "same.logs", "b", "oracle")
+    seen = attack_lines(other / "same.logs", "b", "oracle")
     # (a hand the first moves already changed, when the oracle is not first to move, is not found)
     assert len(seen) == 4 and sum(f["known"] == "yes" for f in seen) >= 2, seen

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from kit import attack_lines
 
 from harness.cli import cli
 from harness.league.config import load_config
@@ -26,16 +27,6 @@ REPO = Path(__file__).resolve().parent.parent
 ATTACKER = REPO / "tests" / "bots" / "attacker.py"
 RANDOM = REPO / "bots" / "random_bot.py"
 ID_RE = re.compile(r"^[ga]-[0-9a-f]{12}$")
-
-
-def _findings(logs: Path, bot: str, mode: str) -> list[dict[str, str]]:
-    out = []
-    for log in sorted(logs.glob(f"**/{bot}.stderr.log*")):
-        for line in log.read_text(errors="replace").splitlines():
-            m = re.match(rf"ATTACK {re.escape(mode)} (.*)", line)
-            if m:
-                out.append(dict(kv.split("=", 1) for kv in m.group(1).split()))
-    return out
 
 
 @pytest.mark.parametrize("schedule", ["round_robin", "adaptive"])
@@ -57,7 +48,7 @@ bots:
 """)
     summary = run_league(load_config(path), progress=False)
     assert not summary.errors and summary.played == 4
-    seen = _findings(tmp_path / "fp.logs", "spy", "id-spy")
+    seen = attack_lines(tmp_path / "fp.logs", "spy", "id-spy")
     with LeagueStore(str(tmp_path / "fp.sqlite")) as store:
         ids = {r[0] for r in store.db.execute("SELECT id FROM games WHERE status = 'done'")}
     assert {f["game"] for f in seen} == ids and all(ID_RE.match(i) for i in ids)
@@ -77,7 +68,7 @@ def test_check_bot_games_look_like_league_games_so_a_bot_that_behaves_only_when_
     logs = tmp_path / "stderr"
     result = CliRunner().invoke(cli, ["check-bot", "crisps", command, "--games", "4", "--sandbox", "none",
                                       "--stderr-dir", str(logs), "-o", "max_turns=30"])
-    seen = _findings(logs, "you", "check-spy")
+    seen = attack_lines(logs, "you", "check-spy")
     assert len(seen) == 4 and all(ID_RE.match(f["game"]) for f in seen), (seen, result.output)
     assert [f["check"] for f in seen] == ["no"] * 4  # neither the id nor the deal gave the check away
     assert result.exit_code == 1 and "illegal" in result.output.lower(), result.output

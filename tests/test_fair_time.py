@@ -14,7 +14,6 @@ Real leagues of real bots (tests/bots/attacker.py), as root with cgroups (the CP
 from __future__ import annotations
 
 import dataclasses
-import multiprocessing as mp
 import os
 import random
 import tempfile
@@ -23,6 +22,7 @@ from pathlib import Path
 
 import pytest
 from cgroup_probe import needs_cpu_clock
+from kit import busy
 
 from harness.games import get_game
 from harness.league.config import load_config
@@ -64,22 +64,11 @@ def _violations(path: Path) -> list[dict]:
         return [v._asdict() for v in store.violations()]
 
 
-def _burn(seconds: float) -> None:
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        pass
-
-
 @pytest.fixture
 def busy_host():
     """8 processes spinning beside the league: a host loaded 4 times over (2 cores)."""
-    procs = [mp.get_context("fork").Process(target=_burn, args=(120.0,), daemon=True) for _ in range(8)]
-    for p in procs:
-        p.start()
-    yield
-    for p in procs:
-        p.kill()
-        p.join()
+    with busy(8, 120.0, start="fork"):
+        yield
 
 
 @needs_cpu_clock

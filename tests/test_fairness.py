@@ -9,11 +9,11 @@ the readys one seat after another and charged the innocent bot in 7 of 33 such r
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import sys
 from pathlib import Path
 
 import pytest
+from kit import busy
 
 from harness.games import get_game
 from harness.play.limits import BotSpec, ResourceLimits, TimeControls
@@ -27,24 +27,11 @@ KINDS = ["mute", "garbage", "forks", "flood", "late"]
 RUNS = 4
 
 
-def _burn(seconds: float) -> None:
-    import time
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        pass
-
-
 @pytest.fixture
 def loaded_machine():
     """One busy process per core for the test's duration: the referee and the bots compete for CPU."""
-    ctx = mp.get_context("spawn")
-    burners = [ctx.Process(target=_burn, args=(120.0,), daemon=True) for _ in range(2)]
-    for b in burners:
-        b.start()
-    yield
-    for b in burners:
-        b.kill()
-        b.join()
+    with busy(2, 120.0):
+        yield
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -171,6 +171,19 @@ def test_a_member_whose_name_leads_out_of_the_upload_is_refused(tmp_path: Path, 
 
 
 @pytest.mark.parametrize("kind", ["zip", "tar.gz"])
+@pytest.mark.parametrize("name", ["a\x01b.py", "\x1b[31mred.py", "two\nlines.py", "del\x7f.py", "dir\x1f/x.py"])
+def test_a_member_whose_name_holds_a_control_character_is_refused(tmp_path: Path, kind: str, name: str) -> None:
+    """A name with a control character (an escape sequence for whoever lists the files, a newline
+    that forges a line of a log) is refused before anything is written."""
+    members = {"bot.py": GOOD_BOT, name: b"x = 1\n"}
+    data = _zip(members) if kind == "zip" else _tgz(members)
+    target = tmp_path / "up"
+    with pytest.raises(UnpackError, match="control characters"):
+        unpack_upload(data, f"bot.{kind}", "bot.py", target, CAPS)
+    assert not target.exists()
+
+
+@pytest.mark.parametrize("kind", ["zip", "tar.gz"])
 def test_names_that_only_look_like_dots_are_files(tmp_path: Path, kind: str) -> None:
     """``..x``, ``a..b`` and ``...`` are ordinary names inside the upload (the rule is on whole
     components, not on a prefix of the text): unpacked where they belong."""

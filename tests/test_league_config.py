@@ -202,3 +202,14 @@ def test_the_rating_parameters_take_every_value_up_to_their_bounds_and_none_past
     for key, bad in (("sigma", 0), ("beta", 0), ("tau", -0.001), ("draw_probability", 1), ("draw_probability", 0)):
         with pytest.raises(ConfigError, match=f"rating.{key}"):
             load_config(write(league_dir, GOOD + f"rating: {{{key}: {bad}}}\n"))
+
+
+def test_a_command_word_naming_a_file_longer_than_a_name_may_be_is_shown_cut_to_60_characters(league_dir: Path) -> None:
+    """The error names the word; one longer than 60 characters is cut to its first 57 and ``...``
+    (the line stays readable)."""
+    for word, shown in [("d/" + "x" * 256, "d/" + "x" * 55 + "..."), ("y" * 253 + ".py", "y" * 57 + "...")]:
+        path = write(league_dir, GOOD.replace("command: python3 bot.py}", f"command: python3 {word}}}"))
+        result = run_cli(path)
+        assert result.exit_code == 2, result.output
+        assert f"'{shown}' names a file of 256 bytes, longer than a file name may be (255 bytes)" in result.output, \
+            result.output

@@ -17,6 +17,7 @@ from click.testing import CliRunner
 
 from harness.cli import cli
 from harness.games import get_game
+from harness.league import queries
 from harness.league.config import load_config
 from harness.league.schedule_roundrobin import build_schedule
 from harness.league.store import LeagueStore
@@ -45,10 +46,10 @@ def check_games_replay(path: Path) -> None:
     cfg = load_config(path)
     game = get_game(cfg.game)
     with LeagueStore(cfg.store) as store:
-        for row in store.db.execute("SELECT * FROM games WHERE status = 'done'").fetchall():
-            seats = store.game_seats(row["seq"])
-            state = game.new_state(len(seats), row["seed"], cfg.options)
-            for _seat, action, _how in replay_actions(store.game_log(row["seq"])):
+        for row in queries.done_games(store):
+            seats = store.game_seats(row.seq)
+            state = game.new_state(len(seats), row.seed, cfg.options)
+            for _seat, action, _how in replay_actions(store.game_log(row.seq)):
                 state.apply(action)
             assert state.is_terminal()
             if not any(s.forfeited for s in seats):

@@ -171,3 +171,21 @@ def test_the_live_index_and_status_show_new_games(tmp_path) -> None:
     for row in want:  # each row's games as harness table counts them
         assert f'data-bot="{row.bot}"' in page
     assert live._standing is not None and live._standing.rebuilds == 1
+
+
+def test_packed_keys_round_trip_and_a_column_too_wide_is_refused() -> None:
+    """The kept sums and the live fit number sets and pairs by keys packed from two columns
+    (ratings_live.pack): each key gives its two columns back, and a column that does not fit
+    is a ValueError (the table is then read afresh), never a key that collides with another."""
+    import numpy as np
+
+    from harness.league.ratings_live import pack, unpack
+
+    rng = np.random.default_rng(3)
+    high, low = rng.integers(0, 1 << 39, 1000), rng.integers(0, 1 << 24, 1000)
+    keys = pack(high, low, 24, "a set")
+    assert (unpack(keys, 24)[0] == high).all() and (unpack(keys, 24)[1] == low).all()
+    assert len(set(keys.tolist())) == len(set(zip(high.tolist(), low.tolist())))
+    for wide_high, wide_low in ((high, low + (1 << 24)), (high + (1 << 39), low), (high, low - (1 << 30))):
+        with pytest.raises(ValueError, match="a set too large to pack"):
+            pack(wide_high, wide_low, 24, "a set")

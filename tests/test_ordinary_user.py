@@ -185,6 +185,8 @@ def test_harness_doctor_says_what_an_ordinary_user_gets_with_and_without_a_deleg
     off = lines.index(next(line for line in lines if line.startswith("OFF  frozen between turns")))
     assert lines[off + 1].startswith("     to make it hold: "), alone.stdout  # the command that would do it
     assert "OFF  deadlines in CPU time" in alone.stdout
+    for out in (alone.stdout, inside.stdout):  # whatever else is off, an ordinary user has no root power to lose
+        assert "ok   bots never hold root's powers: bots run as your user, which holds no root power" in out, out
     assert "ok   frozen between turns" in inside.stdout and "ok   deadlines in CPU time" in inside.stdout, inside.stdout
     # one bot's fork bomb never stops another's: per-namespace RLIMIT_NPROC (or pids.max)
     assert "ok   processes bounds each bot alone" in inside.stdout, inside.stdout

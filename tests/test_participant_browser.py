@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -21,7 +20,8 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_contest_participant import RANDOM, TRACKER, _free_port, _new_contest, activate, play  # noqa: E402
+from kit import served  # noqa: E402
+from test_contest_participant import RANDOM, TRACKER, _new_contest, activate, play  # noqa: E402
 
 from harness.contest.auth import add_team  # noqa: E402
 from harness.contest.db import ContestDB  # noqa: E402
@@ -72,11 +72,7 @@ def test_a_participant_learns_why_it_fails_reproduces_it_at_home_and_uploads_the
     activate(root, db, "gamma", RANDOM.read_bytes())
     db.close()
     play(root, 6, pause=True)
-    port = _free_port()
-    base = f"http://127.0.0.1:{port}"
-    serve = subprocess.Popen([sys.executable, "-m", "harness", "contest", "serve", str(root), "--port", str(port)],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    try:
+    with served(root) as base:
         def up() -> bool:
             try:
                 browser.get(base + "/signin")
@@ -144,10 +140,3 @@ def test_a_participant_learns_why_it_fails_reproduces_it_at_home_and_uploads_the
         shoot(browser, tmp_path, "07-help")
         browser.find_element(By.ID, "help-protocol").click()
         assert "protocol" in browser.page_source.lower() and "hello" in browser.page_source
-    finally:
-        os.killpg(serve.pid, signal.SIGINT)
-        try:
-            serve.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(serve.pid, signal.SIGKILL)
-            serve.wait()

@@ -63,7 +63,7 @@ def test_a_fresh_bulk_plan_stores_what_the_object_plan_stores(tmp_path):
         query = "SELECT seq, id, round, players, seed, versions, status FROM games ORDER BY seq"
         rows = bulk.db.execute(query).fetchall()
         assert len(rows) == len(build_schedule(cfg)) and rows == objects.db.execute(query).fetchall()
-        assert [json.loads(r["versions"]) for r in rows[:3]] == [
+        assert [json.loads(r[5]) for r in rows[:3]] == [
             [bulk_ids[b.label] for b in g.seats] for g in build_schedule(cfg)[:3]]
         indexes = "SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name"
         assert bulk.db.execute(indexes).fetchall() == objects.db.execute(indexes).fetchall()

@@ -316,16 +316,31 @@ def test_sandbox_check(monkeypatch, tmp_path):
 
 
 def test_the_default_limits_reach_the_bot_as_documented(tmp_path):
-    """docs/leagues.md: 256 open files; files up to ``scratch_mb`` MiB."""
+    """docs/leagues.md: 256 open files; files up to ``scratch_mb`` MiB; 2048 MB of address space;
+    3600 s of CPU; 4096 processes, as its cgroup's ``pids.max`` and, for a bot of its own uid
+    (the harness is root), as RLIMIT_NPROC."""
     proc = start_script(tmp_path, """
         import resource, sys
-        print(resource.getrlimit(resource.RLIMIT_NOFILE)[0], resource.getrlimit(resource.RLIMIT_FSIZE)[0], flush=True)
+        pids = "-"
+        for line in open("/proc/self/cgroup"):
+            _, controllers, path = line.rstrip("\\n").split(":", 2)
+            if "pids" in controllers.split(","):
+                try:
+                    pids = open(f"/sys/fs/cgroup/pids{path}/pids.max").read().strip()
+                except OSError:
+                    pass
+        print(*(resource.getrlimit(r)[0] for r in (resource.RLIMIT_NOFILE, resource.RLIMIT_FSIZE, resource.RLIMIT_AS,
+                                                   resource.RLIMIT_CPU, resource.RLIMIT_NPROC)), pids, flush=True)
         sys.stdin.read()
     """)
     try:
         code, line = proc.read_line(time.monotonic() + 10)
         assert code == OK
-        assert line.split() == [b"256", str(ResourceLimits().scratch_mb << 20).encode()]
+        words = line.decode().split()
+        assert words[:4] == ["256", str(ResourceLimits().scratch_mb << 20), str(2048 << 20), "3600"], words
+        assert proc._cgroup is None or not proc._cgroup.max_processes or words[5] == "4096", words
+        assert os.geteuid() != 0 or words[4] == "4096", words
+        assert "4096" in words[4:], words  # at least one of the two layers here
     finally:
         proc.kill()
 

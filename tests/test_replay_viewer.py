@@ -375,10 +375,10 @@ def test_another_page_embeds_the_viewer(browser, dominoes_site, tmp_path):
     cfg = load_config(dominoes_site.parent / "dom.yaml", strict=False)
     with LeagueStore(cfg.store, create=False) as store:
         row = store.db.execute("SELECT id, seq FROM games WHERE status = 'done' ORDER BY seq LIMIT 1").fetchone()
-        game = store.game(row["id"])
+        game = store.game(row[0])
         site = ReportPages(cfg, store)
-        replay = game_replay(site.engine, cfg.options, game, store.game_seats(row["seq"]), store.game_log(row["seq"]),
-                             store.violations(game_seq=row["seq"]))
+        replay = game_replay(site.engine, cfg.options, game, store.game_seats(row[1]), store.game_log(row[1]),
+                             store.violations(game_seq=row[1]))
     page = tmp_path / "embedded.html"
     page.write_text("<!doctype html><html><head><meta charset='utf-8'><title>contest</title></head><body>"
                     "<h1>A contest's page</h1>" + replay_viewer_html(replay, start_move=3) + "</body></html>")
@@ -423,8 +423,8 @@ def test_a_game_without_a_picture_is_shown_as_readable_text(browser, dominoes_si
     cfg = load_config(dominoes_site.parent / "dom.yaml", strict=False)
     with LeagueStore(cfg.store, create=False) as store:
         row = store.db.execute("SELECT id, seq FROM games WHERE status = 'done' ORDER BY seq LIMIT 1").fetchone()
-        replay = game_replay(ReportPages(cfg, store).engine, cfg.options, store.game(row["id"]), store.game_seats(row["seq"]),
-                             store.game_log(row["seq"]), store.violations(game_seq=row["seq"]))
+        replay = game_replay(ReportPages(cfg, store).engine, cfg.options, store.game(row[0]), store.game_seats(row[1]),
+                             store.game_log(row[1]), store.violations(game_seq=row[1]))
     replay["game"] = "plugin"
     for n, frame in enumerate(replay["frames"]):
         frame["snapshot"].pop("hands")

@@ -55,6 +55,10 @@ def test_index_shows_the_table_and_the_matrix(browser, league, tmp_path):
     rows = browser.find_elements(By.CSS_SELECTOR, "#standings tbody tr")
     assert sorted(r.get_attribute("data-bot") for r in rows) == ["greedy", "hostile", "random"]
     assert rows[0].get_attribute("data-bot") == "greedy"
+    # what mu is relative to, said where the table is read; and true of this table
+    assert "relative to the mean of this table's bots" in browser.find_element(By.TAG_NAME, "body").text
+    mus = [float(r.find_elements(By.TAG_NAME, "td")[3].text) for r in rows]
+    assert abs(sum(mus) / len(mus) - 25) < 0.05, mus
     cells = browser.find_elements(By.CSS_SELECTOR, "#h2h tbody td")
     assert len(cells) == 9 and sum(c.text == "–" for c in cells) == 3  # a bot does not meet itself
     assert browser.find_element(By.ID, "history").is_displayed()
@@ -70,8 +74,8 @@ def test_every_replay_steps_to_the_stored_final_scores(browser, league, tmp_path
     config, out = league
     cfg = load_config(config)
     with LeagueStore(cfg.store) as store:
-        games = {r["id"]: [s.score for s in store.game_seats(r["seq"])]
-                 for r in store.db.execute("SELECT id, seq FROM games WHERE status = 'done'")}
+        games = {game_id: [s.score for s in store.game_seats(seq)]
+                 for game_id, seq in store.db.execute("SELECT id, seq FROM games WHERE status = 'done'")}
     checked = 0
     for page in sorted((out / "games").glob("*.html"))[:6]:
         browser.get(page.as_uri())

@@ -241,7 +241,9 @@ def run_tests(copy: Path, tests: list[str], timeout: float | None,
                 raise
             return Outcome(False, time.monotonic() - t0, timed_out=True)
         out.seek(0)
-        failed = next((line.split()[1] for line in out if line.startswith(("FAILED ", "ERROR "))), "")
+        # "FAILED <node id> - <message>": a node id holds spaces when a parameter does ("[60-1 min]")
+        failed = next((line.split(" ", 1)[1].rstrip("\n").split(" - ", 1)[0] for line in out
+                       if line.startswith(("FAILED ", "ERROR "))), "")
     return Outcome(code == 0, time.monotonic() - t0, failed=failed)
 
 

@@ -123,10 +123,10 @@ def team_list(contest_dir: Path) -> None:
     db = ContestDB(cfg.db_path)
     try:
         for row in db.teams():
-            current = f"version s{row['current_submission']}" if row["current_submission"] else "no version yet"
-            sub = db.submission(row["current_submission"]) if row["current_submission"] else None
-            pause = pause_of(db, sub["id"]) if sub is not None and sub["status"] == "paused" else None
-            echo(f"{row['name']}: {current}" + (f" (paused: {pause['reason']})" if pause else ""))
+            current = f"version s{row.current_submission}" if row.current_submission else "no version yet"
+            sub = db.submission(row.current_submission) if row.current_submission else None
+            pause = pause_of(db, sub.id) if sub is not None and sub.status == "paused" else None
+            echo(f"{row.name}: {current}" + (f" (paused: {pause['reason']})" if pause else ""))
     finally:
         db.close()
 

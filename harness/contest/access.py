@@ -8,8 +8,9 @@ sign-in limit before an unverified token is hashed). Routes say what they need w
 ``starlette.authentication.requires`` (:func:`mine`, :func:`api`); a request without it ends in
 :func:`unauthenticated`: a page sends the browser to ``/signin``, the API answers 401 (or 429
 past the sign-in limit) with the reason. A handler refuses with
-:class:`~harness.contest.site.Refused`, which :func:`refused` turns into the site's page (or
-JSON under ``/api/``) with its status and line, for every route.
+:class:`~harness.contest.site.Refused` (or one of the features' own refusals, :data:`REFUSALS`:
+400), which :func:`refused` turns into the site's page (or JSON under ``/api/``) with its status
+and line, for every route.
 """
 
 from __future__ import annotations
@@ -24,9 +25,11 @@ from starlette.exceptions import HTTPException
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import RedirectResponse, Response
 
+from harness.contest.challenges import ChallengeRefused
+from harness.contest.controls import ControlError
 from harness.contest.site import ContestSite, Refused, Team, refused_json
 
-__all__ = ["ContestAuth", "Visitor", "refused", "unauthenticated", "public", "mine", "api", "session_of",
+__all__ = ["ContestAuth", "Visitor", "REFUSALS", "refused", "unauthenticated", "public", "mine", "api", "session_of",
            "bearer_of"]
 
 Endpoint = Callable[[Request], Awaitable[Response]]
@@ -61,6 +64,8 @@ class ContestAuth(AuthenticationBackend):
         session = await run_in_threadpool(self.site.session_team, conn)
         bearer: Team | None = None
         refusal: Refused | None = None
+        # caught here, not by the app's handler: a backend that raises fails every request, and a
+        # bad token refuses only the routes that require it (unauthenticated says why)
         try:  # without the header this refuses at once, reading nothing
             bearer = await run_in_threadpool(self.site.bearer_team, conn)
             if bearer is None:  # a valid token of a team removed since
@@ -88,13 +93,23 @@ def _is_api(request: Request) -> bool:
     return request.url.path.startswith("/api/")
 
 
+#: the features' own refusals (each a 400, its line after the prefix): an organizer's action that
+#: cannot be done, a challenge that cannot be asked
+REFUSALS: dict[type[Exception], str] = {ControlError: "", ChallengeRefused: "challenge refused: "}
+
+
 async def refused(request: Request, exc: Exception) -> Response:
-    """A :class:`Refused` raised by any route: JSON under ``/api/``, else the site's message page."""
+    """A :class:`Refused` (or one of :data:`REFUSALS`) raised by any route: JSON under ``/api/``,
+    else the site's message page."""
+    for kind, prefix in REFUSALS.items():
+        if isinstance(exc, kind):
+            exc = Refused(400, prefix + str(exc))
     assert isinstance(exc, Refused)
     if _is_api(request):
         return refused_json(exc)
     site: ContestSite = request.app.state.site
-    return site.message(request, session_of(request), exc.status, "Refused", exc.message)
+    title = "Not found" if exc.status == 404 else "Refused"
+    return site.message(request, session_of(request), exc.status, title, exc.message)
 
 
 async def unauthenticated(request: Request, exc: Exception) -> Response:

@@ -20,7 +20,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from harness.contest.access import bearer_of
-from harness.contest.challenges import ChallengeRefused, challenges_of, request_challenge
+from harness.contest.challenges import challenges_of, request_challenge
 from harness.contest.downloads import attachment, seat_download, seat_filename, violation_download, violation_filename
 from harness.contest.ladder import version_label
 from harness.contest.safe_files import NotShown, read_capped
@@ -50,10 +50,10 @@ def stderr_text(site: ContestSite, team: str, cap: int = 128 * 1024) -> str:
 
 def _submissions(site: ContestSite, team: Team) -> list[dict[str, Any]]:
     row = site.db.team(team.id)
-    current = row["current_submission"] if row else None
-    return [{"id": s["id"], "version": version_label(s["id"]), "status": s["status"], "runtime": s["runtime"],
-             "filename": s["filename"], "size": s["size"], "created_at": s["created_at"],
-             "activated_at": s["activated_at"], "current": s["id"] == current}
+    current = row.current_submission if row else None
+    return [{"id": s.id, "version": version_label(s.id), "status": s.status, "runtime": s.runtime,
+             "filename": s.filename, "size": s.size, "created_at": s.created_at,
+             "activated_at": s.activated_at, "current": s.id == current}
             for s in site.db.submissions_of(team.id)]
 
 
@@ -99,12 +99,12 @@ def api_routes(site: ContestSite) -> list[Route]:
         sub = site.db.submission(request.path_params["id"])
         if sub is None:
             raise Refused(404, f"no version {request.path_params['id']}")
-        if sub["team_id"] != team.id:
+        if sub.team_id != team.id:
             raise Refused(403, "forbidden: this version belongs to another team (each team sees only its own)")
-        status = "failed" if sub["status"] == "replaced" and not sub["activated_at"] else sub["status"]
-        return JSONResponse({"id": sub["id"], "status": status, "runtime": sub["runtime"],
-                             "version": version_label(sub["id"]), "build_log": site.redactor.text(sub["build_log"]),
-                             "check_log": site.redactor.text(sub["check_log"]), "current": sub["status"] == "active"})
+        status = "failed" if sub.status == "replaced" and not sub.activated_at else sub.status
+        return JSONResponse({"id": sub.id, "status": status, "runtime": sub.runtime,
+                             "version": version_label(sub.id), "build_log": site.redactor.text(sub.build_log),
+                             "check_log": site.redactor.text(sub.check_log), "current": sub.status == "active"})
 
     @requires("api", status_code=401)
     async def ask_challenge(request: Request) -> Response:
@@ -113,11 +113,8 @@ def api_routes(site: ContestSite) -> list[Route]:
         names = [n.strip() for n in str(form.get("opponents") or "").split(",") if n.strip()]
         games = str(form.get("games") or "")
 
-        def work() -> int:
-            try:
-                return request_challenge(site.cfg, site.db, team.id, names, int(games) if games.isdigit() else 0)
-            except ChallengeRefused as exc:
-                raise Refused(400, f"challenge refused: {exc}") from None
+        def work() -> int:  # a ChallengeRefused: the app's handler answers 400 (access.REFUSALS)
+            return request_challenge(site.cfg, site.db, team.id, names, int(games) if games.isdigit() else 0)
         return JSONResponse({"id": await run_in_threadpool(work), "status": "pending"}, status_code=201)
 
     return [

@@ -60,7 +60,7 @@ class TokenCache:
             known = self._known.get(digest)
         if known is not None:
             cached = self.db.team(known[0])
-            if cached is not None and hmac.compare_digest(cached["token_hash"], known[1]):
+            if cached is not None and hmac.compare_digest(cached.token_hash, known[1]):
                 return known[0]
         return None
 
@@ -77,11 +77,11 @@ class TokenCache:
         if team is None:
             hash_token(token, b"0" * 16)  # the same cost as a real check: no timing tells which ids exist
             return None
-        if not hmac.compare_digest(hash_token(token, team["salt"]), team["token_hash"]):
+        if not hmac.compare_digest(hash_token(token, team.salt), team.token_hash):
             return None
         with self._lock:
-            self._known[digest] = (int(team["id"]), bytes(team["token_hash"]))
-        return int(team["id"])
+            self._known[digest] = (int(team.id), bytes(team.token_hash))
+        return int(team.id)
 
     def forget(self) -> None:
         with self._lock:
@@ -127,6 +127,6 @@ def renew_token(db: ContestDB, name: str) -> str:
     team = db.team_by_name(name)
     if team is None:
         raise TeamError(f"no team named {name!r}")
-    token, salt, digest = new_token(int(team["id"]))
-    db.set_team_token(int(team["id"]), salt, digest)
+    token, salt, digest = new_token(int(team.id))
+    db.set_team_token(int(team.id), salt, digest)
     return token

@@ -283,15 +283,15 @@ class BuildWorker:
                 print(f"contest: checking submission {submission_id} failed inside the harness (exit {code})",
                       file=sys.stderr)
                 sub = self.db.submission(submission_id)
-                if sub is not None and sub["status"] in ("building", "checking"):
+                if sub is not None and sub.status in ("building", "checking"):
                     self.db.set_status(submission_id, "failed", check_log="the harness failed while checking "
                                        "this version (not your bot's fault); the organizer has the details\n")
 
     def process(self, submission_id: int) -> None:
         sub = self.db.submission(submission_id)
-        if sub is None or sub["status"] not in ("building", "checking"):
+        if sub is None or sub.status not in ("building", "checking"):
             return
-        runtime = self.cfg.runtimes.get(sub["runtime"])
+        runtime = self.cfg.runtimes.get(sub.runtime)
         workdir = self.cfg.submissions_dir / str(submission_id)
         if runtime is None or not workdir.is_dir():
             self.db.set_status(submission_id, "failed", build_log="this version's files or runtime are gone\n")
@@ -302,7 +302,7 @@ class BuildWorker:
             self.db.set_status(submission_id, "failed", build_log=build_log)
             return
         self.db.set_status(submission_id, "checking", build_log=build_log)
-        passed, check_log = check_upload(self.cfg, runtime, workdir, sub["team"])
+        passed, check_log = check_upload(self.cfg, runtime, workdir, sub.team)
         self.db.set_status(submission_id, "checking", check_log=check_log)
         if passed:
             self.db.activate(submission_id)

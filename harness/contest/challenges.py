@@ -35,10 +35,10 @@ def request_challenge(cfg: ContestConfig, db: ContestDB, team_id: int, opponents
     """Record a challenge of ``team_id`` against ``opponents`` for ``games`` games; its id."""
     policy = cfg.challenges
     team = db.team(team_id)
-    if team is None or team["current_submission"] is None:
+    if team is None or team.current_submission is None:
         raise ChallengeRefused("you have no current version yet: upload one that passes conformance first")
     names = list(dict.fromkeys(o for o in opponents if o))
-    if not names or team["name"] in names:
+    if not names or team.name in names:
         raise ChallengeRefused("choose one or more other teams to challenge")
     if 1 + len(names) not in cfg.players:
         raise ChallengeRefused(f"a table of {1 + len(names)} is not played here (table sizes: "
@@ -46,12 +46,12 @@ def request_challenge(cfg: ContestConfig, db: ContestDB, team_id: int, opponents
                                f"{max(cfg.players) - 1} teams")
     if not 1 <= games <= policy.max_games:
         raise ChallengeRefused(f"games: from 1 to {policy.max_games}")
-    seats = [[team["name"], team["current_submission"]]]
+    seats = [[team.name, team.current_submission]]
     for name in names:
         row = db.team_by_name(name)
-        if row is None or row["current_submission"] is None:
+        if row is None or row.current_submission is None:
             raise ChallengeRefused(f"{name!r} has no current version to play")
-        seats.append([name, row["current_submission"]])
+        seats.append([name, row.current_submission])
     cid, wait = db_ops.add_challenge(db, team_id, json.dumps(seats), games, policy.per_hour)
     if cid is None:
         raise ChallengeRefused(f"challenge quota reached: {policy.per_hour} an hour; the next is allowed in {wait} min")
@@ -86,7 +86,7 @@ def play_challenges(cfg: ContestConfig, db: ContestDB, max_games: int = CHUNK,
             specs = []
             for name, sid in seats:
                 sub = db.submission(sid)
-                runtime = cfg.runtimes.get(sub["runtime"]) if sub is not None else None
+                runtime = cfg.runtimes.get(sub.runtime) if sub is not None else None
                 folder = str(cfg.submissions_dir / str(sid))
                 specs.append(BotSpec(name=f"{name}-s{sid}", command=runtime.run if runtime else ("false",),
                                      cwd=folder, sandbox_dir=folder))

@@ -16,8 +16,9 @@ from typing import Any
 import yaml
 
 from harness.contest.guard import SiteLimits, parse_site
-from harness.league.config import LOG_DEFAULTS, TIME_KEYS, StrictBoolLoader
-from harness.league.run_settings import SCHEDULE_KINDS, ScheduleKind
+from harness.league.config import LOG_DEFAULTS, StrictBoolLoader
+from harness.league.config_checks import Checker, ConfigError
+from harness.league.run_settings import SCHEDULE_KINDS, ScheduleKind, check_limits, check_time
 
 __all__ = ["ContestConfig", "ContestConfigError", "Runtime", "Quotas", "LogRetention", "Phases", "PausePolicy",
            "ChallengePolicy", "CONFORMANCE_GAMES", "DEFAULT_RUNTIMES", "init_contest", "load_contest", "CONFIG_NAME"]
@@ -260,17 +261,13 @@ def load_contest(root: str | Path) -> ContestConfig:
     if not isinstance(name, str) or not NAME_RE.match(name):
         raise _fail(path, "name", f"{name!r} is not allowed (letters, digits, '_', '.', '-')")
     game, sizes = _game_and_players(path, data)
-    time = data.get("time") or {}
-    if not isinstance(time, dict) or any(k not in TIME_KEYS for k in time):
-        raise _fail(path, "time", f"expected a mapping of {', '.join(TIME_KEYS)}")
-    time = {k: _int(path, time.get(k, d), f"time.{k}", 0 if k in ("bank_ms", "jitter_ms") else 1)
-            for k, d in TIME_KEYS.items()}
+    time, limits = _league_checks(path, data)
     runtimes = _runtimes(path, data.get("runtimes"))
     quotas_data = data.get("quotas") or {}
     if not isinstance(quotas_data, dict) or any(k not in QUOTA_DEFAULTS for k in quotas_data):
         raise _fail(path, "quotas", f"expected a mapping of {', '.join(QUOTA_DEFAULTS)}")
     quotas = Quotas(**{k: _int(path, quotas_data.get(k, d), f"quotas.{k}") for k, d in QUOTA_DEFAULTS.items()})
-    build, limits, options, executor = _passed_on(path, data)
+    build, options, executor = _passed_on(path, data)
     games = data.get("conformance_games")
     ladder, games_per_hour, settle = _ladder(path, data.get("ladder", ScheduleKind.ROUND_ROBIN.value))
     logs, retention = _logs(path, data.get("logs"))
@@ -343,22 +340,29 @@ def _runtimes(path: Path, value: Any) -> dict[str, Runtime]:
     return runtimes
 
 
-def _passed_on(path: Path, data: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], Any]:
-    """``build``, ``limits``, ``options`` and ``executor``, checked here only for their shape (the
-    build's values when the config is built; the rest by the league config the ladder writes)."""
+def _league_checks(path: Path, data: dict[str, Any]) -> tuple[dict[str, int], dict[str, Any]]:
+    """``time`` and ``limits``, checked by the league config's own checks (the ladder's league
+    config and the challenges pass them on): one validator of each, in the lower layer."""
+    c = Checker(str(path))
+    try:
+        return check_time(c, data.get("time")), check_limits(c, data.get("limits"))
+    except ConfigError as exc:
+        raise ContestConfigError(str(exc)) from None
+
+
+def _passed_on(path: Path, data: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], Any]:
+    """``build``, ``options`` and ``executor``, checked here only for their shape (the build's
+    values when the config is built; the rest by the league config the ladder writes)."""
     build = data.get("build") or {}
     if not isinstance(build, dict) or any(k not in BUILD_DEFAULTS for k in build):
         raise _fail(path, "build", f"expected a mapping of {', '.join(BUILD_DEFAULTS)}")
-    limits = data.get("limits") or {}
-    if not isinstance(limits, dict):
-        raise _fail(path, "limits", "expected a mapping (as a league config's limits)")
     options = data.get("options") or {}
     if not isinstance(options, dict):
         raise _fail(path, "options", "expected a mapping of the game's options")
     executor = data.get("executor")
     if executor not in (None, "local") and not (isinstance(executor, dict) and set(executor) == {"dask"}):
         raise _fail(path, "executor", "expected local, or {dask: ADDRESS}")
-    return build, limits, options, executor
+    return build, options, executor
 
 
 def _ladder(path: Path, value: Any) -> tuple[str, int | None, float | None]:

@@ -19,13 +19,13 @@ from __future__ import annotations
 import hmac
 import re
 import secrets
-import sqlite3
 import time
 from typing import TYPE_CHECKING
 
 from harness.contest import org_db
 from harness.contest.auth import hash_token, new_csrf, new_session_id, session_key
 from harness.contest.migrations import ORGANIZER as SCHEMA
+from harness.contest.rows import SubmissionRow, TeamRow
 
 if TYPE_CHECKING:
     from harness.contest.db import ContestDB
@@ -76,14 +76,14 @@ def org_session(cdb: ContestDB, sid: str) -> str | None:
 
 
 # -- teams and versions --------------------------------------------------------------------------
-def _team(cdb: ContestDB, name: str) -> sqlite3.Row:
+def _team(cdb: ContestDB, name: str) -> TeamRow:
     row = cdb.team_by_name(name)
     if row is None:
         raise ControlError(f"no team named {name!r} (harness contest team list DIR shows them)")
     return row
 
 
-def _version(cdb: ContestDB, version: str) -> sqlite3.Row:
+def _version(cdb: ContestDB, version: str) -> SubmissionRow:
     digits = version[1:] if version.startswith("s") else version
     row = cdb.submission(int(digits)) if digits.isdigit() else None
     if row is None:
@@ -109,16 +109,16 @@ def _target(cdb: ContestDB, team: str | None, version: str | None) -> tuple[str,
     if (team is None) == (version is None):
         raise ControlError("name a team or a version (one of them)")
     if team is not None:
-        return "team", int(_team(cdb, team)["id"]), f"team {team}"
+        return "team", int(_team(cdb, team).id), f"team {team}"
     row = _version(cdb, str(version))
-    return "version", int(row["id"]), f"version s{row['id']} of team {row['team']}"
+    return "version", int(row.id), f"version s{row.id} of team {row.team}"
 
 
 def reset_team(cdb: ContestDB, who: str, team: str, reason: str = "") -> str:
     """Put the team's current version aside: it has no version until its next upload; games stay."""
     row = _team(cdb, team)
-    org_db.reset_team(cdb, who, int(row["id"]), row["current_submission"], reason,
-                      f"team {team}: current version s{row['current_submission']} put aside "
+    org_db.reset_team(cdb, who, int(row.id), row.current_submission, reason,
+                      f"team {team}: current version s{row.current_submission} put aside "
                       f"({reason or 'no reason given'})")
     return f"team {team} reset: no current version until its next upload; its games stay"
 
@@ -126,7 +126,7 @@ def reset_team(cdb: ContestDB, who: str, team: str, reason: str = "") -> str:
 def remove_team(cdb: ContestDB, who: str, team: str, reason: str = "") -> str:
     """Remove a team: signed out, its token dead, off the roster and the leaderboard; its games stay."""
     row = _team(cdb, team)
-    org_db.remove_team(cdb, who, int(row["id"]), secrets.token_bytes(32), reason,
+    org_db.remove_team(cdb, who, int(row.id), secrets.token_bytes(32), reason,
                        f"team {team} ({reason or 'no reason given'})")
     return f"team {team} removed: signed out, its token no longer works, off the ladder; its games stay"
 

@@ -16,7 +16,8 @@ of the ladder's store are in :mod:`.ladder_sql`.
 - ``meta``: contest state (``frozen`` once the finals start).
 
 Each thread gets its own connection (the site's request handlers run on a thread pool); writes
-are short transactions, so the site, the build worker and the ladder share the file.
+are short transactions, so the site, the build worker and the ladder share the file. Reads return
+the typed rows of :mod:`.rows` (or plain values), never ``sqlite3.Row``: the connection has no row factory.
 """
 
 from __future__ import annotations
@@ -30,6 +31,17 @@ from typing import Any
 
 from harness.contest.migrations import STEPS
 from harness.contest.participant_db import PARTICIPANT_SCHEMA
+from harness.contest.rows import (
+    SUBMISSION_COLUMNS,
+    TEAM_COLUMNS,
+    BoardRow,
+    RosterEntry,
+    SessionRow,
+    StandingRow,
+    SubmissionRow,
+    SubmissionSummary,
+    TeamRow,
+)
 
 __all__ = ["ContestDB", "STATUSES"]
 
@@ -82,12 +94,6 @@ CREATE TABLE IF NOT EXISTS standings (
 """
 
 
-def _one(cursor: sqlite3.Cursor) -> sqlite3.Row | None:
-    """The first row of ``cursor`` (a Row: the connection's row factory), or None."""
-    row: sqlite3.Row | None = cursor.fetchone()
-    return row
-
-
 class ContestDB:
     """The contest database at ``path`` (created on first use)."""
 
@@ -106,7 +112,6 @@ class ContestDB:
         conn = getattr(self._local, "conn", None)
         if conn is None:
             conn = sqlite3.connect(self.path, isolation_level=None, timeout=30.0, check_same_thread=False)
-            conn.row_factory = sqlite3.Row
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             self._local.conn = conn
@@ -149,14 +154,19 @@ class ContestDB:
             db.execute("UPDATE teams SET salt = ?, token_hash = ? WHERE id = ?", (salt, token_hash, team_id))
             db.execute("DELETE FROM sessions WHERE team_id = ?", (team_id,))
 
-    def team(self, team_id: int) -> sqlite3.Row | None:
-        return _one(self.db.execute("SELECT * FROM teams WHERE id = ?", (team_id,)))
+    def team(self, team_id: int) -> TeamRow | None:
+        """The team ``team_id``, or None."""
+        row = self.db.execute(f"SELECT {TEAM_COLUMNS} FROM teams WHERE id = ?", (team_id,)).fetchone()
+        return TeamRow(*row) if row else None
 
-    def team_by_name(self, name: str) -> sqlite3.Row | None:
-        return _one(self.db.execute("SELECT * FROM teams WHERE name = ?", (name,)))
+    def team_by_name(self, name: str) -> TeamRow | None:
+        """The team named ``name``, or None."""
+        row = self.db.execute(f"SELECT {TEAM_COLUMNS} FROM teams WHERE name = ?", (name,)).fetchone()
+        return TeamRow(*row) if row else None
 
-    def teams(self) -> list[sqlite3.Row]:
-        return self.db.execute("SELECT * FROM teams ORDER BY id").fetchall()
+    def teams(self) -> list[TeamRow]:
+        """Every team, in the order they were added."""
+        return [TeamRow(*r) for r in self.db.execute(f"SELECT {TEAM_COLUMNS} FROM teams ORDER BY id")]
 
     # -- sessions -----------------------------------------------------------------------------
     def add_session(self, id_hash: str, team_id: int, csrf: str, ttl: float) -> None:
@@ -166,9 +176,11 @@ class ContestDB:
             db.execute("INSERT INTO sessions (id_hash, team_id, csrf, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
                        (id_hash, team_id, csrf, now, now + ttl))
 
-    def session(self, id_hash: str) -> sqlite3.Row | None:
-        return _one(self.db.execute("SELECT s.team_id, s.csrf, t.name FROM sessions s JOIN teams t ON t.id = s.team_id "
-                                    "WHERE s.id_hash = ? AND s.expires_at > ?", (id_hash, time.time())))
+    def session(self, id_hash: str) -> SessionRow | None:
+        """The unexpired session ``id_hash`` (the SHA-256 of its cookie value), or None."""
+        row = self.db.execute("SELECT s.team_id, s.csrf, t.name FROM sessions s JOIN teams t ON t.id = s.team_id "
+                              "WHERE s.id_hash = ? AND s.expires_at > ?", (id_hash, time.time())).fetchone()
+        return SessionRow(*row) if row else None
 
     def drop_session(self, id_hash: str) -> None:
         with self.write() as db:
@@ -256,23 +268,27 @@ class ContestDB:
                        (now, now, submission_id))
             db.execute("UPDATE teams SET current_submission = ? WHERE id = ?", (submission_id, row[0]))
 
-    def submission(self, submission_id: int) -> sqlite3.Row | None:
-        return _one(self.db.execute("SELECT s.*, t.name AS team FROM submissions s JOIN teams t ON t.id = s.team_id "
-                                    "WHERE s.id = ?", (submission_id,)))
+    def submission(self, submission_id: int) -> SubmissionRow | None:
+        """The upload ``submission_id`` with its logs and its team's name, or None."""
+        row = self.db.execute(f"SELECT {SUBMISSION_COLUMNS} FROM submissions s JOIN teams t ON t.id = s.team_id "
+                              "WHERE s.id = ?", (submission_id,)).fetchone()
+        return SubmissionRow(*row) if row else None
 
-    def submissions_of(self, team_id: int, limit: int = 100) -> list[sqlite3.Row]:
-        return self.db.execute("SELECT id, runtime, filename, size, status, created_at, finished_at, activated_at "
-                               "FROM submissions WHERE team_id = ? ORDER BY id DESC LIMIT ?",
-                               (team_id, limit)).fetchall()
+    def submissions_of(self, team_id: int, limit: int = 100) -> list[SubmissionSummary]:
+        """The team's latest ``limit`` uploads, newest first, without their logs."""
+        return [SubmissionSummary(*r) for r in self.db.execute(
+            "SELECT id, runtime, filename, size, status, created_at, finished_at, activated_at FROM submissions "
+            "WHERE team_id = ? ORDER BY id DESC LIMIT ?", (team_id, limit))]
 
-    def standings_of(self, submission_ids: Sequence[int]) -> dict[int, sqlite3.Row]:
+    def standings_of(self, submission_ids: Sequence[int]) -> dict[int, StandingRow]:
         """The ladder's summary of these versions (mu, sigma, games, wins, forfeits, violations), by id."""
         if not submission_ids:
             return {}
         marks = ",".join("?" * len(submission_ids))
-        return {r["submission_id"]: r for r in self.db.execute(
+        rows = [StandingRow(*r) for r in self.db.execute(
             "SELECT submission_id, mu, sigma, games, wins, forfeits, violations FROM standings WHERE submission_id IN "
-            f"({marks})", list(submission_ids)).fetchall()}
+            f"({marks})", list(submission_ids))]
+        return {r.submission_id: r for r in rows}
 
     def fit_order(self) -> list[tuple[int, float | None]]:
         """The last fit's versions in its order, each with P(better than the next)."""
@@ -300,11 +316,11 @@ class ContestDB:
         return [r[0] for r in self.db.execute("SELECT id FROM submissions WHERE status IN ('building', 'checking') "
                                               "ORDER BY id")]
 
-    def roster(self) -> list[sqlite3.Row]:
+    def roster(self) -> list[RosterEntry]:
         """Every team's current version that is not paused (:mod:`.autopause`): team, submission id, runtime."""
-        return self.db.execute("SELECT t.name AS team, s.id AS submission_id, s.runtime FROM teams t JOIN "
-                               "submissions s ON s.id = t.current_submission WHERE s.status != 'paused' AND "
-                               + PLAYING + " ORDER BY t.name").fetchall()
+        return [RosterEntry(*r) for r in self.db.execute(
+            "SELECT t.name, s.id, s.runtime FROM teams t JOIN submissions s ON s.id = t.current_submission "
+            "WHERE s.status != 'paused' AND " + PLAYING + " ORDER BY t.name")]
 
     # -- standings ----------------------------------------------------------------------------
     def add_results(self, rows: Iterable[Sequence[int]],
@@ -338,11 +354,11 @@ class ContestDB:
             db.execute("DELETE FROM meta WHERE key = 'games'")
         self.add_results(rows, ratings, games=games)
 
-    def leaderboard(self) -> list[sqlite3.Row]:
+    def leaderboard(self) -> list[BoardRow]:
         """Every team not removed: its current version (None: no version yet) and its standings (mu,
         sigma, games...), since when it is current, why it is disabled (None if it is not), and
         its batch fit (``fit_mu``, ``fit_sigma``, ``fit_rank``, ``p_better``; None before one)."""
-        return self.db.execute(
+        return [BoardRow(*r) for r in self.db.execute(
             "SELECT t.name AS team, t.current_submission AS submission_id, s.activated_at, s.runtime, "
             "st.mu, st.sigma, st.games, st.wins, st.rank_sum, st.forfeits, st.violations, st.version_id, "
             "(SELECT reason FROM blocks b WHERE (b.kind = 'team' AND b.ref = t.id) OR (b.kind = 'version' AND "
@@ -352,7 +368,7 @@ class ContestDB:
             "LEFT JOIN standings st ON st.submission_id = t.current_submission "
             "LEFT JOIN board_fit bf ON bf.submission_id = t.current_submission "
             "LEFT JOIN board_noise bn ON bn.submission_id = t.current_submission "
-            "WHERE t.id NOT IN (SELECT team_id FROM team_state WHERE removed_at IS NOT NULL)").fetchall()
+            "WHERE t.id NOT IN (SELECT team_id FROM team_state WHERE removed_at IS NOT NULL)")]
 
     def board_key(self) -> tuple[Any, ...]:
         """Changes whenever the leaderboard may: games added, a version made current, a team added,

@@ -25,6 +25,7 @@ from typing import Any
 from harness.contest.config import ContestConfig
 from harness.contest.db import ContestDB
 from harness.contest.ladder import leaderboard_rows, league_data, table_sizes, write_config
+from harness.contest.rows import RosterEntry
 
 __all__ = ["play_finals", "champion_probabilities", "RESULT", "DRAWS", "read_result"]
 
@@ -68,7 +69,7 @@ def play_finals(cfg: ContestConfig, db: ContestDB, top: int, rounds: int, *, con
                          f"there are {len(board)} (uploads stay open)")
     db.set_meta("frozen", "1")  # from here on the site refuses uploads
     echo("finalists: " + ", ".join(f"{r['rank']}. {r['team']}@{r['version']}" for r in board))
-    roster = [{"team": r["team"], "submission_id": r["submission_id"], "runtime": r["runtime"]} for r in board]
+    roster = [RosterEntry(r["team"], r["submission_id"], r["runtime"]) for r in board]
     folder = cfg.root / "finals"
     folder.mkdir(exist_ok=True)
     sizes = table_sizes(cfg, len(board))

@@ -14,7 +14,7 @@ from starlette.routing import Route
 from harness.contest.finals import read_result
 from harness.contest.ladder_reads import LadderReader
 from harness.contest.phases import when
-from harness.contest.site import ContestSite
+from harness.contest.site import ContestSite, Refused
 
 __all__ = ["routes"]
 
@@ -37,7 +37,7 @@ def routes(site: ContestSite) -> list[Route]:
 
             replay = reader.replay(request.path_params["game_id"], None)
             if replay is None:
-                return site.message(request, site.session_team(request), 404, "Not found", "no such finals game")
+                raise Refused(404, "no such finals game")
             return site.render("game.html", request, site.session_team(request), replay=replay,
                                replay_json=script_json(replay), violation=None, start_move=0, bot_pages=[],
                                view_seats=[], view_seat=None, log_note=None)

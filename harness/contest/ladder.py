@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ import yaml
 from harness.contest.config import ContestConfig
 from harness.contest.db import ContestDB
 from harness.contest.pace import Pace
+from harness.contest.rows import RosterEntry
 from harness.league import queries
 from harness.league.config import LeagueConfig, games_per_round, load_config
 from harness.league.ratings import conservative
@@ -55,7 +56,7 @@ def submission_of(label: str) -> int | None:
 
 
 def roster_key(db: ContestDB) -> tuple[tuple[str, int], ...]:
-    return tuple((r["team"], r["submission_id"]) for r in db.roster())
+    return tuple((r.team, r.submission_id) for r in db.roster())
 
 
 def table_sizes(cfg: ContestConfig, teams: int) -> list[int]:
@@ -64,17 +65,17 @@ def table_sizes(cfg: ContestConfig, teams: int) -> list[int]:
     return [n for n in cfg.players if n <= teams]
 
 
-def league_data(cfg: ContestConfig, roster: list[Any], *, name: str, rounds: int, store: str,
+def league_data(cfg: ContestConfig, roster: Sequence[RosterEntry], *, name: str, rounds: int, store: str,
                 adaptive: bool = False) -> dict[str, Any]:
     """A league config (as YAML data) playing ``roster`` (rows of team, submission_id, runtime):
     ``rounds`` of the round robin, or the adaptive schedule (every table size of the contest)."""
     bots = []
     for r in roster:
-        runtime = cfg.runtimes.get(r["runtime"])
+        runtime = cfg.runtimes.get(r.runtime)
         if runtime is None:
             continue
-        bots.append({"name": r["team"], "command": " ".join(runtime.run), "version": version_label(r["submission_id"]),
-                     "cwd": str(cfg.submissions_dir / str(r["submission_id"]))})
+        bots.append({"name": r.team, "command": " ".join(runtime.run), "version": version_label(r.submission_id),
+                     "cwd": str(cfg.submissions_dir / str(r.submission_id))})
     data: dict[str, Any] = {"name": name, "game": cfg.game, "players": table_sizes(cfg, len(bots)), "bots": bots,
                             "rounds": rounds, "time": dict(cfg.time), "limits": dict(cfg.limits),
                             "workers": cfg.workers, "store": store, "logs": dict(cfg.logs)}
@@ -207,23 +208,27 @@ def leaderboard_rows(db: ContestDB) -> list[dict[str, Any]]:
     :mod:`.board_fit`); versions the last fit has not seen after, by the incremental rating's
     mu - 3 sigma; teams without a checked version last (``version`` None), by name."""
     now = time.time()
-    rows, waiting = [], []
+    rows: list[dict[str, Any]] = []
+    waiting: list[dict[str, Any]] = []
     default_mu, default_sigma = 25.0, 25.0 / 3
     for r in db.leaderboard():
-        if r["submission_id"] is None:
-            waiting.append({"team": r["team"], "submission_id": None, "version": None, "disabled": r["disabled"]})
+        if r.submission_id is None:
+            waiting.append({"team": r.team, "submission_id": None, "version": None, "disabled": r.disabled})
             continue
-        fitted = r["fit_mu"] is not None
-        mu = r["fit_mu"] if fitted else r["mu"] if r["mu"] is not None else default_mu
-        sigma = r["fit_sigma"] if fitted else r["sigma"] if r["sigma"] is not None else default_sigma
-        games = r["games"] or 0
-        rows.append({"team": r["team"], "submission_id": r["submission_id"], "version": version_label(r["submission_id"]),
-                     "runtime": r["runtime"], "mu": mu, "sigma": sigma, "rating": conservative(mu, sigma),
-                     "games": games, "wins": r["wins"] or 0, "forfeits": r["forfeits"] or 0,
-                     "violations": r["violations"] or 0, "mean_rank": (r["rank_sum"] / games + 1) if games else None,
-                     "age": _age(now - (r["activated_at"] or now)), "disabled": r["disabled"], "fitted": fitted,
-                     "fit_rank": r["fit_rank"], "p_better": r["p_better"] if fitted else None,
-                     "noisy": r["noisy"], "widened": r["widened"], "noise": r["noise"]})
+        fitted = r.fit_mu is not None and r.fit_sigma is not None  # (board_fit has both or neither)
+        if r.fit_mu is not None and r.fit_sigma is not None:
+            mu, sigma = r.fit_mu, r.fit_sigma
+        else:
+            mu = r.mu if r.mu is not None else default_mu
+            sigma = r.sigma if r.sigma is not None else default_sigma
+        games = r.games or 0
+        rows.append({"team": r.team, "submission_id": r.submission_id, "version": version_label(r.submission_id),
+                     "runtime": r.runtime, "mu": mu, "sigma": sigma, "rating": conservative(mu, sigma),
+                     "games": games, "wins": r.wins or 0, "forfeits": r.forfeits or 0,
+                     "violations": r.violations or 0, "mean_rank": ((r.rank_sum or 0) / games + 1) if games else None,
+                     "age": _age(now - (r.activated_at or now)), "disabled": r.disabled, "fitted": fitted,
+                     "fit_rank": r.fit_rank, "p_better": r.p_better if fitted else None,
+                     "noisy": r.noisy, "widened": r.widened, "noise": r.noise})
     rows.sort(key=lambda x: (not x["fitted"], x["fit_rank"] or 0, -x["rating"]))
     for i, row in enumerate(rows, 1):
         row["rank"] = i
@@ -396,7 +401,7 @@ def order_settled(db: ContestDB, confidence: float) -> bool:
     """Whether the last fit covers exactly the ladder's roster with every P(>next) >= ``confidence``
     (a new version is not in the fit: the order is open again)."""
     fit = db.fit_order()
-    roster = {r["submission_id"] for r in db.roster()}
+    roster = {r.submission_id for r in db.roster()}
     if len(roster) < 2 or {r[0] for r in fit} != roster:
         return False
     return all(p is not None and p >= confidence for _, p in fit[:-1])

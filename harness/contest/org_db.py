@@ -11,6 +11,8 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
+from harness.contest.rows import SUBMISSION_COLUMNS, SubmissionRow
+
 if TYPE_CHECKING:
     from harness.contest.db import ContestDB
 
@@ -199,22 +201,8 @@ def team_summaries(cdb: ContestDB) -> list[TeamSummary]:
         "FROM teams t LEFT JOIN standings st ON st.submission_id = t.current_submission ORDER BY t.name")]
 
 
-class OrgSubmission(NamedTuple):
-    """An upload as the organizer's team page shows it, logs included."""
-
-    id: int
-    runtime: str
-    filename: str
-    size: int
-    status: str
-    created_at: float
-    finished_at: float | None
-    build_log: str
-    check_log: str
-
-
-def team_submissions(cdb: ContestDB, team_id: int, limit: int = 100) -> list[OrgSubmission]:
-    """The team's latest uploads, newest first, with their build and check logs."""
-    return [OrgSubmission(*r) for r in cdb.db.execute(
-        "SELECT id, runtime, filename, size, status, created_at, finished_at, build_log, check_log FROM submissions "
-        "WHERE team_id = ? ORDER BY id DESC LIMIT ?", (team_id, limit))]
+def team_submissions(cdb: ContestDB, team_id: int, limit: int = 100) -> list[SubmissionRow]:
+    """The team's latest uploads whole, newest first, with their build and check logs."""
+    return [SubmissionRow(*r) for r in cdb.db.execute(
+        f"SELECT {SUBMISSION_COLUMNS} FROM submissions s JOIN teams t ON t.id = s.team_id WHERE s.team_id = ? "
+        "ORDER BY s.id DESC LIMIT ?", (team_id, limit))]

@@ -47,18 +47,16 @@ def _csrf(site: ContestSite, request: Request) -> str | None:
 
 
 def organizer(handler: Handler) -> Callable[[ContestSite], Callable[[Request], Awaitable[Response]]]:
-    """Only for the organizer's session: a team, or nobody, is refused (403)."""
+    """Only for the organizer's session: a team, or nobody, is refused (403). What the handler
+    refuses (:class:`Refused`, :class:`~.controls.ControlError`) ends in the app's handler
+    (:func:`~.access.refused`)."""
     def bind(site: ContestSite) -> Callable[[Request], Awaitable[Response]]:
         async def endpoint(request: Request) -> Response:
-            try:
-                csrf = await run_in_threadpool(_csrf, site, request)
-                if csrf is None:
-                    raise Refused(403, "the organizer's pages: sign in with the organizer token (harness contest "
-                                       "init printed it; harness contest organizer-token DIR gives a new one)")
-                return await handler(site, request, csrf)
-            except (Refused, controls.ControlError) as exc:
-                status = exc.status if isinstance(exc, Refused) else 400
-                return site.message(request, None, status, "Refused", getattr(exc, "message", str(exc)))
+            csrf = await run_in_threadpool(_csrf, site, request)
+            if csrf is None:
+                raise Refused(403, "the organizer's pages: sign in with the organizer token (harness contest "
+                                   "init printed it; harness contest organizer-token DIR gives a new one)")
+            return await handler(site, request, csrf)
         return endpoint
     return bind
 
@@ -98,17 +96,17 @@ async def team_page(site: ContestSite, request: Request, csrf: str) -> Response:
         team = site.db.team_by_name(name)
         if team is None:
             raise Refused(404, f"no team named {name!r}")
-        subs = org_db.team_submissions(site.db, team["id"])
-        state = controls.team_states(site.db).get(team["id"])
+        subs = org_db.team_submissions(site.db, team.id)
+        state = controls.team_states(site.db).get(team.id)
         cut = (state.removed_at or state.reset_at) if state else None
         games = site.ladder.team_games(name, 30)
         for g in games:  # games played before a reset or a removal stay, marked
             g["before"] = bool(cut and g["finished_at"] and g["finished_at"] < time.strftime(
                 "%Y-%m-%dT%H:%M:%SZ", time.gmtime(cut)))
-        blocked = {b.ref: b.reason for b in controls.blocks_of(site.db, team["id"]) if b.kind == "version"}
+        blocked = {b.ref: b.reason for b in controls.blocks_of(site.db, team.id) if b.kind == "version"}
         return site.render("organizer_team.html", request, None, organizer_nav=True, csrf=csrf, t=team, subs=subs, games=games,
                            violations=site.ladder.team_violations(name, 100), state=state, when=when,
-                           blocked=blocked, team_blocks=[b for b in controls.blocks_of(site.db, team["id"])
+                           blocked=blocked, team_blocks=[b for b in controls.blocks_of(site.db, team.id)
                                                          if b.kind == "team"])
     return await run_in_threadpool(work)
 
@@ -204,13 +202,18 @@ def _act(site: ContestSite, who: str, form: dict[str, str]) -> str:
     raise controls.ControlError(f"unknown action {action!r}")
 
 
-@organizer
-async def act(site: ContestSite, request: Request, csrf: str) -> Response:
-    form = await request.form(max_files=0, max_fields=12)
+async def _form(request: Request, csrf: str, max_fields: int) -> dict[str, str]:
+    """The posted form's text fields, once its CSRF token is the organizer session's (else 403)."""
+    form = await request.form(max_files=0, max_fields=max_fields)
     sent = form.get("csrf")
     if not isinstance(sent, str) or not hmac.compare_digest(sent, csrf):
         raise Refused(403, "refused: this form has no valid CSRF token (reload the page and submit it again)")
-    fields = {k: v for k, v in form.items() if isinstance(v, str)}
+    return {k: v for k, v in form.items() if isinstance(v, str)}
+
+
+@organizer
+async def act(site: ContestSite, request: Request, csrf: str) -> Response:
+    fields = await _form(request, csrf, 12)
     address = request.client.host if request.client else "unknown"
     done = await run_in_threadpool(_act, site, f"organizer (site, {address})", fields)
     back = str(fields.get("back", "/organizer"))
@@ -222,10 +225,7 @@ async def act(site: ContestSite, request: Request, csrf: str) -> Response:
 
 @organizer
 async def signout(site: ContestSite, request: Request, csrf: str) -> Response:
-    form = await request.form(max_files=0, max_fields=2)
-    sent = form.get("csrf")
-    if not isinstance(sent, str) or not hmac.compare_digest(sent, csrf):
-        raise Refused(403, "refused: this form has no valid CSRF token (reload the page and submit it again)")
+    await _form(request, csrf, 2)
     sid = request.cookies.get(ORG_COOKIE, "")
 
     def drop() -> None:

@@ -25,6 +25,7 @@ from harness.contest.auth import new_csrf, session_key
 from harness.contest.board_fit import fit_note
 from harness.contest.ladder import version_label
 from harness.contest.phases import upload_state
+from harness.contest.rows import SubmissionRow
 from harness.contest.safe_files import NotShown, list_files, read_capped
 from harness.contest.site import SIGNIN_COOKIE, ContestSite, Refused, Team
 from harness.report.replay_data import script_json
@@ -101,7 +102,7 @@ async def head_to_head(site: ContestSite, request: Request) -> Response:
     a, b = request.query_params.get("a", ""), request.query_params.get("b", "")
 
     def work() -> Response:
-        teams = [t["name"] for t in site.db.teams()]
+        teams = [t.name for t in site.db.teams()]
         rows, _ = site.board()
         top = [r["team"] for r in rows if r["version"] is not None][:MATRIX_TEAMS]
         pick_a, pick_b = a, b
@@ -178,7 +179,7 @@ async def me(site: ContestSite, request: Request, team: Team) -> Response:
     def work() -> Response:
         row = site.db.team(team.id)
         return site.render("me.html", request, team, submissions=site.db.submissions_of(team.id),
-                           current=row["current_submission"] if row else None,
+                           current=row.current_submission if row else None,
                            runtimes=site.cfg.runtimes, quotas=site.cfg.quotas,
                            violations=site.ladder.team_violations(team.name, 30),
                            frozen=_closed_line(site), **me_context(site, request, team))
@@ -200,11 +201,11 @@ async def upload(site: ContestSite, request: Request, team: Team) -> Response:
     return RedirectResponse(f"/me/submissions/{submission_id}", status_code=303)
 
 
-def _own_submission(site: ContestSite, team: Team, submission_id: int) -> Any:
+def _own_submission(site: ContestSite, team: Team, submission_id: int) -> SubmissionRow:
     sub = site.db.submission(submission_id)
     if sub is None:
         raise Refused(404, f"no version {submission_id}")
-    if sub["team_id"] != team.id:
+    if sub.team_id != team.id:
         raise _forbidden("version")
     return sub
 
@@ -213,10 +214,10 @@ def _own_submission(site: ContestSite, team: Team, submission_id: int) -> Any:
 async def my_submission(site: ContestSite, request: Request, team: Team) -> Response:
     def work() -> Response:
         sub = _own_submission(site, team, request.path_params["id"])
-        folder = site.cfg.submissions_dir / str(sub["id"])
+        folder = site.cfg.submissions_dir / str(sub.id)
         files = list_files(folder, 2000) if folder.is_dir() else []
         return site.render("submission.html", request, team, sub=sub, files=files[:200],
-                           label=version_label(sub["id"]))
+                           label=version_label(sub.id))
     return await run_in_threadpool(work)
 
 
@@ -225,7 +226,7 @@ async def my_file(site: ContestSite, request: Request, team: Team) -> Response:
     def work() -> Response:
         sub = _own_submission(site, team, request.path_params["id"])
         try:  # a build's output is hostile: capped, never through a link, never a FIFO
-            data, size = read_capped(site.cfg.submissions_dir / str(sub["id"]), request.path_params["path"],
+            data, size = read_capped(site.cfg.submissions_dir / str(sub.id), request.path_params["path"],
                                      FILE_CAP)
         except NotShown:
             raise Refused(404, "no such file in this version") from None

@@ -13,7 +13,7 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.authentication import AuthenticationMiddleware
 
-from harness.contest.access import ContestAuth, refused, unauthenticated
+from harness.contest.access import REFUSALS, ContestAuth, refused, unauthenticated
 from harness.contest.api import api_routes
 from harness.contest.config import load_contest
 from harness.contest.downloads import download_routes
@@ -49,6 +49,6 @@ def create_app(root: str | Path, *, start_worker: bool = True) -> Starlette:
     participant = [*download_routes(site), *me_routes(site), *team_routes(site), *api_routes(site)]
     app = Starlette(routes=[*participant, *routes(site), *organizer_routes(site), *finals_routes(site)],
                     middleware=middleware, lifespan=lifespan,
-                    exception_handlers={Refused: refused, 401: unauthenticated})
+                    exception_handlers={Refused: refused, **dict.fromkeys(REFUSALS, refused), 401: unauthenticated})
     app.state.site = site
     return app

@@ -44,6 +44,7 @@ from harness.contest.notices import notices
 from harness.contest.phases import upload_state
 from harness.contest.redact import Redactor
 from harness.contest.unpack import Caps, UnpackError, unpack_upload
+from harness.report.html import ci, fmt
 
 __all__ = ["ContestSite", "Team", "Refused", "SESSION_COOKIE", "SIGNIN_COOKIE", "refused_json"]
 
@@ -96,7 +97,7 @@ class ContestSite:
         league = {"name": self.cfg.name, "game": self.cfg.game, "path": "ladder.yaml"}
         context.setdefault("notices", notices(self.db, team.id if team else None))
         html = self.env.get_template(template).render(contest=self.cfg, league=league, team=team, root="/",
-                                                      live=False, fmt=_fmt, ci=_ci, **context)
+                                                      live=False, fmt=fmt, ci=ci, **context)
         return HTMLResponse(html, status_code=status)
 
     def message(self, request: Request, team: Team | None, status: int, title: str, text: str) -> HTMLResponse:
@@ -114,7 +115,7 @@ class ContestSite:
         if cached is not None and cached[0] == key and time.monotonic() < cached[1]:
             return cached[2], cached[3]
         rows = leaderboard_rows(self.db)
-        html = Markup(self.env.get_template("leaderboard_table.html").render(rows=rows, fmt=_fmt))
+        html = Markup(self.env.get_template("leaderboard_table.html").render(rows=rows, fmt=fmt, ci=ci))
         with self._board_lock:
             self._board = (key, time.monotonic() + BOARD_TTL, rows, html)
         return rows, html
@@ -125,7 +126,7 @@ class ContestSite:
         if not sid or len(sid) > 200:
             return None
         row = self.db.session(session_key(sid))
-        return Team(int(row["team_id"]), row["name"], row["csrf"]) if row else None
+        return Team(int(row.team_id), row.name, row.csrf) if row else None
 
     def bearer_team(self, request: HTTPConnection) -> Team | None:
         auth = request.headers.get("authorization", "")
@@ -142,7 +143,7 @@ class ContestSite:
         if team_id is None:
             raise Refused(401, "this token is not valid (ask the organizer for a new one)")
         team = self.db.team(team_id)
-        return Team(team_id, team["name"], None) if team else None
+        return Team(team_id, team.name, None) if team else None
 
     def limit_signins(self, request: HTTPConnection) -> None:
         address = request.client.host if request.client else "unknown"
@@ -208,16 +209,6 @@ class ContestSite:
             raise Refused(400, str(exc)) from None
         self.worker.submit(submission_id)
         return submission_id
-
-
-def _fmt(value: float | None) -> str:
-    return "–" if value is None else f"{value:.2f}"
-
-
-def _ci(ci: Any) -> str:
-    if not ci or ci[0] is None or ci[1] is None:
-        return ""
-    return f"({ci[0]:.2f}–{ci[1]:.2f})"
 
 
 def refused_json(exc: Refused) -> JSONResponse:

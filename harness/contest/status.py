@@ -65,7 +65,7 @@ def contest_status(cfg: ContestConfig, db: ContestDB, now: float | None = None) 
             "submissions/": _size(cfg.submissions_dir), "finals/": _size(root / "finals")}
     state = json.loads(db.get_meta("ladder_state") or "{}")
     logs = due(store, cfg.retention, now)
-    return {"teams": len(teams), "with_version": sum(1 for t in teams if t["current_submission"]),
+    return {"teams": len(teams), "with_version": sum(1 for t in teams if t.current_submission),
             "queue": queue, "games": _games(store, now), "pace": cfg.games_per_hour, "ladder": state,
             "disk": disk, "free": shutil.disk_usage(root).free, "logs": logs, "retention": cfg.retention,
             "dropped": {"expired": int(db.get_meta("logs_dropped_expired", "0") or 0),

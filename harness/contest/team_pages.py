@@ -37,15 +37,15 @@ STARTERS = CHECKOUT / "bots" / "starters"
 def _versions(site: ContestSite, team_id: int) -> list[dict[str, Any]]:
     """The team's versions, oldest first, with their ladder rating (public fields only)."""
     rows = site.db.submissions_of(team_id, limit=200)
-    standings = site.db.standings_of([r["id"] for r in rows])
+    standings = site.db.standings_of([r.id for r in rows])
     out = []
     for r in reversed(rows):
-        st = standings.get(r["id"])
-        out.append({"id": r["id"], "label": version_label(r["id"]), "runtime": r["runtime"], "status": r["status"],
-                    "uploaded": _when(r["created_at"]), "activated": _when(r["activated_at"]),
-                    "games": st["games"] if st else 0, "wins": st["wins"] if st else 0,
-                    "mu": st["mu"] if st else None, "sigma": st["sigma"] if st else None,
-                    "rating": st["mu"] - 3 * st["sigma"] if st else None})
+        st = standings.get(r.id)
+        out.append({"id": r.id, "label": version_label(r.id), "runtime": r.runtime, "status": r.status,
+                    "uploaded": _when(r.created_at), "activated": _when(r.activated_at),
+                    "games": st.games if st else 0, "wins": st.wins if st else 0,
+                    "mu": st.mu if st else None, "sigma": st.sigma if st else None,
+                    "rating": st.mu - 3 * st.sigma if st else None})
     return out
 
 
@@ -90,10 +90,10 @@ def team_page(site: ContestSite, request: Request, name: str,
     row = site.db.team_by_name(name)
     if row is None:
         raise Refused(404, f"no team {name!r} in this contest")
-    versions = _versions(site, row["id"])
-    current = row["current_submission"]
+    versions = _versions(site, row.id)
+    current = row.current_submission
     sub = site.db.submission(current) if current else None
-    pause = pause_of(site.db, sub["id"]) if sub is not None and sub["status"] == "paused" else None
+    pause = pause_of(site.db, sub.id) if sub is not None and sub.status == "paused" else None
     return site.render("team.html", request, site.session_team(request), name=name, versions=versions,
                        chart=_chart(versions), current=version_label(current) if current else None, pause=pause,
                        results=_results(site, name, cache if cache is not None else {}))
@@ -106,9 +106,9 @@ def me_context(site: ContestSite, request: Request, team: Team) -> dict[str, Any
     players = int(params["players"]) if params.get("players", "").isdigit() else None
     opponent = params.get("opponent") or None
     row = site.db.team(team.id)
-    current = row["current_submission"] if row else None
+    current = row.current_submission if row else None
     sub = site.db.submission(current) if current else None
-    pause = pause_of(site.db, sub["id"]) if sub is not None and sub["status"] == "paused" else None
+    pause = pause_of(site.db, sub.id) if sub is not None and sub.status == "paused" else None
     return {"pause": pause, "what_to_do": WHAT_TO_DO, "filters": {"result": result, "players": players,
                                                                     "opponent": opponent},
             "games": filtered_games(site.ladder, team.name, result=result, players=players, opponent=opponent),
@@ -134,11 +134,7 @@ def team_routes(site: ContestSite) -> list[Route]:
     cache: dict[str, tuple[Any, float, dict[str, Any]]] = {}  # this site's teams' results (the GIL guards it)
 
     async def team(request: Request) -> Response:
-        name = request.path_params["name"]
-        try:
-            return await run_in_threadpool(team_page, site, request, name, cache)
-        except Refused as exc:
-            return site.message(request, None, exc.status, "Not found", exc.message)
+        return await run_in_threadpool(team_page, site, request, request.path_params["name"], cache)
 
     async def help_index(request: Request) -> Response:
         def work() -> Response:
@@ -155,7 +151,7 @@ def team_routes(site: ContestSite) -> list[Route]:
         except NotShown:
             path = None
         if path is None:
-            return site.message(request, None, 404, "Not found", "no such help page (see /help)")
+            raise Refused(404, "no such help page (see /help)")
         return PlainTextResponse(data.decode("utf-8", "replace"))
 
     async def bot_link(request: Request) -> Response:

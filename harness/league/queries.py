@@ -17,7 +17,7 @@ from itertools import chain
 from typing import TYPE_CHECKING, NamedTuple
 
 from harness.league.store import LeagueStore
-from harness.league.store_rows import DoneGame, GamePage, GameSeatRow, GameSummary, LatestViolation, VersionViolation
+from harness.league.store_rows import GAME_COLUMNS, GamePage, GameRow, GameSeatRow, ViolationRow
 
 if TYPE_CHECKING:
     import numpy as np
@@ -69,11 +69,7 @@ def done_game_arrays(store: LeagueStore) -> list[GameArrays]:
     import numpy as np  # here: numpy costs ~0.1 s to import, and most readers of this module need none
 
     cursor = store.db.cursor()
-    cursor.row_factory = None  # plain tuples: a sqlite3.Row per row costs more than its values
-    own = not store.db.in_transaction
-    if own:
-        cursor.execute("BEGIN")
-    try:
+    with read_snapshot(store):
         games = np.fromiter(chain.from_iterable(cursor.execute(
             "SELECT seq, round, seed FROM games WHERE status = 'done' ORDER BY seq")), dtype=np.int64).reshape(-1, 3)
         # a seat as (game seq, version id << 16 | rank << 8 | seat, score): ranks and seats are
@@ -81,9 +77,6 @@ def done_game_arrays(store: LeagueStore) -> list[GameArrays]:
         seats = np.fromiter(chain.from_iterable(cursor.execute(
             "SELECT game_seq, (version_id << 16) | (ifnull(rank, 255) << 8) | seat, ifnull(score, 0) FROM seats "
             "ORDER BY game_seq, seat")), dtype=np.float64).reshape(-1, 3)
-    finally:
-        if own:
-            cursor.execute("COMMIT")
     return _grouped(games, seats)
 
 
@@ -118,7 +111,6 @@ def game_arrays_of(store: LeagueStore, seqs: Sequence[int]) -> list[GameArrays]:
 
     wanted = sorted(set(seqs))
     cursor = store.db.cursor()
-    cursor.row_factory = None
     games: list[tuple[int, int, int]] = []
     seats: list[tuple[float, float, float]] = []
     with read_snapshot(store):
@@ -220,11 +212,7 @@ def schedule_arrays(store: LeagueStore, id_prefix: str) -> ScheduleArrays:
     import numpy as np
 
     cursor = store.db.cursor()
-    cursor.row_factory = None
-    own = not store.db.in_transaction
-    if own:
-        cursor.execute("BEGIN")
-    try:
+    with read_snapshot(store):
         # one integer per row where it fits: the rows' count, not their width, is what reading costs
         games = np.fromiter(chain.from_iterable(cursor.execute(
             "SELECT seq, (round << 3) | ((substr(id, 1, ?) = ?) << 2) | ((status = 'done') << 1) FROM games "
@@ -258,9 +246,6 @@ def schedule_arrays(store: LeagueStore, id_prefix: str) -> ScheduleArrays:
             chunk = rest[i:i + 900]
             planned.update((s, json.loads(v or "[]")) for s, v in cursor.execute(
                 f"SELECT seq, versions FROM games WHERE seq IN ({_marks(chunk)})", chunk))
-    finally:
-        if own:
-            cursor.execute("COMMIT")
     players = count.astype(np.int64)
     players[~done] = [len(planned[s]) for s in rest]
     starts = np.cumsum(players) - players
@@ -278,27 +263,24 @@ def schedule_arrays(store: LeagueStore, id_prefix: str) -> ScheduleArrays:
 
 
 def _tuples(store: LeagueStore, sql: str, args: Sequence[object] = ()) -> sqlite3.Cursor:
-    """A cursor over ``sql``'s rows as plain tuples, to be made into typed rows."""
-    cursor = store.db.cursor()
-    cursor.row_factory = None
-    return cursor.execute(sql, args)
+    """A cursor over ``sql``'s rows (plain tuples: the store's connection has no row factory), to be made into typed rows."""
+    return store.db.execute(sql, args)
 
 
-def done_games(store: LeagueStore) -> list[DoneGame]:
+def done_games(store: LeagueStore) -> list[GameRow]:
     """The finished games in schedule order: seq, id, round, seed, players, ended_by, decisions, seconds.
 
     The game rows themselves are small (~100 bytes); read their seats and logs one game at a time."""
-    return [DoneGame(*r) for r in _tuples(store, "SELECT seq, id, round, seed, players, ended_by, decisions, seconds "
-                                                 "FROM games WHERE status = 'done' ORDER BY seq")]
+    return [GameRow(*r) for r in _tuples(store, f"SELECT {GAME_COLUMNS} FROM games WHERE status = 'done' ORDER BY seq")]
 
 
-def latest_games(store: LeagueStore, limit: int, version_id: int | None = None) -> list[GameSummary]:
-    """The last ``limit`` finished games (of ``version_id``, if given), latest first: seq, id, round, ended_by."""
+def latest_games(store: LeagueStore, limit: int, version_id: int | None = None) -> list[GamePage]:
+    """The last ``limit`` finished games (of ``version_id``, if given), latest first."""
     if version_id is None:
-        return [GameSummary(*r) for r in _tuples(store, "SELECT seq, id, round, ended_by FROM games "
-                                                        "WHERE status = 'done' ORDER BY seq DESC LIMIT ?", (limit,))]
-    return [GameSummary(*r) for r in _tuples(
-        store, "SELECT g.seq, g.id, g.round, g.ended_by FROM games g JOIN seats s ON s.game_seq = g.seq "
+        return [GamePage(*r) for r in _tuples(store, "SELECT seq, id, round, ended_by, finished_at FROM games "
+                                                     "WHERE status = 'done' ORDER BY seq DESC LIMIT ?", (limit,))]
+    return [GamePage(*r) for r in _tuples(
+        store, "SELECT g.seq, g.id, g.round, g.ended_by, g.finished_at FROM games g JOIN seats s ON s.game_seq = g.seq "
         "WHERE g.status = 'done' AND s.version_id = ? ORDER BY g.seq DESC LIMIT ?", (version_id, limit))]
 
 
@@ -373,13 +355,14 @@ def latest_seqs_of_versions(store: LeagueStore, version_ids: Sequence[int], limi
                                            [*version_ids, limit])]
 
 
-def violations_of_versions(store: LeagueStore, version_ids: Sequence[int], limit: int) -> list[VersionViolation]:
-    """The last ``limit`` violations of ``version_ids``: id, decision, seat, kind, detail, game_id, version."""
+def violations_of_versions(store: LeagueStore, version_ids: Sequence[int], limit: int) -> list[ViolationRow]:
+    """The last ``limit`` violations of ``version_ids``, latest first."""
     if not version_ids:
         return []
-    return [VersionViolation(*r) for r in _tuples(
-        store, f"SELECT x.id, x.decision, x.seat, x.kind, x.detail, g.id AS game_id, v.version FROM violations x "
-        f"JOIN games g ON g.seq = x.game_seq JOIN versions v ON v.id = x.version_id "
+    return [ViolationRow(*r) for r in _tuples(
+        store, f"SELECT x.id, x.decision, x.seat, x.kind, x.detail, g.id AS game_id, g.seed, b.name, v.version "
+        f"FROM violations x JOIN games g ON g.seq = x.game_seq JOIN versions v ON v.id = x.version_id "
+        f"JOIN bots b ON b.id = v.bot_id "
         f"WHERE x.version_id IN ({_marks(version_ids)}) ORDER BY x.id DESC LIMIT ?", [*version_ids, limit])]
 
 
@@ -459,7 +442,6 @@ def done_results_after(store: LeagueStore, after_seq: int = 0) -> list[tuple[np.
     import numpy as np
 
     cursor = store.db.cursor()
-    cursor.row_factory = None
     with read_snapshot(store):
         seqs = np.fromiter(chain.from_iterable(cursor.execute(
             "SELECT seq FROM games WHERE status = 'done' AND seq > ? ORDER BY seq", (after_seq,))), dtype=np.int64)
@@ -502,16 +484,15 @@ def first_pending_seq(store: LeagueStore) -> int | None:
     return None if row[0] is None else int(row[0])
 
 
-def latest_violations(store: LeagueStore, limit: int, version_id: int | None = None) -> list[LatestViolation]:
-    """The last ``limit`` violations (of ``version_id``, if given), latest first: id, decision,
-    seat, kind, detail, game_id, name, version."""
-    sql = ("SELECT x.id, x.decision, x.seat, x.kind, x.detail, g.id AS game_id, b.name, v.version "
+def latest_violations(store: LeagueStore, limit: int, version_id: int | None = None) -> list[ViolationRow]:
+    """The last ``limit`` violations (of ``version_id``, if given), latest first."""
+    sql = ("SELECT x.id, x.decision, x.seat, x.kind, x.detail, g.id AS game_id, g.seed, b.name, v.version "
            "FROM violations x JOIN games g ON g.seq = x.game_seq "
            "LEFT JOIN versions v ON v.id = x.version_id LEFT JOIN bots b ON b.id = v.bot_id")
     if version_id is None:
-        return [LatestViolation(*r) for r in _tuples(store, sql + " ORDER BY x.id DESC LIMIT ?", (limit,))]
-    return [LatestViolation(*r) for r in _tuples(store, sql + " WHERE x.version_id = ? ORDER BY x.id DESC LIMIT ?",
-                                                 (version_id, limit))]
+        return [ViolationRow(*r) for r in _tuples(store, sql + " ORDER BY x.id DESC LIMIT ?", (limit,))]
+    return [ViolationRow(*r) for r in _tuples(store, sql + " WHERE x.version_id = ? ORDER BY x.id DESC LIMIT ?",
+                                              (version_id, limit))]
 
 
 def seats_of_games(store: LeagueStore, seqs: Sequence[int]) -> dict[int, list[GameSeatRow]]:
@@ -549,5 +530,4 @@ def pair_games(store: LeagueStore, a: int, b: int, *, min_seats: int = 3, limit:
         "JOIN seats sb ON sb.game_seq = g.seq AND sb.version_id = ? WHERE g.status = 'done' AND "
         "(SELECT count(*) FROM seats WHERE game_seq = g.seq) >= ? ORDER BY g.seq DESC LIMIT ?",
         (a, b, min_seats, limit))
-    cursor.row_factory = None
     return [PairGame(*row) for row in cursor]

@@ -36,7 +36,7 @@ from harness.league.queries import GameArrays
 from harness.league.ratings_fit import TableFit, Warm, fit_pairs, table_fit
 from harness.league.ratings_model import Pairs, pair_terms
 
-__all__ = ["KeyIndex", "LiveFit", "add_at"]
+__all__ = ["KeyIndex", "GameSink", "LiveFit", "add_at", "pack", "unpack"]
 
 #: a fit keeps the last full fit's data weight and prior spread while the games grew by less than
 #: this share since it (ratings_fit.Warm.quick); then every step is fitted again
@@ -84,6 +84,25 @@ def add_at(target: np.ndarray, at: np.ndarray, values: np.ndarray) -> None:
         np.add.at(target, at, values)
 
 
+def pack(high: np.ndarray, low: np.ndarray | int, bits: int, what: str | None = None) -> np.ndarray:
+    """One int64 key per row of two non-negative integer columns: ``low`` in the lowest ``bits``
+    bits, ``high`` above (numbered apart again by :func:`unpack`; keys of a :class:`KeyIndex`).
+    With ``what``, a ``ValueError`` naming it when either does not fit (the caller then reads every
+    game afresh); without, the caller knows they fit (ids of a :class:`KeyIndex`)."""
+    high = np.asarray(high, dtype=np.int64)
+    low = np.asarray(low, dtype=np.int64)
+    if what is not None and high.size and (int(low.max()) >> bits or int(high.max()) >> (63 - bits)
+                                           or min(int(low.min()), int(high.min())) < 0):
+        raise ValueError(f"{what} too large to pack")
+    packed: np.ndarray = (high << bits) | low
+    return packed
+
+
+def unpack(keys: np.ndarray, bits: int) -> tuple[np.ndarray, np.ndarray]:
+    """The (high, low) columns :func:`pack` put in ``keys``."""
+    return keys >> bits, keys & ((1 << bits) - 1)
+
+
 class _Column:
     """An array that grows at its end, its storage doubled when full (appending to a 3,000,000-row
     array by concatenation copied it whole on every refresh)."""
@@ -113,7 +132,21 @@ _COLUMNS = ("vid", "ppa", "ppb", "pa", "pb", "sa", "sb", "pair", "wins", "count"
 _FLOAT = ("wins", "count", "cell_win")
 
 
-class LiveFit:
+class GameSink:
+    """What takes finished games as they are read, one table size at a time (as
+    :func:`harness.league.queries.done_game_arrays` gives them): the live fit, the report's kept sums."""
+
+    def add(self, tables: Sequence[GameArrays]) -> None:
+        """Add finished games (any table sizes given when made)."""
+        for t in tables:
+            if len(t.seqs):
+                self._add(t)
+
+    def _add(self, t: GameArrays) -> None:
+        raise NotImplementedError
+
+
+class LiveFit(GameSink):
     """The fit of :func:`~harness.league.ratings_fit.fit_batches` over games added in any number
     of parts (:meth:`add`), each :meth:`fit` started from the last. Table sizes are fixed when it
     is made (``sizes``, every size in the league; :meth:`add` of another size raises
@@ -134,28 +167,21 @@ class LiveFit:
         self.full_games = 0  # the games of the last fit that measured the data's weight
         self.quick = False  # the last fit kept the weight and the prior's spread (ratings_fit.Warm.quick)
 
-    def add(self, tables: Sequence[GameArrays]) -> None:
-        """Add finished games (any table sizes given when made)."""
-        for t in tables:
-            if len(t.seqs):
-                self._add(t)
-
     def _add(self, t: GameArrays) -> None:
         g, n = t.versions.shape
         if n not in self.base:
             raise ValueError(f"a table of {n} seats, not among the sizes the fit was made for")
-        if int(t.rounds.max(initial=0)) >= 1 << _ROUND_BITS or int(t.rounds.min(initial=0)) < 0:
-            raise ValueError("a round number too large to pack")
         bot, new_vids = self.versions.lookup(t.versions.ravel())
         col = self.columns
         col["vid"].append(new_vids)  # new keys come in the order of their ids
         bot = bot.reshape(g, n)
         deal, _ = self.deals.lookup(t.seeds)
-        cluster, _ = self.clusters.lookup((deal << (_ROUND_BITS + _SIZE_BITS)) | (t.rounds << _SIZE_BITS) | n)
+        cluster, _ = self.clusters.lookup(pack(pack(deal, t.rounds, _ROUND_BITS, "a round number"), n, _SIZE_BITS))
         # every (set, bot) of every seat: each bot's sets (a bot seated only against itself too)
-        seat_slot, new_slots = self.slots.lookup((np.repeat(cluster, n) << _BOT_BITS) | bot.ravel())
-        col["slot_cluster"].append(new_slots >> _BOT_BITS)
-        col["slot_bot"].append(new_slots & ((1 << _BOT_BITS) - 1))
+        seat_slot, new_slots = self.slots.lookup(pack(np.repeat(cluster, n), bot.ravel(), _BOT_BITS))
+        slot_cluster, slot_bot = unpack(new_slots, _BOT_BITS)
+        col["slot_cluster"].append(slot_cluster)
+        col["slot_bot"].append(slot_bot)
         seat_slot = seat_slot.reshape(g, n)
         for i in range(n):  # loops over seats only
             for j in range(i + 1, n):
@@ -174,9 +200,10 @@ class LiveFit:
         slot_a = np.where(flip, slot[keep, j], slot[keep, i])
         slot_b = np.where(flip, slot[keep, i], slot[keep, j])
         col = self.columns
-        pair, new_pairs = self.pairs.lookup((low << _BOT_BITS) | high)
-        col["ppa"].append(new_pairs >> _BOT_BITS)
-        col["ppb"].append(new_pairs & ((1 << _BOT_BITS) - 1))
+        pair, new_pairs = self.pairs.lookup(pack(low, high, _BOT_BITS))
+        pair_low, pair_high = unpack(new_pairs, _BOT_BITS)
+        col["ppa"].append(pair_low)
+        col["ppb"].append(pair_high)
         s = self.seats
         entry, new_entries = self.entries.lookup((pair * s + seat_a) * s + seat_b)
         if new_entries.size:

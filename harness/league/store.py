@@ -419,7 +419,6 @@ class LeagueStore(StoreBase):
         """Every bot version, in registration order."""
         cursor = self.db.execute("SELECT v.id, b.name, v.version, v.command, v.cwd, v.files, v.created_at "
                                  "FROM versions v JOIN bots b ON b.id = v.bot_id ORDER BY v.id")
-        cursor.row_factory = None  # plain tuples, made into typed rows
         return [VersionRow(*row) for row in cursor]
 
     def seat_stats(self) -> dict[int, dict[str, float]]:
@@ -454,10 +453,8 @@ class LeagueStore(StoreBase):
             yield r[0], r[1], seats.get(r[0]) or [(v, None) for v in json.loads(r[2] or "[]")]  # type: ignore[misc]
 
     def _tuples(self, sql: str, args: Sequence[Any] = ()) -> sqlite3.Cursor:
-        """A cursor over ``sql``'s rows as plain tuples, to be made into typed rows."""
-        cursor = self.db.cursor()
-        cursor.row_factory = None
-        return cursor.execute(sql, args)
+        """A cursor over ``sql``'s rows (plain tuples: the connection has no row factory), to be made into typed rows."""
+        return self.db.execute(sql, args)
 
     def game(self, game_id: str) -> GameRow | None:
         """The game ``game_id`` as its row keeps it, or None if there is none."""

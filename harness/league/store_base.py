@@ -62,7 +62,6 @@ class StoreBase:
             self.db = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"{self.path}: cannot open the store ({exc})") from None
-        self.db.row_factory = sqlite3.Row
         try:
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: a commit survives a killed process

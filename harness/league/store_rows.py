@@ -1,17 +1,17 @@
 """The rows the league store and its queries hand out, typed: one ``NamedTuple`` per shape read.
 
 A caller reads a column as an attribute (``row.seq``), which mypy checks and a template reads
-the same way (``row.seq`` in Jinja); the reads make them from plain tuples (``cursor.row_factory =
-None``), cheaper than a ``sqlite3.Row`` per row. The fields are in the order of each read's
-``SELECT``: a change to one changes the other in the same commit.
+the same way (``row.seq`` in Jinja); the reads make them from plain tuples (the store's
+connection has no row factory: no read hands out a ``sqlite3.Row``, which would also cost more
+per row than its values). The fields are in the order of each read's ``SELECT``: a change to one
+changes the other in the same commit.
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
-__all__ = ["GameRow", "SeatRow", "GameSeatRow", "ViolationRow", "StoredViolation", "HistoryEntry",
-           "DoneGame", "GameSummary", "GamePage", "VersionViolation", "LatestViolation"]
+__all__ = ["GameRow", "SeatRow", "GameSeatRow", "ViolationRow", "StoredViolation", "HistoryEntry", "GamePage"]
 
 
 class GameRow(NamedTuple):
@@ -61,8 +61,8 @@ class GameSeatRow(NamedTuple):
 
 
 class ViolationRow(NamedTuple):
-    """A violation as a list shows it, with its game's id and deal seed and the bot's name and
-    version (None when no version was charged)."""
+    """A violation as a list shows it (the store's, the report's latest, a team's), with its game's
+    id and deal seed and the bot's name and version (None when no version was charged)."""
 
     id: int
     decision: int | None
@@ -103,58 +103,13 @@ class HistoryEntry(NamedTuple):
     totals: bytes | None
 
 
-class DoneGame(NamedTuple):
-    """A finished game as an export reads it."""
-
-    seq: int
-    id: str
-    round: int
-    seed: int
-    players: int
-    ended_by: str | None
-    decisions: int | None
-    seconds: float | None
-
-
-class GameSummary(NamedTuple):
-    """A finished game as a list of the latest shows it."""
-
-    seq: int
-    id: str
-    round: int
-    ended_by: str | None
 
 
 class GamePage(NamedTuple):
-    """A game as a page of games shows it, with when it finished."""
+    """A finished game as a list or a page of games shows it, with when it finished."""
 
     seq: int
     id: str
     round: int
     ended_by: str | None
     finished_at: str | None
-
-
-class VersionViolation(NamedTuple):
-    """A violation of one of a team's versions, as the team's page lists it."""
-
-    id: int
-    decision: int | None
-    seat: int | None
-    kind: str
-    detail: str
-    game_id: str
-    version: str
-
-
-class LatestViolation(NamedTuple):
-    """A violation as the report's latest list shows it (name and version None: none charged)."""
-
-    id: int
-    decision: int | None
-    seat: int | None
-    kind: str
-    detail: str
-    game_id: str
-    name: str | None
-    version: str | None

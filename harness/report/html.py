@@ -43,7 +43,7 @@ from harness.report.replay_data import game_replay, script_json
 from harness.report.standing import Standing
 from harness.report.tables import league_table, move_number, request_id_of
 
-__all__ = ["H2H_SHOWN", "HISTORY_SHOWN", "MAX_LISTED", "ReportPages", "replay_viewer_html", "write_report"]
+__all__ = ["H2H_SHOWN", "HISTORY_SHOWN", "MAX_LISTED", "ReportPages", "replay_viewer_html", "write_report", "fmt", "ci"]
 
 MAX_LISTED = 200
 H2H_SHOWN = 20  # the index's head-to-head matrix: the table's first 20 bots
@@ -52,11 +52,13 @@ COLORS = ("#3a6fd8", "#d8563a", "#2f9e5b", "#9a55c9", "#c99a1f", "#1f9fb0", "#b0
           "#e0559e")
 
 
-def _fmt(value: float | None) -> str:
+def fmt(value: float | None) -> str:
+    """A figure as both sites' pages show it: two decimals, a dash for none."""
     return "–" if value is None else f"{value:.2f}"
 
 
-def _ci(ci: Sequence[float | None] | None) -> str:
+def ci(ci: Sequence[float | None] | None) -> str:
+    """An interval as both sites' pages show it, in brackets (empty for none)."""
     if not ci or ci[0] is None or ci[1] is None:
         return ""
     return f"({ci[0]:.2f}–{ci[1]:.2f})"
@@ -132,7 +134,7 @@ class ReportPages:
 
     def _render(self, template: str, root: str, **context: Any) -> str:
         return self.env.get_template(template).render(league=self._league(), root=root, live=self.live,
-                                                      fmt=_fmt, ci=_ci, **context)
+                                                      fmt=fmt, ci=ci, **context)
 
     # -- pages ------------------------------------------------------------------------------
     def index(self, replay_pages: set[str] | None = None, standing: Standing | None = None) -> str:

@@ -18,19 +18,19 @@ size), numbered in the order first seen: the delta method does not depend on the
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
 from typing import Any
 
 import numpy as np
 
 from harness.league.queries import GameArrays
-from harness.league.ratings_live import KeyIndex, add_at
+from harness.league.ratings_live import GameSink, KeyIndex, add_at, pack, unpack
 from harness.report.statistics import Z95
 
 __all__ = ["LiveSums"]
 
 _BITS = 24  # a packed column: rounds, deals, versions below 2^24
-_MASK = (1 << _BITS) - 1
+_VERSION_BITS = 31  # a pair of version ids
 
 
 class _Sums:
@@ -54,7 +54,7 @@ class _Sums:
             grow = len(self.keys) - len(self.total)
             self.total = np.vstack([self.total, np.zeros((grow, self.columns + 1))])
             self.square = np.vstack([self.square, np.zeros((grow, 2 * self.columns + 1))])
-        cell_id, _ = self.cells.lookup((set_id << _BITS + 8) | key_id)
+        cell_id, _ = self.cells.lookup(pack(set_id, key_id, _BITS + 8))
         fresh = len(self.cells) - len(self.cell)
         if fresh:
             self.cell = np.vstack([self.cell, np.zeros((fresh, self.columns + 1))])
@@ -89,7 +89,7 @@ class _Sums:
         return self.keys.keys[order], n, ratio, half
 
 
-class LiveSums:
+class LiveSums(GameSink):
     """The per-set sums of :func:`statistics.bot_intervals`, :func:`statistics.head_to_head` and
     :func:`statistics.seat_bias` (the delta method), kept as games are added."""
 
@@ -109,30 +109,18 @@ class LiveSums:
                 if not self.levels:
                     self.levels.append(KeyIndex())
                 column, _ = self.levels[0].lookup(column)
-            if int(column.max(initial=0)) > _MASK or int(column.min(initial=0)) < 0:
-                raise ValueError("a round, deal or version number too large to pack")
             columns[i] = column
         ids = columns[0].astype(np.int64)
         for depth, column in enumerate(columns[1:], 1):
             while len(self.levels) <= depth:
                 self.levels.append(KeyIndex())
-            if int(ids.max(initial=0)) >= 1 << 38:
-                raise ValueError("too many distinct sets to pack")
-            ids, _ = self.levels[depth].lookup((ids << _BITS) | column)
+            ids, _ = self.levels[depth].lookup(pack(ids, column, _BITS, "a round, deal, version or set number"))
         return ids
-
-    def add(self, tables: Sequence[GameArrays]) -> None:
-        """Add finished games (per table size, as :func:`harness.league.queries.done_game_arrays`)."""
-        for t in tables:
-            if len(t.seqs):
-                self._add(t)
 
     def _add(self, t: GameArrays) -> None:
         g, n = t.versions.shape
         order = np.argsort(t.versions, axis=1, kind="stable")
         versions, ranks, scores = (np.take_along_axis(x, order, axis=1) for x in (t.versions, t.ranks, t.scores))
-        if int(versions.max(initial=0)) >= 1 << 31:
-            raise ValueError("a version id too large to pack")
         sets = self._set_ids(t, versions)
         known = self.sets_of_size.setdefault(n, KeyIndex())
         known.lookup(sets)
@@ -146,7 +134,7 @@ class LiveSums:
                 keep = a != b
                 won = np.where(ranks[:, i] < ranks[:, j], 1.0, np.where(ranks[:, i] == ranks[:, j], 0.5, 0.0))
                 diff = (scores[:, i] - scores[:, j]).astype(np.float64)
-                self.pairs.add(((a << 31) | b)[keep], sets[keep],
+                self.pairs.add(pack(a[keep], b[keep], _VERSION_BITS, "a version id"), sets[keep],
                                np.stack([diff[keep], won[keep], np.ones(int(keep.sum()))], axis=1))
         seat = self.seats.setdefault(n, _Sums(1))
         seat.add(np.tile(np.arange(n), g), np.repeat(sets, n),
@@ -164,7 +152,7 @@ class LiveSums:
         """:func:`statistics.head_to_head` by the delta method, of the pairs within ``among``."""
         keys, n, ratio, half = self.pairs.estimates()
         wanted = np.fromiter(among, dtype=np.int64)
-        a, b = keys >> 31, keys & ((1 << 31) - 1)
+        a, b = unpack(keys, _VERSION_BITS)
         mine = np.flatnonzero(np.isin(a, wanted) & np.isin(b, wanted))
         mine = mine[np.argsort(keys[mine])]
         return [{"a": int(a[i]), "b": int(b[i]), "games": int(n[i]), "a_won_share": float(ratio[i, 1]),
