@@ -47,8 +47,16 @@ from harness.play import protocol
 from harness.play.botproc import BotProcess, StderrLog
 from harness.play.cgroups import BotCgroup, cgroup_base
 from harness.play.limits import BotSpec, ResourceLimits, limit_setter
-from harness.play.privileges import bot_uid, drop_privileges
-from harness.play.sandbox import _etc_args, bwrap_command, bwrap_userns, own_dirs, sandbox_env
+from harness.play.privileges import bot_uid, drop_privileges, scratch_mounter
+from harness.play.sandbox import (
+    bwrap_command,
+    bwrap_userns,
+    own_dirs,
+    sandbox_env,
+    scratch_inodes,
+    scratch_mount_point,
+)
+from harness.play.sandbox_etc import etc_args, etc_binds
 
 ROOT = Path(__file__).resolve().parent.parent
 RANDOM_BOT = ROOT / "bots" / "random_bot.py"
@@ -96,10 +104,11 @@ HELLO = protocol.encode(protocol.hello("crisps", {}, 0, 2, 5000, 1000, 0)) + pro
 
 
 def tree_cpu(argv: list[str], n: int, stdin: bytes = b"", env: dict[str, str] | None = None,
-             drop_uid: int | None = None) -> tuple[float, float]:
+             drop_uid: int | None = None, before: Callable[[], None] | None = None) -> tuple[float, float]:
     """(median CPU ms, median wall ms) of ``argv`` run to its exit ``n`` times, the CPU of its
     whole tree (every process it started, in or out of a sandbox) read from a cgroup of its own;
-    ``drop_uid``: run as that uid (as the referee runs an unprivileged bwrap)."""
+    ``drop_uid``: run as that uid (as the referee runs an unprivileged bwrap); ``before``: run in
+    the child first (as the referee mounts a root bwrap's scratch)."""
     base = cgroup_base()
     cpus, walls = [], []
     for i in range(n):
@@ -110,6 +119,8 @@ def tree_cpu(argv: list[str], n: int, stdin: bytes = b"", env: dict[str, str] | 
             start = time.perf_counter()
             def preexec(group: BotCgroup = group) -> None:
                 group.join()
+                if before is not None:
+                    before()
                 if drop_uid is not None:
                     drop_privileges(drop_uid)
 
@@ -144,22 +155,34 @@ def cpu_table(n: int) -> None:
             os.chmod(tmp, 0o755)
             env = sandbox_env(dict(os.environ))
 
-            def boxed(words: list[str]) -> list[str]:
-                return bwrap_command(words, str(ROOT), own_dirs(bot, str(ROOT), None), 64, userns, uid, 64)
+            # as the referee starts a bot: where bwrap runs as root, the child mounts the scratch
+            # (bounded in files) and setpriv alone is the wrapper (wrapped: the shell and mount of
+            # the other way, measured beside it)
+            at = scratch_mount_point() if not userns and os.geteuid() == 0 else None
+            mount = scratch_mounter(at, 64, scratch_inodes(64)) if at else None
+            at = at if mount is not None else None
+
+            def boxed(words: list[str], scratch: str | None = at) -> list[str]:
+                return bwrap_command(words, str(ROOT), own_dirs(bot, str(ROOT), None), 64, userns, uid, 64, scratch)
 
             plain = boxed([TRUE])
             cut = plain.index("--") + 1  # bwrap's own arguments end here; then the wrapper, then the command
             drop = uid if userns else None  # (else bwrap runs as root and setpriv drops the bot)
-            rows["sandbox: bwrap, true"] = tree_cpu([*plain[:cut], TRUE], n, env=env, drop_uid=drop)
-            etc = list(_etc_args())  # the binds of /etc's public files, one by one
-            at = next((i for i in range(cut) if plain[i:i + len(etc)] == etc), None)
-            if etc and at is not None:
-                rows["sandbox: bwrap, true, without the /etc binds"] = tree_cpu(
-                    [*plain[:at], *plain[at + len(etc):cut], TRUE], n, env=env, drop_uid=drop)
-            rows["sandbox: bwrap, its wrapper, true"] = tree_cpu(plain, n, env=env, drop_uid=drop)
-            rows["sandbox: python3 -c pass"] = tree_cpu(boxed([py, "-c", "pass"]), n, env=env, drop_uid=drop)
+            rows["sandbox: bwrap, true"] = tree_cpu([*plain[:cut], TRUE], n, env=env, drop_uid=drop, before=mount)
+            etc = list(etc_args())  # the one bind of the prepared copy of /etc's public files
+            etc_at = next((i for i in range(cut) if plain[i:i + len(etc)] == etc), None)
+            if etc and etc_at is not None:
+                rows["sandbox: bwrap, true, /etc file by file"] = tree_cpu(
+                    [*plain[:etc_at], *etc_binds(), *plain[etc_at + len(etc):cut], TRUE], n, env=env, drop_uid=drop,
+                    before=mount)
+            if at is not None:
+                rows["sandbox: bwrap, the wrapper of a shell and mount, true"] = tree_cpu(
+                    boxed([TRUE], None), n, env=env, drop_uid=drop)
+            rows["sandbox: bwrap, its wrapper, true"] = tree_cpu(plain, n, env=env, drop_uid=drop, before=mount)
+            rows["sandbox: python3 -c pass"] = tree_cpu(boxed([py, "-c", "pass"]), n, env=env, drop_uid=drop,
+                                                        before=mount)
             rows["sandbox: random bot: start, hello, ready, bye"] = tree_cpu(boxed(bot), n, HELLO, env=env,
-                                                                              drop_uid=drop)
+                                                                              drop_uid=drop, before=mount)
     print(f"\nCPU of each start's whole tree (cgroup cpuacct), median of {n}; load {os.getloadavg()[0]:.2f}; "
           f"bwrap {'in a user namespace of its own' if bwrap_userns() else 'as root, the bot dropped by setpriv'}")
     print(f"  {'':<46} {'CPU ms':>8} {'wall ms':>8}")
@@ -174,10 +197,13 @@ def cpu_table(n: int) -> None:
                - c["python3 -c pass"])]
     if "sandbox: bwrap, true" in c:
         pieces += [("bwrap (namespaces, mounts)", c["sandbox: bwrap, true"] - c["true"]),
-                   ("  of which the binds of /etc's public files", c["sandbox: bwrap, true"]
-                    - c.get("sandbox: bwrap, true, without the /etc binds", c["sandbox: bwrap, true"])),
-                   ("the wrapper inside the sandbox (sh, mount, setpriv / prlimit)",
+                   ("  /etc's public files bound one by one instead of one copy (saved)",
+                    c.get("sandbox: bwrap, true, /etc file by file", c["sandbox: bwrap, true"]) - c["sandbox: bwrap, true"]),
+                   ("the wrapper inside the sandbox (setpriv / prlimit; the child mounts the scratch)",
                     c["sandbox: bwrap, its wrapper, true"] - c["sandbox: bwrap, true"]),
+                   ("  the other way's wrapper (sh, mount, setpriv) instead (saved)",
+                    c.get("sandbox: bwrap, the wrapper of a shell and mount, true", c["sandbox: bwrap, its wrapper, true"])
+                    - c["sandbox: bwrap, its wrapper, true"]),
                    ("the interpreter in the sandbox, beyond outside",
                     c["sandbox: python3 -c pass"] - c["sandbox: bwrap, its wrapper, true"] - c["python3 -c pass"]
                     + c["true"])]

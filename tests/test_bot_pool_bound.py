@@ -143,3 +143,17 @@ def test_a_spare_that_fails_its_start_up_is_charged_to_the_game_that_takes_it(tm
         record = play_game(game, {"max_turns": 20}, 7, "g2", [bot(2), once], pool, config)
         assert [(v["seat"], v["bot"], v["kind"]) for v in record.violations] == [(1, "once", "malformed")]
         assert "at start-up" in record.violations[0]["detail"] and record.forfeits == [1]
+
+
+def test_spares_are_bounded_by_a_quarter_of_the_idle_bound_and_at_least_four(tmp_path: Path) -> None:
+    """Spares wait, started, while other games play: all of them together stay within a quarter of
+    ``max_idle`` (20: 5), or 4 where that is less (2: 4), whatever ``spares`` asks (3 a bot)."""
+    config = RefereeConfig(time=TimeControls(init_ms=5000, move_ms=3000, bank_ms=0), log_dir=str(tmp_path))
+    game = get_game("crisps")
+    for max_idle, bound in [(2, 4), (20, 5)]:
+        with BotPool(config, max_idle=max_idle) as pool:
+            pool.spares = 3
+            record = play_game(game, {"max_turns": 20}, 7, "g1", [bot(1), bot(2)], pool, config)
+            assert not record.violations
+            assert sorted(len(group) for group in pool._spares.values()) == [bound - 3, 3], max_idle
+            assert pool.started == 2 + bound

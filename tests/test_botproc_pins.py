@@ -246,3 +246,50 @@ def test_harness_doctor_run_by_root_says_bots_hold_no_root_power_and_their_files
     off = sum(line.startswith("OFF") for line in lines)
     assert lines[-1] == ("every guarantee holds here" if not off else
                          f"{off} guarantee(s) do not hold here (docs/security.md)"), out.output
+
+
+def test_the_flush_hint_is_given_for_a_timeout_at_hello_or_by_a_bot_that_never_answered():
+    """`harness check-bot`'s beginner's hint: a timeout waiting for ``ready``, or one at a request
+    from a bot that has not answered any, most likely means it never flushed; a timeout after it
+    answered others does not."""
+    from harness.play.conformance import hint
+
+    def timeout(sent: str) -> dict[str, str]:
+        return {"kind": "timeout", "detail": "no answer within 200 ms", "request": sent}
+
+    hello, request = '{"type": "hello", "game": "toy"}', '{"type": "request", "id": 3}'
+    assert "flush" in (hint(timeout(hello), answered_any=True) or "")  # type: ignore[arg-type]
+    assert "flush" in (hint(timeout(hello), answered_any=False) or "")  # type: ignore[arg-type]
+    assert "flush" in (hint(timeout(request), answered_any=False) or "")  # type: ignore[arg-type]
+    assert hint(timeout(request), answered_any=True) is None  # type: ignore[arg-type]
+
+
+def test_a_log_rotates_only_when_a_write_would_take_its_file_past_half_the_cap(tmp_path):
+    """Each file holds up to half the cap: 500 bytes of 1000 fill one exactly; the next byte starts
+    a new file, which then takes 499 more bytes without rotating again."""
+    log = StderrLog(str(tmp_path), "b", cap=1000)
+    for data in (b"a" * 500, b"b", b"c" * 499):
+        log.write(data)
+    log.close()
+    assert (tmp_path / "b.stderr.log.1").read_bytes() == b"a" * 500
+    assert (tmp_path / "b.stderr.log").read_bytes() == b"b" + b"c" * 499
+
+
+def test_check_bot_counts_each_violation_of_the_reference_bots_once(tmp_path):
+    """`harness check-bot` notes the reference bots' own violations (not the candidate's fault):
+    the count is each one once, as the games recorded them."""
+    from harness.play.conformance import conformance_games
+
+    junk = tmp_path / "junk_bot.py"
+    junk.write_text("import sys\nsys.stdin.readline()\nprint('{\"type\": \"ready\"}', flush=True)\n"
+                    "for line in sys.stdin:\n    print('not json', flush=True)\n")
+    random_bot = str(Path(__file__).resolve().parent.parent / "bots" / "random_bot.py")
+    candidate = BotSpec(name="cand", command=(sys.executable, random_bot, "--seed", "1"), cwd=str(tmp_path))
+    bad = BotSpec(name="ref", command=(sys.executable, str(junk)), cwd=str(tmp_path))
+    cfg = RefereeConfig(time=TimeControls(init_ms=5000, move_ms=2000, bank_ms=0), limits=ResourceLimits(), strikes=0)
+    recorded: list[int] = []
+    result = conformance_games(TOY, candidate, 2, 1, 3, {"pile": 9}, cfg, [bad],
+                               on_game=lambda i, seats, mine, record: recorded.append(
+                                   sum(1 for v in record.violations if v["seat"] != mine)))
+    assert result.violations == [] and sum(recorded) >= 1
+    assert result.opponent_violations == sum(recorded)

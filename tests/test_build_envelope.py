@@ -241,3 +241,18 @@ def test_a_builds_processes_together_cannot_hold_more_than_its_memory(tmp_path: 
     built, log = build_upload(cfg, Runtime("hog", "bot.py", ("python3", "hog.py"), ("python3", "bot.py")),
                               workdir)  # type: ignore[arg-type]
     assert not built and "went over 256 MB (build.memory_mb)" in log, log
+
+
+def test_a_builds_log_gives_the_time_it_took(tmp_path: Path) -> None:
+    """The last line of a build's log says how long it took (the team reads it beside its
+    build.seconds): within the time the build call itself took, whatever the load."""
+    import re
+    import time
+
+    cfg, workdir = _upload(tmp_path, {})
+    start = time.monotonic()
+    built, log = build_upload(cfg, cfg.runtimes["python"], workdir)  # type: ignore[attr-defined]
+    elapsed = time.monotonic() - start
+    assert built, log
+    took = float(re.fullmatch(r"build ok \((\d+\.\d) s\)", log.rstrip("\n").splitlines()[-1]).group(1))  # type: ignore[union-attr]
+    assert 0 <= took <= elapsed + 0.05, (took, elapsed)

@@ -342,3 +342,59 @@ def test_a_contest_with_no_organizer_token_yet_lets_no_organizer_token_in(tmp_pa
         r = _signin(org, "tbo_" + "x" * 43)
         assert r.status_code == 401 and "contest_organizer=" not in r.headers.get("set-cookie", "")
         assert org.get("/organizer").status_code == 403
+
+
+def test_a_build_that_left_links_is_told_the_first_five_of_them_and_they_are_gone(tmp_path: Path) -> None:
+    """An unsandboxed build's links and FIFOs are removed; the build fails naming the first five
+    (sorted), so that a build log stays short however many it made."""
+    import os
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "bot.py").write_text("print(1)\n")
+    for i in range(7):
+        (out / f"l{i}").symlink_to("/")
+    os.mkfifo(out / "fifo")
+    assert clean_output(out, 100, 1 << 20) == "it left links or special files (removed): fifo, l0, l1, l2, l3"
+    assert sorted(p.name for p in out.iterdir()) == ["bot.py"]
+
+
+def test_a_team_without_a_current_version_cannot_ask_a_challenge(tmp_path: Path) -> None:
+    """A challenge plays the asking team's current version: a team that has none is told to
+    upload one first, and nothing is recorded."""
+    from harness.contest.challenges import ChallengeRefused, request_challenge
+
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    cfg = load_contest(root)
+    db = ContestDB(root / "contest.sqlite")
+    add_team(db, "alpha")
+    add_team(db, "beta")
+    alpha, beta = (db.db.execute("SELECT id FROM teams WHERE name = ?", (n,)).fetchone()[0] for n in ("alpha", "beta"))
+    sid, _ = db.admit_submission(beta, "python", "bot.py", 10, per_hour=10, in_progress=10)
+    db.activate(sid)  # the opponent has one: only the asking team's is missing
+    with pytest.raises(ChallengeRefused, match="you have no current version yet"):
+        request_challenge(cfg, db, alpha, ["beta"], 2)
+    assert db.db.execute("SELECT count(*) FROM challenges").fetchone()[0] == 0
+    db.close()
+
+
+def test_a_contest_that_played_no_game_has_no_game_log_to_keep(tmp_path: Path) -> None:
+    """`harness contest status` before the ladder's first game: no logs file yet, so nothing kept,
+    in use or due to be dropped."""
+    from harness.contest.retention import due
+
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    cfg = load_contest(root)
+    assert due(root / "ladder.sqlite", cfg.retention) == {"logs": 0, "in_use": 0, "expired": 0, "oldest": None}
+
+
+@pytest.mark.parametrize("value", ["[3, 20]", "{per_hour: 3, max_gamez: 20}"])
+def test_challenges_that_are_not_a_mapping_of_their_two_keys_are_refused(tmp_path: Path, value: str) -> None:
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    text = (root / "contest.yaml").read_text()
+    (root / "contest.yaml").write_text(re.sub(r"^challenges:.*$", f"challenges: {value}", text, flags=re.M))
+    with pytest.raises(ContestConfigError, match="challenges"):
+        load_contest(root)

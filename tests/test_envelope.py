@@ -9,11 +9,18 @@ bytes, not inodes).
 from __future__ import annotations
 
 import dataclasses
+import os
+import shutil
+import subprocess
+import time
 from pathlib import Path
+
+import pytest
 
 from harness.games import get_game
 from harness.play.limits import BotSpec, ResourceLimits, TimeControls
 from harness.play.pool import BotPool
+from harness.play.privileges import drop_privileges
 from harness.play.referee import GameRecord, RefereeConfig, play_game
 
 REPO = Path(__file__).resolve().parent.parent
@@ -63,3 +70,71 @@ def test_a_bots_scratch_is_bounded_in_files_too(tmp_path: Path) -> None:
         assert not facts or int(facts[0]["made"]) < 300000, facts
         assert [v for v in record.violations if v["seat"] == 0 and "went over" in v["detail"]] or facts, record
     assert not [v for v in record.violations if v["seat"] == 1]
+
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (CI runs as root): another user's directory")
+
+
+@needs_root
+def test_a_directory_planted_where_the_copy_of_etc_goes_is_never_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The copy of /etc's public files that sandboxes bind is reused from a predictable name.
+    Another user makes that directory first, with a passwd and an ld.so.cache of their own: a
+    sandboxed program still sees the real ones (the directory is not the harness user's)."""
+    from harness.play import sandbox_etc
+    from harness.play.privileges import bot_uid
+    from harness.play.sandbox import bwrap_command, bwrap_userns
+
+    stamp = ((os.getpid(), time.monotonic_ns(), 1),)  # a state of /etc of its own: the real copy stays
+    monkeypatch.setattr(sandbox_etc, "_stamp", lambda: stamp)
+    monkeypatch.setattr(sandbox_etc, "_checked", (-1e9, ()))
+    planted = [os.path.join(parent, sandbox_etc.copy_name(stamp)) for parent in sandbox_etc.copy_parents()]
+    try:
+        for path in planted:
+            os.makedirs(path, mode=0o755)
+            Path(path, "passwd").write_text("planted:x:0:0::/:/bin/sh\n")
+            os.chown(path, 0x5A000007, 0x5A000007)  # a bot's uid
+        args = sandbox_etc.etc_args()
+        assert not set(args) & set(planted), args
+        uid = bot_uid("etc-planted")
+        cmd = bwrap_command(["/bin/cat", "/etc/passwd"], "/", [], 16, bwrap_userns(), uid)
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False,
+                              preexec_fn=(lambda: drop_privileges(uid)) if bwrap_userns() and uid else None)
+        assert done.returncode == 0 and "root:" in done.stdout and "planted" not in done.stdout, done
+    finally:
+        for path in planted:
+            shutil.rmtree(path, ignore_errors=True)
+        for parent in sandbox_etc.copy_parents():  # (the copy made for this stamp, if any)
+            for name in os.listdir(parent):
+                if name.startswith("tablebots-etc-new-"):
+                    continue
+                if name == sandbox_etc.copy_name(stamp):
+                    shutil.rmtree(os.path.join(parent, name), ignore_errors=True)
+
+
+def test_a_bots_scratch_is_mounted_out_of_the_hosts_sight(tmp_path: Path) -> None:
+    """Where root's bubblewrap starts a bot, its child mounts the bot's scratch in a mount
+    namespace of its own: while the bot runs, the host's mount table holds nothing of it, and the
+    bot's /tmp is that bounded tmpfs (its size and files as the limits say)."""
+    from harness.play import protocol
+    from harness.play.botproc import BotProcess, StderrLog
+
+    log = StderrLog(str(tmp_path), "scratch", 1 << 20)
+    code = ("import sys; sys.stdin.readline(); "
+            "sys.stderr.write('TMP ' + ''.join(x for x in open('/proc/self/mountinfo') if ' /tmp ' in x)); "
+            "sys.stderr.flush(); print('{\"type\": \"ready\"}', flush=True); sys.stdin.read()")
+    proc = BotProcess(BotSpec("scratch", ("python3", "-c", code)), ResourceLimits(sandbox="bwrap", scratch_mb=8), log)
+    proc.start()
+    try:
+        hello = protocol.encode(protocol.hello("crisps", {}, 0, 2, 5000, 1000, 0))
+        assert proc.write(hello, time.monotonic() + 10) == 0
+        code, line = proc.read_line(time.monotonic() + 30)
+        assert code == 0, (line, proc.detail, proc.stderr_tail())
+        with open("/proc/self/mountinfo") as fh:
+            host = fh.read()
+        assert "tablebots-scratch" not in host and "nr_inodes=2048" not in host
+        proc.drain_stderr()
+        tmp = [x for x in proc.stderr_tail().splitlines() if x.startswith("TMP ")]
+        assert tmp and "size=8192k" in tmp[0] and "nr_inodes=2048" in tmp[0], proc.stderr_tail()
+    finally:
+        proc.kill()
+        log.close()

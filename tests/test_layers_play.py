@@ -306,6 +306,12 @@ def test_the_sandbox_command_drops_every_privilege_on_both_paths():
     assert "--unshare-user" not in plain and "--cap-drop" not in plain
     words = setpriv_prefix(0x5A000001)
     assert plain[-len(words) - 2:] == [*words, *argv]
+    assert "/bin/sh" in plain and any("nr_inodes=" in w for w in plain)  # the shell bounds the files
+    # the scratch mounted (bounded in files) by the bot's child: bound as /tmp, setpriv alone wraps the bot
+    mounted = bwrap_command(argv, "/", ["/srv/bot"], 64, userns=False, uid=0x5A000001, scratch_at="/x/scratch")
+    assert mounted[mounted.index("--bind"):mounted.index("--bind") + 3] == ["--bind", "/x/scratch", "/tmp"]
+    assert "/tmp" not in [mounted[i + 1] for i, w in enumerate(mounted) if w == "--tmpfs"]  # not bwrap's own
+    assert mounted[mounted.index("--") + 1:] == [*words, *argv]
     uid = str(0x5A000001)
     assert words[1:] == [f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all",
                          "--bounding-set=-all", "--no-new-privs", "--"]

@@ -118,13 +118,14 @@ def test_past_the_logs_budget_only_games_with_violations_keep_their_logs(tmp_pat
 def test_a_contests_logs_section_reaches_its_ladder_and_a_bad_one_is_one_line(tmp_path: Path) -> None:
     from harness.contest.config import ContestConfigError, init_contest, load_contest
     from harness.contest.ladder import league_data, write_config
+    from harness.contest.rows import RosterEntry
 
     root = tmp_path / "contest"
     init_contest(root, "crisps")
     with open(root / "contest.yaml", "a") as f:
         f.write("logs: {game_kb: 64, budget_mb: 0}\n")
     cfg = load_contest(root)
-    roster = [{"team": "a", "submission_id": 1, "runtime": "python"}, {"team": "b", "submission_id": 2, "runtime": "python"}]
+    roster = [RosterEntry("a", 1, "python"), RosterEntry("b", 2, "python")]
     for n in (1, 2):
         (cfg.submissions_dir / str(n)).mkdir(parents=True)
         (cfg.submissions_dir / str(n) / "bot.py").write_text("")

@@ -711,6 +711,30 @@ def test_bots_die_with_the_referee_even_if_it_is_killed(tmp_path):
         pytest.fail("the bot outlived its referee")
 
 
+def test_a_line_sent_after_the_answer_was_read_is_found_before_the_next_request(tmp_path):
+    """Output nobody asked for that reached the pipe after the answer was read (nothing of it is
+    buffered yet) is read and returned before the next request, not taken as that request's
+    answer: a bot that is not frozen between turns (no freezer here) can write at any time."""
+    proc = start_script(tmp_path, """
+        import sys, time
+        out = sys.stdout
+        sys.stdin.readline(); out.write("one\\n"); out.flush(); time.sleep(0.3); out.write("late\\n"); out.flush()
+        sys.stdin.readline(); out.write("two\\n"); out.flush(); time.sleep(60)
+    """)
+    try:
+        deadline = time.monotonic() + 10
+        assert proc.exchange(b"q1\n", deadline) == (OK, b"one")
+        import select
+
+        waiter = select.poll()
+        waiter.register(proc._out, select.POLLIN)
+        assert waiter.poll(10_000) and not proc._buf  # the late line is in the pipe, none of it read
+        assert proc.pending_output() == b"late"
+        assert proc.exchange(b"q2\n", deadline) == (OK, b"two")
+    finally:
+        proc.kill()
+
+
 def test_exchange_handles_split_joined_and_oversize_answers(tmp_path):
     proc = start_script(tmp_path, """
         import sys, time

@@ -69,10 +69,7 @@ def done_game_arrays(store: LeagueStore) -> list[GameArrays]:
     import numpy as np  # here: numpy costs ~0.1 s to import, and most readers of this module need none
 
     cursor = store.db.cursor()
-    own = not store.db.in_transaction
-    if own:
-        cursor.execute("BEGIN")
-    try:
+    with read_snapshot(store):
         games = np.fromiter(chain.from_iterable(cursor.execute(
             "SELECT seq, round, seed FROM games WHERE status = 'done' ORDER BY seq")), dtype=np.int64).reshape(-1, 3)
         # a seat as (game seq, version id << 16 | rank << 8 | seat, score): ranks and seats are
@@ -80,9 +77,6 @@ def done_game_arrays(store: LeagueStore) -> list[GameArrays]:
         seats = np.fromiter(chain.from_iterable(cursor.execute(
             "SELECT game_seq, (version_id << 16) | (ifnull(rank, 255) << 8) | seat, ifnull(score, 0) FROM seats "
             "ORDER BY game_seq, seat")), dtype=np.float64).reshape(-1, 3)
-    finally:
-        if own:
-            cursor.execute("COMMIT")
     return _grouped(games, seats)
 
 
@@ -218,10 +212,7 @@ def schedule_arrays(store: LeagueStore, id_prefix: str) -> ScheduleArrays:
     import numpy as np
 
     cursor = store.db.cursor()
-    own = not store.db.in_transaction
-    if own:
-        cursor.execute("BEGIN")
-    try:
+    with read_snapshot(store):
         # one integer per row where it fits: the rows' count, not their width, is what reading costs
         games = np.fromiter(chain.from_iterable(cursor.execute(
             "SELECT seq, (round << 3) | ((substr(id, 1, ?) = ?) << 2) | ((status = 'done') << 1) FROM games "
@@ -255,9 +246,6 @@ def schedule_arrays(store: LeagueStore, id_prefix: str) -> ScheduleArrays:
             chunk = rest[i:i + 900]
             planned.update((s, json.loads(v or "[]")) for s, v in cursor.execute(
                 f"SELECT seq, versions FROM games WHERE seq IN ({_marks(chunk)})", chunk))
-    finally:
-        if own:
-            cursor.execute("COMMIT")
     players = count.astype(np.int64)
     players[~done] = [len(planned[s]) for s in rest]
     starts = np.cumsum(players) - players

@@ -77,12 +77,33 @@ V1_CONTROLLERS = ("pids", "freezer", "cpuacct", "memory")
 CgroupBase = dict[str, str]
 
 
+#: this process's last answer of cgroup_base (pid, base): asked at every bot start
+_known: tuple[int, CgroupBase | None] = (0, None)
+
+
 def cgroup_base() -> CgroupBase | None:
     """The directories under which this process may create bot cgroups, per controller.
 
     cgroup v1 first (``pids`` is required; ``freezer`` and ``cpuacct`` are used where writable),
     then cgroup v2 (one tree with all three). ``None`` if neither is writable here.
+
+    Asked at every bot start: the answer is kept while its directories are there (they go when
+    their last bot does: :meth:`BotCgroup.remove_base`), so the mount table, this process's
+    cgroups and the stale directories of dead harness processes are read once, not per start.
     """
+    global _known
+    pid, known = _known
+    if pid == os.getpid() and known and all(os.path.isdir(path) for path in known.values()):
+        if "freezer" in known or "" in known:
+            _guard(known)
+        return dict(known)
+    base = _find_base()
+    _known = (os.getpid(), dict(base) if base else None)
+    return base
+
+
+def _find_base() -> CgroupBase | None:
+    """:func:`cgroup_base`, found (and the directories made) afresh."""
     own = _own_paths()
     mounts = _mounts()
     bases: CgroupBase = {}

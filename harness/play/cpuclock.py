@@ -124,33 +124,54 @@ class RunDelay:
         # kept open and re-read with pread (a reading a turn: open/close would double its cost)
         self._tasks_fd = -1
         self._fds: dict[bytes, int] = {}
+        # the task list as last read, and the (tid, schedstat file) of the threads it names: read
+        # at every turn, and almost always unchanged, so it is compared as bytes and not parsed again
+        self._tasks_raw = b""
+        self._threads: list[tuple[int, int]] = []
         self._waiting: dict[int, tuple[float, int, int]] = {}  # runnable threads: (since, run, wait)
 
     def _read(self) -> dict[int, tuple[int, int]]:
         try:
             if self._tasks_fd < 0:
                 self._tasks_fd = os.open(self.tasks_file, os.O_RDONLY)
-            tids = os.pread(self._tasks_fd, 1 << 16, 0).split()
+            raw = os.pread(self._tasks_fd, 1 << 16, 0)
         except OSError:
             return {}
+        if raw != self._tasks_raw:
+            self._threads_of(raw)
         out = {}
-        fds = self._fds
-        if self._skip:
-            tids = [tid for tid in tids if tid not in self._skip]
-        for tid in tids:
+        pread = os.pread
+        for tid, fd in self._threads:
             try:
-                fd = fds.get(tid)
-                if fd is None:
-                    fd = fds[tid] = os.open(b"/proc/%s/schedstat" % tid, os.O_RDONLY)
-                run, wait = os.pread(fd, 128, 0).split()[:2]
-                out[int(tid)] = (int(run), int(wait))
+                run, wait, _ = pread(fd, 128, 0).split(b" ", 2)
+                out[tid] = (int(run), int(wait))
             except (OSError, ValueError):
                 continue
+        return out
+
+    def _threads_of(self, raw: bytes) -> None:
+        """Open the schedstat files of the threads the task list ``raw`` names (and close the
+        files of those gone): the threads read from now on."""
+        tids = raw.split()
+        if self._skip:
+            tids = [tid for tid in tids if tid not in self._skip]
+        fds = self._fds
+        threads = []
+        for tid in tids:
+            fd = fds.get(tid)
+            if fd is None:
+                try:
+                    fd = fds[tid] = os.open(b"/proc/%s/schedstat" % tid, os.O_RDONLY)
+                except OSError:
+                    continue  # (gone already: its next reading tries again)
+            threads.append((int(tid), fd))
         if len(fds) > len(tids):  # threads that exited: their files go
             alive = set(tids)
             for tid in [t for t in fds if t not in alive]:
                 os.close(fds.pop(tid))
-        return out
+        # a thread whose file could not be opened is looked for again at the next reading
+        self._tasks_raw = raw if len(threads) == len(tids) else b""
+        self._threads = threads
 
     def close(self) -> None:
         """Close the files it keeps open (the bot is gone)."""
@@ -159,6 +180,8 @@ class RunDelay:
                 os.close(fd)
         self._tasks_fd = -1
         self._fds.clear()
+        self._threads = []
+        self._tasks_raw = b""
 
     def mark(self) -> None:
         """Start counting from now (the bot is thawed for its turn, or was frozen since the last reading)."""
@@ -199,15 +222,21 @@ class RunDelay:
         a CPU (the referee's look during its turn), to count the waits not counted yet."""
         now = self._read()
         pending = self._still_waiting(now, at) if at is not None else {}
-        deltas = []
+        # kept_bound(deltas, cpu_ns), the deltas not built (it runs at every turn)
+        mark = self._mark
+        best = 0
         for tid, (run, wait) in now.items():
-            run0, wait0 = self._mark.get(tid, (0, 0))
+            run0, wait0 = mark.get(tid, (0, 0))
             if run < run0 or wait < wait0:  # a thread id reused by a new thread
                 run0 = wait0 = 0
-            deltas.append((run - run0, wait - wait0 + pending.get(tid, 0)))
+            got = run - run0 + wait - wait0
+            if pending:
+                got += pending.get(tid, 0)
+            if got > best:
+                best = got
         if remark:
             self._mark = now
-        return kept_bound(deltas, cpu_ns)
+        return max(0.0, best - cpu_ns)
 
 
 #: each thread's own ``/proc/thread-self/schedstat``, opened at its first reading; kept in

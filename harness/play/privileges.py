@@ -29,7 +29,7 @@ import stat
 from collections.abc import Callable, Iterable
 
 __all__ = ["BOT_UID_RANGE", "bot_uid", "drop_privileges", "setpriv_prefix", "blocked_ancestors",
-           "reachable_paths_mounter"]
+           "reachable_paths_mounter", "scratch_mounter", "tool"]
 
 BOT_UID_RANGE = (0x5A000000, 0x5A000000 + (1 << 24))
 
@@ -63,12 +63,28 @@ def drop_privileges(uid: int) -> None:
     os.setresuid(uid, uid, uid)
 
 
+#: the sandbox's own tools found so far, per (name, PATH): looked up at every bot start, and each
+#: lookup stats every directory of PATH; one not found is looked for again (it may be installed)
+_found: dict[tuple[str, str | None], str] = {}
+
+
+def tool(name: str) -> str | None:
+    """Where the tool ``name`` is on this process's ``PATH`` (kept once found), or None."""
+    key = (name, os.environ.get("PATH"))
+    got = _found.get(key)
+    if got is None:
+        got = shutil.which(name, path=key[1])
+        if got is not None:
+            _found[key] = got
+    return got
+
+
 def setpriv_prefix(uid: int | None) -> list[str]:
     """The ``setpriv`` words that make what follows run as ``uid`` with no capability at all (none
     permitted, inheritable or in the bounding set, no new privileges); ``[]`` for None."""
     if uid is None:
         return []
-    exe = shutil.which("setpriv") or "/usr/bin/setpriv"
+    exe = tool("setpriv") or "/usr/bin/setpriv"
     return [exe, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all", "--bounding-set=-all",
             "--no-new-privs", "--"]
 
@@ -134,3 +150,23 @@ def reachable_paths_mounter(paths: Iterable[str]) -> Callable[[], None] | None:
             _mount(None, top, None, _MS_REMOUNT | _MS_RDONLY | _MS_NOSUID | _MS_NODEV)
 
     return mount_reachable
+
+
+def scratch_mounter(target: str, size_mb: int, inodes: int) -> Callable[[], None] | None:
+    """A function to run in the child (as root, before it executes bwrap) that mounts the bot's
+    scratch, a tmpfs of ``size_mb`` and at most ``inodes`` files, on ``target`` in a mount
+    namespace of the child's own (nothing of it is seen on the host, and it goes with the bot);
+    bwrap binds it as the sandbox's ``/tmp`` (:func:`harness.play.sandbox.bwrap_command`'s
+    ``scratch_at``). None where mounts cannot be made from Python here."""
+    if _libc is None:
+        return None
+    libc = _libc
+    options = f"mode=1777,size={max(1, size_mb) << 20},nr_inodes={inodes}".encode()
+
+    def mount_scratch() -> None:
+        if libc.unshare(_CLONE_NEWNS) != 0:
+            raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNS)")
+        _mount(None, "/", None, _MS_REC | _MS_PRIVATE)  # nothing of this leaks to the host
+        _mount(b"tmpfs", target, b"tmpfs", _MS_NOSUID | _MS_NODEV, options)
+
+    return mount_scratch

@@ -41,14 +41,16 @@ import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 from collections.abc import Sequence
 from enum import StrEnum
 
-from harness.play.privileges import bot_uid, drop_privileges, setpriv_prefix
+from harness.play.privileges import bot_uid, drop_privileges, setpriv_prefix, tool
+from harness.play.sandbox_etc import etc_args
 
 __all__ = ["SandboxMode", "SANDBOX_CHOICES", "bwrap_command", "bwrap_problem", "bwrap_userns", "outside_word", "own_dirs",
            "program_dir", "resolve_sandbox",
-           "runtime_prefixes", "sandbox_env"]
+           "runtime_prefixes", "sandbox_env", "scratch_mount_point"]
 
 
 
@@ -66,11 +68,6 @@ class SandboxMode(StrEnum):
 SANDBOX_CHOICES = tuple(mode.value for mode in SandboxMode)
 
 _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-_ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "ssl", "ca-certificates",
-              "localtime", "timezone", "nsswitch.conf", "passwd", "group", "hosts", "host.conf", "gai.conf",
-              "mime.types", "protocols", "services",
-              # the JDK reads its configuration (security, logging) from here: Java bots cannot start without it
-              "java-17-openjdk", "java-21-openjdk", "java-11-openjdk")
 #: The ``harness`` package's own code: visible to every bot (bots written on its SDK import it).
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _ENV_KEPT = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "PYTHONHASHSEED", "PYTHONUNBUFFERED")
@@ -78,17 +75,27 @@ _ENV_KEPT = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "PYTHONHASHSEED", "PYTH
 
 def runtime_prefixes() -> list[str]:
     """The Python installation the harness runs on (a venv and its base), when outside /usr."""
+    return list(_runtime_prefixes())
+
+
+@functools.cache
+def _runtime_prefixes() -> tuple[str, ...]:
     out = []
     for prefix in dict.fromkeys((sys.prefix, sys.base_prefix, os.path.realpath(sys.base_prefix))):
         if prefix and not any(prefix == d or prefix.startswith(d + "/") for d in _SYSTEM_DIRS):
             out.append(prefix)
-    return out
+    return tuple(out)
+
+
+@functools.cache
+def _runtime_roots() -> tuple[str, ...]:
+    """The system's and the harness's runtime directories, resolved (asked at every bot start)."""
+    return (*_SYSTEM_DIRS, *_runtime_prefixes(), *(os.path.realpath(p) for p in _runtime_prefixes()))
 
 
 def _is_runtime(path: str) -> bool:
     real = os.path.realpath(path)
-    roots = [*_SYSTEM_DIRS, *runtime_prefixes(), *(os.path.realpath(p) for p in runtime_prefixes())]
-    return any(real == r or real.startswith(r.rstrip("/") + "/") for r in roots)
+    return any(real == r or real.startswith(r.rstrip("/") + "/") for r in _runtime_roots())
 
 
 #: Interpreter options after which the next word is code or a module, not the program's file.
@@ -174,61 +181,9 @@ def scratch_inodes(scratch_mb: int) -> int:
     return max(1024, scratch_mb * 256)
 
 
-def _public(path: str) -> bool:
-    """Whether any user may read ``path`` (and enter it, for a directory); links count as public:
-    they resolve inside the sandbox, where only public files are."""
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return False
-    if stat.S_ISLNK(st.st_mode):
-        return True
-    need = stat.S_IROTH | (stat.S_IXOTH if stat.S_ISDIR(st.st_mode) else 0)
-    return st.st_mode & need == need
-
-
-def _public_parts(path: str, depth: int = 0) -> list[str]:
-    """``path`` if everything under it is public, else its public parts (what is only for root
-    or a group, like ``/etc/ssl/private``, is left out); nothing if ``path`` itself is not."""
-    if not _public(path):
-        return []
-    if os.path.islink(path) or not os.path.isdir(path):
-        return [path]
-    try:
-        names = sorted(os.listdir(path))
-    except OSError:
-        return []
-    subs = [os.path.join(path, n) for n in names]
-    parts = [_public_parts(p, depth + 1) if depth < 4 else ([p] if _public(p) else []) for p in subs]
-    if all(part == [p] for part, p in zip(parts, subs)):
-        return [path]
-    return [f for part in parts for f in part]
-
-
-@functools.cache
-def _etc_args() -> tuple[str, ...]:
-    """The binds of the public files of ``/etc`` a program needs (:data:`_ETC_FILES`); a directory
-    holding something not every user may read is bound file by file, without it."""
-    args: list[str] = []
-    for name in _ETC_FILES:
-        top = os.path.join("/etc", name)
-        if not os.path.lexists(top):
-            continue
-        made: set[str] = set()
-        for p in _public_parts(top):
-            # the directories on the way (bwrap run as root would make them 0700)
-            rel = os.path.relpath(os.path.dirname(p), "/etc").split(os.sep)
-            for i in range(1, len(rel) + 1):
-                d = os.path.join("/etc", *rel[:i])
-                if rel[0] != "." and d not in made:
-                    made.add(d)
-                    args += ["--perms", "0755", "--dir", d]
-            args += ["--ro-bind", p, p]
-    return tuple(args)
-
-
 def bwrap_command(argv: Sequence[str], cwd: str, own_dirs: Sequence[str], scratch_mb: int = 64,
-                  userns: bool = True, uid: int | None = None, processes: int | None = None) -> list[str]:
+                  userns: bool = True, uid: int | None = None, processes: int | None = None,
+                  scratch_at: str | None = None) -> list[str]:
     """``argv`` wrapped in bubblewrap as the module docstring describes: ``own_dirs`` are the bot's
     own directories (read-only), and it runs in the first; ``scratch_mb`` bounds its ``/tmp``.
     Words of ``argv`` that name existing paths relative to ``cwd`` (the harness's view) are made
@@ -244,6 +199,12 @@ def bwrap_command(argv: Sequence[str], cwd: str, own_dirs: Sequence[str], scratc
     ``processes`` (with ``userns``): RLIMIT_NPROC set inside the bot's user namespace (by
     ``prlimit``), where the kernel counts the processes of this bot alone, not of every bot of
     the user (see :func:`harness.play.limits.limit_setter`).
+
+    ``scratch_at`` (without ``userns``): where the caller's child has mounted the bot's scratch,
+    bounded in bytes and files, in a mount namespace of its own before it runs bwrap
+    (:func:`harness.play.privileges.scratch_mounter`); it is bound as ``/tmp``. Without it, a
+    shell inside the sandbox remounts bwrap's ``/tmp`` with the bound on files before ``setpriv``
+    (two more programs started: ~4 ms of CPU a start, docs/performance.md).
     """
     cmd = ["bwrap", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
            "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--hostname", "bot"]
@@ -255,14 +216,15 @@ def bwrap_command(argv: Sequence[str], cwd: str, own_dirs: Sequence[str], scratc
     # first: binds made after it land on top of it, so an interpreter, package or bot that lives
     # under /tmp (a CI checkout there) stays visible instead of being hidden
     cmd += ["--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", *_dev_args(),
-            "--perms", "1777", "--size", str(max(1, scratch_mb) << 20), "--tmpfs", "/tmp"]
+            *(["--bind", scratch_at, "/tmp"] if scratch_at and not userns else
+              ["--perms", "1777", "--size", str(max(1, scratch_mb) << 20), "--tmpfs", "/tmp"])]
     for path in _SYSTEM_DIRS:
         if os.path.islink(path):
             cmd += ["--symlink", os.readlink(path), path]
         elif os.path.isdir(path):
             cmd += ["--ro-bind", path, path]
     cmd += ["--perms", "0755", "--dir", "/etc"]  # (bwrap run as root would make it 0700)
-    cmd += _etc_args()  # public files only: never /etc/shadow, /etc/ssl/private
+    cmd += etc_args()  # public files only: never /etc/shadow, /etc/ssl/private
     binds = [p for p in runtime_prefixes() if os.path.isdir(p)] + [_PACKAGE, *dict.fromkeys(own_dirs)]
     made: set[str] = set()
     for path in binds:
@@ -280,14 +242,38 @@ def bwrap_command(argv: Sequence[str], cwd: str, own_dirs: Sequence[str], scratc
              for i, w in enumerate(argv)]
     if os.sep in words[0] and not os.path.isabs(words[0]):
         words[0] = os.path.abspath(os.path.join(cwd, words[0]))
-    if not userns:
+    if not userns and scratch_at:
+        words = [*setpriv_prefix(uid), *words]  # (the scratch came bounded in files too)
+    elif not userns:
         # bwrap's --tmpfs bounds bytes, not inodes (300,000 empty files in a "64 MB" /tmp took
         # 600 MB of kernel memory): root's bwrap bounds them before setpriv drops the bot
         inodes = f"mount -o remount,nr_inodes={scratch_inodes(scratch_mb)} /tmp && exec \"$@\""
         words = ["/bin/sh", "-c", inodes, "sh", *setpriv_prefix(uid), *words]
     elif processes is not None:
-        words = [shutil.which("prlimit") or "/usr/bin/prlimit", f"--nproc={processes}", "--", *words]
+        words = [tool("prlimit") or "/usr/bin/prlimit", f"--nproc={processes}", "--", *words]
     return cmd + ["--chdir", own_dirs[0] if own_dirs else "/tmp", "--", *words]
+
+
+@functools.cache
+def scratch_mount_point() -> str | None:
+    """An empty directory of this user that no one else may enter or write to, on which a bot's
+    child mounts its scratch in a mount namespace of its own (never on the host:
+    :func:`harness.play.privileges.scratch_mounter`); None if none can be made."""
+    for parent in dict.fromkeys((tempfile.gettempdir(), "/tmp")):
+        path = os.path.join(parent, f"tablebots-scratch-{os.geteuid()}")
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            pass
+        except OSError:
+            continue
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o077:
+            return path
+    return None
 
 
 def _exists(path: str) -> bool:
@@ -309,7 +295,7 @@ def sandbox_env(env: dict[str, str]) -> dict[str, str]:
 def bwrap_problem() -> str | None:
     """Why the bwrap sandbox cannot be used here (None if it can): probed by running ``true``
     inside it, once per process and ``bwrap`` executable."""
-    exe = shutil.which("bwrap")
+    exe = tool("bwrap")
     if exe is None:
         return "bubblewrap is not installed (apt-get install bubblewrap)"
     return _probe(exe, True) if _probe(exe, True) is None else _probe(exe, False)
@@ -317,7 +303,7 @@ def bwrap_problem() -> str | None:
 
 def bwrap_userns() -> bool:
     """Whether bots get a user namespace of their own (bwrap run unprivileged works here)."""
-    exe = shutil.which("bwrap")
+    exe = tool("bwrap")
     return exe is not None and _probe(exe, True) is None
 
 
