@@ -137,12 +137,12 @@ def _burn(seconds: float) -> None:
         pass
 
 
-def part3(dir_: Path, rounds: int, repeat: int, busy: int = 8) -> None:
+def part3(dir_: Path, rounds: int, repeat: int, busy: int = 8, turns: int = 24) -> None:
     cores = os.cpu_count() or 1
     think = f"[python3, {ATTACKER}, think, --cpu-ms, '50']"
     config = write_league(dir_, "bench-fair-cpu", f"""game: crisps
 rounds: {rounds}
-options: {{max_turns: 24}}
+options: {{max_turns: {turns}}}
 time: {{move_ms: 100}}
 limits: {{sandbox: bwrap}}
 bots:
@@ -254,7 +254,7 @@ def main() -> None:
             print(f"\n2. CPU fairness ({crisps.workers} workers); before: wall-clock deadlines, no freezing")
             side_by_side("Crisps, 2 seats", crisps, "wall-clock", "", args.repeat)
         if 3 in parts:
-            part3(dir_, max(1, args.rounds // 10), args.repeat, 1 if args.tiny else 8)
+            part3(dir_, max(1, args.rounds // 10), args.repeat, *((1, 4) if args.tiny else (8, 24)))
         if 4 in parts:
             part4(args.games, args.repeat + 1)
     print(f"load average {os.getloadavg()[0]:.1f} at the end")

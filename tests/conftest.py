@@ -7,11 +7,11 @@ that puts a bot there opens its directory to others, as a bot author's directory
 The browser tests share one `browser` fixture: headless Debian Chromium with the flags this
 machine needs and a fresh profile per test module.
 
-The suite runs on two processes (pytest-xdist, ``-n 2 --dist loadfile``: each file on one of
-them). A test that measures time against a deadline (a bot's answer at 0.3x or 3x of
+The suite runs on four processes on two cores (pytest-xdist, ``-n 4 --dist loadfile``: each file
+on one of them; most tests wait on processes, so two left the cores idle). A test that measures time against a deadline (a bot's answer at 0.3x or 3x of
 ``move_ms``, a replay playing for a second) would see the other process's load in its figures,
 so it runs alone: the files in :data:`SERIAL_FILES`, and any test marked ``serial``, take the
-whole machine (an exclusive lock that the other process's tests wait for); every other test
+whole machine (an exclusive lock that the other processes' tests wait for); every other test
 holds it shared. Without xdist nothing is locked.
 """
 
