@@ -398,3 +398,22 @@ def test_challenges_that_are_not_a_mapping_of_their_two_keys_are_refused(tmp_pat
     (root / "contest.yaml").write_text(re.sub(r"^challenges:.*$", f"challenges: {value}", text, flags=re.M))
     with pytest.raises(ContestConfigError, match="challenges"):
         load_contest(root)
+
+
+def test_the_challenge_api_reads_a_form_of_four_fields_and_refuses_a_fifth(tmp_path: Path) -> None:
+    """`POST /api/challenges` parses at most 4 form fields (what the request needs is 2): four reach
+    the challenge's own checks, a fifth is refused by the form parser before anything is read, so a
+    flood of fields costs the site nothing."""
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    db = ContestDB(root / "contest.sqlite")
+    token = add_team(db, "alpha")
+    add_team(db, "beta")
+    db.close()
+    auth = {"Authorization": f"Bearer {token}"}
+    four = {"opponents": "beta", "games": "2", "x1": "1", "x2": "2"}
+    with TestClient(create_app(root, start_worker=False), base_url="http://127.0.0.1") as client:
+        taken = client.post("/api/challenges", data=four, headers=auth)
+        assert taken.status_code == 400 and "you have no current version yet" in taken.text, taken.text
+        refused = client.post("/api/challenges", data={**four, "x3": "3"}, headers=auth)
+        assert refused.status_code == 400 and "Maximum number of fields is 4" in refused.text, refused.text
