@@ -499,16 +499,23 @@ def test_a_ladder_whose_order_is_settled_rests_until_a_version_changes(tmp_path:
         if len(games) % 4 == 0:
             refit(cfg, db)
 
+    settled_at: list[tuple[float, int]] = []  # when the ladder first said so, and the games then
+
     def stop() -> bool:
-        if any("the order is settled" in line for line in lines):
+        if not settled_at and any("the order is settled" in line for line in lines):
+            settled_at.append((time.monotonic(), len(games)))
+        if settled_at and time.monotonic() - settled_at[0][0] > 1.5:  # let it rest a while (it polls every 0.2 s)
             outputs.append(CliRunner().invoke(cli, ["contest", "status", str(root)]).output)
             return True
         return len(games) >= 200
 
     play_ladder(cfg, db, should_stop=stop, on_game=on_game, echo=lines.append)
-    assert any("the order is settled (every team above the next with probability >= 0.9)" in line
-               for line in lines), lines
-    assert len(games) < 200 and "resting: the order is settled at 0.9" in outputs[0]
+    settles = [line for line in lines if "the order is settled" in line]
+    assert settles and "(every team above the next with probability >= 0.9)" in settles[0], lines
+    # it rests: one sleep until a version changes, not a loop waking at once to say it again
+    assert len(settles) == 1, f"said {len(settles)} times in 1.5 s of rest"
+    assert len(games) == settled_at[0][1] < 200  # no game played while resting
+    assert "resting: the order is settled at 0.9" in outputs[0]
     assert order_settled(db, 0.9)
     team_id = db.team_by_name("alpha").id
     sid, _ = db.admit_submission(team_id, "python", "bot.py", 10, per_hour=10, in_progress=10)
