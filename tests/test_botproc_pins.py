@@ -293,3 +293,52 @@ def test_check_bot_counts_each_violation_of_the_reference_bots_once(tmp_path):
                                    sum(1 for v in record.violations if v["seat"] != mine)))
     assert result.violations == [] and sum(recorded) >= 1
     assert result.opponent_violations == sum(recorded)
+
+
+@pytest.mark.parametrize("left", [0.0002, 0.3])
+def test_the_start_up_wait_sleeps_once_until_its_deadline_and_never_blocks_past_it(monkeypatch, left):
+    """The start-up wait polls the bots' pipes until the earliest deadline; within a millisecond of
+    it the poll's timeout must still be a wait of at least what is left, never negative: poll(2)
+    with a negative timeout blocks until some bot writes, which a silent bot never does, and the
+    game would hang instead of charging it with a timeout. The clock and poll are stand-ins here,
+    so the last fraction of a millisecond is reached exactly. Farther from it, one poll waits the
+    whole time left (no busy loop of short polls)."""
+    import select as real_select
+    from types import SimpleNamespace
+
+    from harness.play import referee
+
+    clock = [100.0]
+    waits: list[float] = []
+
+    class Poll:
+        def register(self, fd, mask):
+            pass
+
+        def poll(self, timeout_ms):
+            waits.append(timeout_ms)
+            assert timeout_ms >= 0, f"poll({timeout_ms}) blocks until a bot writes: forever for a silent one"
+            clock[0] += timeout_ms / 1000  # nothing arrives: the whole timeout passes
+            return []
+
+    class Silent:  # a bot that neither answers nor dies; its deadline `left` s away
+        detail = ""
+        started_at = 100.0 - 1.0 + left
+
+        def poll_line(self):
+            return None
+
+        def wait_fds(self):
+            return [0]
+
+    monkeypatch.setattr(referee, "time", SimpleNamespace(monotonic=lambda: clock[0]))
+    monkeypatch.setattr(referee, "select", SimpleNamespace(poll=Poll, POLLIN=real_select.POLLIN))
+    table = referee._Table.__new__(referee._Table)
+    table.config = RefereeConfig(time=TimeControls(init_ms=1000))
+    late: list[tuple[int, float, tuple]] = []
+    table._accept_ready = lambda seat, proc, line, got: late.append((seat, clock[0], got))
+    bot = Silent()
+    table.await_readys([(0, bot, b"hello")])
+    assert len(waits) == 1 and left * 1000 <= waits[0] <= left * 1000 + 1  # waited out what was left, in ms
+    assert late == [(0, clock[0], (referee.TIMEOUT, b""))] and clock[0] >= bot.started_at + 1.0
+    assert bot.detail == "no ready within init_ms=1000"
