@@ -735,6 +735,30 @@ def test_a_line_sent_after_the_answer_was_read_is_found_before_the_next_request(
         proc.kill()
 
 
+def test_an_oversized_line_nobody_asked_for_is_found_before_the_next_request_by_its_first_bytes(tmp_path):
+    """Output nobody asked for that is longer than a line may be (and reached the pipe after the
+    answer was read) is returned as its first 200 bytes before the next request, and what was
+    read of it is dropped: the next answer is read from a clean buffer."""
+    proc = start_script(tmp_path, """
+        import sys, time
+        out = sys.stdout
+        sys.stdin.readline(); out.write("one\\n"); out.flush(); time.sleep(0.3); out.write("x" * 3000); out.flush()
+        time.sleep(60)
+    """, max_line_bytes=1000)
+    try:
+        deadline = time.monotonic() + 10
+        assert proc.exchange(b"q1\n", deadline) == (OK, b"one")
+        import select
+
+        waiter = select.poll()
+        waiter.register(proc._out, select.POLLIN)
+        assert waiter.poll(10_000) and not proc._buf  # the long line is in the pipe, none of it read
+        assert proc.pending_output() == b"x" * 200
+        assert not proc._buf and "longer than 1000 bytes" in proc.detail
+    finally:
+        proc.kill()
+
+
 def test_exchange_handles_split_joined_and_oversize_answers(tmp_path):
     proc = start_script(tmp_path, """
         import sys, time
