@@ -176,3 +176,67 @@ def test_past_the_exact_trace_the_spread_comes_from_each_bot_s_own_information(m
     monkeypatch.setattr(ratings_fit, "EXACT_TRACE_BOTS", 0)
     approximate = fit_model([batch], 40).prior_sd
     assert approximate != exact and approximate == pytest.approx(exact, rel=0.05)
+
+
+def test_the_interval_is_mu_plus_or_minus_1_96_sigma():
+    """The table's 95% interval (docs/ratings.md) is mu +- 1.96 sigma, for every bot."""
+    rng = np.random.default_rng(21)
+    fit = fit_batches([league(rng, 25 + rng.normal(0, BETA, 6), 3, 30)])
+    for v in fit.mu:
+        low, high = fit.interval(v)
+        assert (low + high) / 2 == pytest.approx(fit.mu[v])
+        assert high - low == pytest.approx(2 * 1.96 * fit.sigma[v])
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_two_sets_already_measure_the_data_s_weight_and_one_does_not(k):
+    """The data's weight against the prior (the sandwich's information over its meat) is measured
+    from two duplicate sets on, for two bots or more; a single set says nothing about the
+    variance between sets, so its weight stays 1."""
+    rng = np.random.default_rng(22)
+    true = 25 + rng.normal(0, BETA, k)
+    batch = league(rng, true, 2, 2 * k, edge=3.0)
+    two = np.isin(batch.sets, np.unique(batch.sets)[:2])
+    assert fit_model([TableBatch(batch.versions[two], batch.ranks[two], batch.sets[two])], k).weight != 1.0
+    one = batch.sets == batch.sets[0]
+    assert fit_model([TableBatch(batch.versions[one], batch.ranks[one], batch.sets[one])], k).weight == 1.0
+
+
+def _quick_fit_of(batches: list[TableBatch], k: int, earlier) -> object:  # type: ignore[no-untyped-def]
+    """The fit of ``batches`` started from ``earlier`` (a fit of fewer of the same games) as the
+    live table makes it (ratings_live.LiveFit): quick, keeping the earlier spread if it holds."""
+    import dataclasses
+
+    import harness.league.ratings_fit as ratings_fit
+    from harness.league.ratings_model import meat, pairs_of, seat_pair_scores, seat_positions
+
+    pairs = pairs_of(batches, k)
+
+    def meat_at(skills, seat, scales):  # type: ignore[no-untyped-def]
+        return meat(batches, seat_pair_scores(pairs, skills, seat, scales), k)
+
+    return ratings_fit.fit_pairs(pairs, k, meat_at, seat_positions(batches),
+                                 warm=dataclasses.replace(earlier.warm, quick=True),
+                                 swaps=ratings_fit._swaps(batches, pairs))
+
+
+def test_a_quick_fit_from_an_earlier_one_agrees_with_the_fit_from_scratch():
+    """The live table fits a few more games from its last fit, keeping the prior's spread and
+    the data's weight when one EM step moves the spread under 1% (ratings_fit._quick_fit). Its
+    seat effects and skills are those of the fit from scratch (the same prior on each seat's
+    effect, sd sigma); with three bots or more, a spread that moves is estimated again, not
+    kept."""
+    rng = np.random.default_rng(1)
+    true = 25 + rng.normal(0, BETA, 2)
+    first, more = league(rng, true, 2, 4, edge=6.0), league(rng, true, 2, 4, edge=6.0)
+    quick, scratch = _quick_fit_of([first, more], 2, fit_model([first], 2)), fit_model([first, more], 2)
+    assert quick.seat_effects[2][0] == pytest.approx(scratch.seat_effects[2][0], rel=1e-3)
+    assert quick.skills == pytest.approx(scratch.skills, abs=1e-3)
+    # three bots, an earlier fit of 3 sets: 40 more move the spread, which is fitted again
+    rng = np.random.default_rng(2)
+    true = 25 + rng.normal(0, BETA, 3)
+    first, more = league(rng, true, 2, 3, edge=6.0), league(rng, true, 2, 40, edge=6.0)
+    earlier = fit_model([first], 3)
+    quick, scratch = _quick_fit_of([first, more], 3, earlier), fit_model([first, more], 3)
+    assert abs(scratch.prior_sd - earlier.prior_sd) > 0.2 * earlier.prior_sd
+    assert quick.prior_sd == pytest.approx(scratch.prior_sd, rel=0.05)
