@@ -417,3 +417,20 @@ def test_the_challenge_api_reads_a_form_of_four_fields_and_refuses_a_fifth(tmp_p
         assert taken.status_code == 400 and "you have no current version yet" in taken.text, taken.text
         refused = client.post("/api/challenges", data={**four, "x3": "3"}, headers=auth)
         assert refused.status_code == 400 and "Maximum number of fields is 4" in refused.text, refused.text
+
+
+def test_a_violation_that_does_not_exist_is_not_found_by_the_api_nor_the_pages(tmp_path: Path) -> None:
+    """A team asking a violation's seat file by an id that names none gets 404 "no such
+    violation" (not a server error, and not 403, which would say the id exists elsewhere)."""
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    db = ContestDB(root / "contest.sqlite")
+    token = add_team(db, "alpha")
+    db.close()
+    with TestClient(create_app(root, start_worker=False), base_url="http://127.0.0.1") as client:
+        api = client.get("/api/violations/4242", headers={"Authorization": f"Bearer {token}"})
+        assert api.status_code == 404 and "no such violation" in api.text, api.text
+        csrf = re.search(r'name="csrf" value="([^"]+)"', client.get("/signin").text).group(1)  # type: ignore[union-attr]
+        assert client.post("/signin", data={"csrf": csrf, "token": token}, follow_redirects=False).status_code == 303
+        page = client.get("/me/violations/4242/download")
+        assert page.status_code == 404 and "no such violation" in page.text
