@@ -240,3 +240,36 @@ def test_a_quick_fit_from_an_earlier_one_agrees_with_the_fit_from_scratch():
     quick, scratch = _quick_fit_of([first, more], 3, earlier), fit_model([first, more], 3)
     assert abs(scratch.prior_sd - earlier.prior_sd) > 0.2 * earlier.prior_sd
     assert quick.prior_sd == pytest.approx(scratch.prior_sd, rel=0.05)
+
+
+def _all_or_nothing_sets(true: np.ndarray, firsts: list[bool]) -> TableBatch:
+    """Duplicate sets of 4-seat tables (every seat order) where bot 0 is first in every game of a
+    set or last in every game of it (``firsts``), the others ranked by their true skill."""
+    perms = np.array(list(itertools.permutations(range(4))))
+    versions, ranks = [], []
+    for s, first in enumerate(firsts):
+        table = np.array([0, *(1 + (np.arange(3) + 3 * s) % (true.size - 1))])
+        for row in table[perms]:
+            others = sorted((j for j in range(4) if row[j] != 0), key=lambda j: -true[row[j]])
+            seats = [int(np.flatnonzero(row == 0)[0]), *others] if first else [*others, int(np.flatnonzero(row == 0)[0])]
+            rank = np.empty(4, dtype=np.int64)
+            rank[seats] = np.arange(4)
+            versions.append(row)
+            ranks.append(rank)
+    return TableBatch(np.array(versions), np.array(ranks), np.repeat(1000 + np.arange(len(firsts)), len(perms)))
+
+
+def test_a_bot_is_flagged_from_its_third_set_on():
+    """The consistency check needs a bot's own sets to show its dispersion: a bot that wins every
+    game of one set and loses every game of the next (its luck does not cancel within a set) is
+    flagged in its third set, and not in two, where its dispersion is as far above the 99.9th
+    percentile (docs/ratings.md "The consistency check")."""
+    rng = np.random.default_rng(31)
+    true = 25 + rng.normal(0, BETA / 2, 8)
+    field = league(rng, true, 4, 40)
+    kept = ~(field.versions == 0).any(axis=1)  # bot 0 plays only its own sets
+    field = TableBatch(field.versions[kept], field.ranks[kept], field.sets[kept])
+    three = fit_batches([field, _all_or_nothing_sets(true, [True, False, True])])
+    assert three.sets_of[0] == 3 and set(three.noisy) == {0} and three.noisy[0] > 10
+    two = fit_model([field, _all_or_nothing_sets(true, [True, False])], 8)
+    assert two.sets_per_bot[0] == 2 and two.dispersion[0] > 10.83 and not two.noisy.any()  # chi2(1)'s 99.9%: 10.83
