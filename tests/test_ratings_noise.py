@@ -34,6 +34,13 @@ def test_an_overdispersed_bot_gets_its_own_noise_and_a_wider_interval(monkeypatc
     assert abs(fit.mu[0] - 25 - truth) < abs(common.mu[0] - 25 - truth)
     widened = [fit.sigma[b] / common.sigma[b] for b in range(10)]
     assert widened[0] > 1.15 and widened[0] > max(widened[1:])
+    # what the noises' own uncertainty adds (J diag(V) J'): without it every interval is narrower,
+    # the noisy bot's by far the most
+    with monkeypatch.context() as patch:
+        patch.setattr(ratings_fit, "noise_covariance", lambda pairs, skills, *rest: np.zeros((skills.size,) * 2))
+        certain = fit_batches([batch])
+    added = [fit.sigma[b] / certain.sigma[b] for b in range(10)]
+    assert added[0] > 1.2 and min(added) > 1.0 and added[0] > max(added[1:])
 
 
 def test_an_honest_field_keeps_the_common_beta(monkeypatch):
