@@ -273,3 +273,13 @@ def test_a_bot_is_flagged_from_its_third_set_on():
     assert three.sets_of[0] == 3 and set(three.noisy) == {0} and three.noisy[0] > 10
     two = fit_model([field, _all_or_nothing_sets(true, [True, False])], 8)
     assert two.sets_per_bot[0] == 2 and two.dispersion[0] > 10.83 and not two.noisy.any()  # chi2(1)'s 99.9%: 10.83
+
+
+def test_a_fit_of_no_games_leaves_every_bot_at_the_prior():
+    """fit_model / fit_arrays on bot indices with no game yet: every mu at the prior's mean, a
+    finite covariance, no set (what a caller with bots but no results gets, not an error)."""
+    from harness.league.ratings_fit import fit_arrays
+
+    skills, covariance, sets = fit_arrays([], 3)
+    assert skills.tolist() == [25.0, 25.0, 25.0] and sets == 0
+    assert covariance.shape == (3, 3) and np.all(np.isfinite(covariance)) and np.all(np.diag(covariance) > 0)
