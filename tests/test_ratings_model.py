@@ -283,3 +283,30 @@ def test_a_fit_of_no_games_leaves_every_bot_at_the_prior():
     skills, covariance, sets = fit_arrays([], 3)
     assert skills.tolist() == [25.0, 25.0, 25.0] and sets == 0
     assert covariance.shape == (3, 3) and np.all(np.isfinite(covariance)) and np.all(np.diag(covariance) > 0)
+
+
+@pytest.mark.parametrize("edge,sets", [(BETA, 120), (-4 * BETA, 10)])
+def test_the_maximum_is_where_the_log_posterior_is_flat_in_every_skill_and_seat_effect(edge, sets):
+    """Newton's method with step halving (ratings_model.maximise) stops at the maximum of the
+    log-posterior: the likelihood of the seat pairs, a normal prior on each skill (sd sigma
+    around mu) and on each seat effect (sd sigma around 0). Its numerical gradient there is 0,
+    with 3-seat tables whose seat effects are not symmetric."""
+    from harness.league.ratings_model import Hessian, maximise, pair_terms, pairs_of
+
+    rng = np.random.default_rng(4)
+    batch = league(rng, 25 + rng.normal(0, BETA, 6), 3, sets, edge=edge)
+    pairs = pairs_of([batch], 6)
+    precision, scale = 1 / (25 / 3) ** 2, math.sqrt(2) * BETA
+    skills, seat, _ = maximise(pairs, Hessian(pairs, 6), np.full(6, 25.0), np.zeros(pairs.seats), 25.0, precision,
+                               scale, 30, seat_precision=precision)
+    assert abs(seat[0]) > 1.0  # the seat effect is there to be found
+
+    def value(x: np.ndarray) -> float:
+        s, g = x[:6], x[6:]
+        return float(pair_terms(pairs, s, g, scale, 1)[0] - 0.5 * precision * (np.sum((s - 25.0) ** 2) + np.sum(g ** 2)))
+
+    at = np.concatenate([skills, seat])
+    for i in range(at.size):
+        step = np.zeros(at.size)
+        step[i] = 1e-5
+        assert (value(at + step) - value(at - step)) / 2e-5 == pytest.approx(0.0, abs=1e-3), i
