@@ -168,8 +168,10 @@ def test_a_new_bot_plays_first_and_a_retired_one_is_no_longer_chosen(tmp_path: P
 
 
 def test_a_retired_versions_pending_games_are_dropped(tmp_path: Path) -> None:
+    """Its pending games are dropped and no longer count against the ``games`` budget: the
+    schedule goes on to play the budget's games without them."""
     names = [f"s{i}" for i in range(6)]
-    path = write_config(tmp_path, names)
+    path = write_config(tmp_path, names, "{kind: adaptive, games: 40}")
     cfg = load_config(path)
     store = LeagueStore(cfg.store)
     store.bind(cfg)
@@ -182,6 +184,18 @@ def test_a_retired_versions_pending_games_are_dropped(tmp_path: Path) -> None:
     assert lines == [f"left: {cfg.bots[5].label} (its games and rating stay)"]
     left = store.pending_games()
     assert left and all(s5 not in g.version_ids for g in left)
+    dropped = store.counts()["dropped"]
+    assert dropped > 0
+    labels = {row.id: f"{row.name}@{row.version}" for row in store.versions()}
+    while True:  # the rest of the league, each game played as it is scheduled
+        for g in store.pending_games():
+            result = outcome(g.game_id, [labels[v] for v in g.version_ids])
+            assert store.record_many([(g.seq, result)])
+            source.recorded(g.seq, g.version_ids, result.ranking)
+        if source.next_games() is None and not store.pending_games():
+            break
+    assert store.counts() == {"pending": 0, "done": 40, "dropped": dropped}
+    assert "budget" in (source.stop_reason or "")
     store.close()
 
 
