@@ -91,6 +91,8 @@ def test_a_game_re_planned_at_the_rated_prefix_boundary_counts_in_schedule_order
         upto = int(store.get_meta("rated_upto") or 0)
         assert upto == (3 if boundary else 2)
         assert store.plan(games, ids).reactivated == 1
+        assert dropped_index + 1 in {p.seq for p in store.pending_games()}  # the same row, pending again
+        assert store.counts() == {"pending": 4, "done": 2, "dropped": 0}
         # play every game left, the re-planned one last, each result favouring the second seat
         rater = PrefixRater(store, params)
         order = [p for p in store.pending_games() if p.seq != dropped_index + 1] + \
