@@ -434,3 +434,35 @@ def test_a_violation_that_does_not_exist_is_not_found_by_the_api_nor_the_pages(t
         assert client.post("/signin", data={"csrf": csrf, "token": token}, follow_redirects=False).status_code == 303
         page = client.get("/me/violations/4242/download")
         assert page.status_code == 404 and "no such violation" in page.text
+
+
+def test_an_upload_may_declare_its_quota_plus_16_kb_of_framing_and_not_a_byte_more(tmp_path: Path) -> None:
+    """Both layers that read an upload's Content-Length (the request guard before any route, and
+    the upload route itself) take `quotas.upload_kb` plus 16 KB of multipart framing, and refuse
+    the next byte with 413 (docs/security.md); a length that is missing or not a number is 411."""
+    from types import SimpleNamespace
+
+    from harness.contest.guard import RequestGuard
+    from harness.contest.site import ContestSite, Refused
+
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    site = ContestSite(load_contest(root), start_worker=False)
+    try:
+        most = site.cfg.quotas.upload_kb * 1024 + 16 * 1024
+        guard = RequestGuard(lambda *a: None, site.cfg.site, site.upload_cap)  # type: ignore[arg-type]
+        assert guard.body_limit("/me/upload")[0] == guard.body_limit("/api/submissions")[0] == most
+
+        def declared(length: str | None) -> int | None:
+            headers = {} if length is None else {"content-length": length}
+            try:
+                site.check_length(SimpleNamespace(headers=headers))  # type: ignore[arg-type]
+            except Refused as exc:
+                return exc.status
+            return None
+
+        assert declared(str(most)) is None
+        assert declared(str(most + 1)) == 413
+        assert declared(None) == declared("12x") == 411
+    finally:
+        site.db.close()
