@@ -466,3 +466,26 @@ def test_an_upload_may_declare_its_quota_plus_16_kb_of_framing_and_not_a_byte_mo
         assert declared(None) == declared("12x") == 411
     finally:
         site.db.close()
+
+
+def test_the_ladder_plays_once_the_roster_fills_a_table_of_the_contest(tmp_path: Path) -> None:
+    """The ladder's league is written for the current roster only once it fills one of the
+    contest's table sizes: none for one team (or two, at tables of 3 and 4), tables of 3 alone
+    for three teams, and 3 and 4 from the fourth team on."""
+    from kit import checked_version, set_keys
+
+    from harness.contest.ladder import write_ladder_config
+
+    root = tmp_path / "contest"
+    init_contest(root, "dominoes")
+    set_keys(root, players="[3, 4]")
+    cfg = load_contest(root)
+    db = ContestDB(cfg.db_path)
+    sizes = []
+    for team in ("alpha", "beta", "gamma", "delta"):
+        add_team(db, team)
+        checked_version(root, db, team, {"bot.py": b"print('a bot')\n"})
+        league = write_ladder_config(cfg, db, rounds=2)
+        sizes.append(None if league is None else (list(league.table_sizes), len(league.bots)))
+    db.close()
+    assert sizes == [None, None, ([3], 3), ([3, 4], 4)]
