@@ -489,3 +489,27 @@ def test_the_ladder_plays_once_the_roster_fills_a_table_of_the_contest(tmp_path:
         sizes.append(None if league is None else (list(league.table_sizes), len(league.bots)))
     db.close()
     assert sizes == [None, None, ([3], 3), ([3, 4], 4)]
+
+
+@pytest.mark.parametrize("extra", [0, 1])
+def test_a_builds_output_stream_is_kept_up_to_its_cap_and_one_byte_more_kills_the_build(extra: int) -> None:
+    """The sandboxed build's output (a tar on a pipe) is read up to ``cap`` bytes: exactly the cap
+    is kept whole; one byte more calls ``over`` (which kills the build), keeps nothing, and says
+    why in one line."""
+    import os
+
+    from harness.contest.build_output import OutputReader
+
+    cap = 3 * 1024 * 1024 + 7  # over several reads of a chunk
+    read_end, write_end = os.pipe()
+    killed: list[bool] = []
+    reader = OutputReader(read_end, cap, lambda: killed.append(True))
+    payload = bytes(range(256)) * (cap // 256) + b"x" * (cap % 256 + extra)
+    with os.fdopen(write_end, "wb") as out:
+        out.write(payload)
+    data = reader.join()
+    if extra:
+        assert killed == [True] and data == b""
+        assert reader.problem == "it left more than 3 MB of files (the build's output cap)"
+    else:
+        assert killed == [] and data == payload and reader.problem == ""
