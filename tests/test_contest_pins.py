@@ -513,3 +513,20 @@ def test_a_builds_output_stream_is_kept_up_to_its_cap_and_one_byte_more_kills_th
         assert reader.problem == "it left more than 3 MB of files (the build's output cap)"
     else:
         assert killed == [] and data == payload and reader.problem == ""
+
+
+@pytest.mark.parametrize("rate", ["-0.1", "often", "true", "[0.1]"])
+def test_a_pause_rate_that_is_not_a_number_of_zero_or_more_is_refused_in_one_line(tmp_path: Path, rate: str) -> None:
+    """`pause.forfeit_rate` and `pause.violation_rate` take a number >= 0 or null
+    (docs/contest.md): a negative one, a word, a boolean or a list is refused with one line
+    naming the key, never taken and never a crash."""
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    text = re.sub(r"^pause:.*$", "", (root / "contest.yaml").read_text(), flags=re.M)
+    for key in ("forfeit_rate", "violation_rate"):
+        (root / "contest.yaml").write_text(text + f"pause: {{{key}: {rate}}}\n")
+        with pytest.raises(ContestConfigError, match=f"pause.{key}: .* is not allowed"):
+            load_contest(root)
+    (root / "contest.yaml").write_text(text + "pause: {forfeit_rate: 0, violation_rate: null}\n")
+    policy = load_contest(root).pause
+    assert policy.forfeit_rate == 0.0 and policy.violation_rate is None
