@@ -273,19 +273,25 @@ def _documented_defaults(row: str) -> dict[str, float]:
 
 
 def test_the_quotas_and_the_sites_limits_default_to_what_docs_contest_md_says(tmp_path: Path) -> None:
-    """Written by ``init`` and taken when contest.yaml leaves the section out alike; and the
+    """The quotas', the site's, the challenges', the build's and the pause's defaults:
+    written by ``init`` and taken when contest.yaml leaves the section out alike; and the
     default file cap reaches the unpacker: 200 files taken, 201 refused."""
     root = tmp_path / "contest"
     init_contest(root, "crisps")
     bare = tmp_path / "bare"
     init_contest(bare, "crisps")
     text = (bare / "contest.yaml").read_text()
-    text = re.sub(r"^(quotas|site|challenges):.*(\n[ #].*)*", "", text, flags=re.M)
+    text = re.sub(r"^(quotas|site|challenges|build|pause):.*(\n[ #].*)*", "", text, flags=re.M)
     (bare / "contest.yaml").write_text(text)
     assert "quotas" not in text and "challenges" not in text and "uploads_per_hour" not in text
+    assert not re.search(r"^(build|pause):", text, flags=re.M)
     quotas = _documented_defaults("quotas")
     site = _documented_defaults("site")
     challenges = _documented_defaults("challenges")
+    build = _documented_defaults("build")
+    pause = _documented_defaults("pause")
+    assert build == {"seconds": 120, "memory_mb": 2048}
+    assert set(pause) == {"min_games", "forfeit_rate", "violation_rate"}
     assert set(quotas) == {"uploads_per_hour", "active_versions", "upload_kb", "unpacked_kb", "files", "ratio",
                            "signins_per_minute"}
     assert set(site) == {"header_seconds", "body_seconds", "form_kb", "connections_per_address"}
@@ -295,6 +301,8 @@ def test_the_quotas_and_the_sites_limits_default_to_what_docs_contest_md_says(tm
         assert {k: getattr(cfg.quotas, k) for k in quotas} == quotas, where
         assert {k: getattr(cfg.site, k) for k in site} == site, where
         assert {k: getattr(cfg.challenges, k) for k in challenges} == challenges, where
+        assert {k: getattr(cfg, f"build_{k}") for k in build} == build, where
+        assert {k: getattr(cfg.pause, k) for k in pause} == pause, where
     q = load_contest(bare).quotas
     caps = Caps(files=q.files, unpacked_bytes=q.unpacked_kb * 1024, ratio=q.ratio)
     files = {"bot.py": b"print(1)\n", **{f"data/{i}.txt": b"x" for i in range(199)}}
