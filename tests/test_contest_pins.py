@@ -538,3 +538,25 @@ def test_a_pause_rate_that_is_not_a_number_of_zero_or_more_is_refused_in_one_lin
     (root / "contest.yaml").write_text(text + "pause: {forfeit_rate: 0, violation_rate: null}\n")
     policy = load_contest(root).pause
     assert policy.forfeit_rate == 0.0 and policy.violation_rate is None
+
+
+def test_an_upload_over_the_hourly_quota_is_told_the_minutes_until_the_next(tmp_path: Path) -> None:
+    """With the quota used by an upload just made, the next is allowed in 60 minutes (whole
+    minutes plus one, counted from the oldest upload of the hour), and nothing is recorded."""
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    db = ContestDB(root / "contest.sqlite")
+    add_team(db, "alpha")
+    team = db.team_by_name("alpha")
+    assert team is not None
+    first, why = db.admit_submission(team.id, "python", "bot.py", 10, per_hour=1, in_progress=10)
+    assert first is not None and why is None
+    second, why = db.admit_submission(team.id, "python", "bot.py", 10, per_hour=1, in_progress=10)
+    assert second is None
+    assert why == "upload quota reached: 1 uploads per hour per team; the next is allowed in 60 min"
+    # an upload 2995 s old: the next in 600-605 s, said as 11 min (10 whole minutes and the rest)
+    db.db.execute("UPDATE submissions SET created_at = created_at - 2995")
+    assert db.admit_submission(team.id, "python", "bot.py", 10, per_hour=1, in_progress=10)[1] == (
+        "upload quota reached: 1 uploads per hour per team; the next is allowed in 11 min")
+    assert db.db.execute("SELECT count(*) FROM submissions").fetchone()[0] == 1
+    db.close()
