@@ -560,3 +560,29 @@ def test_an_upload_over_the_hourly_quota_is_told_the_minutes_until_the_next(tmp_
         "upload quota reached: 1 uploads per hour per team; the next is allowed in 11 min")
     assert db.db.execute("SELECT count(*) FROM submissions").fetchone()[0] == 1
     db.close()
+
+
+@pytest.mark.parametrize("ladder, prefix", [("adaptive", "a-"), ("round_robin", "g-")])
+def test_the_check_games_take_the_ids_of_the_ladders_games(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           ladder: str, prefix: str) -> None:
+    """An upload cannot tell its conformance games from the ladder's by their ids: the check
+    draws them with the prefix the ladder's schedule gives its own ("a-" adaptive, "g-" round
+    robin)."""
+    import harness.play.conformance as conformance
+    from harness.contest.build import check_upload
+
+    class Drawn(Exception):
+        pass
+
+    def drawn(*args: object, id_prefix: str = "", **kwargs: object) -> None:
+        raise Drawn(id_prefix)
+
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    text = (root / "contest.yaml").read_text()
+    (root / "contest.yaml").write_text(re.sub(r"^ladder: .*$", f"ladder: {ladder}", text, flags=re.M))
+    cfg = load_contest(root)
+    monkeypatch.setattr(conformance, "conformance_games", drawn)
+    with pytest.raises(Drawn) as info:
+        check_upload(cfg, cfg.runtimes["python"], tmp_path, "alpha")
+    assert info.value.args == (prefix,)
