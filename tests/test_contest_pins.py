@@ -586,3 +586,21 @@ def test_the_check_games_take_the_ids_of_the_ladders_games(tmp_path: Path, monke
     with pytest.raises(Drawn) as info:
         check_upload(cfg, cfg.runtimes["python"], tmp_path, "alpha")
     assert info.value.args == (prefix,)
+
+
+def test_an_uploads_file_name_is_kept_as_its_last_200_characters(tmp_path: Path) -> None:
+    """A file name of any length is recorded cut to its last 200 characters (what decides how the
+    upload is read, its extension, is at the end)."""
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    db = ContestDB(root / "contest.sqlite")
+    token = add_team(db, "alpha")
+    db.close()
+    name = "x" * 294 + "bot.py"
+    with TestClient(create_app(root, start_worker=False), base_url="http://127.0.0.1") as client:
+        r = client.post("/api/submissions", headers={"Authorization": f"Bearer {token}"}, data={"runtime": "python"},
+                        files={"file": (name, b"print('a bot')\n")})
+        assert r.status_code == 201, r.text
+    db = ContestDB(root / "contest.sqlite")
+    assert [row[0] for row in db.db.execute("SELECT filename FROM submissions")] == [name[-200:]]
+    db.close()
