@@ -604,3 +604,27 @@ def test_an_uploads_file_name_is_kept_as_its_last_200_characters(tmp_path: Path)
     db = ContestDB(root / "contest.sqlite")
     assert [row[0] for row in db.db.execute("SELECT filename FROM submissions")] == [name[-200:]]
     db.close()
+
+
+def test_status_says_how_many_logs_the_passes_dropped_and_when_the_last_ran(tmp_path: Path) -> None:
+    """`harness contest status` adds up what each retention pass dropped (past their time, over
+    the disk budget) and says when the last pass ran; "never" before the first."""
+    import time as clock
+
+    from harness.contest.retention import Pruned
+    from harness.contest.status import contest_status, format_status, record_pruned
+
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    cfg = load_contest(root)
+    db = ContestDB(cfg.db_path)
+    assert any("(last: never)" in line for line in format_status(contest_status(cfg, db)))
+    record = record_pruned(db)
+    record(Pruned(expired=3, over_budget=0))
+    record(Pruned(expired=1, over_budget=2))
+    status = contest_status(cfg, db)
+    assert status["dropped"]["expired"] == 4 and status["dropped"]["over_budget"] == 2
+    assert abs(status["dropped"]["at"] - clock.time()) < 600
+    line = next(x for x in format_status(status) if "dropped so far" in x)
+    assert "dropped so far 4 past their time and 2 over the disk budget (last: " in line and "never" not in line
+    db.close()
