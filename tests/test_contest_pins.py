@@ -628,3 +628,29 @@ def test_status_says_how_many_logs_the_passes_dropped_and_when_the_last_ran(tmp_
     line = next(x for x in format_status(status) if "dropped so far" in x)
     assert "dropped so far 4 past their time and 2 over the disk budget (last: " in line and "never" not in line
     db.close()
+
+
+def test_the_leaderboard_lists_the_fitted_versions_in_the_fits_order_then_the_others(tmp_path: Path) -> None:
+    """The board's order is the fit's (its rank, whatever the versions' conservative ratings);
+    a version the fit has not seen yet (new since the last fit) comes after every fitted one,
+    even with a higher rating, and carries no P(>next)."""
+    from kit import checked_version
+
+    from harness.contest.db_ops import write_fit
+    from harness.contest.ladder import leaderboard_rows
+
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    db = ContestDB(root / "contest.sqlite")
+    sid = {}
+    for team in ("alpha", "beta", "gamma"):
+        add_team(db, team)
+        sid[team] = checked_version(root, db, team, {"bot.py": b"print('a bot')\n"})
+    # (submission, mu, sigma, fit_rank, p_better, noisy, widened, noise): alpha rates higher, beta ranks first
+    write_fit(db, [(sid["beta"], 20.0, 8.0, 1, 0.7, 0, None, None), (sid["alpha"], 30.0, 5.0, 2, None, 0, None, None)],
+              games=10)
+    rows = leaderboard_rows(db)
+    db.close()
+    assert [(r["team"], r["rank"], r["fitted"]) for r in rows] == [("beta", 1, True), ("alpha", 2, True),
+                                                                   ("gamma", 3, False)]
+    assert rows[2]["rating"] > rows[0]["rating"] and rows[0]["p_better"] == 0.7 and rows[2]["p_better"] is None
