@@ -654,3 +654,24 @@ def test_the_leaderboard_lists_the_fitted_versions_in_the_fits_order_then_the_ot
     assert [(r["team"], r["rank"], r["fitted"]) for r in rows] == [("beta", 1, True), ("alpha", 2, True),
                                                                    ("gamma", 3, False)]
     assert rows[2]["rating"] > rows[0]["rating"] and rows[0]["p_better"] == 0.7 and rows[2]["p_better"] is None
+
+
+def test_the_head_to_head_matrix_is_made_once_per_ttl_and_again_for_other_teams(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The matrix reads every pair's games: pages reuse it for MATRIX_TTL seconds, then it is made
+    again; another set of teams (or another ladder) gets its own."""
+    from types import SimpleNamespace
+
+    from harness.contest import h2h
+
+    made: list[tuple[str, ...]] = []
+    now = [1000.0]
+    monkeypatch.setattr(h2h, "h2h_matrix", lambda reader, teams: made.append(tuple(teams)) or {"n": len(made)})
+    monkeypatch.setattr(h2h, "time", SimpleNamespace(monotonic=lambda: now[0]))
+    monkeypatch.setattr(h2h, "_CACHE", {})
+    reader = SimpleNamespace(path="/a/ladder.sqlite")
+    first = h2h.cached_matrix(reader, ["alpha", "beta"])  # type: ignore[arg-type]
+    now[0] += h2h.MATRIX_TTL - 0.5
+    assert h2h.cached_matrix(reader, ["alpha", "beta"]) is first and len(made) == 1  # type: ignore[arg-type]
+    assert h2h.cached_matrix(reader, ["alpha", "gamma"]) is not first and len(made) == 2  # type: ignore[arg-type]
+    now[0] += 1.0
+    assert h2h.cached_matrix(reader, ["alpha", "beta"]) == {"n": 3}  # type: ignore[arg-type]
