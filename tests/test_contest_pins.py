@@ -675,3 +675,17 @@ def test_the_head_to_head_matrix_is_made_once_per_ttl_and_again_for_other_teams(
     assert h2h.cached_matrix(reader, ["alpha", "gamma"]) is not first and len(made) == 2  # type: ignore[arg-type]
     now[0] += 1.0
     assert h2h.cached_matrix(reader, ["alpha", "beta"]) == {"n": 3}  # type: ignore[arg-type]
+
+
+def test_the_client_says_in_one_plain_line_why_it_cannot_read_the_file_to_upload(tmp_path: Path) -> None:
+    """`harness contest submit` of a file that is missing or unreadable: the file and the
+    system's reason, one line, before anything is sent."""
+    from harness.contest.client import Client, ClientError
+
+    client = Client("http://127.0.0.1:9", "tbt_" + "x" * 43)  # nothing listens: nothing must be sent
+    with pytest.raises(ClientError) as info:
+        client.submit(tmp_path / "missing.py", "python")
+    assert str(info.value) == f"{tmp_path / 'missing.py'}: cannot read it: No such file or directory"
+    with pytest.raises(ClientError) as info:
+        client.submit(tmp_path, "python")
+    assert str(info.value) == f"{tmp_path}: cannot read it: Is a directory"
