@@ -689,3 +689,21 @@ def test_the_client_says_in_one_plain_line_why_it_cannot_read_the_file_to_upload
     with pytest.raises(ClientError) as info:
         client.submit(tmp_path, "python")
     assert str(info.value) == f"{tmp_path}: cannot read it: Is a directory"
+
+
+def test_a_team_page_shows_a_version_that_has_not_played_with_no_games_and_no_rating(tmp_path: Path) -> None:
+    """A current version before its first ladder game: 0 games, 0 wins, and no mu, sigma or rating
+    (not the prior's), on the team's public page."""
+    from kit import checked_version
+
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    db = ContestDB(root / "contest.sqlite")
+    add_team(db, "alpha")
+    checked_version(root, db, "alpha", {"bot.py": b"print('a bot')\n"})
+    db.close()
+    with TestClient(create_app(root, start_worker=False), base_url="http://127.0.0.1") as client:
+        page = client.get("/teams/alpha").text
+    table = re.search(r'<table id="team-versions">.*?<tbody>(.*?)</tbody>', page, re.S).group(1)  # type: ignore[union-attr]
+    cells = re.findall(r'<td class="num">([^<]*)</td>', table)
+    assert cells == ["0", "0", "\u2013", "\u2013", "\u2013"], cells  # fmt(None): an en dash
