@@ -707,3 +707,29 @@ def test_a_team_page_shows_a_version_that_has_not_played_with_no_games_and_no_ra
     table = re.search(r'<table id="team-versions">.*?<tbody>(.*?)</tbody>', page, re.S).group(1)  # type: ignore[union-attr]
     cells = re.findall(r'<td class="num">([^<]*)</td>', table)
     assert cells == ["0", "0", "\u2013", "\u2013", "\u2013"], cells  # fmt(None): an en dash
+
+
+def test_a_body_message_without_more_body_is_the_whole_body() -> None:
+    """ASGI's `more_body` defaults to False: a server that leaves it out has sent the whole body
+    in that message, so the guard takes the body as done (no deadline on what follows, no
+    "Connection: close" on the answer), as it does for `more_body: False`; `True` waits on."""
+    import asyncio
+
+    from harness.contest.guard import _Body
+
+    async def done_after(*messages: dict) -> bool:  # type: ignore[type-arg]
+        queue = list(messages)
+
+        async def receive() -> dict:  # type: ignore[type-arg]
+            return queue.pop(0)
+
+        body = _Body(receive, 1000, "a form", 5, done=False)
+        for _ in messages:
+            await body.receive()
+        return body.done
+
+    assert asyncio.run(done_after({"type": "http.request", "body": b"a=1"}))
+    assert asyncio.run(done_after({"type": "http.request", "body": b"a=1", "more_body": False}))
+    assert not asyncio.run(done_after({"type": "http.request", "body": b"a=", "more_body": True}))
+    assert asyncio.run(done_after({"type": "http.request", "body": b"a=", "more_body": True},
+                                  {"type": "http.request", "body": b"1"}))
