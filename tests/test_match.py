@@ -153,3 +153,13 @@ def test_the_llr_is_fishtest_s_exact_formula():
                    (8, 40, 104, 44, 12), (2, 10, 30, 40, 18), (0, 0, 0, 0, 10)):
         scores = [i / 4 for i, c in enumerate(counts) for _ in range(c)]
         assert llr(scores, params) == pytest.approx(bench.fishtest_llr(scores, params), rel=1e-6), counts
+
+
+def test_a_match_keeps_the_id_an_earlier_release_gave_it() -> None:
+    """A match's id names its config and its store (``runs/match-ID.yaml``, ``.sqlite``): the same
+    match asked again, after an upgrade too, must find them, so the id of a given spec never
+    changes (a hash of the spec, cut to 10 hex digits)."""
+    from harness.league.match import MatchSpec
+
+    assert MatchSpec("crisps", "a", "b").match_id == "match-f806b22958"
+    assert MatchSpec("dominoes", "x", "y", ("z",), {"max_turns": 10}, 7).match_id == "match-5e470daa2c"
