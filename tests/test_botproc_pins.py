@@ -342,3 +342,20 @@ def test_the_start_up_wait_sleeps_once_until_its_deadline_and_never_blocks_past_
     assert len(waits) == 1 and left * 1000 <= waits[0] <= left * 1000 + 1  # waited out what was left, in ms
     assert late == [(0, clock[0], (referee.TIMEOUT, b""))] and clock[0] >= bot.started_at + 1.0
     assert bot.detail == "no ready within init_ms=1000"
+
+
+@pytest.mark.parametrize("request_text", ["", "[1, 2]"])
+def test_a_violation_with_no_request_of_its_own_is_reproduced_from_the_start(tmp_path, request_text):
+    """Output nobody asked for is logged with no request (``""``); a stored request may be any
+    JSON. Either way `harness reproduce` replays the game from its start instead of crashing,
+    and says what the bot did."""
+    from harness.games import get_game
+    from harness.play.reproduce import reproduce_violation
+
+    bot = BotSpec("r", (sys.executable, str(Path(__file__).resolve().parent.parent / "bots" / "random_bot.py")))
+    violation = {"id": 1, "game_id": "g-000000000001", "seat": 0, "kind": "protocol",
+                 "detail": "sent output when not asked (before this request)", "request": request_text}
+    rep = reproduce_violation(get_game("crisps"), {}, TimeControls(init_ms=5000, move_ms=1000), ResourceLimits(),
+                              bot, violation, [], 2)
+    assert rep.lines[0] == "replaying violation #1 (protocol: sent output when not asked (before this request))"
+    assert any(line.startswith("ready in ") for line in rep.lines) and rep.lines[-1].startswith("verdict: "), rep.text
