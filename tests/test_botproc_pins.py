@@ -359,3 +359,14 @@ def test_a_violation_with_no_request_of_its_own_is_reproduced_from_the_start(tmp
                               bot, violation, [], 2)
     assert rep.lines[0] == "replaying violation #1 (protocol: sent output when not asked (before this request))"
     assert any(line.startswith("ready in ") for line in rep.lines) and rep.lines[-1].startswith("verdict: "), rep.text
+
+
+def test_ranked_play_without_the_sandbox_says_which_and_why_in_one_line():
+    """What ranked games lack (harness.play.doctor.ranked_play_problems): asked for no sandbox,
+    the first problem says so in the words the contest prints ("sandbox: none"), never a bare
+    None; with bwrap working here, the sandbox is no problem."""
+    from harness.play.doctor import ranked_play_problems
+    problems = ranked_play_problems(None)
+    assert problems[0] == "no sandbox (sandbox: none): bots can read the store and each other"
+    # bwrap works here (the project machine and CI install it; the sandbox tests need it too)
+    assert not any(p.startswith("no sandbox") for p in ranked_play_problems("bwrap"))
