@@ -733,3 +733,17 @@ def test_a_body_message_without_more_body_is_the_whole_body() -> None:
     assert not asyncio.run(done_after({"type": "http.request", "body": b"a=", "more_body": True}))
     assert asyncio.run(done_after({"type": "http.request", "body": b"a=", "more_body": True},
                                   {"type": "http.request", "body": b"1"}))
+
+
+def test_a_build_log_is_kept_whole_up_to_64_kb_and_past_that_as_its_two_ends() -> None:
+    """A build's log (what a participant reads of its compiler's output) is kept whole up to 64 KB
+    (65,536 characters); a longer one as its first and last 32 KB with the count of the
+    characters cut between them."""
+    from harness.contest.build import _cap
+
+    whole = "".join(f"{i:07d}\n" for i in range(8192))  # 65,536 characters
+    assert _cap(whole) == whole
+    longer = whole + "tail\n"
+    kept = _cap(longer)
+    assert kept == longer[:32768] + "\n[... 5 characters cut ...]\n" + longer[-32768:]
+    assert len(kept) < len(longer) + 40
