@@ -747,3 +747,29 @@ def test_a_build_log_is_kept_whole_up_to_64_kb_and_past_that_as_its_two_ends() -
     kept = _cap(longer)
     assert kept == longer[:32768] + "\n[... 5 characters cut ...]\n" + longer[-32768:]
     assert len(kept) < len(longer) + 40
+
+
+def test_pausing_a_failing_version_says_so_once_and_returns_it(tmp_path: Path) -> None:
+    """`pause_failing` pauses each current version over a rate, says so in one line per version
+    (what `harness contest run` prints) and returns the versions it paused now: a version
+    within the rates, or already paused, is neither."""
+    from kit import checked_version
+
+    from harness.contest.autopause import pause_failing
+
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    cfg = load_contest(root)
+    db = ContestDB(cfg.db_path)
+    sid = {}
+    for team in ("alpha", "beta"):
+        add_team(db, team)
+        sid[team] = checked_version(root, db, team, {"bot.py": b"print('a bot')\n"})
+    # (submission, version, games, wins, rank_sum, forfeits, violations): alpha forfeits 5 of 20
+    db.add_results([(sid["alpha"], 1, 20, 5, 20, 5, 0), (sid["beta"], 2, 20, 15, 5, 0, 0)], {})
+    lines: list[str] = []
+    assert pause_failing(db, cfg.pause, lines.append) == [sid["alpha"]]
+    assert lines == [f"paused alpha's version s{sid['alpha']}: it forfeited 5 of its 20 ladder games (25%, more "
+                     f"than the contest's 10%)"]
+    assert pause_failing(db, cfg.pause, lines.append) == [] and len(lines) == 1  # already paused
+    db.close()
