@@ -109,3 +109,15 @@ def test_the_spread_s_uncertainty_widens_most_the_bots_far_from_the_mean(monkeyp
     assert np.argmax(ratio) == np.argmax(distance)
     large, _ = widening(60, 19)
     assert np.median(large - 1) < np.median(ratio - 1)
+
+
+def test_the_noises_spread_is_the_marginal_likelihoods_maximum_where_a_barely_measured_bot_weighs_little():
+    """_spread: with equal variances the maximum is the plain mean of raw^2 - var; a bot whose
+    noise is barely measured (a huge var) hardly moves it; none below 0."""
+    from harness.league.ratings_noise import _spread
+
+    raw, var = np.array([3.0, -3.0, 3.0, -3.0]), np.ones(4)
+    assert _spread(raw, var) == pytest.approx(8.0, rel=1e-5)
+    vague = _spread(np.append(raw, 40.0), np.append(var, 1e6))
+    assert vague == pytest.approx(8.0, rel=0.01)
+    assert _spread(np.array([0.5, -0.5]), np.ones(2)) == 0.0
