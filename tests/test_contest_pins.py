@@ -773,3 +773,17 @@ def test_pausing_a_failing_version_says_so_once_and_returns_it(tmp_path: Path) -
                      f"than the contest's 10%)"]
     assert pause_failing(db, cfg.pause, lines.append) == [] and len(lines) == 1  # already paused
     db.close()
+
+
+@pytest.mark.parametrize("executor", ["[dask]", "{dask: 'tcp://127.0.0.1:8786', workers: 2}", "remote"])
+def test_a_contest_executor_other_than_local_or_one_dask_address_is_refused(tmp_path: Path, executor: str) -> None:
+    """contest.yaml's `executor` is `local` or `{dask: ADDRESS}` and nothing else: a list, a
+    mapping with another key, or another word is refused in one line."""
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    text = re.sub(r"^executor:.*$", "", (root / "contest.yaml").read_text(), flags=re.M)
+    (root / "contest.yaml").write_text(text + f"executor: {executor}\n")
+    with pytest.raises(ContestConfigError, match="executor: expected local, or {dask: ADDRESS}"):
+        load_contest(root)
+    (root / "contest.yaml").write_text(text + "executor: {dask: 'tcp://127.0.0.1:8786'}\n")
+    assert load_contest(root)
