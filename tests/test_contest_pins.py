@@ -787,3 +787,30 @@ def test_a_contest_executor_other_than_local_or_one_dask_address_is_refused(tmp_
         load_contest(root)
     (root / "contest.yaml").write_text(text + "executor: {dask: 'tcp://127.0.0.1:8786'}\n")
     assert load_contest(root)
+
+
+@pytest.mark.parametrize("passes", [[(3, 0)], [(0, 2)], [(0, 0), (1, 1)]])
+def test_each_retention_pass_that_dropped_logs_is_recorded_and_an_empty_one_is_not(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, passes: list[tuple[int, int]]) -> None:
+    """The Pruner hands `record` (status's counters) every pass that dropped logs past their time
+    or over the budget, either alone, and no pass that dropped nothing."""
+    import threading
+
+    from harness.contest import retention
+    from harness.contest.config import LogRetention
+
+    results = [retention.Pruned(*p) for p in passes]
+    ran = threading.Event()
+
+    def prune(store_path: Path, keep: object) -> retention.Pruned:
+        if len(results) == 1:
+            ran.set()
+        return results.pop(0) if results else retention.Pruned()
+
+    monkeypatch.setattr(retention, "prune_logs", prune)
+    recorded: list[retention.Pruned] = []
+    pruner = retention.Pruner(tmp_path / "ladder.sqlite", LogRetention(), recorded.append, every=0.01)
+    pruner.start()
+    assert ran.wait(10)
+    pruner.stop()
+    assert recorded == [p for p in map(lambda q: retention.Pruned(*q), passes) if p.expired or p.over_budget]
