@@ -12,7 +12,7 @@ from test_ratings_model import BETA, league
 import harness.league.ratings_fit as ratings_fit
 from harness.league.ratings_fit import fit_batches
 from harness.league.ratings_noise import NOISE_P, Reading, _beyond_chance, _bounds, null_draws
-from harness.league.ratings_triples import median_contrast_variance
+from harness.league.ratings_triples import median_contrast_variance, others_median
 
 
 def _without_noise(monkeypatch: pytest.MonkeyPatch, batch: ratings_fit.TableBatch) -> ratings_fit.TableFit:
@@ -120,8 +120,8 @@ def test_honest_close_fields_where_the_former_test_fired_keep_the_common_beta():
 
 
 def test_the_noise_test_fires_at_its_level_on_estimates_drawn_as_the_readings_make_them():
-    """Estimates drawn as the model makes them (each bot's reading N(0, its variance), the median
-    bot's taken away, weighed with a slope reading): the test fires in at most NOISE_P of 2,000
+    """Estimates drawn as the model makes them (each bot's reading N(0, its variance), the others'
+    median taken away, weighed with a slope reading): the test fires in at most NOISE_P of 2,000
     draws and in at least half of that (each of its two parts is at half the level); with one bot
     noisier by three of its standard errors, in most."""
     k = 6
@@ -139,7 +139,7 @@ def test_the_noise_test_fires_at_its_level_on_estimates_drawn_as_the_readings_ma
         for _ in range(2000):
             e = rng.normal(0, np.sqrt(own))
             e[0] += shift
-            lam = e - np.median(e)
+            lam = e - others_median(e, measured)
             raw = (rng.normal(0, np.sqrt(slope_var)) / slope_var + lam / part_var) * var
             count += _beyond_chance(raw, var, bounds)
         return count / 2000

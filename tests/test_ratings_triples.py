@@ -16,7 +16,15 @@ import harness.league.ratings_fit as ratings_fit
 from harness.league.queries import GameArrays
 from harness.league.ratings_fit import TableBatch, fit_batches
 from harness.league.ratings_live import LiveFit
-from harness.league.ratings_triples import ORDERS, Triples, _orders, triple_reading, triple_score_info, triples_of
+from harness.league.ratings_triples import (
+    ORDERS,
+    Triples,
+    _orders,
+    others_median,
+    triple_reading,
+    triple_score_info,
+    triples_of,
+)
 
 
 def test_the_six_orders_are_a_distribution_that_matches_draws():
@@ -128,3 +136,16 @@ def test_the_live_fit_reads_the_orders_of_three_as_the_fit_from_scratch():
     got = live.fit()
     assert got.noise == pytest.approx(want.noise, abs=1e-6)
     assert all(got.mu[v] == pytest.approx(want.mu[v], abs=1e-6) for v in want.mu)
+
+
+def test_each_bot_is_read_against_the_median_of_the_others():
+    """Brute force on random rows, a bot not measured against all measured; one noisy bot among 4
+    is read against the middle of the other three (0), not of all four (0.05)."""
+    rng = np.random.default_rng(3)
+    for n in (2, 3, 4, 5, 8):
+        x = rng.normal(size=(4, n + 1))
+        measured = np.ones(n + 1, dtype=bool)
+        measured[-1] = False
+        want = [[np.median(np.delete(row[:n], i)) if i < n else np.median(row[:n]) for i in range(n + 1)] for row in x]
+        assert others_median(x, measured) == pytest.approx(np.array(want))
+    assert others_median(np.array([0.7, 0.0, 0.1, -0.1]), np.ones(4, dtype=bool))[0] == 0.0

@@ -52,7 +52,7 @@ from scipy.linalg import cho_factor, cho_solve
 
 from .ratings_model import Hessian, Pairs, maximise, pair_terms
 from .ratings_swaps import Swaps, luck_share, margins, swap_score_info, swap_sets
-from .ratings_triples import Triples, median_contrast_variance, triple_reading
+from .ratings_triples import Triples, median_contrast_variance, others_median, triple_reading
 
 __all__ = ["NOISE_ROUNDS", "Noise", "entry_scale", "fit_noise", "noise_covariance"]
 
@@ -175,7 +175,8 @@ def swap_reading(swaps: Swaps, skills: np.ndarray, seat: np.ndarray, scale: floa
     safe = np.where(measured, info, 1.0)
     cr1 = sets / np.maximum(sets - 1.0, 1.0)
     read = measured & (sets >= SWAP_MIN_SETS) & (np.abs(lam) < LAMBDA_BOUND - 1e-9)
-    # each bot's own variance, then the median's added: every estimate is relative to it
+    # each bot's read against the others' median, its variance with the median's added
+    lam = lam - others_median(lam, measured)
     own = np.where(measured, np.maximum(variance * cr1 / safe**2, 1.0 / safe), 0.0)
     var = median_contrast_variance(own, measured)
     return lam, np.where(measured, var, np.inf), read, luck, np.where(measured, 1.0 / safe, 0.0), measured
@@ -254,8 +255,7 @@ def null_draws(reading: Reading | None, slope_var: np.ndarray, var: np.ndarray, 
     total = rng.normal(size=(NULL_DRAWS, k)) / np.sqrt(slope_var)
     for own, measured, read, part_var in ([] if reading is None else reading.parts):
         drawn = rng.normal(size=(NULL_DRAWS, k)) * np.sqrt(np.where(measured, own, 0.0))
-        if np.any(measured):
-            drawn = drawn - np.median(drawn[:, measured], axis=1, keepdims=True)
+        drawn = drawn - others_median(drawn, measured)
         total += np.where(read, drawn / np.where(read, part_var, 1.0), 0.0)
     z: np.ndarray = (total * np.sqrt(var))[:, usable]
     return z
