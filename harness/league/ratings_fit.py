@@ -84,7 +84,9 @@ beta_i, unless its own estimate stands out beyond chance), the pairs' scale is s
 beta_b^2), and the uncertainty of the noises goes into the skills' covariance
 (:mod:`harness.league.ratings_noise`); otherwise every bot keeps beta. A noise is read from the
 slope of the bot's results and, where its sets were played in every seat order, from the
-correlation of its swapped games (:mod:`harness.league.ratings_swaps`). ``TableFit.noise`` holds each bot's beta_i / beta when it was fitted.
+correlation of its swapped games (:mod:`harness.league.ratings_swaps`) and, at tables of three or
+more, from the orders of three players in one game (:mod:`harness.league.ratings_triples`).
+``TableFit.noise`` holds each bot's beta_i / beta when it was fitted.
 
 **P(>next)** is the fit's probability that a bot's skill exceeds the next one's, Phi(d / sd)
 with d the difference of their mu and sd from the same covariance; the order is by mu, so no

@@ -9,10 +9,9 @@ often than 5%, which no variance can show (it is a bias).
 
 **The fit.** Each bot gets lambda_i with a common prior N(0, omega^2), and P(a ahead of b) uses
 the scale sqrt(beta_a^2 + beta_b^2) per pair. omega^2 is estimated from the field (empirical
-Bayes, by moments), once the field shows a spread of noises beyond chance (the sum of
-lambda^_i^2 / v_i above the 95th percentile of chi-square with one degree per bot; otherwise
-every bot keeps the common beta, so an honest field is fitted as before in 95% of leagues):
-each bot's one-step unshrunk estimate lambda^_i (the composite likelihood's
+Bayes, by moments), once the field shows a spread of noises beyond chance (the test below;
+otherwise every bot keeps the common beta, so an honest field is fitted as before in at least
+95% of leagues): each bot's one-step unshrunk estimate lambda^_i (the composite likelihood's
 score over its expected information I_i, the skills held) has a sampling variance v_i = 1 / (w
 I_i) (w the data's weight, as for the skills); omega^2 = max(0, mean(lambda^_i^2 - v_i)), and each
 lambda_i is shrunk to lambda^_i omega^2 / (omega^2 + v_i). In a field of honest bots the
@@ -20,17 +19,28 @@ estimates scatter as their variance predicts, omega^2 is 0 or small, and every l
 shrunk to (nearly) 0: the fit is the common-beta fit. Alternating with the skills' refit,
 :data:`NOISE_ROUNDS` rounds.
 
-**Two readings, and a bot that stands out.** lambda^_i is read from the slope with the
+**Three readings, and a bot that stands out.** lambda^_i is read from the slope with the
 *efficient* information (its skill free to move with its noise; with the skills held at the
 common-beta fit a noisy bot's compressed skill explains most of its results, and the slope
-claimed a standard error of 0.12 where the truth was 0.69 away) and, where its sets were played
-in every seat order, from the correlation of its swapped games
-(:mod:`harness.league.ratings_swaps`), the two weighed by their precisions. The spread is
-tested by the chi-square above or by the largest estimate's one-sided test with Bonferroni's
-correction (one noisy bot among honest ones: the chi-square's degrees of freedom dilute it),
-each at half of :data:`NOISE_P`; a bot whose own estimate is beyond that bound keeps it
-unshrunk (shrunk towards a field's spread that one bot makes small, it stayed compressed), with
-its sampling variance as its noise's uncertainty.
+claimed a standard error of 0.12 where the truth was 0.69 away); where its sets were played in
+every seat order, from the correlation of its swapped games (:mod:`harness.league.ratings_swaps`);
+at tables of three or more, from the orders of three players in one game
+(:mod:`harness.league.ratings_triples`: a noisy bot lands at the ends more often), the three
+weighed by their precisions. The last two tell the noises only relative to each other: each
+bot's is read against the median of the others' (:func:`~harness.league.ratings_triples.
+others_median`), with that median's variance added to its own.
+
+**The test.** Its statistics are the largest z_i = lambda^_i / sqrt(v_i) (one noisy bot among
+honest ones) and the sum of the positive z_i's squares (a spread over many bots; only noisier
+than beta counts, beta being the floor), each against its 97.5th percentile under the model
+(:data:`NOISE_P` in all), drawn (:func:`null_draws`) as the readings are made: each reading's
+estimates from their variances under the model, the others' median taken away, weighed with the
+slope's. The z are neither independent nor N(0, 1) (the median taken away, and v_i the larger of
+the model's and the variance over sets): Bonferroni's bound and the chi-square read as if they
+were fired in 7-16.5% of honest leagues, or 0-1.5% with the median's variance added, where this
+fires in 0-3% (bench/ratings_cells). A bot whose own z is beyond the largest's bound keeps its
+estimate unshrunk (shrunk towards a field's spread that one bot makes small, it stayed
+compressed), with its sampling variance as its noise's uncertainty.
 
 **What it does to the interval.** lambda_i is weakly measured (it is told by how steeply the
 bot's results follow its opponents' skills: at 4 bots spread beta/2 with 64 sets its
@@ -226,9 +236,10 @@ def _estimates(pairs: Pairs, hessian: Hessian, reading: Reading | None,
                skills: np.ndarray, seat: np.ndarray, lam: np.ndarray, scale: float, weight: float, precision: float
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each bot's unshrunk lambda^_i and its sampling variance v_i: one step from ``lam`` along
-    the slope of its results (variance 1 / (w I_i)), weighed with its swapped games' reading
-    (:func:`swap_reading`) where it has one: two nearly independent readings (the slope is the
-    marginals', the swaps' the correlation given the marginals). Also the slope's own variance."""
+    the slope of its results (variance 1 / (w I_i)), weighed with its other readings
+    (:func:`readings`) where it has them: nearly independent readings (the slope is the
+    marginals', the swaps' a correlation between games given the marginals, the triples' one
+    within a game). Also the slope's own variance."""
     k = skills.size
     grad, info = _score_info(pairs, skills, seat, lam, scale, k)
     info = _efficient_info(pairs, hessian, skills, seat, lam, scale, precision, info)
@@ -245,11 +256,10 @@ def null_draws(reading: Reading | None, slope_var: np.ndarray, var: np.ndarray, 
                ) -> np.ndarray:
     """:data:`NULL_DRAWS` draws of the usable bots' z = lambda^ / sqrt(v) when every bot plays at
     beta: each reading's estimates drawn from their variances under that model (v itself is the
-    larger of that and the variance over sets, so the z are narrower than N(0, 1)), the median of the bots it
-    measured taken away (as the readings do), weighed with the slope's as the estimates are (a
-    fixed seed: the same games give the same fit); without a reading, independent normals. The median taken away makes the bots' z dependent and not N(0, 1) (the
-    middle bots' near 0, the ends' wide): the chi-square and Bonferroni's bound, read as if they
-    were, fired in 7-16.5% of honest leagues, or (with the median's variance added) 0-1.5%."""
+    larger of that and the variance over sets, so the z are narrower than N(0, 1)), each bot's
+    others' median taken away (as the readings do), weighed with the slope's as the estimates
+    are (a fixed seed: the same games give the same fit); without a reading, independent
+    normals (the module's text says why the test needs them)."""
     rng = np.random.default_rng(NULL_SEED)
     k = var.size
     total = rng.normal(size=(NULL_DRAWS, k)) / np.sqrt(slope_var)
