@@ -312,7 +312,7 @@ def fit_noise(pairs: Pairs, hessian: Hessian, skills: np.ndarray, seat: np.ndarr
         if noise is None and not _beyond_chance(raw[usable], var[usable], bounds):
             return None  # no spread of noises beyond chance: the common beta stands
         omega2 = _spread(raw[usable], var[usable])
-        # a bot whose own estimate is beyond chance (the Bonferroni bound of the test) keeps it
+        # a bot whose own estimate is beyond chance (the bound on the largest z, the test's) keeps it
         # unshrunk: one noisy bot among honest ones makes the field's spread small, and shrunk
         # towards it the bot would stay compressed; the others are shrunk as the module says
         standout = usable & (raw / np.sqrt(var) > bounds[0])
