@@ -92,9 +92,24 @@ class _Baseline:
         n = t[1] - w[1]
         return (t[0] - w[0]) / n if n > 0 else None
 
+    def variance(self, x: int, c: int, without: int) -> float:
+        """The sampling variance of :meth:`p` (a proportion's, p (1 - p) / games, at least a
+        quarter's over the games when p is 0 or 1: a record of a few games can be all wins)."""
+        t, w = self.total[(x, c)], self.with_.get((x, c, without), [0.0, 0])
+        n = t[1] - w[1]
+        p = (t[0] - w[0]) / n
+        return max(p * (1 - p), 0.25 / n) / n
 
-def _set_residuals(games: SetGames, a: int, b: int, base: _Baseline) -> dict[str, float] | None:
-    """The set's residuals of the pair; None where no third seat has a baseline."""
+
+#: How often each baseline (x, third seat, without) entered a pair's residuals: what the
+#: baselines' own errors add to the pair's mean (the same for both statistics, whose terms
+#: differ only in sign, and no two baselines share a game).
+Uses = dict[tuple[int, int, int], int]
+
+
+def _set_residuals(games: SetGames, a: int, b: int, base: _Baseline, uses: Uses) -> dict[str, float] | None:
+    """The set's residuals of the pair; None where no third seat has a baseline. Each baseline
+    used is counted into ``uses``."""
     out = dict.fromkeys(STATS, 0.0)
     compared = False
     for game in games:
@@ -109,6 +124,8 @@ def _set_residuals(games: SetGames, a: int, b: int, base: _Baseline) -> dict[str
             gb = _outcome(rank[b], r) - pb
             out["joint"] += ga + gb
             out["feed"] += ga - gb
+            uses[(a, v, b)] = uses.get((a, v, b), 0) + 1
+            uses[(b, v, a)] = uses.get((b, v, a), 0) + 1
             compared = True
     return out if compared else None
 
@@ -128,10 +145,11 @@ def analyse(sets: Iterable[SetGames], alpha: float = 0.001) -> list[PairFinding]
     apart: set[tuple[int, int]] = set()
     alpha /= CANDIDATES + 1  # a pair may be judged CANDIDATES + 1 ways: their union keeps to alpha
     findings = _judged(sets, apart, alpha)
-    first_scale = null_scale([f for f in findings if f.sets >= MIN_SETS])
+    first = [f for f in findings if f.sets >= MIN_SETS]
+    first_scale = null_scale(first)
     while True:
         for f in [f for f in findings if (f.a, f.b) not in apart and f.sets >= MIN_SETS][:CANDIDATES]:
-            trial = _judged(sets, apart | {(f.a, f.b)}, alpha, first_scale)
+            trial = _judged(sets, apart | {(f.a, f.b)}, alpha, first_scale, len(first))
             if any(t.flagged and (t.a, t.b) == (f.a, f.b) for t in trial):
                 apart.add((f.a, f.b))
                 findings = trial
@@ -141,20 +159,22 @@ def analyse(sets: Iterable[SetGames], alpha: float = 0.001) -> list[PairFinding]
 
 
 def _judged(sets: Sequence[SetGames], apart: set[tuple[int, int]], alpha: float,
-            scale: float = 1.0) -> list[PairFinding]:
+            scale: float = 1.0, family: int = 0) -> list[PairFinding]:
     """Every pair judged against baselines without the sets where a pair of ``apart`` sat together
-    (``scale``: the null's spread where too few pairs are left to read one)."""
+    (``scale``: the null's spread where too few pairs are left to read one; ``family``: the
+    pairs judged at first, a bound for at least that many)."""
     base = _Baseline([s for s in sets if not any({a, b} <= {v for v, _ in s[0]} for a, b in apart)])
-    return _judge(_pair_findings(sets, base), alpha, scale)
+    return _judge(_pair_findings(sets, base), alpha, scale, family)
 
 
 def _pair_findings(sets: Sequence[SetGames], base: _Baseline) -> list[PairFinding]:
     per_pair: dict[tuple[int, int], list[dict[str, float]]] = defaultdict(list)
+    uses: dict[tuple[int, int], Uses] = defaultdict(dict)
     for games in sets:
         versions = sorted(v for v, _ in games[0])
         for i, a in enumerate(versions):
             for b in versions[i + 1:]:
-                row = _set_residuals(games, a, b, base)
+                row = _set_residuals(games, a, b, base, uses[(a, b)])
                 if row is not None:
                     per_pair[(a, b)].append(row)
     spread: dict[tuple[int, int], dict[str, tuple[float, float, int]]] = {}
@@ -171,21 +191,29 @@ def _pair_findings(sets: Sequence[SetGames], base: _Baseline) -> list[PairFindin
     findings = []
     for (a, b), stats in spread.items():
         mean, z = {}, {}
+        n = stats["joint"][2]
+        # every set's residual shares the same estimated baselines, so their errors do not
+        # average out over the sets: in a league of few bots a baseline rests on a few sets
+        # and its error alone moved honest pairs' z-scores past 5
+        shared = sum((used / n) ** 2 * base.variance(*key) for key, used in uses[(a, b)].items())
         for k, (m, ss, n) in stats.items():
             # the pair's variance shrunk toward the league's (worth PRIOR_DF sets): a pair whose
             # few sets happen to agree is not judged on a spread near 0 (heavy tails: 0.13% of
             # honest z-scores past 4, twenty times a normal's)
             var = (ss + PRIOR_DF * pooled[k][0] / max(pooled[k][1], 1)) / (n - 1 + PRIOR_DF)
             mean[k] = m
-            z[k] = m / math.sqrt(var / n) if var > 0 else 0.0
+            z[k] = m / math.sqrt(var / n + shared) if var / n + shared > 0 else 0.0
         findings.append(PairFinding(a, b, stats["joint"][2], mean, z))
     return findings
 
 
-def _judge(findings: list[PairFinding], alpha: float, scale: float = 1.0) -> list[PairFinding]:
+def _judge(findings: list[PairFinding], alpha: float, scale: float = 1.0, family: int = 0) -> list[PairFinding]:
+    # a second look judges the same pairs again, fewer of them judgeable without a suspect's
+    # tables: the bound stays the first look's (a bound for the one pair left flagged honest
+    # leagues of 4 bots)
     judged = [f for f in findings if f.sets >= MIN_SETS]
     if judged:
-        bound = bound_for(len(judged), alpha) * (null_scale(judged) if len(judged) >= 3 else scale)
+        bound = bound_for(max(len(judged), family), alpha) * (null_scale(judged) if len(judged) >= 3 else scale)
         for f in judged:
             f.flagged = any(abs(f.z[k]) > bound for k in STATS)
             f.bound = bound
