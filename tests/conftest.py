@@ -52,12 +52,21 @@ def pytest_configure(config: pytest.Config) -> None:
 #: passes ``--no-loadscope-reorder``); these go first so that the two processes do not end with
 #: one of them alone on a long file while the other has nothing left.
 LONG_FILES = (
-    "test_adaptive_league_e2e.py", "test_starters.py", "test_contest_browser.py", "test_participant_browser.py", "test_contest_deploy.py",
-    "test_serve_live.py", "test_bench_tiny.py", "test_replay_viewer.py", "test_contest_organizer_browser.py",
+    "test_bench_tiny.py", "test_adaptive_league_e2e.py", "test_starters.py", "test_contest_browser.py",
+    "test_participant_browser.py", "test_contest_deploy.py", "test_dask_safety.py",
+    "test_serve_live.py", "test_replay_viewer.py", "test_contest_organizer_browser.py",
     "test_contest_collusion.py", "test_report_browser.py", "test_runtimes.py", "test_store_owner.py",
-    "test_contest_backup.py", "test_league_dask.py", "test_dask_safety.py",
-    "test_league_e2e.py",
+    "test_contest_backup.py", "test_league_dask.py", "test_crisps_properties.py", "test_epizodiak_properties.py",
+    "test_dominoes_properties.py", "test_league_e2e.py",
 )
+
+#: long files whose tests share no module fixture: each of their tests is a unit of xdist's work
+#: of its own, so the processes share them out (test_bench_tiny.py alone is ~150 s on CI, its
+#: slowest scripts first: a unit that long, started late, would end the run alone)
+SPLIT_FILES = frozenset({
+    "test_bench_tiny.py", "test_adaptive_league_e2e.py", "test_dask_safety.py",
+    "test_crisps_properties.py", "test_epizodiak_properties.py", "test_dominoes_properties.py",
+})
 
 
 #: the name of the unit of xdist's work that holds every file of :data:`SERIAL_FILES`
@@ -66,8 +75,9 @@ SERIAL_UNIT = "serial files"
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """xdist's ``loadfile`` scheduling, with the files of :data:`SERIAL_FILES` as one unit of work
-    (their tests run back to back: the lock is taken once for all of them). Units are handed out
-    in collection order (``.ci/run`` passes ``--no-loadscope-reorder``)."""
+    (their tests run back to back: the lock is taken once for all of them) and each test of
+    :data:`SPLIT_FILES` a unit of its own. Units are handed out in collection order (``.ci/run``
+    passes ``--no-loadscope-reorder``)."""
     if config.getvalue("dist") != "loadfile":
         return None
     from xdist.scheduler import LoadFileScheduling
@@ -75,7 +85,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     class SerialFilesTogether(LoadFileScheduling):
         def _split_scope(self, nodeid: str) -> str:
             path = nodeid.split("::", 1)[0]
-            return SERIAL_UNIT if Path(path).name in SERIAL_FILES else path
+            name = Path(path).name
+            return SERIAL_UNIT if name in SERIAL_FILES else nodeid if name in SPLIT_FILES else path
 
     return SerialFilesTogether(config, log)
 
