@@ -143,7 +143,7 @@ def test_a_killed_or_interrupted_client_keeps_every_recorded_game_leaves_no_bot_
             os.killpg(run.pid, signal.SIGKILL)
             run.wait()
     kept = done(store)
-    assert kept >= 20
+    assert 20 <= kept < 400, kept  # stopped mid-run, not after the last game
     wait_for(lambda: processes_with(str(bot)) == [], 30, "the bots to be gone")
     again = harness("run", str(path), "--no-progress", "--dask", "local:1")
     out, err = again.communicate(timeout=300)
