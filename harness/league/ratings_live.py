@@ -171,7 +171,6 @@ class LiveFit(GameSink):
         # them (ratings_triples) where the fit reads its swapped games
         self.tables: dict[int, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
         self.full_games = 0  # the games of the last fit that measured the data's weight
-        self.quick = False  # the last fit kept the weight and the prior's spread (ratings_fit.Warm.quick)
 
     def _add(self, t: GameArrays) -> None:
         g, n = t.versions.shape
@@ -276,6 +275,5 @@ class LiveFit(GameSink):
         assert model.warm is not None
         if warm is None or not warm.quick or model.warm.first_skills is not warm.first_skills:
             self.full_games = self.games  # every step was fitted (a quick fit keeps the first maximum as it was)
-        self.quick = warm is not None and warm.quick and model.warm.first_skills is warm.first_skills
         self.model_warm = model.warm
         return table_fit(model, self.columns["vid"].view, self.games)
