@@ -31,15 +31,18 @@ def first_at(rungs: list[int], right: np.ndarray) -> int | None:
 
 
 def bootstrap_ratio(rungs: list[int], adaptive: np.ndarray, uniform: np.ndarray, draws: int = 1000,
-                    seed: int = 0, rule: str = "stays") -> tuple[float | None, float | None, float | None, int]:
+                    seed: int = 0, rule: str = "stays", uniform_rungs: list[int] | None = None
+                    ) -> tuple[float | None, float | None, float | None, int]:
     """(ratio, 5th, 95th percentile of the ratio over leagues resampled with replacement, the
     resamples where both reached 95%): the same leagues for both schedules in each resample
     (they share the skills). ``rule``: "stays" (the rung from which a schedule stays at 95%,
-    the headline's) or "first" (the first rung at 95%)."""
+    the headline's) or "first" (the first rung at 95%). ``uniform_rungs``: uniform's own ladder
+    when it was run further than adaptive's (default ``rungs``)."""
     at = stays_from if rule == "stays" else first_at
+    u_rungs = rungs if uniform_rungs is None else uniform_rungs
 
     def ratio(a: np.ndarray, u: np.ndarray) -> float | None:
-        ga, gu = at(rungs, a), at(rungs, u)
+        ga, gu = at(rungs, a), at(u_rungs, u)
         return None if ga is None or gu is None else ga / gu
 
     rng = np.random.default_rng(seed)

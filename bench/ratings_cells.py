@@ -13,7 +13,7 @@ duplicate deal), the rest of the noise keeps each performance's total at N(0, be
 Cells: the reference (4 bots, spread beta/2, 384 games, 3 seats); sparse (100 bots with about
 10 sets each, 2 and 3 seats, spread beta); spread 2 beta (the fixed prior's own spread); a first-seat
 advantage of +beta/2 and +beta; one noisy bot (twice the usual performance noise) among 4
-bots and among 10 bots spread beta (where its noise can be measured: the noisy cells also
+bots and among 10 bots spread beta at 3 seats, and among 4 at 2 seats (where its noise can be measured: the noisy cells also
 print that bot's own coverage and in how many leagues the noises were fitted); 10 close bots
 (spread beta/4).
 
@@ -70,6 +70,7 @@ CELLS = (
     Cell("a noisy bot (2 beta): 4 bots, 3 seats", 4, 3, 48, noisy=2.0),
     Cell("a noisy bot (2 beta): 10 bots spread beta, 3 seats", 10, 3, 60, spread=1.0, noisy=2.0),
     Cell("10 close bots (beta/4), 2 seats", 10, 2, 40, spread=0.25),
+    Cell("a noisy bot (2 beta): 4 bots, 2 seats", 4, 2, 48, noisy=2.0),
 )
 
 

@@ -12,7 +12,12 @@ on one of them; most tests wait on processes, so two left the cores idle). A tes
 ``move_ms``, a replay playing for a second) would see the other process's load in its figures,
 so it runs alone: the files in :data:`SERIAL_FILES`, and any test marked ``serial``, take the
 whole machine (an exclusive lock that the other processes' tests wait for); every other test
-holds it shared. Without xdist nothing is locked.
+holds it shared. Each time a serial test takes the lock it first waits for every other
+process's running test to end, the cores idling more as each ends; so the lock is taken as
+rarely as can be: the files of :data:`SERIAL_FILES` are one unit of xdist's work, run back to
+back by one process at the start of the run (:func:`pytest_xdist_make_scheduler`), and the
+tests marked ``serial`` in another file run one after the other at the end of their file.
+Without xdist nothing is locked.
 """
 
 from __future__ import annotations
@@ -31,7 +36,6 @@ import pytest
 SERIAL_FILES = frozenset({
     "test_deadlines.py",  # a bot's answer at chosen fractions of move_ms, the bank to the millisecond
     "test_referee_unit.py",  # deadlines of 100-500 ms on real processes
-    "test_referee_e2e.py",  # move_ms 20-300, init_ms, start-up timeouts
     "test_fair_time.py",  # sleepers' timeouts, the bank, bots never charged on a busy host
     "test_fairness.py",  # timeouts counted per seat
     "test_botproc_pins.py",  # the exchange's deadlines pinned
@@ -48,25 +52,58 @@ def pytest_configure(config: pytest.Config) -> None:
 #: passes ``--no-loadscope-reorder``); these go first so that the two processes do not end with
 #: one of them alone on a long file while the other has nothing left.
 LONG_FILES = (
-    "test_adaptive_league_e2e.py", "test_starters.py", "test_contest_browser.py", "test_participant_browser.py", "test_contest_deploy.py",
-    "test_serve_live.py", "test_bench_tiny.py", "test_replay_viewer.py", "test_contest_organizer_browser.py",
+    "test_bench_tiny.py", "test_adaptive_league_e2e.py", "test_starters.py", "test_contest_browser.py",
+    "test_participant_browser.py", "test_contest_deploy.py", "test_dask_safety.py",
+    "test_serve_live.py", "test_replay_viewer.py", "test_contest_organizer_browser.py",
     "test_contest_collusion.py", "test_report_browser.py", "test_runtimes.py", "test_store_owner.py",
-    "test_contest_backup.py", "test_league_dask.py", "test_dask_safety.py",
-    "test_league_e2e.py",
+    "test_contest_backup.py", "test_league_dask.py", "test_crisps_properties.py", "test_epizodiak_properties.py",
+    "test_dominoes_properties.py", "test_league_e2e.py",
 )
+
+#: long files whose tests share no module fixture: each of their tests is a unit of xdist's work
+#: of its own, so the processes share them out (test_bench_tiny.py alone is ~150 s on CI, its
+#: slowest scripts first: a unit that long, started late, would end the run alone)
+SPLIT_FILES = frozenset({
+    "test_bench_tiny.py", "test_adaptive_league_e2e.py", "test_dask_safety.py",
+    "test_crisps_properties.py", "test_epizodiak_properties.py", "test_dominoes_properties.py",
+})
+
+
+#: the name of the unit of xdist's work that holds every file of :data:`SERIAL_FILES`
+SERIAL_UNIT = "serial files"
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """xdist's ``loadfile`` scheduling, with the files of :data:`SERIAL_FILES` as one unit of work
+    (their tests run back to back: the lock is taken once for all of them) and each test of
+    :data:`SPLIT_FILES` a unit of its own. Units are handed out in collection order (``.ci/run``
+    passes ``--no-loadscope-reorder``)."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class SerialFilesTogether(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            name = Path(path).name
+            return SERIAL_UNIT if name in SERIAL_FILES else nodeid if name in SPLIT_FILES else path
+
+    return SerialFilesTogether(config, log)
 
 
 def _schedule_order(items: list[pytest.Item]) -> list[pytest.Item]:
-    """The long files first, then the others by number of tests (xdist's own default order)."""
+    """The serial files first, then the long files, then the others by number of tests (xdist's
+    own default order); within a file, its tests marked ``serial`` last."""
     counts: dict[str, int] = {}
     for item in items:
         counts[item.path.name] = counts.get(item.path.name, 0) + 1
     rank = {name: i for i, name in enumerate(LONG_FILES)}
     firsts = {name: i for i, name in reversed(list(enumerate(item.path.name for item in items)))}
 
-    def key(item: pytest.Item) -> tuple[int, int, int]:
+    def key(item: pytest.Item) -> tuple[bool, int, int, int, bool]:
         name = item.path.name
-        return rank.get(name, len(rank)), -counts[name], firsts[name]
+        return (name not in SERIAL_FILES, rank.get(name, len(rank)), -counts[name], firsts[name],
+                _is_serial(item))
     return sorted(items, key=key)  # stable: a file's tests keep their order
 
 

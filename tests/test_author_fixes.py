@@ -113,3 +113,18 @@ def test_counts_of_one_are_singular_in_the_text_pictures(game_name, players):
             seen_one |= bool(re.search(r"\b1 (tile|card)\b", text))
             state.apply(rng.choice(state.legal_actions()))
     assert seen_one
+
+
+def test_a_violation_recorded_without_its_request_is_replayed_as_a_start_up(tmp_path):
+    """A stored violation whose request is missing or not JSON (nothing was being asked) is
+    replayed by starting the bot, not a crash of `harness violations --replay`."""
+    from harness.play.limits import BotSpec, ResourceLimits, TimeControls
+    from harness.play.reproduce import reproduce_violation
+
+    bot = BotSpec("random", (sys.executable, str(RANDOM)))
+    for request in ("", "{not json"):
+        violation = {"id": 7, "game_id": "g1", "seat": 1, "kind": "crash", "detail": "exited (code 1)",
+                     "request": request}
+        rep = reproduce_violation(get_game("crisps"), {}, TimeControls(), ResourceLimits(sandbox="none"), bot,
+                                  violation, None, 2)
+        assert rep.lines[-1] == "verdict: the bot now starts correctly" and not rep.still_violation, rep.lines

@@ -31,19 +31,24 @@ DASK = str(Path(sys.executable).parent / "dask")
 
 
 def league(tmp_path: Path, rounds: int) -> tuple[Path, Path]:
-    """A Crisps league of two copies of the random bot at a path unique to this test."""
+    """A Crisps league of two copies of the random bot at a path unique to this test (their bot
+    processes live across games in the workers' pools: ~80 games a second on one worker)."""
     bot = tmp_path / "marked_safety_bot.py"
     shutil.copy(BOTS / "random_bot.py", bot)
     path = tmp_path / "s.yaml"
     path.write_text(f"name: s\nstore: {tmp_path / 's.sqlite'}\ngame: crisps\nrounds: {rounds}\n"
                     f"options: {{max_turns: 30}}\nbots:\n  - {{name: a, command: python3 {bot}}}\n"
-                    f"  - {{name: b, command: python3 {bot} b}}\n")
+                    f"  - {{name: b, command: python3 {bot} --name b}}\n")
     return path, bot
+
+
+#: the client's wait for a lost scheduler (20 s by default): the same path, sooner
+ENV = {**os.environ, "TABLEBOTS_DASK_CONNECT_SECONDS": "3"}
 
 
 def harness(*args: str) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-m", "harness", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+                            text=True, start_new_session=True, env=ENV)
 
 
 def done(store: Path) -> int:
@@ -106,10 +111,10 @@ def cluster(tmp_path: Path, worker_wrapper: tuple[str, ...] = ()) -> Iterator[tu
                  or b"Registered to" in (logs / "worker.log").read_bytes(), 60, "the Dask worker to register")
         yield address, scheduler
     finally:
+        # the worker first: stopped while its scheduler closes too, it hung 8 s before its nanny killed it
         for p in (worker, scheduler):
             if p.poll() is None:
                 p.terminate()
-        for p in (worker, scheduler):
             try:
                 p.wait(20)
             except subprocess.TimeoutExpired:
@@ -119,7 +124,9 @@ def cluster(tmp_path: Path, worker_wrapper: tuple[str, ...] = ()) -> Iterator[tu
 
 @pytest.mark.parametrize("how", ["SIGKILL", "SIGINT"])
 def test_a_killed_or_interrupted_client_keeps_every_recorded_game_leaves_no_bot_and_resumes(tmp_path, how):
-    path, bot = league(tmp_path, rounds=60)  # 120 games: stopped at 20 or more, the rest resumes
+    # 400 games: the first batch is 64 (harness.league.executors.dask.batches), recorded at once;
+    # stopped at 20 or more, with 300-odd games (seconds) still to play; the rest resumes
+    path, bot = league(tmp_path, rounds=200)
     run = harness("run", str(path), "--no-progress", "--dask", "local:1")
     store = tmp_path / "s.sqlite"
     try:
@@ -136,18 +143,18 @@ def test_a_killed_or_interrupted_client_keeps_every_recorded_game_leaves_no_bot_
             os.killpg(run.pid, signal.SIGKILL)
             run.wait()
     kept = done(store)
-    assert kept >= 20
+    assert 20 <= kept < 400, kept  # stopped mid-run, not after the last game
     wait_for(lambda: processes_with(str(bot)) == [], 30, "the bots to be gone")
     again = harness("run", str(path), "--no-progress", "--dask", "local:1")
     out, err = again.communicate(timeout=300)
     assert again.returncode == 0, err
-    assert f"played {120 - kept} games" in out
+    assert f"played {400 - kept} games" in out
     assert_each_game_once(path)
     assert processes_with(str(bot)) == []
 
 
 def test_a_lost_scheduler_stops_the_run_in_one_line_and_the_league_resumes_on_a_new_cluster(tmp_path):
-    path, bot = league(tmp_path, rounds=60)  # 120 games: the kill comes at 10, the rest resumes
+    path, bot = league(tmp_path, rounds=200)  # 400 games: the kill comes at 10 (the first batch), the rest resumes
     store = tmp_path / "s.sqlite"
     with cluster(tmp_path) as (address, scheduler):
         run = harness("run", str(path), "--no-progress", "--dask", address)
@@ -170,7 +177,7 @@ def test_a_lost_scheduler_stops_the_run_in_one_line_and_the_league_resumes_on_a_
         again = harness("run", str(path), "--no-progress", "--dask", address)
         out, err = again.communicate(timeout=300)
     assert again.returncode == 0, err
-    assert f"played {120 - kept} games" in out
+    assert f"played {400 - kept} games" in out
     assert_each_game_once(path)
 
 

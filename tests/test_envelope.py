@@ -138,3 +138,14 @@ def test_a_bots_scratch_is_mounted_out_of_the_hosts_sight(tmp_path: Path) -> Non
     finally:
         proc.kill()
         log.close()
+
+
+def test_ranked_play_names_a_contest_without_the_sandbox_even_where_bwrap_works():
+    """`harness contest run` refuses ranked play on what this lists: a contest whose sandbox is
+    off is listed although bubblewrap works here, and one with it is not."""
+    from harness.play.doctor import ranked_play_problems
+    from harness.play.sandbox import bwrap_problem
+
+    assert bwrap_problem() is None  # .ci/run installs bubblewrap
+    assert ranked_play_problems(None)[0] == "no sandbox (sandbox: none): bots can read the store and each other"
+    assert not any(p.startswith("no sandbox") for p in ranked_play_problems("bwrap"))

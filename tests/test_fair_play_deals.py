@@ -154,6 +154,25 @@ def test_an_old_store_keeps_its_played_deals_and_re_deals_a_new_versions_pending
     assert before[4:] != after[4:]  # (they were b@v1's deals before)
 
 
+def test_an_old_store_finishes_a_half_played_deal_on_its_seed_and_re_deals_the_rest(tmp_path):
+    """A store made when deals were per bot, with the versions unchanged: the second seat order
+    of a half-played deal keeps that deal's seed (the duplicate set stays one deal), while a
+    deal nobody has played yet is dealt anew under the per-version rule."""
+    path = _league(tmp_path, "deals: per_bot", "v1")
+    assert not run_league(load_config(path), progress=False, options=RunOptions(max_games=1)).errors
+    with LeagueStore(str(tmp_path / "same.sqlite")) as store:
+        store.db.execute("DELETE FROM meta WHERE key = 'deal_rule'")  # as a store made before the rule
+        before = [r[0] for r in store.db.execute("SELECT seed FROM games ORDER BY seq")]
+    assert len(before) == 4 and before[0] == before[1] and before[2] == before[3]
+    path.write_text(path.read_text().replace("deals: per_bot\n", ""))
+    with LeagueStore(str(tmp_path / "same.sqlite")) as store:
+        from harness.league.runner import plan_league
+        plan_league(load_config(path), store)  # adopts the rule: re-deals what it may
+        after = [r[0] for r in store.db.execute("SELECT seed FROM games ORDER BY seq")]
+    # deal 0 half played: its second seat order keeps the seed; deal 1, never played, is re-dealt
+    assert after[:2] == before[:2] and after[2] == after[3] != before[2]
+
+
 def test_the_oracle_names_the_hidden_hands_when_it_is_dealt_a_known_deal(tmp_path):
     """The control: given the very deals it is dealt, the oracle does name the hidden hands."""
     path = _league(tmp_path, "", "v1")

@@ -82,8 +82,8 @@ def test_sigkill_of_a_dask_worker_mid_batch_records_every_game_once(tmp_path: Pa
     shutil.copy(BOTS / "random_bot.py", bot)
     path = tmp_path / "k.yaml"
     path.write_text(f"name: k\nstore: {tmp_path / 'k.sqlite'}\ngame: crisps\nrounds: 6\noptions: {{max_turns: 30}}\n"
-                    f"bots:\n  - {{name: a, command: python3 {bot}}}\n  - {{name: b, command: python3 {bot} b}}\n"
-                    f"  - {{name: c, command: python3 {bot} c}}\n")
+                    f"bots:\n  - {{name: a, command: python3 {bot}}}\n  - {{name: b, command: python3 {bot} --name b}}\n"
+                    f"  - {{name: c, command: python3 {bot} --name c}}\n")
     monkeypatch.setenv("TABLEBOTS_TEST_KILL_MARKER", str(tmp_path / "killed"))
     cfg = load_config(path)
     total = len(build_schedule(cfg))
@@ -114,12 +114,22 @@ def test_run_dask_on_the_command_line_plays_real_bots(tmp_path: Path) -> None:
 def test_an_unreachable_scheduler_is_one_clear_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from harness.league.executors import dask as dask_executor
 
-    monkeypatch.setattr(dask_executor, "CONNECT_SECONDS", 2)  # the same path, without 20 s of retries
+    monkeypatch.setenv(dask_executor.CONNECT_ENV, "2")  # the same path, without 20 s of retries
     path = write_config(tmp_path)
     result = CliRunner().invoke(cli, ["run", str(path), "--no-progress", "--dask", "tcp://127.0.0.1:9"])
     assert result.exit_code != 0
     assert "--dask tcp://127.0.0.1:9: cannot reach a Dask scheduler" in result.output
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("value", ["soon", "0", "-1", "inf", "nan"])
+def test_a_bad_connect_timeout_in_the_environment_is_one_clear_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                    value: str) -> None:
+    monkeypatch.setenv("TABLEBOTS_DASK_CONNECT_SECONDS", value)
+    result = CliRunner().invoke(cli, ["run", str(write_config(tmp_path)), "--no-progress", "--dask", "tcp://127.0.0.1:9"])
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and f"TABLEBOTS_DASK_CONNECT_SECONDS={value!r}: give a number of seconds" in lines[0], lines
 
 
 def test_the_executor_key_is_checked(tmp_path: Path) -> None:

@@ -50,3 +50,15 @@ def test_the_ratio_and_its_bootstrap_interval():
                "uniform": [[(bool(c), False) for c in row] for row in uniform]}
     lines = headline.headline_lines(RUNGS, results, [0.1] * 40, 200, 25.0, 25 / 3, 25 / 6)
     assert "0.250" in lines[0] and "first rung at 95%" in lines[1] and "10th/11th gap" in lines[2]
+
+
+def test_uniform_run_further_than_adaptive_gives_a_ratio():
+    """Uniform short of 95% on adaptive's ladder (a bound only), at 95% from 32,000 games on its
+    own longer ladder: the ratio is adaptive's rung over uniform's on its own ladder, with an
+    interval from resamples where both reached 95%."""
+    adaptive = _ladder([0.96, 1.0, 1.0, 1.0])
+    longer = RUNGS + [16_000, 32_000, 64_000]
+    uniform = _ladder([0.5, 0.7, 0.8, 0.9, 0.93, 0.97, 1.0])
+    assert headline.bootstrap_ratio(RUNGS, adaptive, uniform[:, :4], draws=50)[0] is None
+    ratio, low, high, usable = headline.bootstrap_ratio(RUNGS, adaptive, uniform, draws=300, uniform_rungs=longer)
+    assert ratio == 1_000 / 32_000 and usable > 0 and low is not None and high is not None and low <= ratio <= high

@@ -289,8 +289,11 @@ CASES = [
 ISOLATIONS = {"plain": {}, "pidns": {"pid_namespace": True}}
 def _misbehaviour_params():
     for mode, args, kind, limits in CASES:
+        # a case that expects a timeout has a short deadline the well-behaved bot beside it must
+        # meet: it runs alone under xdist (tests/conftest.py); the others' deadlines are 3-5 s
+        marks = (pytest.mark.serial,) if kind == "timeout" else ()
         for isolation in ISOLATIONS:
-            yield pytest.param(mode, args, kind, limits, isolation, id=f"{mode}-{isolation}")
+            yield pytest.param(mode, args, kind, limits, isolation, id=f"{mode}-{isolation}", marks=marks)
 
 
 @pytest.mark.parametrize("mode,args,kind,limits,isolation", list(_misbehaviour_params()))
@@ -432,6 +435,7 @@ def test_one_violation_past_the_strikes_forfeits(tmp_path):
     assert record.ranking[1] > record.ranking[0]
 
 
+@pytest.mark.serial  # move_ms HANG_MS, which the good bot must meet: alone under xdist
 def test_forfeited_bot_is_restarted_for_its_next_game_and_good_bots_persist(tmp_path):
     bad = Bot(tmp_path, "hang")
     good = Bot(tmp_path, "ok")
@@ -470,6 +474,7 @@ def test_pool_close_kills_a_setsid_grandchild_of_a_well_behaved_bot(tmp_path):
         kill_leftovers(bot.marker)
 
 
+@pytest.mark.serial  # move_ms HANG_MS, which the good bot must meet: alone under xdist
 def test_a_timeout_within_the_strikes_kills_and_restarts_the_bot_mid_game(tmp_path):
     """A struck bot whose process had to be killed (timeout) gets a fresh process and plays on."""
     bad = Bot(tmp_path, "hang", "--once")
@@ -489,6 +494,7 @@ def test_a_timeout_within_the_strikes_kills_and_restarts_the_bot_mid_game(tmp_pa
     assert record.requests >= 8
 
 
+@pytest.mark.serial  # move_ms 300 and a bank: alone under xdist
 @pytest.mark.parametrize("bank_ms,kinds", [(3000, []), (0, ["timeout"])])
 def test_the_time_bank_covers_a_slow_move(tmp_path, bank_ms, kinds):
     """One 800 ms move under move_ms=300: fine with a 3 s bank, a timeout without one."""
@@ -772,6 +778,7 @@ def test_bwrap_sandbox_keeps_secrets_blocks_network_and_every_write_but_its_scra
     assert record.violations == [] and record.ended_by == "rules"
 
 
+@pytest.mark.serial  # move_ms HANG_MS, which the good bot must meet in its sandbox: alone under xdist
 @pytest.mark.parametrize("mode", ["forksetsid", "escape", "daemon", "closeout", "hang"])
 def test_bwrap_sandboxed_misbehaving_bot_leaves_no_process(tmp_path, mode):
     """Inside bwrap (own PID namespace, own session) the kill must still reach every process."""

@@ -349,13 +349,14 @@ def test_resource_limits_reach_the_bot(tmp_path):
     proc = start_script(tmp_path, """
         import resource, sys
         print(resource.getrlimit(resource.RLIMIT_AS)[0], resource.getrlimit(resource.RLIMIT_NOFILE)[0],
-              resource.getrlimit(resource.RLIMIT_CPU)[0], flush=True)
+              resource.getrlimit(resource.RLIMIT_CPU)[0], resource.getrlimit(resource.RLIMIT_FSIZE)[0], flush=True)
         sys.stdin.read()
-    """, memory_mb=512, open_files=64, cpu_seconds=100)
+    """, memory_mb=512, open_files=64, cpu_seconds=100, scratch_mb=1)
     try:
         code, line = proc.read_line(time.monotonic() + 10)
         assert code == OK
-        assert line.split() == [str(512 << 20).encode(), b"64", b"100"]
+        # the smallest scratch (1 MiB) is the largest file too
+        assert line.split() == [str(512 << 20).encode(), b"64", b"100", str(1 << 20).encode()]
     finally:
         proc.kill()
 

@@ -88,7 +88,7 @@ TESTS = {
                "tests/test_dask_safety.py", "tests/test_log_caps.py", "tests/test_layers_schedule.py",
                "tests/test_ratings_model.py", "tests/test_bot_versions.py", "tests/test_fair_play_ids.py",
                "tests/test_fair_play_deals.py", "tests/test_live_standing.py",
-               "tests/test_ratings_noise.py", "tests/test_ratings_swaps.py"],
+               "tests/test_ratings_noise.py", "tests/test_ratings_swaps.py", "tests/test_ratings_triples.py"],
     "report": ["tests/test_league_reports.py", "tests/test_sprt_exact.py", "tests/test_statistics.py", "tests/test_statistics_arrays.py",
                "tests/test_rating_history.py", "tests/test_index_renderer.py", "tests/test_report_browser.py",
                "tests/test_replay_viewer.py", "tests/test_serve_live.py", "tests/test_store_owner.py", "tests/test_live_standing.py",

@@ -84,7 +84,9 @@ beta_i, unless its own estimate stands out beyond chance), the pairs' scale is s
 beta_b^2), and the uncertainty of the noises goes into the skills' covariance
 (:mod:`harness.league.ratings_noise`); otherwise every bot keeps beta. A noise is read from the
 slope of the bot's results and, where its sets were played in every seat order, from the
-correlation of its swapped games (:mod:`harness.league.ratings_swaps`). ``TableFit.noise`` holds each bot's beta_i / beta when it was fitted.
+correlation of its swapped games (:mod:`harness.league.ratings_swaps`) and, at tables of three or
+more, from the orders of three players in one game (:mod:`harness.league.ratings_triples`).
+``TableFit.noise`` holds each bot's beta_i / beta when it was fitted.
 
 **P(>next)** is the fit's probability that a bot's skill exceeds the next one's, Phi(d / sd)
 with d the difference of their mu and sd from the same covariance; the order is by mu, so no
@@ -117,6 +119,7 @@ from harness.league.ratings_model import (
 )
 from harness.league.ratings_noise import SWAP_MAX_ENTRIES, Noise, entry_scale, fit_noise, noise_covariance
 from harness.league.ratings_swaps import Swaps, swaps_of
+from harness.league.ratings_triples import Triples, triples_of
 
 __all__ = ["MeatAt", "Model", "TableBatch", "TableFit", "Warm", "batches_from_games", "bot_factors", "fit_arrays",
            "fit_batches", "fit_model", "fit_pairs", "fit_ratings", "fit_skills", "fit_table", "table_fit"]
@@ -276,12 +279,15 @@ def fit_model(batches: Sequence[TableBatch], k: int, *, mu: float = 25.0, sigma:
     sandwich with each bot's own small-sample factor."""
     pairs = pairs_of(batches, k)
     swaps = None if plain else _swaps(batches, pairs)
+    # the orders of three (ratings_triples); a league past the swaps' limit has many bots, each met
+    # by opponents spread enough for the slope
+    triples = None if plain or pairs.pa.size > 2 * SWAP_MAX_ENTRIES else triples_of(batches, k)
 
     def meat_at(skills: np.ndarray, seat: np.ndarray, scales: float | np.ndarray) -> tuple[np.ndarray, int, np.ndarray]:
         return meat(batches, seat_pair_scores(pairs, skills, seat, scales), k)
 
     return fit_pairs(pairs, k, meat_at, seat_positions(batches), mu=mu, sigma=sigma, beta=beta,
-                     iterations=iterations, plain=plain, swaps=swaps)
+                     iterations=iterations, plain=plain, swaps=swaps, triples=triples)
 
 
 def _swaps(batches: Sequence[TableBatch], pairs: Pairs) -> Swaps | None:
@@ -298,7 +304,7 @@ def _swaps(batches: Sequence[TableBatch], pairs: Pairs) -> Swaps | None:
 
 def fit_pairs(pairs: Pairs, k: int, meat_at: MeatAt, sizes: dict[int, int], *, mu: float = 25.0,
               sigma: float = 25 / 3, beta: float = 25 / 6, iterations: int = 30, plain: bool = False,
-              warm: Warm | None = None, swaps: Swaps | None = None) -> Model:
+              warm: Warm | None = None, swaps: Swaps | None = None, triples: Triples | None = None) -> Model:
     """:func:`fit_model` on games already aggregated (``pairs``, ``meat_at``; ``sizes``: each table
     size's first seat effect), from scratch or, with ``warm``, from an earlier fit: every step is
     the same, each maximisation started where the earlier fit's ended, the prior's spread at the
@@ -307,7 +313,7 @@ def fit_pairs(pairs: Pairs, k: int, meat_at: MeatAt, sizes: dict[int, int], *, m
     hessian = Hessian(pairs, k)
     seat_precision = None if plain else 1.0 / sigma**2
     if warm is not None and warm.quick and not plain:
-        quick = _quick_fit(pairs, hessian, k, meat_at, sizes, warm, mu, sigma, beta, iterations, swaps)
+        quick = _quick_fit(pairs, hessian, k, meat_at, sizes, warm, mu, sigma, beta, iterations, swaps, triples)
         if quick is not None:
             return quick
     if warm is None:
@@ -341,7 +347,7 @@ def fit_pairs(pairs: Pairs, k: int, meat_at: MeatAt, sizes: dict[int, int], *, m
     skills, seat, second = maximise(pairs, hessian, skills, seat, mu, precision, scale, iterations,
                                     seat_precision=seat_precision)
     noisy = fit_noise(pairs, hessian, skills, seat, mu, precision, scale, weight, iterations, seat_precision,
-                      swaps) if em else None
+                      swaps, triples) if em else None
     if noisy is None:
         return _covariance(meat_at, sizes, pairs, hessian, skills, seat, second, precision, weight, tau, scale, k,
                            first, prior_mean=mu if em else None)
@@ -351,7 +357,8 @@ def fit_pairs(pairs: Pairs, k: int, meat_at: MeatAt, sizes: dict[int, int], *, m
 
 
 def _quick_fit(pairs: Pairs, hessian: Hessian, k: int, meat_at: MeatAt, sizes: dict[int, int], warm: Warm, mu: float,
-               sigma: float, beta: float, iterations: int, swaps: Swaps | None) -> Model | None:
+               sigma: float, beta: float, iterations: int, swaps: Swaps | None, triples: Triples | None
+               ) -> Model | None:
     """The fit of a few more games than ``warm``'s: the maximum under the earlier fit's prior
     spread and data weight, from its skills, kept when one EM step moves the spread less than
     1% (the stopping rule of the EM from scratch, whose answer is within that of the fixed point
@@ -372,7 +379,7 @@ def _quick_fit(pairs: Pairs, hessian: Hessian, k: int, meat_at: MeatAt, sizes: d
         if abs(new - warm.prior_sd) >= 0.01 * warm.prior_sd:
             return None
         if fit_noise(pairs, hessian, skills, seat, mu, precision, scale, warm.weight, iterations, 1.0 / sigma**2,
-                     swaps) is not None:
+                     swaps, triples) is not None:
             return None
     return _covariance(meat_at, sizes, pairs, hessian, skills, seat, second, precision, warm.weight, warm.prior_sd,
                        scale, k, (warm.first_skills, warm.first_seat), prior_mean=mu if k >= 3 else None)

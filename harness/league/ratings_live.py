@@ -34,9 +34,10 @@ from threadpoolctl import threadpool_limits
 
 from harness.league.queries import GameArrays
 from harness.league.ratings_fit import TableFit, Warm, fit_pairs, table_fit
-from harness.league.ratings_model import Pairs, pair_terms
+from harness.league.ratings_model import Pairs, TableBatch, pair_terms
 from harness.league.ratings_noise import SWAP_MAX_ENTRIES
 from harness.league.ratings_swaps import swaps_of
+from harness.league.ratings_triples import triples_of
 
 __all__ = ["KeyIndex", "GameSink", "LiveFit", "add_at", "pack", "unpack"]
 
@@ -166,8 +167,10 @@ class LiveFit(GameSink):
         self.deals, self.clusters, self.slots = KeyIndex(), KeyIndex(), KeyIndex()
         self.columns = {name: _Column(np.float64 if name in _FLOAT else np.int64) for name in _COLUMNS}
         self.model_warm: Warm | None = None
+        # each table size's games as bot indices, ranks and sets: the orders of three are read from
+        # them (ratings_triples) where the fit reads its swapped games
+        self.tables: dict[int, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
         self.full_games = 0  # the games of the last fit that measured the data's weight
-        self.quick = False  # the last fit kept the weight and the prior's spread (ratings_fit.Warm.quick)
 
     def _add(self, t: GameArrays) -> None:
         g, n = t.versions.shape
@@ -188,6 +191,8 @@ class LiveFit(GameSink):
         for i in range(n):  # loops over seats only
             for j in range(i + 1, n):
                 self._add_seat_pair(bot, t.ranks, seat_slot, i, j, self.base[n])
+        if n >= 3:
+            self.tables.setdefault(n, []).append((bot, np.asarray(t.ranks), cluster))
         self.games += g
 
     def _add_seat_pair(self, bot: np.ndarray, ranks: np.ndarray, slot: np.ndarray, i: int, j: int, base: int) -> None:
@@ -261,12 +266,14 @@ class LiveFit(GameSink):
         # the swapped games (ratings_swaps), from the same kept seat pairs, where the fit reads them
         swaps = None if pairs.pa.size > 2 * SWAP_MAX_ENTRIES else swaps_of(
             pairs, c["cell_entry"], c["slot_cluster"][c["cell_a"]], c["cell_win"])
+        triples = None if pairs.pa.size > 2 * SWAP_MAX_ENTRIES or not self.tables else triples_of(
+            [TableBatch(*(np.concatenate([part[i] for part in parts]) for i in range(3)))
+             for _, parts in sorted(self.tables.items())], k, self.base)
         with threadpool_limits(limits=1, user_api="blas"):
             model = fit_pairs(pairs, k, meat_at, self.base, mu=self.mu, sigma=self.sigma, beta=self.beta, warm=warm,
-                              swaps=swaps)
+                              swaps=swaps, triples=triples)
         assert model.warm is not None
         if warm is None or not warm.quick or model.warm.first_skills is not warm.first_skills:
             self.full_games = self.games  # every step was fitted (a quick fit keeps the first maximum as it was)
-        self.quick = warm is not None and warm.quick and model.warm.first_skills is warm.first_skills
         self.model_warm = model.warm
         return table_fit(model, self.columns["vid"].view, self.games)

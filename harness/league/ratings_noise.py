@@ -9,10 +9,9 @@ often than 5%, which no variance can show (it is a bias).
 
 **The fit.** Each bot gets lambda_i with a common prior N(0, omega^2), and P(a ahead of b) uses
 the scale sqrt(beta_a^2 + beta_b^2) per pair. omega^2 is estimated from the field (empirical
-Bayes, by moments), once the field shows a spread of noises beyond chance (the sum of
-lambda^_i^2 / v_i above the 95th percentile of chi-square with one degree per bot; otherwise
-every bot keeps the common beta, so an honest field is fitted as before in 95% of leagues):
-each bot's one-step unshrunk estimate lambda^_i (the composite likelihood's
+Bayes, by moments), once the field shows a spread of noises beyond chance (the test below;
+otherwise every bot keeps the common beta, so an honest field is fitted as before in at least
+95% of leagues): each bot's one-step unshrunk estimate lambda^_i (the composite likelihood's
 score over its expected information I_i, the skills held) has a sampling variance v_i = 1 / (w
 I_i) (w the data's weight, as for the skills); omega^2 = max(0, mean(lambda^_i^2 - v_i)), and each
 lambda_i is shrunk to lambda^_i omega^2 / (omega^2 + v_i). In a field of honest bots the
@@ -20,17 +19,28 @@ estimates scatter as their variance predicts, omega^2 is 0 or small, and every l
 shrunk to (nearly) 0: the fit is the common-beta fit. Alternating with the skills' refit,
 :data:`NOISE_ROUNDS` rounds.
 
-**Two readings, and a bot that stands out.** lambda^_i is read from the slope with the
+**Three readings, and a bot that stands out.** lambda^_i is read from the slope with the
 *efficient* information (its skill free to move with its noise; with the skills held at the
 common-beta fit a noisy bot's compressed skill explains most of its results, and the slope
-claimed a standard error of 0.12 where the truth was 0.69 away) and, where its sets were played
-in every seat order, from the correlation of its swapped games
-(:mod:`harness.league.ratings_swaps`), the two weighed by their precisions. The spread is
-tested by the chi-square above or by the largest estimate's one-sided test with Bonferroni's
-correction (one noisy bot among honest ones: the chi-square's degrees of freedom dilute it),
-each at half of :data:`NOISE_P`; a bot whose own estimate is beyond that bound keeps it
-unshrunk (shrunk towards a field's spread that one bot makes small, it stayed compressed), with
-its sampling variance as its noise's uncertainty.
+claimed a standard error of 0.12 where the truth was 0.69 away); where its sets were played in
+every seat order, from the correlation of its swapped games (:mod:`harness.league.ratings_swaps`);
+at tables of three or more, from the orders of three players in one game
+(:mod:`harness.league.ratings_triples`: a noisy bot lands at the ends more often), the three
+weighed by their precisions. The last two tell the noises only relative to each other: each
+bot's is read against the median of the others' (:func:`~harness.league.ratings_triples.
+others_median`), with that median's variance added to its own.
+
+**The test.** Its statistics are the largest z_i = lambda^_i / sqrt(v_i) (one noisy bot among
+honest ones) and the sum of the positive z_i's squares (a spread over many bots; only noisier
+than beta counts, beta being the floor), each against its 97.5th percentile under the model
+(:data:`NOISE_P` in all), drawn (:func:`null_draws`) as the readings are made: each reading's
+estimates from their variances under the model, the others' median taken away, weighed with the
+slope's. The z are neither independent nor N(0, 1) (the median taken away, and v_i the larger of
+the model's and the variance over sets): Bonferroni's bound and the chi-square read as if they
+were fired in 7-16.5% of honest leagues, or 0-1.5% with the median's variance added, where this
+fires in 0-3% (bench/ratings_cells). A bot whose own z is beyond the largest's bound keeps its
+estimate unshrunk (shrunk towards a field's spread that one bot makes small, it stayed
+compressed), with its sampling variance as its noise's uncertainty.
 
 **What it does to the interval.** lambda_i is weakly measured (it is told by how steeply the
 bot's results follow its opponents' skills: at 4 bots spread beta/2 with 64 sets its
@@ -45,13 +55,14 @@ moves every mu relative to the mean); a bot kept at the common beta adds nothing
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
-from scipy.special import chdtri, ndtri
 
 from .ratings_model import Hessian, Pairs, maximise, pair_terms
 from .ratings_swaps import Swaps, luck_share, margins, swap_score_info, swap_sets
+from .ratings_triples import Triples, median_contrast_variance, others_median, triple_reading
 
 __all__ = ["NOISE_ROUNDS", "Noise", "entry_scale", "fit_noise", "noise_covariance"]
 
@@ -75,6 +86,9 @@ SWAP_MAX_ENTRIES = 20_000
 SWAP_MIN_SETS = 8
 #: the noises are fitted only when their spread is beyond chance at this level (chi-square test)
 NOISE_P = 0.05
+#: draws of the test's null distribution (:func:`null_draws`): its 97.5th percentiles to ~0.003
+NULL_DRAWS = 4000
+NULL_SEED = 20261126
 
 
 class Noise:
@@ -142,17 +156,20 @@ def _spread(raw: np.ndarray, var: np.ndarray) -> float:
     return omega2
 
 
-def swap_reading(swaps: Swaps, skills: np.ndarray, seat: np.ndarray, scale: float
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
-    """From the swapped games at the common-beta fit: each bot's unshrunk lambda^_i, its sampling
+def swap_reading(swaps: Swaps, skills: np.ndarray, seat: np.ndarray, scale: float, fitted: np.ndarray | None = None
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, np.ndarray, np.ndarray]:
+    """From the swapped games at the fit (``skills``, ``seat``, fitted with the noises ``fitted``,
+    default the common beta): each bot's unshrunk lambda^_i, its sampling
     variance (over its sets with the CR1 factor G / (G - 1), at least the inverse information),
     whether it is read (at least :data:`SWAP_MIN_SETS` sets with a swap, an estimate inside the
     bounds), and the deal's share of the noise; :data:`LUCK_ROUNDS` rounds of (the share, then
     each bot's Fisher step). Both are read together: read at the common beta, a noisy bot's
     less correlated games would pull the share down and make the others look steadier than
-    beta, and one step from 0 falls short of a large lambda."""
+    beta, and one step from 0 falls short of a large lambda. Also each bot's own variance before
+    the median is taken away under the model (the inverse information: what the test's null
+    distribution is drawn from), and whether it was measured."""
     k = skills.size
-    z = margins(swaps, skills, seat, np.zeros(k), scale)
+    z = margins(swaps, skills, seat, np.zeros(k) if fitted is None else fitted, scale)
     lam = np.zeros(k)
     luck = 0.0
     grad = info = variance = np.zeros(k)
@@ -168,66 +185,137 @@ def swap_reading(swaps: Swaps, skills: np.ndarray, seat: np.ndarray, scale: floa
     safe = np.where(measured, info, 1.0)
     cr1 = sets / np.maximum(sets - 1.0, 1.0)
     read = measured & (sets >= SWAP_MIN_SETS) & (np.abs(lam) < LAMBDA_BOUND - 1e-9)
-    return lam, np.where(measured, np.maximum(variance * cr1 / safe**2, 1.0 / safe), np.inf), read, luck
+    # each bot's read against the others' median, its variance with the median's added
+    lam = lam - others_median(lam, measured)
+    own = np.where(measured, np.maximum(variance * cr1 / safe**2, 1.0 / safe), 0.0)
+    var = median_contrast_variance(own, measured)
+    return lam, np.where(measured, var, np.inf), read, luck, np.where(measured, 1.0 / safe, 0.0), measured
 
 
-def _estimates(pairs: Pairs, hessian: Hessian, reading: tuple[np.ndarray, np.ndarray, np.ndarray, float] | None,
+@dataclass
+class Reading:
+    """The readings of each bot's noise beyond the slope, combined: ``raw`` (lambda^), ``var`` its
+    variance, ``read`` (some reading has it), ``luck`` (the deal's share, from the swaps); and
+    per reading (``parts``) each bot's variance under the model (every bot at beta) before the
+    median was taken away, whether it
+    was measured (in the median), whether it is read and its variance after: what the test's
+    null distribution is drawn from (:func:`null_draws`)."""
+
+    raw: np.ndarray
+    var: np.ndarray
+    read: np.ndarray
+    luck: float | None
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]
+
+
+def readings(swaps: Swaps | None, triples: Triples | None, skills: np.ndarray, seat: np.ndarray, scale: float
+             ) -> Reading | None:
+    """The swapped games' reading (:func:`swap_reading`) and the triples'
+    (:func:`~harness.league.ratings_triples.triple_reading`) at the common-beta fit, weighed by
+    their precisions where a bot has both (two nearly independent readings: a correlation between
+    the games of a set, and one within a game)."""
+    swap = None if swaps is None or swaps.pa.size > SWAP_MAX_ENTRIES else swap_reading(swaps, skills, seat, scale)
+    triple = None if triples is None else triple_reading(triples, skills, seat, scale / math.sqrt(2.0), LAMBDA_BOUND)
+    parts = ([] if swap is None else [(swap[0], swap[1], swap[2], swap[4], swap[5])]) + \
+        ([] if triple is None else [triple])
+    if not parts:
+        return None
+    k = skills.size
+    precision, weighted = np.zeros(k), np.zeros(k)
+    for lam, var, read, _, _ in parts:
+        ok = read & (var > 0) & np.isfinite(var)
+        precision += np.where(ok, 1.0 / np.where(ok, var, 1.0), 0.0)
+        weighted += np.where(ok, lam / np.where(ok, var, 1.0), 0.0)
+    safe = np.where(precision > 0, precision, 1.0)
+    return Reading(weighted / safe, np.where(precision > 0, 1.0 / safe, np.inf), precision > 0,
+                   None if swap is None else swap[3],
+                   [(own, measured, read & (var > 0) & np.isfinite(var), var) for _, var, read, own, measured in parts])
+
+
+def _estimates(pairs: Pairs, hessian: Hessian, reading: Reading | None,
                skills: np.ndarray, seat: np.ndarray, lam: np.ndarray, scale: float, weight: float, precision: float
-               ) -> tuple[np.ndarray, np.ndarray]:
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each bot's unshrunk lambda^_i and its sampling variance v_i: one step from ``lam`` along
-    the slope of its results (variance 1 / (w I_i)), weighed with its swapped games' reading
-    (:func:`swap_reading`) where it has one: two nearly independent readings (the slope is the
-    marginals', the swaps' the correlation given the marginals)."""
+    the slope of its results (variance 1 / (w I_i)), weighed with its other readings
+    (:func:`readings`) where it has them: nearly independent readings (the slope is the
+    marginals', the swaps' a correlation between games given the marginals, the triples' one
+    within a game). Also the slope's own variance."""
     k = skills.size
     grad, info = _score_info(pairs, skills, seat, lam, scale, k)
     info = _efficient_info(pairs, hessian, skills, seat, lam, scale, precision, info)
     raw = lam + grad / np.maximum(info, 1e-300)
     var = 1.0 / (weight * np.maximum(info, 1e-300))
     if reading is None:
-        return raw, var
-    s_raw, s_var, read, _ = reading
+        return raw, var, var
+    s_raw, s_var, read = reading.raw, np.where(reading.read, reading.var, 1.0), reading.read
     both = 1.0 / var + np.where(read, 1.0 / s_var, 0.0)
-    return (raw / var + np.where(read, s_raw / s_var, 0.0)) / both, 1.0 / both
+    return (raw / var + np.where(read, s_raw / s_var, 0.0)) / both, 1.0 / both, var
 
 
-def _beyond_chance(raw: np.ndarray, var: np.ndarray) -> bool:
-    """Whether the bots' noises spread beyond chance, at :data:`NOISE_P` in all: the chi-square
-    test of every bot's estimate (a spread over many bots) or the largest estimate's one-sided
-    test with Bonferroni's correction (one bot noisier than the rest: the chi-square's degrees
-    of freedom dilute it, needing z = 3.1 alone among 4 bots and 4.3 among 10, where this needs
-    2.5 and 2.8), each at half the level."""
-    n = raw.size
-    if float(np.sum(raw**2 / var)) > chdtri(n, NOISE_P / 2):
-        return True
-    return bool(float(np.max(raw / np.sqrt(var))) > -ndtri(NOISE_P / 2 / n))
+def null_draws(reading: Reading | None, slope_var: np.ndarray, var: np.ndarray, usable: np.ndarray
+               ) -> np.ndarray:
+    """:data:`NULL_DRAWS` draws of the usable bots' z = lambda^ / sqrt(v) when every bot plays at
+    beta: each reading's estimates drawn from their variances under that model (v itself is the
+    larger of that and the variance over sets, so the z are narrower than N(0, 1)), each bot's
+    others' median taken away (as the readings do), weighed with the slope's as the estimates
+    are (a fixed seed: the same games give the same fit); without a reading, independent
+    normals (the module's text says why the test needs them)."""
+    rng = np.random.default_rng(NULL_SEED)
+    k = var.size
+    total = rng.normal(size=(NULL_DRAWS, k)) / np.sqrt(slope_var)
+    for own, measured, read, part_var in ([] if reading is None else reading.parts):
+        drawn = rng.normal(size=(NULL_DRAWS, k)) * np.sqrt(np.where(measured, own, 0.0))
+        drawn = drawn - others_median(drawn, measured)
+        total += np.where(read, drawn / np.where(read, part_var, 1.0), 0.0)
+    z: np.ndarray = (total * np.sqrt(var))[:, usable]
+    return z
+
+
+def _bounds(null: np.ndarray, n: int) -> tuple[float, float]:
+    """The bounds on the largest z and on the sum of the positive z's squares, each at half of
+    :data:`NOISE_P`, from the null's draws."""
+    return (float(np.quantile(null.max(axis=1), 1 - NOISE_P / 2)),
+            float(np.quantile(np.sum(np.maximum(null, 0.0) ** 2, axis=1), 1 - NOISE_P / 2)))
+
+
+def _beyond_chance(raw: np.ndarray, var: np.ndarray, bounds: tuple[float, float]) -> bool:
+    """Whether the bots' noises spread beyond chance, at :data:`NOISE_P` in all: the sum of the
+    positive z's squares (a spread over many bots; only noisier than beta, which is the floor: a
+    bot read steadier than beta is never fitted so, and counted both ways, such bots made the
+    test fire in 18 of 188 honest close fields) or the largest z (one bot noisier than the rest:
+    the sum's many terms dilute it), each against its bound (:func:`_bounds`) at half the level."""
+    z = raw / np.sqrt(var)
+    return bool(float(np.max(z)) > bounds[0] or float(np.sum(np.maximum(z, 0.0) ** 2)) > bounds[1])
 
 
 def fit_noise(pairs: Pairs, hessian: Hessian, skills: np.ndarray, seat: np.ndarray, mu: float, precision: float,
-              scale: float, weight: float, iterations: int, seat_precision: float | None, swaps: Swaps | None = None
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, Noise] | None:
+              scale: float, weight: float, iterations: int, seat_precision: float | None, swaps: Swaps | None = None,
+              triples: Triples | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, Noise] | None:
     """The skills, seat effects, each entry's -d2/dx2 and the noises of the module's text,
     from the common-beta fit (``skills``, ``seat``); None when the field shows no spread of
     noises (omega^2 = 0 in the first round: the common-beta fit stands). ``swaps``: the
-    league's swapped games, when its sets were played in every seat order."""
+    league's swapped games, when its sets were played in every seat order; ``triples``: its games'
+    orders of three (tables of three or more)."""
     k = skills.size
     lam = np.zeros(k)
     noise: Noise | None = None
     second = np.empty(0)
-    reading = None if swaps is None or swaps.pa.size > SWAP_MAX_ENTRIES else swap_reading(swaps, skills, seat, scale)
-    luck = None if reading is None else reading[3]
+    reading = readings(swaps, triples, skills, seat, scale)
+    luck = None if reading is None else reading.luck
     for _ in range(NOISE_ROUNDS):
-        raw, var = _estimates(pairs, hessian, reading, skills, seat, lam, scale, weight, precision)
+        raw, var, slope_var = _estimates(pairs, hessian, reading, skills, seat, lam, scale, weight, precision)
         usable = var < MAX_VARIANCE
         if usable.sum() < 3:
             return None
         raw = np.where(usable, raw, 0.0)
-        if noise is None and not _beyond_chance(raw[usable], var[usable]):
+        bounds = _bounds(null_draws(reading, slope_var, var, usable), int(usable.sum()))
+        if noise is None and not _beyond_chance(raw[usable], var[usable], bounds):
             return None  # no spread of noises beyond chance: the common beta stands
         omega2 = _spread(raw[usable], var[usable])
-        # a bot whose own estimate is beyond chance (the Bonferroni bound of the test) keeps it
+        # a bot whose own estimate is beyond chance (the bound on the largest z, the test's) keeps it
         # unshrunk: one noisy bot among honest ones makes the field's spread small, and shrunk
         # towards it the bot would stay compressed; the others are shrunk as the module says
-        standout = usable & (raw / np.sqrt(var) > -ndtri(NOISE_P / 2 / max(int(usable.sum()), 1)))
+        standout = usable & (raw / np.sqrt(var) > bounds[0])
         if omega2 <= 0.0 and not standout.any():
             if noise is None:
                 return None
@@ -241,7 +329,7 @@ def fit_noise(pairs: Pairs, hessian: Hessian, skills: np.ndarray, seat: np.ndarr
         if not np.any(lam > 0):
             break
     assert noise is not None
-    _, noise.var = _estimates(pairs, hessian, reading, skills, seat, noise.lam, scale, weight, precision)
+    _, noise.var, _ = _estimates(pairs, hessian, reading, skills, seat, noise.lam, scale, weight, precision)
     return skills, seat, second, noise
 
 

@@ -36,7 +36,7 @@ from scipy.special import ndtr, owens_t
 
 from .ratings_model import Pairs, compact
 
-__all__ = ["Swaps", "luck_share", "margins", "swap_score_info", "swap_sets", "swaps_of"]
+__all__ = ["Swaps", "bvn", "luck_share", "margins", "swap_score_info", "swap_sets", "swaps_of"]
 
 #: the derivatives' step on lambda (forward differences of smooth probabilities)
 _STEP = 1e-5
@@ -104,7 +104,7 @@ def swaps_of(pairs: Pairs, entry_of_cell: np.ndarray, set_of_cell: np.ndarray, w
                  counts, n_sets)
 
 
-def _bvn(h: np.ndarray, k: np.ndarray, rho: np.ndarray) -> np.ndarray:
+def bvn(h: np.ndarray, k: np.ndarray, rho: np.ndarray) -> np.ndarray:
     """Phi2(h, k; rho), the bivariate normal's lower orthant, by Owen's T (vectorised)."""
     h = np.where(np.abs(h) < 1e-10, 1e-10, h)
     k = np.where(np.abs(k) < 1e-10, 1e-10, k)
@@ -122,7 +122,7 @@ def _probabilities(swaps: Swaps, z: tuple[np.ndarray, np.ndarray], la: np.ndarra
     margins ``z`` as the skills were fitted, their correlation from the lambdas ``la``, ``lb`` of
     each entry's bots a and b and the deal's share ``r``."""
     z1, z2 = z
-    both = _bvn(z1, z2, np.maximum(-2.0 * r / (np.exp(2 * la) + np.exp(2 * lb)), -0.999))
+    both = bvn(z1, z2, np.maximum(-2.0 * r / (np.exp(2 * la) + np.exp(2 * lb)), -0.999))
     p1, p2 = ndtr(z1), ndtr(z2)
     probs: np.ndarray = np.maximum(np.stack([both, p1 - both, p2 - both, 1.0 - p1 - p2 + both], axis=1), 1e-12)
     return probs

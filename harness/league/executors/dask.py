@@ -66,8 +66,26 @@ __all__ = ["BATCH_GAMES", "DaskExecutor", "LeaguePlugin", "file_hashes", "dask_c
 #: Games per task: ~64 makes the per-task cost (1.2 ms pipelined, 12 ms round trip) negligible
 #: beside 64 games of ~14 ms each.
 BATCH_GAMES = 64
-#: how long a run tries to reach its scheduler before it stops with one line (seconds)
+#: how long a run tries to reach its scheduler, at the start or after losing it, before it stops
+#: with one line (seconds); the environment variable :data:`CONNECT_ENV` overrides it
 CONNECT_SECONDS = 20
+#: seconds to wait for the scheduler instead of :data:`CONNECT_SECONDS` (tests and demos shorten it)
+CONNECT_ENV = "TABLEBOTS_DASK_CONNECT_SECONDS"
+
+
+def connect_seconds() -> float:
+    """How long to try to reach the scheduler: ``$TABLEBOTS_DASK_CONNECT_SECONDS`` or :data:`CONNECT_SECONDS`."""
+    text = os.environ.get(CONNECT_ENV, "").strip()
+    if not text:
+        return float(CONNECT_SECONDS)
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not 0 < seconds < math.inf:
+        raise LeagueError(f"{CONNECT_ENV}={text!r}: give a number of seconds above 0, or unset it for "
+                          f"{CONNECT_SECONDS}")
+    return seconds
 
 
 def file_hashes(paths: Sequence[str]) -> dict[str, str]:
@@ -123,6 +141,7 @@ class LeaguePlugin(WorkerPlugin):
         self.pinned = False
         self.game: Game | None = None
         self.referee_config: RefereeConfig = work.referee_config
+        self.closed = False
 
     def setup(self, worker: Any) -> None:
         """Check the bot files here, then open the pool (stderr logs in a directory of this worker's)."""
@@ -148,7 +167,8 @@ class LeaguePlugin(WorkerPlugin):
                 os.sched_setaffinity(0, {self.cpu})
 
     def teardown(self, worker: Any) -> None:
-        """Close the pool: every bot process tree is killed."""
+        """Close the pool: every bot process tree is killed. A batch still playing stops at its next game."""
+        self.closed = True
         if self.pool is not None:
             self.pool.close()
             self.pool = None
@@ -159,6 +179,11 @@ class LeaguePlugin(WorkerPlugin):
         if not self.pinned:
             self._pin()
         for task in tasks:
+            if self.closed:
+                # the worker is closing (its scheduler lost, say) or the plugin was replaced: the
+                # rest of the batch would start fresh bots for each game while the worker waits for it
+                out.append(("error", task[0], "the worker closed mid-batch; the game stays pending: run again"))
+                continue
             if self.refusal is not None or self.game is None:
                 out.append(("refused", task[0], self.refusal or "this worker's plugin was not set up"))
                 continue
@@ -218,13 +243,14 @@ def dask_client(address: str) -> Iterator[Client]:
             yield client
         return
     # the run reports a lost scheduler in its own words (SchedulerLost), once: the client's own
-    # error lines are muted while it is open
+    # error lines are muted while it is open. The timeout bounds the first connection and the
+    # reconnection after a lost scheduler alike (Dask's Client reuses it)
     client_log = logging.getLogger("distributed.client")
     level = client_log.level
     client_log.setLevel(logging.CRITICAL)
     try:
         try:
-            client = Client(address, direct_to_workers=True, timeout=f"{CONNECT_SECONDS}s")
+            client = Client(address, direct_to_workers=True, timeout=f"{connect_seconds()}s")
         except (OSError, TimeoutError, ValueError) as exc:  # ValueError: a malformed address
             raise ClusterUnreachable(f"--dask {address}: cannot reach a Dask scheduler there ({exc}); start one "
                                      f"with `dask scheduler` and workers with `dask worker {address} --nthreads 1`"
