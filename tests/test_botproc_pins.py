@@ -370,3 +370,19 @@ def test_ranked_play_without_the_sandbox_says_which_and_why_in_one_line():
     assert problems[0] == "no sandbox (sandbox: none): bots can read the store and each other"
     # bwrap works here (the project machine and CI install it; the sandbox tests need it too)
     assert not any(p.startswith("no sandbox") for p in ranked_play_problems("bwrap"))
+
+
+@pytest.mark.parametrize("euid", [0, 1000])
+def test_sandbox_auto_without_bwrap_warns_in_the_words_of_who_runs_the_harness(monkeypatch, euid):
+    """`sandbox: auto` where bwrap cannot run falls back to no sandbox with one warning line that
+    says what a bot can then do: started by root, it runs as a uid of its own; started by a user,
+    it can do what that user can."""
+    from types import SimpleNamespace
+
+    from harness.play import sandbox
+
+    monkeypatch.setattr(sandbox, "bwrap_problem", lambda: "bwrap is not installed")
+    monkeypatch.setattr(sandbox, "os", SimpleNamespace(geteuid=lambda: euid))
+    chosen, warning = sandbox.resolve_sandbox("auto")
+    what = sandbox.UNSANDBOXED_ROOT if euid == 0 else sandbox.UNSANDBOXED
+    assert chosen is None and warning == f"warning: bots run without a sandbox (bwrap is not installed): {what}"
