@@ -12,6 +12,7 @@ import io
 import json
 import random
 import sqlite3
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -77,9 +78,12 @@ def write_config(dir_: Path, n_bots: int = 4, rounds: int = 2, extra: str = "", 
 def test_a_league_plays_its_schedule_once_and_ranks_by_strength(tmp_path: Path) -> None:
     cfg = load_config(write_config(tmp_path, players="[2, 3]"))
     _one_secret(cfg)  # the fake player's results follow the (keyed) game ids
+    began = time.perf_counter()
     summary = run_league(cfg, player=FAKE, progress=False)
+    took = time.perf_counter() - began
     expected = len(build_schedule(cfg))
     assert summary.played == expected == 2 * (6 * 2 + 4 * 6)
+    assert 0 < summary.seconds <= took  # what `harness run` prints as the run's time and games/s
     again = run_league(cfg, player=FAKE, progress=False)
     assert again.played == 0 and again.plan.done == expected
     with LeagueStore(cfg.store) as store:
