@@ -4,6 +4,7 @@ tools/mutate.py: docs/testing.md "The mutation run" lists the mutant each test k
 from __future__ import annotations
 
 import io
+import json
 import random
 import re
 import time
@@ -814,3 +815,44 @@ def test_each_retention_pass_that_dropped_logs_is_recorded_and_an_empty_one_is_n
     assert ran.wait(10)
     pruner.stop()
     assert recorded == [p for p in map(lambda q: retention.Pruned(*q), passes) if p.expired or p.over_budget]
+
+
+def test_the_head_to_head_of_two_teams_before_any_ladder_game_says_none(tmp_path: Path) -> None:
+    """Before the ladder's store exists, two teams' head to head counts no game together."""
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    db = ContestDB(root / "contest.sqlite")
+    add_team(db, "alpha")
+    add_team(db, "beta")
+    db.close()
+    with TestClient(create_app(root, start_worker=False), base_url="http://127.0.0.1") as client:
+        page = client.get("/h2h?a=alpha&b=beta").text
+    assert re.search(r'id="h2h-summary">0 games together \(all versions\): alpha finished ahead in 0,\s*beta in 0, '
+                     r'level in 0\.', page), page[-2000:]
+
+
+def test_a_challenges_tally_counts_wins_losses_and_level_games_apart(tmp_path: Path) -> None:
+    """The challenger's tally against each opponent: ahead, behind and level are three counts
+    (a level game, a tie in the ranking, is neither a win nor a loss)."""
+    from harness.contest import db_ops
+    from harness.contest.challenges import challenges_of, request_challenge
+
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    cfg = load_contest(root)
+    db = ContestDB(root / "contest.sqlite")
+    add_team(db, "alpha")
+    add_team(db, "beta")
+    alpha, beta = (db.db.execute("SELECT id FROM teams WHERE name = ?", (n,)).fetchone()[0] for n in ("alpha", "beta"))
+    for team in (alpha, beta):
+        sid, _ = db.admit_submission(team, "python", "bot.py", 10, per_hour=10, in_progress=10)
+        db.activate(sid)
+    cid = request_challenge(cfg, db, alpha, ["beta"], 3)
+    for n, (teams, ranking) in enumerate([(["alpha", "beta"], [0, 1]), (["beta", "alpha"], [0, 1]),
+                                          (["alpha", "beta"], [0, 0])]):
+        db_ops.record_challenge_game(db, db_ops.ChallengeGame(cid, n, json.dumps(teams), json.dumps(ranking),
+                                                              "[0, 0]", "[]"), n == 2)
+    [mine] = challenges_of(db, alpha)
+    assert mine["versus"] == {"beta": [1, 1, 1]} and mine["status"] == "done"
+    assert [g["won"] for g in mine["results"]] == [True, False, True]
+    db.close()
