@@ -119,6 +119,9 @@ class Mutant:
     line: int
     what: str
     lines: tuple[int, ...] = ()  # the lines whose execution reaches the site: its own and its statement's first
+    #: evaluated when its module is imported (a module constant, a signature's default, a class
+    #: attribute), not in a function's body: a test in the pytest process reads it without running it
+    at_import: bool = False
 
     @property
     def key(self) -> str:
@@ -178,6 +181,17 @@ def _statement_lines(tree: ast.AST) -> dict[int, int]:
     return owner
 
 
+def _in_bodies(tree: ast.AST) -> set[int]:
+    """id(node) of every node inside a function's or a lambda's body (run when called, not at import)."""
+    inside: set[int] = set()
+    for fn in ast.walk(tree):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            inside.update(id(n) for stmt in fn.body for n in ast.walk(stmt))
+        elif isinstance(fn, ast.Lambda):
+            inside.update(id(n) for n in ast.walk(fn.body))
+    return inside
+
+
 def list_mutants(package: str) -> list[Mutant]:
     """Every mutation site of every module of ``harness/<package>``."""
     out = []
@@ -185,11 +199,12 @@ def list_mutants(package: str) -> list[Mutant]:
         rel = str(path.relative_to(ROOT))
         tree = ast.parse(path.read_text())
         owner = _statement_lines(tree)
+        bodies = _in_bodies(tree)
         for i, (node, _sub, what) in enumerate(_sites(tree)):
             first = getattr(node, "lineno", 0)
             last = getattr(node, "end_lineno", None) or first
             lines = set(range(first, last + 1)) | ({owner[id(node)]} if id(node) in owner else set())
-            out.append(Mutant(rel, i, first, what, tuple(sorted(lines))))
+            out.append(Mutant(rel, i, first, what, tuple(sorted(lines)), id(node) not in bodies))
     return out
 
 
@@ -314,7 +329,10 @@ class TestMap:
         ran: set[str] = set().union(*(by_line.get(line, set()) for line in mutant.lines))
         if not ran:
             return None, "not covered"
-        if ran == {""}:  # run only at import or collection: every test may depend on it
+        if ran == {""} or ("" in ran and mutant.at_import):
+            # run only at import or collection, or a module-level value the pytest process imported
+            # at collection (the other contexts are subprocesses importing it again): every test
+            # of the process may read it without running its line
             return None, "import time"
         # also run at collection (a test module probing what the host can do): the tests that ran
         # it are the ones it matters to; a mutant that changes what is collected fails their ids
