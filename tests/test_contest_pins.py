@@ -856,3 +856,18 @@ def test_a_challenges_tally_counts_wins_losses_and_level_games_apart(tmp_path: P
     assert mine["versus"] == {"beta": [1, 1, 1]} and mine["status"] == "done"
     assert [g["won"] for g in mine["results"]] == [True, False, True]
     db.close()
+
+
+def test_a_version_that_does_not_exist_is_not_found_for_a_signed_in_team(tmp_path: Path) -> None:
+    """A signed-in team asking for a version id nobody has gets 404, not a crash or a 403."""
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    db = ContestDB(root / "contest.sqlite")
+    token = add_team(db, "alpha")
+    db.close()
+    with TestClient(create_app(root, start_worker=False), base_url="http://127.0.0.1") as client:
+        page = client.get("/signin")
+        csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]
+        assert client.post("/signin", data={"csrf": csrf, "token": token}, follow_redirects=False).status_code == 303
+        missing = client.get("/me/submissions/4242")
+    assert missing.status_code == 404 and "no version 4242" in missing.text
