@@ -148,6 +148,10 @@ def test_api_upload_builds_checks_and_activates_and_a_broken_build_says_why(cont
         assert r.status_code == 201
         ok = _wait(client, r.json()["id"], tokens["alpha"])
         assert ok["status"] == "active" and "conformance passed" in ok["check_log"], ok
+        # each conformance game on its line: numbered from 1 of the table's games, its seat and rank (1 = first)
+        games = re.findall(r"^  game (\d+)/(\d+): seat (\d+) of 2, rank (\d+), ", ok["check_log"], flags=re.M)
+        assert [int(g[0]) for g in games] == list(range(1, int(games[0][1]) + 1)), ok["check_log"]
+        assert {int(g[2]) for g in games} == {0, 1} and all(int(g[3]) in (1, 2) for g in games), ok["check_log"]
         # another team may not read it, whatever it knows of the id
         assert client.get(f"/api/submissions/{ok['id']}", headers=_bearer(tokens["beta"])).status_code == 403
         assert client.get(f"/api/submissions/{ok['id']}").status_code == 401
