@@ -19,7 +19,7 @@ from starlette.testclient import TestClient  # noqa: E402
 
 from harness.contest.auth import TokenCache, add_team  # noqa: E402
 from harness.contest.autopause import pause_reason  # noqa: E402
-from harness.contest.backup import backup_contest  # noqa: E402
+from harness.contest.backup import BackupError, backup_contest  # noqa: E402
 from harness.contest.build_output import clean_output  # noqa: E402
 from harness.contest.config import ContestConfigError, PausePolicy, init_contest, load_contest  # noqa: E402
 from harness.contest.controls import close_uploads  # noqa: E402
@@ -144,6 +144,22 @@ def test_a_backup_keeps_a_link_in_the_uploads_as_a_link_never_what_it_points_at(
     backup_contest(load_contest(root), tmp_path / "backup")
     copied = tmp_path / "backup" / "submissions" / "1" / "link"
     assert copied.is_symlink() and copied.readlink() == secret
+
+
+def test_a_backup_goes_into_a_new_or_empty_directory_and_never_a_full_one(tmp_path: Path) -> None:
+    """An organizer may make the backup's directory first (on a mounted disk, say): an empty one
+    is taken and made private, one with anything in it is refused; a new one is made with its
+    parents."""
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    made = tmp_path / "made"
+    made.mkdir(mode=0o755)
+    backup_contest(load_contest(root), made)
+    assert (made / "contest.yaml").is_file() and (made.stat().st_mode & 0o777) == 0o700
+    with pytest.raises(BackupError, match="exists and is not empty"):
+        backup_contest(load_contest(root), made)
+    backup_contest(load_contest(root), tmp_path / "new" / "disk" / "backup")  # its parents made too
+    assert (tmp_path / "new" / "disk" / "backup" / "contest.yaml").is_file()
 
 
 def test_challenges_take_a_per_hour_of_0_and_a_max_games_of_1_and_nothing_lower(tmp_path: Path) -> None:
