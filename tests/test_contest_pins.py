@@ -116,6 +116,23 @@ def _site(tmp_path: Path) -> TestClient:
     return TestClient(create_app(root, start_worker=False), base_url="http://127.0.0.1")
 
 
+def _sign_in(client: TestClient, token: str) -> None:
+    """Sign ``client`` in with ``token`` through the form, its double-submit cookie included."""
+    csrf = re.search(r'name="csrf" value="([^"]+)"', client.get("/signin").text).group(1)  # type: ignore[union-attr]
+    assert client.post("/signin", data={"csrf": csrf, "token": token}, follow_redirects=False).status_code == 303
+
+
+def _two_teams(tmp_path: Path) -> tuple[Path, ContestDB, int, int]:
+    """A new Crisps contest with teams alpha and beta: its root, its database and their ids."""
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    db = ContestDB(root / "contest.sqlite")
+    add_team(db, "alpha")
+    add_team(db, "beta")
+    alpha, beta = (db.db.execute("SELECT id FROM teams WHERE name = ?", (n,)).fetchone()[0] for n in ("alpha", "beta"))
+    return root, db, alpha, beta
+
+
 def test_the_sign_in_forms_cookie_is_httponly_strict_and_scoped_to_the_form(tmp_path: Path) -> None:
     with _site(tmp_path) as client:
         cookie = client.get("/signin").headers["set-cookie"].lower()
@@ -183,9 +200,7 @@ def test_a_teams_page_says_in_one_sentence_that_the_organizer_closed_uploads(tmp
     close_uploads(db, "organizer")
     db.close()
     with TestClient(create_app(root, start_worker=False), base_url="http://127.0.0.1") as client:
-        page = client.get("/signin")
-        csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]
-        assert client.post("/signin", data={"csrf": csrf, "token": token}, follow_redirects=False).status_code == 303
+        _sign_in(client, token)
         me = client.get("/me").text
     assert '<p class="notice" id="uploads-closed">Uploads closed by the organizer.</p>' in me
 
@@ -389,13 +404,8 @@ def test_a_team_without_a_current_version_cannot_ask_a_challenge(tmp_path: Path)
     upload one first, and nothing is recorded."""
     from harness.contest.challenges import ChallengeRefused, request_challenge
 
-    root = tmp_path / "contest"
-    init_contest(root, "crisps")
+    root, db, alpha, beta = _two_teams(tmp_path)
     cfg = load_contest(root)
-    db = ContestDB(root / "contest.sqlite")
-    add_team(db, "alpha")
-    add_team(db, "beta")
-    alpha, beta = (db.db.execute("SELECT id FROM teams WHERE name = ?", (n,)).fetchone()[0] for n in ("alpha", "beta"))
     sid, _ = db.admit_submission(beta, "python", "bot.py", 10, per_hour=10, in_progress=10)
     db.activate(sid)  # the opponent has one: only the asking team's is missing
     with pytest.raises(ChallengeRefused, match="you have no current version yet"):
@@ -455,8 +465,7 @@ def test_a_violation_that_does_not_exist_is_not_found_by_the_api_nor_the_pages(t
     with TestClient(create_app(root, start_worker=False), base_url="http://127.0.0.1") as client:
         api = client.get("/api/violations/4242", headers={"Authorization": f"Bearer {token}"})
         assert api.status_code == 404 and "no such violation" in api.text, api.text
-        csrf = re.search(r'name="csrf" value="([^"]+)"', client.get("/signin").text).group(1)  # type: ignore[union-attr]
-        assert client.post("/signin", data={"csrf": csrf, "token": token}, follow_redirects=False).status_code == 303
+        _sign_in(client, token)
         page = client.get("/me/violations/4242/download")
         assert page.status_code == 404 and "no such violation" in page.text
 
@@ -835,11 +844,7 @@ def test_each_retention_pass_that_dropped_logs_is_recorded_and_an_empty_one_is_n
 
 def test_the_head_to_head_of_two_teams_before_any_ladder_game_says_none(tmp_path: Path) -> None:
     """Before the ladder's store exists, two teams' head to head counts no game together."""
-    root = tmp_path / "contest"
-    init_contest(root, "crisps")
-    db = ContestDB(root / "contest.sqlite")
-    add_team(db, "alpha")
-    add_team(db, "beta")
+    root, db, _, _ = _two_teams(tmp_path)
     db.close()
     with TestClient(create_app(root, start_worker=False), base_url="http://127.0.0.1") as client:
         page = client.get("/h2h?a=alpha&b=beta").text
@@ -853,13 +858,8 @@ def test_a_challenges_tally_counts_wins_losses_and_level_games_apart(tmp_path: P
     from harness.contest import db_ops
     from harness.contest.challenges import challenges_of, request_challenge
 
-    root = tmp_path / "contest"
-    init_contest(root, "crisps")
+    root, db, alpha, beta = _two_teams(tmp_path)
     cfg = load_contest(root)
-    db = ContestDB(root / "contest.sqlite")
-    add_team(db, "alpha")
-    add_team(db, "beta")
-    alpha, beta = (db.db.execute("SELECT id FROM teams WHERE name = ?", (n,)).fetchone()[0] for n in ("alpha", "beta"))
     for team in (alpha, beta):
         sid, _ = db.admit_submission(team, "python", "bot.py", 10, per_hour=10, in_progress=10)
         db.activate(sid)
@@ -882,8 +882,6 @@ def test_a_version_that_does_not_exist_is_not_found_for_a_signed_in_team(tmp_pat
     token = add_team(db, "alpha")
     db.close()
     with TestClient(create_app(root, start_worker=False), base_url="http://127.0.0.1") as client:
-        page = client.get("/signin")
-        csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]
-        assert client.post("/signin", data={"csrf": csrf, "token": token}, follow_redirects=False).status_code == 303
+        _sign_in(client, token)
         missing = client.get("/me/submissions/4242")
     assert missing.status_code == 404 and "no version 4242" in missing.text
