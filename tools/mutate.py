@@ -2,7 +2,7 @@
 """Mutation run: how many small planted bugs does the test suite catch, per package?
 
     python tools/mutate.py [--package games|play|contest|league|report|cli ...] [--sample N] [--seed S]
-                           [--part K/N] [--timeout-factor F] [--retry-timeouts F] [--confirm-kills]
+                           [--part K/N] [--skip N] [--timeout-factor F] [--retry-timeouts F] [--confirm-kills]
                            [--uncovered run|skip] [--no-select] [--list]
 
 Run it before a release (not in CI: each mutant is a pytest run). The tree is copied once to a
@@ -469,6 +469,9 @@ def _parse_args() -> argparse.Namespace:
     parser.add_argument("--part", type=_part, metavar="K/N",
                         help="judge only the K-th of N contiguous parts of the sample (runs side by side: on a "
                              "machine loaded by others, each process of this run gets its own share of the CPU)")
+    parser.add_argument("--skip", type=int, default=0, metavar="N",
+                        help="leave out the first N mutants of the sample (or of its part): go on with a run "
+                             "that was stopped after N, on an unchanged package (the same sites, the same sample)")
     parser.add_argument("--only", action="append", metavar="PATH#INDEX",
                         help="run just this mutant (as printed in brackets; repeatable): re-judge survivors")
     parser.add_argument("--timeout-factor", type=float, default=3.0,
@@ -518,6 +521,7 @@ def main() -> int:
                 # one contiguous part of the sample, so that separate runs share one sample
                 k, n = args.part
                 chosen = chosen[(k - 1) * len(chosen) // n: k * len(chosen) // n]
+            chosen = chosen[args.skip:]
             if not chosen:
                 continue
             tests = args.tests or TESTS[package]
