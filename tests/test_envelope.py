@@ -55,6 +55,19 @@ def test_a_bot_whose_children_hold_more_than_memory_mb_together_is_stopped(tmp_p
     assert record.ended_by != "error"
 
 
+def test_a_bot_whose_children_go_over_memory_mb_mid_game_is_stopped_at_that_turn(tmp_path: Path) -> None:
+    """The same at the bot's second request, while its main process answers in time: the memory
+    cgroup's OOM event (watched in the poll of the bot's pipes, not read every turn) ends that
+    turn with a crash saying so; the opponent is not charged."""
+    record, _ = play_attacker(tmp_path, "hog-later", "--children", "6", "--mb", "200", memory_mb=256)
+    seats = [v for v in record.violations if v["seat"] == 0]
+    assert seats and seats[0]["kind"] == "crash" and "went over 320 MB" in seats[0]["detail"], record.violations
+    assert "ATTACK hog held=" in seats[0]["stderr_tail"], seats  # (its hog ran, then it answered)
+    assert seats[0]["decision"] >= 2, seats  # (its second request: the first was answered and accepted)
+    assert not [v for v in record.violations if v["seat"] == 1]
+    assert record.ended_by != "error"
+
+
 def test_a_bots_scratch_is_bounded_in_files_too(tmp_path: Path) -> None:
     """300,000 empty files in a 64 MB /tmp: refused long before. Where root's bubblewrap starts
     the bot, by its tmpfs's ``nr_inodes`` (one file per 4 KB of scratch: ENOSPC); where bubblewrap

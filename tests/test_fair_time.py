@@ -140,6 +140,58 @@ def test_a_bot_using_half_its_time_on_a_loaded_host_is_never_charged_for_the_loa
     assert [v for v in _violations(path) if v["name"] == "bot"] == []
 
 
+def test_a_quick_turn_is_charged_its_cpu_time_and_the_run_delays_are_read_once_a_ms_of_thawed_time():
+    """While a bot has been thawed under QUICK_S in all since its run delays were read, an
+    answered turn is charged its CPU time (kept: wall less CPU) and nothing is read; past it the
+    reading is made, becomes the next mark and starts the count again; a failed turn always reads
+    (no mark: the bot is stopped)."""
+    from harness.play.botproc import BotProcess, StderrLog
+    from harness.play.cpuclock import QUICK_S, Clock
+
+    class Delay:
+        def __init__(self) -> None:
+            self.reads: list[bool] = []
+
+        def kept_ns(self, cpu_ns: float, remark: bool = False, at: float | None = None) -> float:
+            self.reads.append(remark)
+            return 250_000.0
+
+    proc = BotProcess(BotSpec("q", ("true",)), ResourceLimits(), StderrLog(None, "q", 1000))
+    delay = Delay()
+    quick = Clock(cpu_ms=0.1, wall_ms=0.4)
+    proc._unread_s = QUICK_S * 0.6
+    quick.kept_ms = proc._kept_ms(delay, quick, 100_000, True, 0)  # type: ignore[arg-type]
+    assert delay.reads == [] and quick.charged_ms == quick.cpu_ms == 0.1
+    proc._unread_s = QUICK_S * 1.2
+    slow = Clock(cpu_ms=0.1, wall_ms=0.7)
+    slow.kept_ms = proc._kept_ms(delay, slow, 100_000, True, 50_000)  # type: ignore[arg-type]
+    assert delay.reads == [True] and slow.kept_ms == 0.3 and proc._unread_s == 0.0
+    proc._unread_s = QUICK_S * 0.5
+    proc._kept_ms(delay, quick, 100_000, False, 0)  # type: ignore[arg-type]
+    assert delay.reads == [True, False] and proc._unread_s == QUICK_S * 0.5
+
+
+@needs_cpu_clock
+def test_a_bot_sleeping_2_ms_a_turn_is_charged_its_sleep_at_every_turn_and_a_quick_bot_no_more_than_its_wall_time():
+    """A turn over 1 ms of thawed time reads the run delays: sleeping counts at every turn. The
+    random bot's quick turns are charged their CPU time: never more than the larger of their CPU
+    and wall times."""
+    config = RefereeConfig(time=TimeControls(move_ms=1000), limits=ResourceLimits(sandbox=None), record_messages=True)
+    bots = [BotSpec(name="sleeper", command=("python3", str(ATTACKER), "sleep", "--ms", "2")),
+            BotSpec(name="random", command=("python3", str(RANDOM), "--seed", "1"))]
+    with BotPool(config) as pool:
+        record = play_game(get_game("crisps"), {"max_turns": 16}, 3, "g-quick", bots, pool, config)
+    assert not record.violations, record.violations
+    answers = [e for e in record.log if e["type"] == "recv" and "charged_ms" in e]
+    sleeper = [e for e in answers if e["seat"] == 0]
+    quick = [e for e in answers if e["seat"] == 1]
+    assert sleeper and quick
+    # its 2 ms of sleep charged (less what its waits for a CPU and the referee's own excuse: not
+    # its CPU time alone, as a quick turn is)
+    assert all(e["charged_ms"] >= e["cpu_ms"] + 1.0 for e in sleeper), sleeper
+    assert all(e["cpu_ms"] <= e["charged_ms"] <= max(e["ms"], e["cpu_ms"]) + 0.001 for e in quick), quick
+
+
 def test_jitter_delays_each_request_by_a_fresh_draw_up_to_jitter_ms(tmp_path, monkeypatch):
     """time.jitter_ms: each request waits 0..jitter_ms before it is sent, drawn from the system's
     entropy (never the game's seed); the bot is frozen meanwhile, so it is never charged."""

@@ -61,6 +61,10 @@ class BotPipes:
         self._closed = False
         self._poll = select.poll()
         self._out = self._err = self._in = self._pidfd = -1
+        #: the eventfd of the bot's memory cgroup's OOM events, watched in the same poll (-1: none);
+        #: ``oom_seen``: it fired (the OOM killer stopped, or was about to stop, a process of the bot)
+        self._oom = -1
+        self.oom_seen = False
 
     def _attach_pipes(self) -> None:
         """Make the started process's pipes non-blocking and watch them, and its pidfd, in one poll."""
@@ -75,6 +79,20 @@ class BotPipes:
         self._poll.register(self._out, select.POLLIN)
         self._poll.register(self._err, select.POLLIN)
         self._poll.register(self._pidfd, select.POLLIN)
+
+    def _watch_oom(self, fd: int) -> None:
+        """Watch the OOM eventfd ``fd`` with the pipes (again, after an event that killed nothing)."""
+        self._oom = fd
+        self.oom_seen = False
+        self._poll.register(fd, select.POLLIN)
+
+    def _oom_event(self) -> None:
+        """The OOM eventfd fired: noted for the end of the turn (:meth:`BotProcess.ask` reads the
+        counter), and no longer watched (it stays readable: every poll would wake at once)."""
+        if self._oom >= 0:
+            self._poll.unregister(self._oom)
+            self._oom = -1
+        self.oom_seen = True
 
     def exit_status(self) -> int | None:
         """The exit code (negative: signal) if the process has exited, without reaping it."""
@@ -109,6 +127,8 @@ class BotPipes:
                         return got[1]
                 elif fd == self._err:
                     self._drain_stderr()
+                elif fd == self._oom:
+                    self._oom_event()
         if not buf:
             return b""
         data = bytes(buf[:200])
@@ -156,6 +176,8 @@ class BotPipes:
                         view = view[n:]
                     elif fd == self._err:
                         self._drain_stderr()
+                    elif fd == self._oom:
+                        self._oom_event()
                     elif fd == self._pidfd:
                         self._note_exit()
                         self.detail = f"exited while being sent a message ({describe_status(self.exit_status())})"
@@ -186,7 +208,12 @@ class BotPipes:
         left = deadline - time.monotonic()
         if left > 0:
             out = self._out
-            for fd, _ev in self._poll.poll(left * 1000.0 + 0.5):
+            events = self._poll.poll(left * 1000.0 + 0.5)
+            if len(events) > 1 and self._oom >= 0:  # (an OOM event with the answer: noted before it is read)
+                for fd, _ev in events:
+                    if fd == self._oom:
+                        self._oom_event()
+            for fd, _ev in events:
                 if fd == out:
                     try:
                         chunk = os.read(out, min(65536, self._cap + 1))
@@ -250,6 +277,8 @@ class BotPipes:
                         return code
                 elif fd == self._err:
                     self._drain_stderr()
+                elif fd == self._oom:
+                    self._oom_event()
                 elif fd == self._pidfd:
                     return self._after_exit()
 
@@ -288,6 +317,8 @@ class BotPipes:
                     read = True
                 elif fd == self._err:
                     self._drain_stderr()
+                elif fd == self._oom:
+                    self._oom_event()
                 elif fd == self._pidfd:
                     return self._after_exit()
             if not read:

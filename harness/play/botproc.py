@@ -38,7 +38,7 @@ import time
 
 from harness.play.botpipes import CRASH, OK, OVERSIZE, TIMEOUT, BotPipes, describe_status
 from harness.play.cgroups import BotCgroup, CgroupBase, cgroup_base
-from harness.play.cpuclock import HARD_FACTOR, Clock, RunDelay, host_load, own_wait_ns
+from harness.play.cpuclock import HARD_FACTOR, QUICK_S, Clock, RunDelay, host_load, own_wait_ns
 from harness.play.jvm import with_jvm_flags
 from harness.play.limits import (
     TOKEN_VAR,
@@ -99,6 +99,8 @@ class BotProcess(BotPipes):
         self._bwrap = False  # started under bwrap: its two bwrap processes are the sandbox's, not the bot's
         #: the sandbox's own processes, left out of the freezer and of the run delays (found at the first freeze)
         self._sandbox_pids: frozenset[int] | None = None
+        #: seconds it was thawed since its run delays were last read (:meth:`_kept_ms`)
+        self._unread_s = 0.0
 
     # ---- life cycle -------------------------------------------------------------------
     def start(self) -> None:
@@ -165,6 +167,8 @@ class BotProcess(BotPipes):
                 BotCgroup.remove_base(self._cgroup_base)
             raise
         self._attach_pipes()
+        if self._cgroup is not None and self._cgroup.oom_event_fd >= 0:
+            self._watch_oom(self._cgroup.oom_event_fd)
         # the bot's log gets one short line; the command line (sandbox arguments, server paths) is the organizer's
         self.stderr.note(f"started pid {self._popen.pid}")
         self.stderr.harness_note(f"started pid {self._popen.pid} in {cwd}: {' '.join(argv)}")
@@ -192,6 +196,9 @@ class BotProcess(BotPipes):
             pass
         if self._run_delay is not None:  # (its open files would outlive the cgroup's directory)
             self._run_delay.close()
+        if self._oom >= 0:  # (the cgroup closes it)
+            self._poll.unregister(self._oom)
+            self._oom = -1
         contained = False
         if self._cgroup is not None:
             self._cgroup.kill()
@@ -303,7 +310,7 @@ class BotProcess(BotPipes):
         outcome, the line, and what the turn cost (``Clock``); on TIMEOUT ``self.detail`` says
         what ran out.
         """
-        start = time.monotonic()
+        asked = start = time.monotonic()
         group = self._cgroup
         if group is None or not self.cpu_clock:
             return self._ask_by_wall_clock(line, budget_ms, start, group)
@@ -316,6 +323,7 @@ class BotProcess(BotPipes):
                                                skip=self._sandbox_pids or frozenset())
         if self._cpu_mark is None:
             delay.mark()
+            self._unread_s = 0.0
         cpu0 = self._cpu_mark if self._cpu_mark is not None else group.cpu_ns() or 0
         # The request goes into the pipe while the bot is still frozen: the thaw then wakes it with
         # its request waiting, one wake-up a turn instead of two (thawed, it would wake to find
@@ -354,14 +362,15 @@ class BotProcess(BotPipes):
         clock.cpu_ms = (cpu1 - cpu0) / 1e6
         if late < 0:  # (a quick answer: at most 1 ms charged of the referee's own wait)
             late = own_wait_ns() - waited if clock.wall_ms - clock.cpu_ms > 1 else 0
-        if code != TIMEOUT and (over := group.over_memory()):
+        if code != TIMEOUT and (over := self._over_memory(group, code)):
             code, data, self.detail = CRASH, b"", over  # stopped, even if its main process lives
         if code == OK:
             group.freeze()
             # (a frozen process may still finish the instant it was running: a few microseconds
             # of CPU time charged to its next turn at most)
             self._cpu_mark = cpu1
-        clock.kept_ms = (delay.kept_ns(cpu1 - cpu0, remark=code == OK) + (late if code == OK else 0)) / 1e6
+            self._unread_s += time.monotonic() - asked
+        clock.kept_ms = self._kept_ms(delay, clock, cpu1 - cpu0, code == OK, late)
         if code == OK or not clock.ran_out:
             clock.ran_out = "" if code == OK else clock.ran_out
         else:
@@ -371,12 +380,48 @@ class BotProcess(BotPipes):
         self.last_clock = clock
         return code, data, clock
 
+    def _kept_ms(self, delay: RunDelay, clock: Clock, cpu_ns: int, answered: bool, late: int) -> float:
+        """How long the bot was kept from running in this turn (ms), for its charge.
+
+        The run delays are read (and become the next turn's mark) unless the bot answered and
+        was thawed for less than :data:`QUICK_S` in all since they were last read: such a turn is
+        charged its CPU time alone (kept: its wall time less its CPU time, the most it could have
+        been kept), a reading saved on most turns of a quick bot. The mark left unread makes the
+        next reading's bound count the skipped turns' run and wait too, so it credits the bot at
+        most those turns' thawed time more (under :data:`QUICK_S`): never less than reading at
+        every turn would, so a bot is never charged more for it. A quick turn costs its bank
+        nothing either way (charged at most its wall time, under ``move_ms``)."""
+        if answered and self._unread_s < QUICK_S:
+            return max(0.0, clock.wall_ms - clock.cpu_ms)
+        if answered:
+            self._unread_s = 0.0
+        return (delay.kept_ns(cpu_ns, remark=answered) + (late if answered else 0)) / 1e6
+
+    def _over_memory(self, group: BotCgroup, code: int) -> str:
+        """Why the bot must stop if the kernel stopped a process of it for going over its tree's
+        memory bound (:meth:`BotCgroup.over_memory`); else ``""``.
+
+        Where its cgroup's OOM events are watched (an eventfd in the poll of its pipes, cgroup
+        v1), the counter is read only after a turn that did not end with an answer, or when the
+        event fired; else after every turn (one ``pread``). An OOM kill after the answer was
+        read (the instant before the bot is frozen) is seen by the poll before its next request,
+        and that request's turn ends with the crash."""
+        if group.oom_event_fd < 0:
+            return group.over_memory()
+        if code == OK and not self.oom_seen:
+            return ""
+        over = group.over_memory()
+        if not over and self.oom_seen and not self._closed:  # an OOM that killed nothing: watched again
+            group.rearm_oom_event()
+            self._watch_oom(group.oom_event_fd)
+        return over
+
     def _ask_by_wall_clock(self, line: bytes, budget_ms: int, start: float,
                            group: BotCgroup | None) -> tuple[int, bytes, Clock]:
         """:meth:`ask` without the CPU clock: the deadline is ``budget_ms`` of wall-clock time from
         ``start``, and the turn's CPU time is taken to be its wall time."""
         code, data = self.exchange(line, start + budget_ms / 1000)
-        if code != TIMEOUT and group is not None and (over := group.over_memory()):
+        if code != TIMEOUT and group is not None and (over := self._over_memory(group, code)):
             code, data, self.detail = CRASH, b"", over  # stopped, even if its main process lives
         took = (time.monotonic() - start) * 1000
         self.last_clock = Clock(cpu_ms=took, wall_ms=took, ran_out="wall" if code == TIMEOUT else "")

@@ -16,7 +16,8 @@ the bot together (``memory.limit_in_bytes`` on v1, ``memory.max`` on v2: page ca
 tmpfs scratch and the kernel memory of its files and processes included, so 300,000 empty files
 in ``/tmp`` count), and ``pids`` bounds its processes, per bot (``RLIMIT_NPROC`` counts every
 process of a uid, so bots of one user starved each other). When the kernel's OOM killer stops a
-process of the bot, :meth:`BotCgroup.oom_kills` says so.
+process of the bot, :meth:`BotCgroup.oom_kills` says so (on cgroup v1 an eventfd,
+:attr:`BotCgroup.oom_event_fd`, is signalled as well: the referee polls it with the bot's pipes).
 """
 
 from __future__ import annotations
@@ -263,6 +264,9 @@ class BotCgroup:
         self.path = main
         self._procs = [os.path.join(p, "cgroup.procs") for p in dict.fromkeys(paths.values())]
         self._freeze_fd = self._cpu_fd = self._oom_fd = -1
+        #: an eventfd the kernel signals when the bot's tree runs out of memory (cgroup v1): the
+        #: referee polls it with the bot's pipes instead of reading the OOM counter every turn
+        self.oom_event_fd = -1
         self._frozen = False
         #: whether ``pids.max`` and the memory bound were set (the controllers are there)
         self.max_processes = self.max_memory = False
@@ -310,14 +314,25 @@ class BotCgroup:
                 group.max_memory = _write(os.path.join(paths["memory"], "memory.limit_in_bytes"), limit)
                 _write(os.path.join(paths["memory"], "memory.memsw.limit_in_bytes"), limit)
 
-        if group.max_memory:  # read after every turn: kept open, one pread
+        if group.max_memory:  # kept open: one pread (every turn where no event can be had)
             group._oom_fd = _open(os.path.join(group.path, "memory.events") if group.v2 else
                                   os.path.join(paths["memory"], "memory.oom_control"), os.O_RDONLY)
+            if not group.v2 and group._oom_fd >= 0:
+                group.oom_event_fd = _oom_eventfd(paths["memory"], group._oom_fd)
         return group
+
+    def rearm_oom_event(self) -> None:
+        """Reset the OOM eventfd after an event that killed nothing (the counter is still 0)."""
+        if self.oom_event_fd >= 0:
+            try:
+                os.eventfd_read(self.oom_event_fd)
+            except OSError:
+                pass
 
     def over_memory(self) -> str:
         """Why the bot must stop, if the kernel stopped a process of it for going over its tree's
-        memory bound; else ``""`` (one ``pread``: read after every turn)."""
+        memory bound; else ``""`` (one ``pread``: after every turn, or where :attr:`oom_event_fd`
+        is watched, after its event or a failed turn)."""
         kills = self.oom_kills()
         if not kills:
             return ""
@@ -433,10 +448,10 @@ class BotCgroup:
         # a killed process leaves the cgroup once reaped; its parent (us, or init) does that
         while self.pids() and time.monotonic() < deadline:
             time.sleep(0.002)
-        for fd in (self._freeze_fd, self._cpu_fd, self._oom_fd):
+        for fd in (self._freeze_fd, self._cpu_fd, self._oom_fd, self.oom_event_fd):
             if fd >= 0:
                 os.close(fd)
-        self._freeze_fd = self._cpu_fd = self._oom_fd = -1
+        self._freeze_fd = self._cpu_fd = self._oom_fd = self.oom_event_fd = -1
         for path in self.paths.values():
             _rmdir(path)
         return killed
@@ -456,6 +471,20 @@ def _write(path: str, value: str) -> bool:
     except OSError:
         return False
     return True
+
+
+def _oom_eventfd(memory_dir: str, oom_control_fd: int) -> int:
+    """An eventfd the kernel signals when the memory cgroup ``memory_dir`` runs out of memory
+    (cgroup v1's ``cgroup.event_control`` on ``memory.oom_control``: signalled before the OOM
+    killer stops a process of it); -1 where it cannot be registered."""
+    try:
+        efd = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
+    except OSError:
+        return -1
+    if _write(os.path.join(memory_dir, "cgroup.event_control"), f"{efd} {oom_control_fd}"):
+        return efd
+    os.close(efd)
+    return -1
 
 
 def _open(path: str, flags: int) -> int:

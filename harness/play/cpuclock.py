@@ -38,10 +38,14 @@ from dataclasses import dataclass
 
 from harness.play.violations import DecisionCost
 
-__all__ = ["HARD_FACTOR", "Clock", "RunDelay", "host_load", "kept_bound", "own_wait_ns"]
+__all__ = ["HARD_FACTOR", "QUICK_S", "Clock", "RunDelay", "host_load", "kept_bound", "own_wait_ns"]
 
 #: Even a bot kept from running by the host is out of time after this many times its budget.
 HARD_FACTOR = 20
+#: A bot thawed for less than this (seconds) in all since its run delays were last read is
+#: charged its CPU time for a turn it answered, the run delays not read (``BotProcess._kept_ms``):
+#: a reading saved on most turns of a quick bot, and at most this much more credit at the next one.
+QUICK_S = 0.001
 #: The longest a running thread's run time can go without growing (a scheduler tick at 250 Hz).
 _TICK_NS = 4_000_000
 

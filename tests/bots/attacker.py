@@ -30,6 +30,7 @@ stderr log). Modes:
   harness never freezes); answer at once.
 - ``hog --children K --mb N``: at start-up fork K children that each touch N MB and hold it
   forever; report how many got their memory (``held=``), then play.
+- ``hog-later --children K --mb N``: the same at its second request, mid-game (then answers).
 - ``forkbomb``: at start-up fork children (each sleeps forever) until refused; report how many.
 - ``inodes --files N``: create up to N empty files in /tmp; report how many it could.
 - ``id-spy --league L --seed S --labels a@v1,b@v1 --rounds N``: recompute the game id from public
@@ -346,6 +347,7 @@ def main() -> int:
     game = ""
     seat = 0
     first_request = True
+    requests = 0
     checked = True
     hands: dict[str, list] = {}  # first public event of a game -> the hand this process held
     game_id = ""
@@ -411,6 +413,9 @@ def main() -> int:
                 others = ";".join(",".join(map(str, h)) for s_, h in enumerate(found[0]) if s_ != seat) if found else ""
                 say("oracle", game=game_id, seat=seat, known="yes" if found else "no", others=others or "-")
             first_request = False
+            requests += 1
+            if mode == "hog-later" and requests == 2:
+                hog(args.children, args.mb)
             if mode == "think":
                 if args.threads:
                     workers = [threading.Thread(target=burn_cpu, args=(args.cpu_ms / args.threads,))
