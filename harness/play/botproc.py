@@ -310,10 +310,10 @@ class BotProcess(BotPipes):
         outcome, the line, and what the turn cost (``Clock``); on TIMEOUT ``self.detail`` says
         what ran out.
         """
-        asked = start = time.monotonic()
+        asked = time.monotonic()
         group = self._cgroup
         if group is None or not self.cpu_clock:
-            return self._ask_by_wall_clock(line, budget_ms, start, group)
+            return self._ask_by_wall_clock(line, budget_ms, asked, group)
         # Frozen since its previous turn, its CPU time and run delays have not moved since the
         # reading that ended that turn: one reading a turn instead of two (each costs ~55 us on
         # the gVisor machines)
@@ -321,10 +321,11 @@ class BotProcess(BotPipes):
         if delay is None:
             delay = self._run_delay = RunDelay(os.path.join(group.path, "cgroup.threads" if group.v2 else "tasks"),
                                                skip=self._sandbox_pids or frozenset())
-        if self._cpu_mark is None:
+        cpu0 = self._cpu_mark
+        if cpu0 is None:
             delay.mark()
             self._unread_s = 0.0
-        cpu0 = self._cpu_mark if self._cpu_mark is not None else group.cpu_ns() or 0
+            cpu0 = group.cpu_ns() or 0
         # The request goes into the pipe while the bot is still frozen: the thaw then wakes it with
         # its request waiting, one wake-up a turn instead of two (thawed, it would wake to find
         # nothing, sleep, and be woken again by the write). What the pipe cannot take now is
@@ -332,31 +333,14 @@ class BotProcess(BotPipes):
         sent = self._write_now(line)
         group.thaw()
         start = time.monotonic()
-        budget_ns = budget_ms * 1_000_000
-        cores = _CORES
-        hard_cap = start + HARD_FACTOR * budget_ms / 1000
         clock = Clock()
         # the referee's own wait for a CPU in its last look for the answer: once the answer has
         # woken it, the time it waits to run is not the bot's (the answer was there)
         waited = own_wait_ns()
-        code, data = self.exchange(line, start + budget_ms / 1000 / cores, final=False, sent=sent)
+        code, data = self.exchange(line, start + budget_ms / 1000 / _CORES, final=False, sent=sent)
         late = -1  # read below, only where the wall time exceeds the CPU time enough to matter
-        while code == TIMEOUT:
-            now = time.monotonic()
-            used = (group.cpu_ns() or 0) - cpu0
-            wall_ns = (now - start) * 1e9
-            # charged: the larger of its CPU time and its wall time minus the time it was kept
-            # from running (cpuclock; read at every look, which also notes who is waiting now)
-            charged = max(used, wall_ns - delay.kept_ns(used, at=now))
-            if used >= budget_ns or charged >= budget_ns or now >= hard_cap:
-                clock.ran_out = "cpu" if used >= budget_ns else "wall" if charged >= budget_ns else "hard"
-                code, data = self.read_line(time.monotonic())  # the last look (and the checks of a real timeout)
-                break
-            # the soonest its charge could reach the budget: CPU time grows at most `cores` times as fast
-            left = (budget_ns - charged) / 1e9 / cores
-            waited = own_wait_ns()
-            code, data = self.read_line(min(now + max(left, 0.0005), hard_cap), final=False)
-            late = own_wait_ns() - waited
+        if code == TIMEOUT:
+            code, data, late = self._look_again(group, delay, clock, start, cpu0, budget_ms)
         clock.wall_ms = (time.monotonic() - start) * 1000
         cpu1 = group.cpu_ns() or 0
         clock.cpu_ms = (cpu1 - cpu0) / 1e6
@@ -370,6 +354,11 @@ class BotProcess(BotPipes):
             # of CPU time charged to its next turn at most)
             self._cpu_mark = cpu1
             self._unread_s += time.monotonic() - asked
+            if self._unread_s < QUICK_S:  # (the common case, :meth:`_kept_ms`, inline)
+                clock.kept_ms = max(0.0, clock.wall_ms - clock.cpu_ms)
+                clock.ran_out = ""  # (answered at the last look)
+                self.last_clock = clock
+                return code, data, clock
         clock.kept_ms = self._kept_ms(delay, clock, cpu1 - cpu0, code == OK, late)
         if code == OK or not clock.ran_out:
             clock.ran_out = "" if code == OK else clock.ran_out
@@ -379,6 +368,34 @@ class BotProcess(BotPipes):
                 self.detail = self._ran_out_detail(clock, budget_ms)
         self.last_clock = clock
         return code, data, clock
+
+    def _look_again(self, group: BotCgroup, delay: RunDelay, clock: Clock, start: float, cpu0: int,
+                    budget_ms: int) -> tuple[int, bytes, int]:
+        """The rest of a turn not answered in the first slice: look at its clocks, wait for what
+        is left, until it answers or its time runs out (``clock.ran_out`` says how). Returns the
+        outcome, the line and the referee's own wait in its last look (ns)."""
+        budget_ns = budget_ms * 1_000_000
+        cores = _CORES
+        hard_cap = start + HARD_FACTOR * budget_ms / 1000
+        late = -1
+        while True:
+            now = time.monotonic()
+            used = (group.cpu_ns() or 0) - cpu0
+            wall_ns = (now - start) * 1e9
+            # charged: the larger of its CPU time and its wall time minus the time it was kept
+            # from running (cpuclock; read at every look, which also notes who is waiting now)
+            charged = max(used, wall_ns - delay.kept_ns(used, at=now))
+            if used >= budget_ns or charged >= budget_ns or now >= hard_cap:
+                clock.ran_out = "cpu" if used >= budget_ns else "wall" if charged >= budget_ns else "hard"
+                code, data = self.read_line(time.monotonic())  # the last look (and the checks of a real timeout)
+                return code, data, late
+            # the soonest its charge could reach the budget: CPU time grows at most `cores` times as fast
+            left = (budget_ns - charged) / 1e9 / cores
+            waited = own_wait_ns()
+            code, data = self.read_line(min(now + max(left, 0.0005), hard_cap), final=False)
+            late = own_wait_ns() - waited
+            if code != TIMEOUT:
+                return code, data, late
 
     def _kept_ms(self, delay: RunDelay, clock: Clock, cpu_ns: int, answered: bool, late: int) -> float:
         """How long the bot was kept from running in this turn (ms), for its charge.
