@@ -196,3 +196,39 @@ def test_check_bot_names_the_table_sizes_it_did_not_play():
     assert "note: 3-player tables only; dominoes is also played at 2 or 4 seats" in out.output
     out = CliRunner().invoke(cli, ["check-bot", GAME, RANDOM, "--games", "1"])
     assert "tables only" not in out.output  # crisps is played by two only
+
+
+def _random_bot(args: list[str], lines: list[dict], without_c_json: bool = False):
+    """The reference random bot run as a process on ``lines``; ``without_c_json``: as on an
+    interpreter without ``_json`` (it then reads and writes with the json package)."""
+    import subprocess
+    import sys
+
+    bot = str(ROOT / "bots" / "random_bot.py")
+    code = (f"import sys, runpy; sys.modules['_json'] = None; sys.argv = {[bot, *args]!r}; "
+            f"runpy.run_path({bot!r}, run_name='__main__')")
+    argv = [sys.executable, "-c", code] if without_c_json else [sys.executable, bot, *args]
+    stdin = "".join(json.dumps(line) + "\n" for line in lines)
+    return subprocess.run(argv, input=stdin, capture_output=True, text=True, timeout=60, check=False)
+
+
+def test_the_random_bot_reads_its_options_by_hand_as_argparse_would_and_answers_the_same_without_c_json():
+    """It reads --seed and --name itself (argparse's imports cost a start) and leaves anything else
+    to argparse: --help, and mistakes explained; its answers are valid JSON either way."""
+    game = [{"type": "hello", "protocol": 1},
+            *({"type": "request", "id": i, "seat": 0, "actions": list(range(7))} for i in range(1, 9)),
+            {"type": "bye"}]
+    first = _random_bot(["--seed", "4", "--name", 'r\u00e9"x'], game)
+    assert first.returncode == 0, first.stderr
+    answers = [json.loads(line) for line in first.stdout.splitlines()]
+    assert answers[0] == {"type": "ready", "name": 'r\u00e9"x'}
+    assert [a["id"] for a in answers[1:]] == list(range(1, 9)) and all(0 <= a["index"] < 7 for a in answers[1:])
+    for args in (["--seed=4", "--name=r\u00e9\"x"], ["--name", 'r\u00e9"x', "--seed", "4"]):
+        assert _random_bot(args, game).stdout == first.stdout
+    assert _random_bot(["--seed", "4", "--name", 'r\u00e9"x'], game, without_c_json=True).stdout == first.stdout
+    helped = _random_bot(["--help"], [])
+    assert helped.returncode == 0 and "--seed SEED" in helped.stdout and "--name NAME" in helped.stdout
+    for bad, says in ((["--seed"], "expected one argument"), (["--seed", "x"], "invalid int value"),
+                      (["--bogus"], "unrecognized arguments"), (["--name", "--seed", "3"], "expected one argument")):
+        wrong = _random_bot(bad, game)
+        assert wrong.returncode == 2 and says in wrong.stderr, (bad, wrong.stderr)
