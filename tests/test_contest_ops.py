@@ -262,9 +262,12 @@ def test_disable_reset_remove_announce_and_the_audit(tmp_path: Path) -> None:
         org.post("/organizer/act", data={"csrf": csrf, "action": "announce", "text": "Finals on Friday 14:00"})
         for client in (public, beta):
             assert "Finals on Friday 14:00" in client.get("/").text
-        # reset: no version until the next upload
+        # reset: no version until the next upload; its games stay, marked on the organizer's page
+        assert "before the reset" not in org.get("/organizer/teams/alpha").text
+        time.sleep(1.0)  # the games' finishing times are whole seconds: the reset comes after theirs
         org.post("/organizer/act", data={"csrf": csrf, "action": "reset", "team": "alpha", "reason": "asked"})
         assert roster_key(db) == ()
+        assert "before the reset" in org.get("/organizer/teams/alpha").text
         row = re.search(r'<tr data-team="alpha" class="no-version">.*?</tr>', public.get("/").text, re.S)
         assert row and "no version yet" in row.group(0)
         # remove: only with the name typed again; then signed out, token dead, off the leaderboard
