@@ -382,11 +382,11 @@ def test_finals_play_until_the_order_is_settled_or_say_the_budget_ran_out(tmp_pa
     greedy = {"house": REPO / "bots" / "crisps_greedy.py", "alpha": REPO / "bots" / "random_bot.py"}
     root = make_contest(tmp_path / "settled", bots=greedy)
     out = CliRunner().invoke(cli, ["contest", "finals", str(root), "--top", "2", "--rounds", "4", "--confidence",
-                                   "0.9", "--max-games", "400"])
+                                   "0.9", "--max-games", "100"])
     assert out.exit_code == 0, out.output
     assert "the order is settled: every finalist above the next with probability >= 0.90" in out.output
     result = json.loads((root / "finals" / "result.json").read_text())
-    assert result["settled"] and result["games"] < 400
+    assert result["settled"] and result["games"] < 100
     house, alpha = result["finalists"]
     assert house["team"] == "house" and house["p_better"] >= 0.9 and house["p_champion"] > 0.9
     assert abs(house["p_champion"] + alpha["p_champion"] - 1) < 1e-9
