@@ -306,6 +306,27 @@ def test_kill_remnants_reaches_processes_outside_the_group_by_token():
             child.kill()
 
 
+def test_kill_remnants_scans_again_until_a_pass_finds_nobody(monkeypatch):
+    """A remnant that forks while the scan runs: its child appears in the next pass, which kills
+    it; the pass after finds nobody and ends the scan (scripted /proc, no real process killed)."""
+    from harness.play import remnants
+
+    passes = [["1", "4242", "self"], ["1", "4243"], ["1"]]  # 4243 forked by 4242 during the first pass
+    listed: list[int] = []
+
+    def listdir(path):  # type: ignore[no-untyped-def]
+        assert path == "/proc"
+        listed.append(1)
+        return passes[min(len(listed), len(passes)) - 1]
+
+    killed: list[int] = []
+    monkeypatch.setattr(remnants.os, "listdir", listdir)
+    monkeypatch.setattr(remnants, "_is_remnant", lambda pid, needles, pipes: pid in (4242, 4243))
+    monkeypatch.setattr(remnants.os, "kill", lambda pid, sig: killed.append(pid))
+    assert remnants.kill_remnants(["token"]) == 2
+    assert killed == [4242, 4243] and len(listed) == 3
+
+
 def test_sandbox_check(monkeypatch, tmp_path):
     check_sandbox(ResourceLimits())
     with pytest.raises(SandboxUnavailable, match="unknown sandbox"):
