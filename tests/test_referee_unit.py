@@ -170,6 +170,18 @@ def test_parse_action_rejections_have_the_right_kind(line, kind):
     assert "\n" not in info.value.detail
 
 
+def test_an_action_holding_a_list_matches_only_with_the_same_json_types_inside_it():
+    """Python's == takes [3, 4.0] for [3, 4] and [1, true] for [1, 1]; JSON does not: a bot that
+    names an offered play with a float or a boolean in its list has not named it."""
+    legal = [{"type": "play", "cards": [3, 4]}, {"type": "play", "cards": [1, 1]}]
+    assert protocol.parse_action(b'{"type":"action","id":5,"action":{"type":"play","cards":[1,1]}}', 5, legal, 64) == 1
+    for cards in (b"[3,4.0]", b"[1,true]"):
+        line = b'{"type":"action","id":5,"action":{"type":"play","cards":' + cards + b"}}"
+        with pytest.raises(protocol.BadMessage) as info:
+            protocol.parse_action(line, 5, legal, 64)
+        assert info.value.kind == "illegal", cards
+
+
 def test_an_illegal_actions_message_quotes_its_first_120_bytes():
     action = {"type": "take", "note": "x" * 500}
     line = orjson.dumps({"type": "action", "id": 5, "action": action})
