@@ -232,3 +232,28 @@ def test_the_random_bot_reads_its_options_by_hand_as_argparse_would_and_answers_
                       (["--bogus"], "unrecognized arguments"), (["--name", "--seed", "3"], "expected one argument")):
         wrong = _random_bot(bad, game)
         assert wrong.returncode == 2 and says in wrong.stderr, (bad, wrong.stderr)
+
+
+@pytest.mark.parametrize("game", ["crisps", "dominoes", "epizodiak"])
+def test_a_greedy_bot_reads_its_name_by_hand_as_argparse_would(game):
+    """--name NAME and --name=NAME read without argparse (its imports cost a start); --help and
+    mistakes still go to argparse."""
+    import subprocess
+    import sys
+
+    bot = str(ROOT / "bots" / f"{game}_greedy.py")
+    hello = json.dumps({"type": "hello", "protocol": 1, "game": game, "options": {}}) + "\n"
+
+    def run_bot(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, bot, *args], input=hello, capture_output=True, text=True, timeout=60,
+                              check=False)
+
+    assert json.loads(run_bot().stdout) == {"type": "ready", "name": f"{game}-greedy-py"}
+    for args in (["--name", 'g\u00e9"x'], ['--name=g\u00e9"x']):
+        assert json.loads(run_bot(*args).stdout) == {"type": "ready", "name": 'g\u00e9"x'}, args
+    helped = run_bot("--help")
+    assert helped.returncode == 0 and "--name NAME" in helped.stdout
+    for bad, says in ((["--name"], "expected one argument"), (["--bogus"], "unrecognized arguments"),
+                      (["--name", "a", "b"], "unrecognized arguments")):
+        wrong = run_bot(*bad)
+        assert wrong.returncode == 2 and says in wrong.stderr, (bad, wrong.stderr)
