@@ -236,3 +236,63 @@ def test_ismcts_bot_help_and_bad_arguments(capsys):
     with pytest.raises(SystemExit) as exc:
         bot_main("crisps", ["--iterations", "0"])
     assert exc.value.code == 2 and "--iterations" in capsys.readouterr().err
+
+
+def test_the_sdk_starts_without_the_json_package_dataclasses_typing_or_traceback():
+    """A bot on the SDK pays its imports at every start (a league may start one for every deal):
+    importing harness.sdk brings none of these in."""
+    import subprocess
+    import sys
+
+    code = ("import sys; before = set(sys.modules); import harness.sdk; "
+            "print(' '.join(sorted(set(sys.modules) - before)))")
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    new = set(got.stdout.split())
+    assert "harness.sdk" in new
+    assert not new & {"json", "dataclasses", "typing", "traceback", "re", "enum"}, sorted(new)
+
+
+def test_a_decision_behaves_as_the_dataclass_it_was():
+    d = Decision("crisps", {}, 1, 2, {"hand": ["2"]}, ACTIONS, [], 700, received=5.0)
+    same = Decision(game="crisps", options={}, seat=1, players=2, observation={"hand": ["2"]}, actions=ACTIONS,
+                    events=[], time_left_ms=700, received=5.0)
+    assert d == same and d != Decision("crisps", {}, 0, 2, {}, ACTIONS, [], 700, received=5.0)
+    assert repr(d).startswith("Decision(game='crisps', options={}, seat=1,") and "received=5.0" in repr(d)
+    assert d.deadline(0.5, 50) == 5.0 + 0.3
+    match d:
+        case Decision(game, _, seat):
+            assert (game, seat) == ("crisps", 1)
+    with pytest.raises(TypeError):
+        hash(d)
+    assert Decision("crisps", {}, 1, 2, {}, ACTIONS, [], 700).received > 0  # now, when not given
+
+
+@pytest.mark.parametrize("c_json", [True, False])
+def test_run_reads_and_writes_json_as_the_json_package_does(monkeypatch, c_json):
+    """Through _json's scanner and encoder, or the json package where an interpreter has no
+    _json: the same lines out; a line that is no JSON (or has more after it) is reported and
+    skipped."""
+    import harness.sdk as sdk
+
+    if not c_json:
+        monkeypatch.setattr(sdk, "_scan", None)
+        monkeypatch.setattr(sdk, "_encode", None)
+    offered = [{"type": "play", "cards": ["Q", "10"], "note": 'd\u00e9j\u00e0 "vu"', "x": 1.5, "y": None, "z": True},
+               {"type": "pass"}]
+    req = {**request(4), "actions": offered}
+    out, err = io.StringIO(), io.StringIO()
+    src = io.StringIO(json.dumps({**HELLO}) + "\n" + "{not json\n" + '{"type": "start"} 3\n' + json.dumps(req) + "\n")
+    assert run(lambda d: d.actions[0], name='n\u00e9"', stdin=src, stdout=out, stderr=err) == 0
+    assert out.getvalue() == (json.dumps({"type": "ready", "name": 'n\u00e9"'}) + "\n"
+                              + json.dumps({"type": "action", "id": 4, "index": 0}) + "\n")
+    assert err.getvalue().count("unreadable line from the referee ignored") == 2, err.getvalue()
+    sent: list[dict] = []
+
+    def not_offered(d):
+        sent.append(dict(offered[0], cards=["J"]))
+        return sent[-1]
+
+    out = io.StringIO()
+    run(not_offered, stdin=io.StringIO(json.dumps(HELLO) + "\n" + json.dumps(req) + "\n"), stdout=out,
+        stderr=io.StringIO())
+    assert out.getvalue().splitlines()[1] == json.dumps({"type": "action", "id": 4, "action": sent[0]})

@@ -20,35 +20,108 @@ check-bot`` counts and reports.
 
 from __future__ import annotations
 
-import json
 import sys
 import time
-import traceback
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, Any
 
+# A bot's start is paid for every process a league starts (one process per deal), so the SDK
+# imports little: not typing (annotations only), dataclasses, traceback (on a bug only) nor the
+# json package's Python half (re, enum), ~30 ms of CPU a start together (docs/performance.md).
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # (run() never imports the engines; play_in_process does, when called)
+    from typing import IO, Any
+
     from harness.games.base import GameResult
 
-Action = dict[str, Any]
+    Action = dict[str, Any]
+else:
+    Action = dict
+
+try:  # the C half of the json package
+    from _json import encode_basestring_ascii as _quote
+    from _json import make_encoder as _make_encoder
+    from _json import make_scanner as _make_scanner
+except ImportError:  # (an interpreter without it: the json package)
+    _make_scanner = _make_encoder = None  # type: ignore[misc, assignment]
 
 
-@dataclass
+class _Decoding:
+    """What ``_json.make_scanner`` reads off a decoder: plain JSON, as ``json.loads`` does."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = float  # ("NaN", "Infinity", "-Infinity")
+
+
+def _unencodable(value: object) -> object:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+_scan = _make_scanner(_Decoding()) if _make_scanner is not None else None  # type: ignore[arg-type]
+_encode = (_make_encoder(None, _unencodable, _quote, None, ": ", ", ", False, False, True)
+           if _make_encoder is not None else None)
+
+
+def _loads(line: str) -> Any:
+    """``json.loads`` of one line (ValueError if it is no JSON), without the json package where
+    the interpreter has ``_json``."""
+    if _scan is None:
+        import json
+        return json.loads(line)
+    text = line.strip()
+    try:
+        value, end = _scan(text, 0)
+    except StopIteration as exc:
+        raise ValueError(f"Expecting value: char {exc.value}") from None
+    if end != len(text):
+        raise ValueError(f"Extra data: char {end}")
+    return value
+
+
+def _dumps(value: Any) -> str:
+    """``json.dumps(value)``, without the json package where the interpreter has ``_json``."""
+    if _encode is None:
+        import json
+        return json.dumps(value)
+    return "".join(_encode(value, 0))
+
 class Decision:
-    """Everything a policy may know when it must decide."""
+    """Everything a policy may know when it must decide (a plain class with a dataclass's
+    constructor, fields, ``repr`` and ``==``: the dataclasses module costs a start ~20 ms).
 
-    game: str
-    options: dict[str, Any]
-    seat: int
-    players: int
-    observation: dict[str, Any]
-    actions: list[Action]
-    #: every public event of this game so far, in order (not only those since the last request)
-    events: list[dict[str, Any]]
-    time_left_ms: int
-    #: monotonic time (``time.monotonic()``) at which the request was read
-    received: float = field(default_factory=time.monotonic)
+    ``events``: every public event of this game so far, in order (not only those since the last
+    request); ``received``: the monotonic time (``time.monotonic()``) at which the request was
+    read, now if not given.
+    """
+
+    __match_args__ = ("game", "options", "seat", "players", "observation", "actions", "events", "time_left_ms",
+                      "received")
+    __hash__ = None  # type: ignore[assignment]  # (mutable, compared by value: as a dataclass)
+
+    def __init__(self, game: str, options: dict[str, Any], seat: int, players: int, observation: dict[str, Any],
+                 actions: list[Action], events: list[dict[str, Any]], time_left_ms: int,
+                 received: float | None = None) -> None:
+        self.game = game
+        self.options = options
+        self.seat = seat
+        self.players = players
+        self.observation = observation
+        self.actions = actions
+        self.events = events
+        self.time_left_ms = time_left_ms
+        self.received = time.monotonic() if received is None else received
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__match_args__)
+        return f"Decision({fields})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in self.__match_args__)
 
     def deadline(self, fraction: float = 0.5, reserve_ms: int = 50) -> float:
         """A monotonic time by which to answer: ``fraction`` of the time left, less ``reserve_ms``."""
@@ -81,6 +154,8 @@ def _index(decision: Decision, answer: Any) -> int:
 
 def _fallback(decision: Decision, err: IO[str]) -> dict[str, Any]:
     """on_error="first": the first offered action, the traceback to stderr, and the notice."""
+    import traceback  # (on a bug only)
+
     err.write(f"policy failed on request (seat {decision.seat}); sending the first action (on_error='first')\n")
     traceback.print_exc(file=err)
     err.flush()
@@ -133,7 +208,7 @@ def run(policy: Policy, name: str = "sdk-bot", stdin: IO[str] | None = None,
         if not line.strip():
             continue
         try:
-            msg = json.loads(line)
+            msg = _loads(line)
         except ValueError as exc:
             err.write(f"unreadable line from the referee ignored: {exc}\n")
             continue
@@ -143,7 +218,7 @@ def run(policy: Policy, name: str = "sdk-bot", stdin: IO[str] | None = None,
         if kind == "hello":
             game, options = msg.get("game", ""), dict(msg.get("options") or {})
             seat, players = msg.get("seat", 0), msg.get("players", 0)
-            out.write(json.dumps({"type": "ready", "name": name}) + "\n")
+            out.write(_dumps({"type": "ready", "name": name}) + "\n")
             out.flush()
         elif kind == "start":
             seat, players = msg.get("seat", seat), msg.get("players", players)
@@ -153,7 +228,7 @@ def run(policy: Policy, name: str = "sdk-bot", stdin: IO[str] | None = None,
             decision = Decision(game, options, msg.get("seat", seat), players, msg.get("observation") or {},
                                 msg["actions"], list(events), int(msg.get("time_left_ms", 1000)), received)
             answer = _answer(policy, decision, err, on_error)
-            out.write(json.dumps({"type": "action", "id": msg["id"], **answer}) + "\n")
+            out.write(_dumps({"type": "action", "id": msg["id"], **answer}) + "\n")
             out.flush()
         elif kind == "bye":
             break
