@@ -342,7 +342,8 @@ def main() -> None:
     if clock_rows:
         print("\nthe CPU clock's cost to the referee (its CPU per decision, league minus bare, the sandbox's share "
               "included) against the referee's CPU time in its system calls: thaw + CPU reading + freeze (3), and "
-              "those + the run-delay readings of a turn (all: the task list, the bot's threads, the referee's own), "
+              "those + the run-delay readings (all: the referee's own wait, and the task list and the bot's threads: "
+              "in the loop every time, in a game once a ms of the bot's thawed time), "
               "in a loop and as they run in a game; us (ratio)")
         print(f"{'game':<10} {'bots':<6} {'code':<4} {'cost':>6} | {'loop: 3':>14} {'all':>14} | {'in game: 3':>14} "
               f"{'all':>14}")
