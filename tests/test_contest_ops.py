@@ -262,9 +262,12 @@ def test_disable_reset_remove_announce_and_the_audit(tmp_path: Path) -> None:
         org.post("/organizer/act", data={"csrf": csrf, "action": "announce", "text": "Finals on Friday 14:00"})
         for client in (public, beta):
             assert "Finals on Friday 14:00" in client.get("/").text
-        # reset: no version until the next upload
+        # reset: no version until the next upload; its games stay, marked on the organizer's page
+        assert "before the reset" not in org.get("/organizer/teams/alpha").text
+        time.sleep(1.0)  # the games' finishing times are whole seconds: the reset comes after theirs
         org.post("/organizer/act", data={"csrf": csrf, "action": "reset", "team": "alpha", "reason": "asked"})
         assert roster_key(db) == ()
+        assert "before the reset" in org.get("/organizer/teams/alpha").text
         row = re.search(r'<tr data-team="alpha" class="no-version">.*?</tr>', public.get("/").text, re.S)
         assert row and "no version yet" in row.group(0)
         # remove: only with the name typed again; then signed out, token dead, off the leaderboard
@@ -379,11 +382,11 @@ def test_finals_play_until_the_order_is_settled_or_say_the_budget_ran_out(tmp_pa
     greedy = {"house": REPO / "bots" / "crisps_greedy.py", "alpha": REPO / "bots" / "random_bot.py"}
     root = make_contest(tmp_path / "settled", bots=greedy)
     out = CliRunner().invoke(cli, ["contest", "finals", str(root), "--top", "2", "--rounds", "4", "--confidence",
-                                   "0.9", "--max-games", "400"])
+                                   "0.9", "--max-games", "100"])
     assert out.exit_code == 0, out.output
     assert "the order is settled: every finalist above the next with probability >= 0.90" in out.output
     result = json.loads((root / "finals" / "result.json").read_text())
-    assert result["settled"] and result["games"] < 400
+    assert result["settled"] and result["games"] < 100
     house, alpha = result["finalists"]
     assert house["team"] == "house" and house["p_better"] >= 0.9 and house["p_champion"] > 0.9
     assert abs(house["p_champion"] + alpha["p_champion"] - 1) < 1e-9

@@ -93,6 +93,11 @@ def test_a_participant_downloads_a_violation_reproduces_it_fixes_its_bot_and_the
         assert link, "alpha's violation is listed on its page"
         page = client.get(f"/me/violations/{link.group(1)}").text
         url = re.search(r'href="(/me/violations/\d+/download)"', page).group(1)
+        # the replay opens on the frame that shows the violation (the move after its decision)
+        start = int(re.search(r'data-start="(\d+)"', page).group(1))
+        frames = json.loads(re.search(r'id="replay-data">(.*?)</script>', page, re.S).group(1))["frames"]
+        assert start < len(frames) - 1, "the game went on after the violation (the seat's moves played for it)"
+        assert [v["id"] for v in frames[start]["violations"]] == [int(link.group(1))]
         assert "harness reproduce violation-" in page  # the page says how
         r = client.get(url)
         assert r.status_code == 200 and "attachment" in r.headers["content-disposition"]

@@ -169,6 +169,20 @@ def test_a_newcomer_plays_with_half_the_rounds_other_bots_at_tables_of_3_and_4(s
     assert all(len(s) == size for s in round_)
 
 
+def test_a_newcomer_plays_at_least_one_set_when_its_share_rounds_down_to_none() -> None:
+    """A share of 0.1 of 15 bots is 1.5 opponents, under one table of 3's two: the newcomer still
+    plays one set in the round (the budget's floor), and only one."""
+    from harness.league.schedule_matchmaker import MatchParams
+
+    mm = Matchmaker(7, [3], params=MatchParams(newcomer_share=0.1))
+    for v in range(15):
+        mm.add_bot(v)
+    for _ in range(6):
+        mm.plan_round()
+    mm.add_bot(99)
+    assert len([s for s in mm.plan_round() if 99 in s]) == 1
+
+
 # -- the table's small-sample correction ---------------------------------------------------------------
 
 #: Student's t 0.975 quantiles (any table): 3 and 39 degrees of freedom

@@ -151,3 +151,18 @@ def test_a_worker_with_other_bot_files_refuses_naming_itself_and_the_file(tmp_pa
     assert str(bot) in line and "differs" in line
     bot.unlink()
     assert "is missing" in (check_bot_files(expected, "w") or "")
+
+
+def test_a_dask_worker_is_pinned_by_the_number_its_name_ends_with_and_a_name_without_one_is_not() -> None:
+    """LocalCluster names its workers 0, 1...; ``dask worker --nworkers N`` ends them in ``-K``:
+    worker K takes this process's K-th core (modulo the cores); any other name is left unpinned."""
+    import os
+
+    from harness.league.executors.dask import _cpu_for
+
+    cpus = sorted(os.sched_getaffinity(0))
+    assert _cpu_for(0) == cpus[0]
+    assert _cpu_for(3) == cpus[3 % len(cpus)]
+    assert _cpu_for("tcp://127.0.0.1:40000-5") == cpus[5 % len(cpus)]
+    assert _cpu_for("a-worker") is None
+    assert _cpu_for(None) is None

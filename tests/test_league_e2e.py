@@ -287,3 +287,24 @@ bots:
     assert logs and any("bwrap" in p.read_text(errors="replace") for p in logs)
     # the bot's stderr log has its own output and a short line per start, never the command line
     assert not any("bwrap" in p.read_text(errors="replace") for p in (tmp_path / "t.logs").rglob("*.stderr.log"))
+
+
+def test_pairs_ahead_counts_per_ordered_pair_the_games_one_finished_ahead_and_those_shared(tmp_path: Path) -> None:
+    """queries.pairs_ahead (the contest's head to head): per ordered pair of the versions asked,
+    the games one finished ahead of the other and the games they shared; a pair that never
+    met has no row, and a version not asked is left out."""
+    import json
+
+    from harness.league.bot_entries import BotEntry
+    from harness.league.queries import pairs_ahead
+    from harness.league.store import GameOutcome, LeagueStore
+
+    with LeagueStore(tmp_path / "l.sqlite") as store:
+        ids = store.register_versions([BotEntry(n, ("x",), "/", "v1") for n in ("a", "b", "c", "d")])
+        a, b, c, d = ids["a@v1"], ids["b@v1"], ids["c@v1"], ids["d@v1"]
+        store.plan_rows([[("g1", 1, 2, 7, json.dumps([a, b])), ("g2", 1, 2, 8, json.dumps([b, a])),
+                          ("g3", 1, 2, 9, json.dumps([a, c])), ("g4", 1, 2, 10, json.dumps([c, d]))]])
+        for game_id, ranking in (("g1", [0, 1]), ("g2", [1, 0]), ("g3", [1, 0]), ("g4", [0, 1])):
+            store.record(store.game(game_id).seq, GameOutcome(game_id, ranking=ranking, scores=[1, 0], ended_by="rules"))
+        rows = {(x, y): (ahead, shared) for x, y, ahead, shared in pairs_ahead(store, [a, b, c])}
+    assert rows == {(a, b): (2, 2), (b, a): (0, 2), (a, c): (0, 1), (c, a): (1, 1)}

@@ -10,6 +10,7 @@ import csv
 import dataclasses
 import io
 import json
+import os
 import random
 import sqlite3
 import time
@@ -489,3 +490,39 @@ def test_harness_run_says_what_it_played_and_why_it_stopped(tmp_path, monkeypatc
     said = {"stop": f"stopped: the cluster is gone; the games recorded are kept, {pending} are still pending",
             "gave_up": "stopped after 3 games failed inside the harness (not because of a bot)"}[how]
     assert said in result.output and "finished:" not in result.output
+
+
+def stuck_play(game, options, seed, game_id, seats, pool, config):  # type: ignore[no-untyped-def]
+    """A game that never ends (a worker stuck in it): marks the file named by STUCK_MARK first."""
+    Path(os.environ["STUCK_MARK"]).write_text(game_id)
+    time.sleep(600)
+
+
+def test_closing_the_executor_ends_a_worker_stuck_in_a_game(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """close() asks each worker to stop, waits for it 3 s in all, then terminates it: a worker
+    stuck in a game does not hold the run's end (Ctrl-C, a finished ladder) until its game ends."""
+    import threading
+
+    from harness.league.executors.local import LocalExecutor
+    from harness.league.runner import worker_setup
+    from harness.league.store_pending import PendingGame
+
+    mark = tmp_path / "in-game"
+    monkeypatch.setenv("STUCK_MARK", str(mark))
+    cfg = load_config(write_config(tmp_path))
+    with LeagueStore(cfg.store) as store:
+        _, version_ids = plan_league(cfg, store)
+    setup = worker_setup(cfg, version_ids, GamePlayer(play=stuck_play, make_pool=fake_pool))
+    executor = LocalExecutor(setup, 1, pin=False)
+    worker = executor._pool[0].process
+    executor.submit([PendingGame(1, "g-stuck", 7, 0, (1, 2))])
+    for _ in range(600):  # the worker is in its game
+        if mark.exists():
+            break
+        time.sleep(0.05)
+    assert mark.read_text() == "g-stuck"
+    closing = threading.Thread(target=executor.close, daemon=True)
+    closing.start()
+    closing.join(60.0)  # a liveness bound, far past the 3 s + SIGTERM close() takes: the game sleeps 600 s
+    assert not closing.is_alive(), "close() waited for the stuck game"
+    assert not worker.is_alive()

@@ -163,3 +163,17 @@ def test_a_match_keeps_the_id_an_earlier_release_gave_it() -> None:
 
     assert MatchSpec("crisps", "a", "b").match_id == "match-f806b22958"
     assert MatchSpec("dominoes", "x", "y", ("z",), {"max_turns": 10}, 7).match_id == "match-5e470daa2c"
+
+
+def test_a_match_plans_the_rounds_its_games_need_and_at_least_one(tmp_path: Path) -> None:
+    """A round is one duplicate set (every seat order: 2 games at 2 seats, 6 at 3): ``games`` is
+    rounded up to whole sets, and a match of fewer games than one set still plays one."""
+    from harness.league.match import MatchSpec, match_config
+
+    for name in ("a.py", "b.py", "c.py"):
+        (tmp_path / name).write_text("")
+    a, b, c = (f"python3 {tmp_path / n}" for n in ("a.py", "b.py", "c.py"))
+    two, three = MatchSpec("crisps", a, b), MatchSpec("dominoes", a, b, (c,))
+    for spec, games, rounds in ((two, 1, 1), (two, 2, 1), (two, 3, 2), (three, 6, 1), (three, 7, 2)):
+        cfg = match_config(spec, games=games, directory=tmp_path, workers=1, time={"move_ms": 1000})
+        assert cfg.rounds == rounds, (spec.players, games)

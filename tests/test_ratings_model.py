@@ -245,6 +245,20 @@ def test_a_quick_fit_from_an_earlier_one_agrees_with_the_fit_from_scratch():
     assert quick.prior_sd == pytest.approx(scratch.prior_sd, rel=0.05)
 
 
+def test_a_quick_fit_of_no_new_games_stays_at_the_earlier_fit():
+    """The earlier fit is the maximum under its own prior precision 1 / (spread^2 weight): the
+    quick fit of the same games, started there, stays there, the spread kept (2 bots: the
+    prior's sd sigma; 3 and 4: the fitted spread). Few sets, so the prior weighs."""
+    for k, sets in ((2, 2), (3, 3), (4, 6)):
+        rng = np.random.default_rng(5)
+        true = 25 + rng.normal(0, BETA, k)
+        first = league(rng, true, 2, sets, edge=2.0)
+        earlier = fit_model([first], k)
+        quick = _quick_fit_of([first], k, earlier)
+        assert quick.prior_sd == earlier.prior_sd, k
+        assert quick.skills == pytest.approx(earlier.skills, abs=1e-3), k
+
+
 def _all_or_nothing_sets(true: np.ndarray, firsts: list[bool]) -> TableBatch:
     """Duplicate sets of 4-seat tables (every seat order) where bot 0 is first in every game of a
     set or last in every game of it (``firsts``), the others ranked by their true skill."""

@@ -170,3 +170,26 @@ def test_the_noises_spread_is_the_marginal_likelihoods_maximum_where_a_barely_me
     vague = _spread(np.append(raw, 40.0), np.append(var, 1e6))
     assert vague == pytest.approx(8.0, rel=0.01)
     assert _spread(np.array([0.5, -0.5]), np.ones(2)) == 0.0
+
+
+def test_a_bots_efficient_information_never_falls_under_a_twentieth_of_its_own():
+    """I_i - c_i' A^-1 c_i (the noise's information once the skill moves with it) is floored at
+    0.05 I_i: where a bot's skill and noise are nearly confounded its noise's variance stays
+    finite. The floor checked by giving each bot an own information just above what its skill's
+    freedom takes away."""
+    from harness.league.ratings_model import Hessian, pairs_of
+    from harness.league.ratings_noise import _efficient_info, _score_info
+
+    rng = np.random.default_rng(3)
+    k = 4
+    batch = league(rng, 25 + rng.normal(0, BETA, k), 3, 12)
+    model = ratings_fit.fit_model([batch], k)
+    pairs, scale = pairs_of([batch], k), math.sqrt(2.0) * BETA
+    hessian, lam = Hessian(pairs, k), np.zeros(k)
+    precision = 1.0 / (model.prior_sd ** 2 * model.warm.weight)
+    seat = model.warm.seat
+    _, info = _score_info(pairs, model.skills, seat, lam, scale, k)
+    taken = info - _efficient_info(pairs, hessian, model.skills, seat, lam, scale, precision, info)
+    assert np.all(taken > 0) and np.all(taken < info)  # the skills' freedom takes some, not all
+    near = 1.01 * taken
+    assert _efficient_info(pairs, hessian, model.skills, seat, lam, scale, precision, near) == pytest.approx(0.05 * near)

@@ -73,3 +73,21 @@ def test_an_honest_close_field_keeps_the_common_beta():
     for seed in (3, 4, 5):
         _, batch = _close_league(seed, None)
         assert all(abs(x - 1) < 0.1 for x in fit_batches([batch]).noise.values())
+
+
+def test_a_bots_swap_variance_is_its_sets_variance_with_cr1_and_at_least_its_inverse_information(monkeypatch):
+    """swap_reading's variance of each bot's lambda: the variance of its score over its sets
+    times G / (G - 1), over its information squared, never under 1 / information; then the
+    others' median's variance added (median_contrast_variance). Scripted scores, 10 sets each."""
+    from harness.league.ratings_triples import median_contrast_variance
+
+    k = 4
+    info, variance = np.full(k, 2.0), np.array([3.0, 1.0, 12.5, 0.5])
+    monkeypatch.setattr(ratings_noise, "margins", lambda *args: np.zeros(1))
+    monkeypatch.setattr(ratings_noise, "luck_share", lambda *args: 0.0)
+    monkeypatch.setattr(ratings_noise, "swap_score_info", lambda *args: (np.zeros(k), info, variance))
+    monkeypatch.setattr(ratings_noise, "swap_sets", lambda *args: np.full(k, 10.0))
+    _, var, _, _, inverse, measured = ratings_noise.swap_reading(None, np.zeros(k), np.zeros(1), 1.0)  # type: ignore[arg-type]
+    own = np.array([3.0 * 10 / 9 / 4, 0.5, 12.5 * 10 / 9 / 4, 0.5])  # the sets' (CR1) or 1 / info, the larger
+    assert measured.all() and inverse == pytest.approx(np.full(k, 0.5))
+    assert var == pytest.approx(median_contrast_variance(own, measured))

@@ -149,3 +149,14 @@ def test_each_bot_is_read_against_the_median_of_the_others():
         want = [[np.median(np.delete(row[:n], i)) if i < n else np.median(row[:n]) for i in range(n + 1)] for row in x]
         assert others_median(x, measured) == pytest.approx(np.array(want))
     assert others_median(np.array([0.7, 0.0, 0.1, -0.1]), np.ones(4, dtype=bool))[0] == 0.0
+
+
+def test_the_orders_likelihood_stays_finite_for_a_pair_the_model_calls_certain():
+    """A pair 100 points apart (24 betas): its normal CDF is 1.0 in floating point, and each
+    probability is clipped to [1e-12, 1 - 1e-12], so no order's log-likelihood is -inf and
+    both outcomes keep a probability."""
+    from harness.league.ratings_triples import _pairs_of_orders
+
+    logs, outcome = _pairs_of_orders(np.array([[125.0, 25.0, 75.0]]), np.full((1, 3), BETA))
+    assert np.isfinite(logs).all()
+    assert outcome[0, 0, 0] == pytest.approx(1 - 1e-12, abs=1e-15) and outcome[0, 0, 1] == pytest.approx(1e-12, rel=1e-3)

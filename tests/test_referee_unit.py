@@ -170,6 +170,18 @@ def test_parse_action_rejections_have_the_right_kind(line, kind):
     assert "\n" not in info.value.detail
 
 
+def test_an_action_holding_a_list_matches_only_with_the_same_json_types_inside_it():
+    """Python's == takes [3, 4.0] for [3, 4] and [1, true] for [1, 1]; JSON does not: a bot that
+    names an offered play with a float or a boolean in its list has not named it."""
+    legal = [{"type": "play", "cards": [3, 4]}, {"type": "play", "cards": [1, 1]}]
+    assert protocol.parse_action(b'{"type":"action","id":5,"action":{"type":"play","cards":[1,1]}}', 5, legal, 64) == 1
+    for cards in (b"[3,4.0]", b"[1,true]"):
+        line = b'{"type":"action","id":5,"action":{"type":"play","cards":' + cards + b"}}"
+        with pytest.raises(protocol.BadMessage) as info:
+            protocol.parse_action(line, 5, legal, 64)
+        assert info.value.kind == "illegal", cards
+
+
 def test_an_illegal_actions_message_quotes_its_first_120_bytes():
     action = {"type": "take", "note": "x" * 500}
     line = orjson.dumps({"type": "action", "id": 5, "action": action})
@@ -304,6 +316,27 @@ def test_kill_remnants_reaches_processes_outside_the_group_by_token():
     finally:
         if child.poll() is None:
             child.kill()
+
+
+def test_kill_remnants_scans_again_until_a_pass_finds_nobody(monkeypatch):
+    """A remnant that forks while the scan runs: its child appears in the next pass, which kills
+    it; the pass after finds nobody and ends the scan (scripted /proc, no real process killed)."""
+    from harness.play import remnants
+
+    passes = [["1", "4242", "self"], ["1", "4243"], ["1"]]  # 4243 forked by 4242 during the first pass
+    listed: list[int] = []
+
+    def listdir(path):  # type: ignore[no-untyped-def]
+        assert path == "/proc"
+        listed.append(1)
+        return passes[min(len(listed), len(passes)) - 1]
+
+    killed: list[int] = []
+    monkeypatch.setattr(remnants.os, "listdir", listdir)
+    monkeypatch.setattr(remnants, "_is_remnant", lambda pid, needles, pipes: pid in (4242, 4243))
+    monkeypatch.setattr(remnants.os, "kill", lambda pid, sig: killed.append(pid))
+    assert remnants.kill_remnants(["token"]) == 2
+    assert killed == [4242, 4243] and len(listed) == 3
 
 
 def test_sandbox_check(monkeypatch, tmp_path):
