@@ -72,7 +72,7 @@ the bots' own, the bot's among them, so Cov(v_i, v_f) = Var(v_f) (as for any ave
 its parts), and Satterthwaite's rule (the variance of the combination matched to a scaled
 chi-square's) gives 1 / (a_i^2 / (G_i - 1) + (1 - a_i^2) / F). The t with G_i - 1 alone
 ignored the field's part: 4 bots in the same 4 sets of 4 seats got sqrt(4/3) t(3) / 1.96 = 1.87
-and covered 98.1-98.6%; with 6 degrees of freedom, 1.44, 95.8-96.1% (1,000 leagues,
+and covered 98.1-98.7%; with 6 degrees of freedom, 1.44, 95.8-96.1% (1,000 leagues,
 bench/ratings.py part 5). With two bots the field's estimate is the bot's own, and this gives
 G_i - 1; where the variance is the bot's own (its dispersion above the field's, kept unshrunk)
 it is at least as wide as the shrunk variance's interval with these degrees of freedom. A bot
