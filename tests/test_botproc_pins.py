@@ -275,6 +275,19 @@ def test_a_log_rotates_only_when_a_write_would_take_its_file_past_half_the_cap(t
     assert (tmp_path / "b.stderr.log").read_bytes() == b"b" + b"c" * 499
 
 
+def test_a_log_of_a_cap_of_two_or_three_bytes_keeps_one_byte_a_file(tmp_path):
+    """Half the cap, at least one byte: a cap of 2 or 3 holds the newest byte in each file, so the
+    two files never hold more than the cap (a cap under 2 still keeps one byte: never the whole
+    write, as a slice [-0:] would)."""
+    for cap in (1, 2, 3):
+        log = StderrLog(str(tmp_path), f"c{cap}", cap=cap)
+        log.write(b"abcdef")
+        log.write(b"xyz")
+        log.close()
+        assert (tmp_path / f"c{cap}.stderr.log").read_bytes() == b"z", cap
+        assert (tmp_path / f"c{cap}.stderr.log.1").read_bytes() == b"f", cap
+
+
 def test_check_bot_counts_each_violation_of_the_reference_bots_once(tmp_path):
     """`harness check-bot` notes the reference bots' own violations (not the candidate's fault):
     the count is each one once, as the games recorded them."""
