@@ -260,10 +260,13 @@ def reliability(pairs: list[tuple[float, bool]]) -> list[str]:
     return lines
 
 
-def coverage_line(label: str, covered: int, total: int, leagues: int) -> str:
+def coverage_line(label: str, covered: int, total: int, leagues: int, shares: list[float] | None = None) -> str:
+    """One row of coverage beside the target; ``shares``: each league's share covered (the
+    standard error is over leagues: one league's intervals are not independent)."""
     rate = covered / total if total else float("nan")
     ok = "ok" if TARGET[0] <= rate <= TARGET[1] else "OUT"
-    return (f"   {label:<34} {100 * rate:6.1f}%   target {100 * TARGET[0]:.0f}-{100 * TARGET[1]:.0f}%  {ok}   "
+    se = f" +-{100 * stats.stdev(shares) / math.sqrt(len(shares)):.1f}" if shares and len(shares) > 1 else ""
+    return (f"   {label:<34} {100 * rate:6.1f}%{se}   target {100 * TARGET[0]:.0f}-{100 * TARGET[1]:.0f}%  {ok}   "
             f"({total} intervals, {leagues} leagues)")
 
 
@@ -280,15 +283,18 @@ def part_model(leagues: int, sizes: list[int]) -> None:
     for seats in (2, 3, 4):
         for n in sizes:
             covered = total = 0
+            shares: list[float] = []
             for _ in range(leagues):
                 true = 25 + rng.normal(0, BETA / 2, 4)
                 fit = fit_table(model_league(rng, true, seats, n, luck=3.0))
+                inside = 0
                 for bot in range(4):
                     low, high = fit.interval(bot)
-                    covered += low <= true[bot] - true.mean() + 25 <= high
-                    total += 1
+                    inside += low <= true[bot] - true.mean() + 25 <= high
+                covered, total = covered + inside, total + 4
+                shares.append(inside / 4)
                 calibration += [(p, bool(true[a] > true[b])) for a, b, p in zip(fit.order, fit.order[1:], fit.p_next)]
-            print(coverage_line(f"{seats} seats, {n} games", covered, total, leagues))
+            print(coverage_line(f"{seats} seats, {n} games", covered, total, leagues, shares), flush=True)
     print(f"   calibration of P(>next), all rows above pooled ({len(calibration)} adjacent pairs):")
     print("\n".join(reliability(calibration)))
     print(f"   ({time.perf_counter() - start:.0f} s)")

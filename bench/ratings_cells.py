@@ -17,7 +17,8 @@ bots and among 10 bots spread beta at 3 seats, and among 4 at 2 seats (where its
 print that bot's own coverage and in how many leagues the noises were fitted); 10 close bots
 (spread beta/4).
 
-Run: python bench/ratings_cells.py [--leagues 200] [--tiny]
+Run: python bench/ratings_cells.py [--leagues 200] [--cells "NAME;..."] [--seed 1] [--sets-per-bot N]
+     [--noisy X] [--tiny]
 (``bench/ratings.py --parts cells`` runs the same; ``--tiny``: 2 leagues a cell, seconds.)
 """
 
@@ -29,7 +30,7 @@ import math
 import os
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -144,24 +145,35 @@ def report(cell: Cell, got: dict[str, object], leagues: int) -> list[str]:
     return lines
 
 
-def run(leagues: int, names: list[str] | None = None) -> None:
-    """Every cell (or those whose name contains one of ``names``), printed as it finishes."""
-    print(f"cells: {leagues} leagues each; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+def run(leagues: int, names: list[str] | None = None, seed: int = 1, sets_per_bot: float | None = None,
+        noisy: float | None = None) -> None:
+    """Every cell (or those whose name contains one of ``names``), printed as it finishes;
+    ``sets_per_bot``, ``noisy``: those of the chosen cells replaced (a ladder of sizes)."""
+    print(f"cells: {leagues} leagues each, seed {seed}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     for cell in CELLS:
         if names and not any(n in cell.name for n in names):
             continue
+        if sets_per_bot is not None:
+            cell = replace(cell, name=f"{cell.name} [{sets_per_bot:g} sets each]", sets_per_bot=sets_per_bot)
+        if noisy is not None:
+            cell = replace(cell, name=f"{cell.name} [noise {noisy:g} beta]", noisy=noisy)
         start = time.perf_counter()
-        got = measure(cell, leagues)
+        got = measure(cell, leagues, seed)
         print("\n".join(report(cell, got, leagues)) + f"  ({time.perf_counter() - start:.0f} s)", flush=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--leagues", type=int, default=200)
-    parser.add_argument("--cells", default="", help="comma-separated parts of cell names (default: all)")
+    parser.add_argument("--cells", default="", help="parts of cell names, separated by ';' (the names have commas; "
+                        "default: all)")
     parser.add_argument("--tiny", action="store_true", help="2 leagues a cell: a check that it runs (seconds; its figures mean nothing)")
+    parser.add_argument("--seed", type=int, default=1, help="the leagues' seed (another draws other leagues)")
+    parser.add_argument("--sets-per-bot", type=float, help="replace the chosen cells' sets per bot")
+    parser.add_argument("--noisy", type=float, help="replace the chosen cells' noisy bot's noise (in beta; 1: honest)")
     args = parser.parse_args()
-    run(2 if args.tiny else args.leagues, [c for c in args.cells.split(",") if c] or None)
+    run(2 if args.tiny else args.leagues, [c for c in args.cells.split(";") if c] or None, args.seed,
+        args.sets_per_bot, args.noisy)
 
 
 if __name__ == "__main__":

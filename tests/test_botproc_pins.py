@@ -4,6 +4,7 @@ as documented. Unit tests of harness/play/botproc.py (and its pipes, botpipes.py
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from pathlib import Path
@@ -399,3 +400,21 @@ def test_sandbox_auto_without_bwrap_warns_in_the_words_of_who_runs_the_harness(m
     chosen, warning = sandbox.resolve_sandbox("auto")
     what = sandbox.UNSANDBOXED_ROOT if euid == 0 else sandbox.UNSANDBOXED
     assert chosen is None and warning == f"warning: bots run without a sandbox (bwrap is not installed): {what}"
+
+
+def test_the_sweep_removes_the_empty_bot_cgroups_of_dead_harness_processes_only(tmp_path):
+    """``tablebots-PID`` cgroups whose harness process is gone are removed with their empty bot
+    groups; a live harness's, a group still holding something, and groups of other names stay.
+    (Plain directories stand in for the cgroup tree: the sweep thaws what has a freezer file and
+    removes what is empty.)"""
+    from harness.play.cgroups import _sweep_stale
+
+    dead = "tablebots-99999999"  # no such process: past the kernel's largest pid
+    for d in (f"{dead}/bot-a", f"{dead}/bot-b", f"tablebots-{os.getpid()}/bot-c", "tablebots-abc/bot-d", "other/bot-e",
+              "tablebots-99999998/bot-f"):
+        (tmp_path / d).mkdir(parents=True)
+    (tmp_path / "tablebots-99999998" / "bot-f" / "cgroup.procs").write_text("123\n")  # not empty yet
+    _sweep_stale(str(tmp_path))
+    left = {str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_dir()}
+    assert left == {"other", "other/bot-e", "tablebots-99999998", "tablebots-99999998/bot-f", "tablebots-abc",
+                    "tablebots-abc/bot-d", f"tablebots-{os.getpid()}", f"tablebots-{os.getpid()}/bot-c"}

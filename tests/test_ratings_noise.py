@@ -79,7 +79,8 @@ def test_p_better_is_the_probability_under_the_fit_s_normal(monkeypatch):
 def test_a_one_sided_bot_s_variance_is_not_read_below_the_field_s(monkeypatch):
     """A bot far above a sparse field wins nearly every set: its sets' scores are small and
     alike, so its own dispersion reads well under 1. Its sigma is scaled by sqrt((G d + 4) /
-    (G + 4) / d), never down: a bot whose dispersion is 1 or more keeps its factor."""
+    (G + 4) / d), never down: a bot whose dispersion is 1 or more keeps its variance; every bot's
+    t then has the degrees of freedom of its shrunk variance, more than its own sets' G - 1."""
     rng = np.random.default_rng(17)
     true = 25 + rng.normal(0, BETA / 2, 30)
     true[0] = 25 + 3 * BETA
@@ -89,10 +90,13 @@ def test_a_one_sided_bot_s_variance_is_not_read_below_the_field_s(monkeypatch):
     plain = ratings_fit.fit_model([batch], 30)
     d, g = plain.dispersion, plain.sets_per_bot
     assert d[0] < 0.7
+    # the t's degrees of freedom grow with the field's weight in the variance (shrunk_degrees)
+    t_ratio = ratings_fit.bot_factors(g, ratings_fit.shrunk_degrees(g, plain.sets, 4.0)) / ratings_fit.bot_factors(g)
+    assert all(t_ratio < 1)
     expected = np.sqrt(np.maximum(1.0, (g * d + 4) / (g + 4) / d))
-    assert shrunk.factor == pytest.approx(plain.factor * expected, rel=1e-6)
-    assert shrunk.factor[0] > 1.1 * plain.factor[0]
-    assert all(shrunk.factor[d >= 1] == plain.factor[d >= 1])
+    assert shrunk.factor == pytest.approx(plain.factor * expected * t_ratio, rel=1e-6)
+    assert shrunk.factor[0] > 1.1 * plain.factor[0] * t_ratio[0]
+    assert shrunk.factor[d >= 1] == pytest.approx(plain.factor[d >= 1] * t_ratio[d >= 1], rel=1e-12)
 
 
 def test_the_spread_s_uncertainty_widens_most_the_bots_far_from_the_mean(monkeypatch):

@@ -49,9 +49,10 @@ clusters, A^-1 (M + P/w) A^-1 with A = H + P/w, P the prior's precision, M the s
 the outer product of each set's score: it holds whatever the dependence within a set, needs no
 refit, and a direction no game measures keeps the prior's width. **Small-sample factor per
 bot**: a bot's variance rests on its own sets G_i, not on all sets: its sigma is scaled by
-:func:`bot_factors` (sqrt(G_i / (G_i - 1)) times Student's t with G_i - 1 degrees of freedom
-over 1.96: 1.22 at 10 sets, 1.05 at 40), the covariance by that factor on each side; a single
-set in the whole league keeps the model's own (Laplace) covariance.
+:func:`bot_factors` (sqrt(G_i / (G_i - 1)) times Student's t over 1.96, the t's degrees of
+freedom those of the bot's variance shrunk towards the field's, below: at least G_i - 1), the
+covariance by that factor on each side; a single set in the whole league keeps the model's own
+(Laplace) covariance.
 
 **A bot's own variance, shrunk.** The sandwich reads each bot's variance from its own sets'
 scores, and where its results hardly varied (a bot that won nearly every set, at the ends of a
@@ -62,6 +63,20 @@ dispersion d_i is therefore shrunk towards the field's 1 with the weight of
 square root of that over d_i when it is larger (never down: a noisy bot is the check's, below).
 At 100 bots with about 10 two-seat sets each, P(>next) claimed 0.741 where 0.638 happened
 without it (174 pairs), 0.740 -> 0.703 with it (158 pairs).
+
+**The t's degrees of freedom are the shrunk variance's** (:func:`shrunk_degrees`). The variance
+the interval uses is a_i v_i + (1 - a_i) v_f, a_i = G_i / (G_i + 4): the bot's own estimate
+v_i (G_i - 1 degrees of freedom) and the field's v_f (F = sum of the bots' sets - sets - (k -
+1): a set of n bots gives n - 1 free scores, the skills' fit takes k - 1). The field's pools
+the bots' own, the bot's among them, so Cov(v_i, v_f) = Var(v_f) (as for any average and one of
+its parts), and Satterthwaite's rule (the variance of the combination matched to a scaled
+chi-square's) gives 1 / (a_i^2 / (G_i - 1) + (1 - a_i^2) / F). The t with G_i - 1 alone
+ignored the field's part: 4 bots in the same 4 sets of 4 seats got sqrt(4/3) t(3) / 1.96 = 1.87
+and covered 98.1-98.7%; with 6 degrees of freedom, 1.44, 95.8-96.1% (1,000 leagues,
+bench/ratings.py part 5). With two bots the field's estimate is the bot's own, and this gives
+G_i - 1; where the variance is the bot's own (its dispersion above the field's, kept unshrunk)
+it is at least as wide as the shrunk variance's interval with these degrees of freedom. A bot
+in fewer than two sets keeps the two-set factor.
 
 **The spread's own uncertainty.** The spread tau is estimated, from k bots; plugged in as if
 known, a tau estimated too small shrinks every bot to the mean with a small sigma. The
@@ -122,7 +137,8 @@ from harness.league.ratings_swaps import Swaps, swaps_of
 from harness.league.ratings_triples import Triples, triples_of
 
 __all__ = ["MeatAt", "Model", "TableBatch", "TableFit", "Warm", "batches_from_games", "bot_factors", "fit_arrays",
-           "fit_batches", "fit_model", "fit_pairs", "fit_ratings", "fit_skills", "fit_table", "table_fit"]
+           "fit_batches", "fit_model", "fit_pairs", "fit_ratings", "fit_skills", "fit_table", "shrunk_degrees",
+           "table_fit"]
 
 @dataclass
 class TableFit:
@@ -221,14 +237,36 @@ class Model:
     noise: np.ndarray | None = None  # each bot's fitted noise beta_i / beta (None: every bot at beta)
 
 
-def bot_factors(sets_per_bot: np.ndarray) -> np.ndarray:
+def bot_factors(sets_per_bot: np.ndarray, degrees: np.ndarray | None = None) -> np.ndarray:
     """Each bot's small-sample factor on its sigma, from its own sets G: sqrt(G / (G - 1)) (the
-    cluster-robust variance's usual CR1 correction) times Student's t with G - 1 degrees of
-    freedom over 1.96 (1.22 at 10 sets, 1.05 at 40); a bot in a single set gets the factor of
-    two (9.2: one set cannot measure the variance between sets), so fewer sets never narrow."""
+    cluster-robust variance's usual CR1 correction) times Student's t over 1.96, with G - 1
+    degrees of freedom (1.22 at 10 sets, 1.05 at 40) or ``degrees`` where more (the fit's:
+    :func:`shrunk_degrees`); a bot in a single set gets the factor of two (9.2 with G - 1: one
+    set cannot measure the variance between sets), so fewer sets never narrow."""
     g = np.maximum(np.asarray(sets_per_bot, dtype=np.float64), 2.0)
-    factors: np.ndarray = np.sqrt(g / (g - 1.0)) * stdtrit(g - 1.0, 0.975) / 1.959963984540054
+    df = g - 1.0 if degrees is None else np.maximum(degrees, g - 1.0)
+    factors: np.ndarray = np.sqrt(g / (g - 1.0)) * stdtrit(df, 0.975) / 1.959963984540054
     return factors
+
+
+def shrunk_degrees(sets_per_bot: np.ndarray, sets: int, prior_sets: float = 4.0) -> np.ndarray:
+    """Each bot's degrees of freedom for its small-sample t: those of its variance as the fit
+    reads it, its own sets' estimate (G_i - 1 degrees of freedom) shrunk towards the field's
+    with the weight of ``prior_sets`` sets (a_i = G_i / (G_i + prior_sets) on its own), by
+    Satterthwaite's rule: 1 / (a_i^2 / (G_i - 1) + (1 - a_i^2) / F). F, the field's degrees of
+    freedom, is the sum over bots of their sets less the number of sets and the bots' number
+    less one (a set of n bots gives n - 1 independent scores; the skills' fit takes k - 1); the
+    field's estimate pools the bots' own, the bot's among them, so its covariance with the bot's
+    own is its own variance (the 1 - a_i^2). With two bots the field's estimate is the bot's own
+    and this gives G_i - 1; a bot in fewer than two sets keeps G_i - 1."""
+    g = np.asarray(sets_per_bot, dtype=np.float64)
+    own = np.maximum(g - 1.0, 1.0)
+    if prior_sets <= 0:
+        return own
+    field = np.maximum(float(g.sum()) - sets - (g.size - 1), own)
+    a = g / (g + prior_sets)
+    degrees: np.ndarray = np.where(g >= 2, 1.0 / (a**2 / own + (1.0 - a**2) / field), own)
+    return degrees
 
 
 def _relative_to_mean(covariance: np.ndarray) -> np.ndarray:
@@ -444,7 +482,7 @@ def _covariance(meat_at: MeatAt, sizes: dict[int, int], pairs: Pairs, hessian: H
             covariance = covariance + _spread_uncertainty(factor, skills, prior_mean, tau, weight, information)
     else:  # one set says nothing about the variance between sets: the model's own (Laplace) covariance
         covariance = cho_solve(factor, np.eye(k))
-    per = bot_factors(per_bot) if n_sets >= 2 else np.ones(k)
+    per = bot_factors(per_bot, shrunk_degrees(per_bot, n_sets, DISPERSION_PRIOR_SETS)) if n_sets >= 2 else np.ones(k)
     per = np.where(noisy, per * np.sqrt(np.maximum(dispersion, 1.0)), per)
     if n_sets >= 2 and DISPERSION_PRIOR_SETS > 0:
         shrunk = (per_bot * dispersion + DISPERSION_PRIOR_SETS) / (per_bot + DISPERSION_PRIOR_SETS)
