@@ -308,3 +308,24 @@ def test_pairs_ahead_counts_per_ordered_pair_the_games_one_finished_ahead_and_th
             store.record(store.game(game_id).seq, GameOutcome(game_id, ranking=ranking, scores=[1, 0], ended_by="rules"))
         rows = {(x, y): (ahead, shared) for x, y, ahead, shared in pairs_ahead(store, [a, b, c])}
     assert rows == {(a, b): (2, 2), (b, a): (0, 2), (a, c): (0, 1), (c, a): (1, 1)}
+
+
+def test_finished_after_gives_each_done_games_ranks_and_a_pending_games_versions_without_ranks(tmp_path: Path) -> None:
+    """store.finished_after (what the incremental ratings replay): games after a seq in order,
+    each (seq, status, [(version, rank) by seat]); a game not done yet has its planned versions
+    with no ranks; ``limit`` cuts the list."""
+    import json
+
+    from harness.league.bot_entries import BotEntry
+    from harness.league.store import GameOutcome, LeagueStore
+
+    with LeagueStore(tmp_path / "l.sqlite") as store:
+        ids = store.register_versions([BotEntry(n, ("x",), "/", "v1") for n in ("a", "b")])
+        a, b = ids["a@v1"], ids["b@v1"]
+        store.plan_rows([[("g1", 1, 2, 7, json.dumps([a, b])), ("g2", 1, 2, 8, json.dumps([b, a]))]])
+        first = store.game("g1").seq
+        store.record(first, GameOutcome("g1", ranking=[1, 0], scores=[0, 1], ended_by="rules"))
+        assert list(store.finished_after(0)) == [(first, "done", [(a, 1), (b, 0)]),
+                                                  (first + 1, "pending", [(b, None), (a, None)])]
+        assert list(store.finished_after(first)) == [(first + 1, "pending", [(b, None), (a, None)])]
+        assert list(store.finished_after(0, limit=1)) == [(first, "done", [(a, 1), (b, 0)])]

@@ -257,6 +257,8 @@ def test_a_quick_fit_of_no_new_games_stays_at_the_earlier_fit():
         quick = _quick_fit_of([first], k, earlier)
         assert quick.prior_sd == earlier.prior_sd, k
         assert quick.skills == pytest.approx(earlier.skills, abs=1e-3), k
+        # and its covariance, the spread's own uncertainty included from 3 bots on
+        assert quick.covariance == pytest.approx(earlier.covariance, rel=1e-2, abs=1e-4), k
 
 
 def _all_or_nothing_sets(true: np.ndarray, firsts: list[bool]) -> TableBatch:

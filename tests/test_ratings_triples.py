@@ -160,3 +160,17 @@ def test_the_orders_likelihood_stays_finite_for_a_pair_the_model_calls_certain()
     logs, outcome = _pairs_of_orders(np.array([[125.0, 25.0, 75.0]]), np.full((1, 3), BETA))
     assert np.isfinite(logs).all()
     assert outcome[0, 0, 0] == pytest.approx(1 - 1e-12, abs=1e-15) and outcome[0, 0, 1] == pytest.approx(1e-12, rel=1e-3)
+
+
+def test_one_game_of_three_is_one_triple_and_tied_or_two_seat_games_none():
+    """A single 3-seat game with three different ranks is one triple entry (its order counted
+    once); a game with a tie, or 2-seat games only, give none."""
+    from harness.league.ratings_triples import ORDERS, triples_of
+
+    one = TableBatch(np.array([[2, 0, 1]]), np.array([[1, 2, 0]]), np.array([5]))
+    triples = triples_of([one], 3)
+    assert triples is not None and triples.bots.tolist() == [[2, 0, 1]] and triples.counts.sum() == 1
+    assert ORDERS[int(np.flatnonzero(triples.counts[0])[0])] == (2, 0, 1)  # seat 2 first, then 0, then 1
+    tied = TableBatch(np.array([[2, 0, 1]]), np.array([[0, 0, 1]]), np.array([5]))
+    pairs_only = TableBatch(np.array([[0, 1], [1, 0]]), np.array([[0, 1], [1, 0]]), np.array([5, 5]))
+    assert triples_of([tied], 3) is None and triples_of([pairs_only], 2) is None
