@@ -4,6 +4,7 @@ as documented. Unit tests of harness/play/botproc.py (and its pipes, botpipes.py
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sys
@@ -208,6 +209,24 @@ def test_what_a_bot_printed_after_breaking_the_handshake_is_kept_up_to_8192_byte
     [v] = record.violations
     assert v["kind"] == "protocol" and v["seat"] == 1
     assert "(and 4096 more line(s): see what it sent)" in v["detail"], v["detail"]
+
+
+def test_what_a_bot_prints_within_half_a_second_after_breaking_the_handshake_is_kept(tmp_path):
+    """The referee reads on for REST_SECONDS (0.5 s) after the bad first line, not only what was
+    already in the pipe: a runtime's reason that comes 0.1 s later is in the violation."""
+    script = tmp_path / "bot.py"
+    script.write_text("import sys, time\nsys.stdin.readline()\nprint('Error occurred during initialization of VM', "
+                      "flush=True)\ntime.sleep(0.1)\nprint('Could not allocate compressed class space', flush=True)\n"
+                      "time.sleep(5)\n")
+    bad = BotSpec(name="jvmish", command=(sys.executable, str(script)), cwd=str(tmp_path))
+    good = BotSpec(name="good", command=(sys.executable, str(Path(__file__).resolve().parent.parent / "bots" /
+                                                             "random_bot.py"), "--seed", "1"), cwd=str(tmp_path))
+    cfg = RefereeConfig(time=TimeControls(init_ms=5000, move_ms=2000, bank_ms=0), limits=ResourceLimits(),
+                        strikes=0, log_dir=str(tmp_path / "logs"))
+    with BotPool(cfg) as pool:
+        record = play_game(TOY, {"pile": 6}, 1, "g-jvmish", [good, bad], pool, cfg)
+    [v] = record.violations
+    assert v["seat"] == 1 and "Could not allocate compressed class space" in json.dumps(v), v
 
 
 def test_a_game_not_recording_messages_logs_no_event_and_one_recording_logs_them_all(tmp_path):

@@ -50,6 +50,15 @@ def test_the_jvm_flags_let_java_start_under_the_contests_memory_limit(tmp_path: 
     assert '{"type":"ready"' in sized.stdout, sized.stdout + sized.stderr
 
 
+def test_the_jvm_heap_is_three_eighths_of_memory_mb_and_never_under_32_mb() -> None:
+    """The rest of memory_mb goes to the class space, code cache, metaspace and stacks; under
+    ~86 MB the heap stays at 32 MB (a JVM with less does not start a bot)."""
+    from harness.play.jvm import jvm_flags
+
+    assert [jvm_flags(mb)[0] for mb in (1024, 256, 86, 85, 64, 1)] == \
+        ["-Xmx384m", "-Xmx96m", "-Xmx32m", "-Xmx32m", "-Xmx32m", "-Xmx32m"]
+
+
 def test_java_and_go_uploads_build_and_pass_conformance_in_the_default_sandbox(tmp_path: Path) -> None:
     root = _contest(tmp_path)
     text = (root / "contest.yaml").read_text()
