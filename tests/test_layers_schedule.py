@@ -183,6 +183,21 @@ def test_a_newcomer_plays_at_least_one_set_when_its_share_rounds_down_to_none() 
     assert len([s for s in mm.plan_round() if 99 in s]) == 1
 
 
+def test_rounds_on_one_fit_are_one_without_refit_growth_and_the_grids_span_with_it() -> None:
+    """Refitting every round (refit_growth 0), each round has a fit of its own; with growth 1.0 the
+    fit points are 8, 16, 32... rounds of visible results (2 rounds behind): at round 10 the
+    rounds 10-17 all see the fit of 8 (the bench plans them as one block)."""
+    from harness.league.schedule_matchmaker import MatchParams
+
+    for growth, want in ((0.0, 1), (1.0, 8)):
+        mm = Matchmaker(3, [2], params=MatchParams(refit_growth=growth))
+        for v in range(6):
+            mm.add_bot(v)
+        for _ in range(10):
+            mm.plan_round()
+        assert mm.rounds == 10 and mm.rounds_on_this_fit() == want, growth
+
+
 # -- the table's small-sample correction ---------------------------------------------------------------
 
 #: Student's t 0.975 quantiles (any table): 3 and 39 degrees of freedom

@@ -365,3 +365,14 @@ def test_coverage_with_four_sets_of_four_seats():
         truth = true - true.mean() + 25
         covered += sum(fit.interval(b)[0] <= truth[b] <= fit.interval(b)[1] for b in range(4))
     assert 0.93 <= covered / 480 <= 0.975, covered / 480
+
+
+def test_each_bots_sets_are_counted_in_sets_of_mixed_bots_too():
+    """Sets whose games seat different bots (a set key shared by games of other tables, not the
+    harness's duplicate sets) take the sparse path: still each bot's number of sets is the sets
+    it played in, once each."""
+    versions = np.array([[0, 1], [1, 0], [1, 2], [0, 1], [1, 0], [2, 3], [3, 2]])
+    ranks = np.array([[0, 1], [1, 0], [0, 1], [1, 0], [0, 1], [0, 1], [1, 0]])
+    sets = np.array([10, 10, 10, 11, 11, 12, 12])  # set 10 mixes tables {0, 1} and {1, 2}
+    model = fit_model([TableBatch(versions, ranks, sets)], 4)
+    assert model.sets == 3 and model.sets_per_bot.tolist() == [2, 2, 2, 1]

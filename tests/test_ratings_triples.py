@@ -174,3 +174,25 @@ def test_one_game_of_three_is_one_triple_and_tied_or_two_seat_games_none():
     tied = TableBatch(np.array([[2, 0, 1]]), np.array([[0, 0, 1]]), np.array([5]))
     pairs_only = TableBatch(np.array([[0, 1], [1, 0]]), np.array([[0, 1], [1, 0]]), np.array([5, 5]))
     assert triples_of([tied], 3) is None and triples_of([pairs_only], 2) is None
+
+
+def test_the_orders_of_three_are_read_only_for_a_full_fit_of_a_league_within_the_swaps_limit(monkeypatch):
+    """The rating history's plain fit never reads them, nor does a league past the swaps' limit
+    (many bots, each met by opponents spread enough for the slope); a full fit within it does."""
+    calls: list[int] = []
+    real = ratings_fit.triples_of
+
+    def spy(batches, k, *args):  # type: ignore[no-untyped-def]
+        calls.append(k)
+        return real(batches, k, *args)
+
+    monkeypatch.setattr(ratings_fit, "triples_of", spy)
+    rng = np.random.default_rng(4)
+    batch = league(rng, 25 + rng.normal(0, BETA, 4), 3, 8)
+    fit_batches([batch])
+    assert calls == [4]
+    fit_batches([batch], plain=True)
+    assert calls == [4]
+    monkeypatch.setattr(ratings_fit, "SWAP_MAX_ENTRIES", 10)  # this league's pairs are past it
+    fit_batches([batch])
+    assert calls == [4]
