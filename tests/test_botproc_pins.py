@@ -192,21 +192,26 @@ def test_an_answer_without_an_action_is_told_the_first_eight_offered_actions():
     assert told(30) == told(9)
 
 
-def test_what_a_bot_printed_after_breaking_the_handshake_is_kept_up_to_8192_bytes(tmp_path):
-    """A runtime that fails to start explains itself over several lines: after a first line that is
-    not a ready, the referee reads on for what followed, at most REST_BYTES (8192) of it. Lines of
-    two bytes ("x" and its newline): 4096 of them fill it exactly."""
-    script = tmp_path / "bot.py"
-    script.write_text("import sys\nsys.stdin.readline()\nsys.stdout.write('{\"type\": \"hello\"}\\n' + 'x\\n' * 6000)\n"
-                      "sys.stdout.flush()\nfor line in sys.stdin:\n    pass\n")
-    bad = BotSpec(name="chatty", command=(sys.executable, str(script)), cwd=str(tmp_path))
+def _toy_game_against(tmp_path: Path, name: str, source: str):  # type: ignore[no-untyped-def]
+    """One toy game of the random bot (seat 0) against the bot ``source`` (seat 1): its record."""
+    script = tmp_path / f"{name}.py"
+    script.write_text(source)
+    bad = BotSpec(name=name, command=(sys.executable, str(script)), cwd=str(tmp_path))
     good = BotSpec(name="good", command=(sys.executable, str(Path(__file__).resolve().parent.parent / "bots" /
                                                              "random_bot.py"), "--seed", "1"), cwd=str(tmp_path))
     cfg = RefereeConfig(time=TimeControls(init_ms=5000, move_ms=2000, bank_ms=0), limits=ResourceLimits(),
                         strikes=0, log_dir=str(tmp_path / "logs"))
     with BotPool(cfg) as pool:
-        record = play_game(TOY, {"pile": 6}, 1, "g-chatty", [good, bad], pool, cfg)
-    [v] = record.violations
+        return play_game(TOY, {"pile": 6}, 1, f"g-{name}", [good, bad], pool, cfg)
+
+
+def test_what_a_bot_printed_after_breaking_the_handshake_is_kept_up_to_8192_bytes(tmp_path):
+    """A runtime that fails to start explains itself over several lines: after a first line that is
+    not a ready, the referee reads on for what followed, at most REST_BYTES (8192) of it. Lines of
+    two bytes ("x" and its newline): 4096 of them fill it exactly."""
+    [v] = _toy_game_against(tmp_path, "chatty", "import sys\nsys.stdin.readline()\n"
+                            "sys.stdout.write('{\"type\": \"hello\"}\\n' + 'x\\n' * 6000)\n"
+                            "sys.stdout.flush()\nfor line in sys.stdin:\n    pass\n").violations
     assert v["kind"] == "protocol" and v["seat"] == 1
     assert "(and 4096 more line(s): see what it sent)" in v["detail"], v["detail"]
 
@@ -214,18 +219,9 @@ def test_what_a_bot_printed_after_breaking_the_handshake_is_kept_up_to_8192_byte
 def test_what_a_bot_prints_within_half_a_second_after_breaking_the_handshake_is_kept(tmp_path):
     """The referee reads on for REST_SECONDS (0.5 s) after the bad first line, not only what was
     already in the pipe: a runtime's reason that comes 0.1 s later is in the violation."""
-    script = tmp_path / "bot.py"
-    script.write_text("import sys, time\nsys.stdin.readline()\nprint('Error occurred during initialization of VM', "
-                      "flush=True)\ntime.sleep(0.1)\nprint('Could not allocate compressed class space', flush=True)\n"
-                      "time.sleep(5)\n")
-    bad = BotSpec(name="jvmish", command=(sys.executable, str(script)), cwd=str(tmp_path))
-    good = BotSpec(name="good", command=(sys.executable, str(Path(__file__).resolve().parent.parent / "bots" /
-                                                             "random_bot.py"), "--seed", "1"), cwd=str(tmp_path))
-    cfg = RefereeConfig(time=TimeControls(init_ms=5000, move_ms=2000, bank_ms=0), limits=ResourceLimits(),
-                        strikes=0, log_dir=str(tmp_path / "logs"))
-    with BotPool(cfg) as pool:
-        record = play_game(TOY, {"pile": 6}, 1, "g-jvmish", [good, bad], pool, cfg)
-    [v] = record.violations
+    [v] = _toy_game_against(tmp_path, "jvmish", "import sys, time\nsys.stdin.readline()\n"
+                            "print('Error occurred during initialization of VM', flush=True)\ntime.sleep(0.1)\n"
+                            "print('Could not allocate compressed class space', flush=True)\ntime.sleep(5)\n").violations
     assert v["seat"] == 1 and "Could not allocate compressed class space" in json.dumps(v), v
 
 
