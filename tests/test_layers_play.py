@@ -358,3 +358,47 @@ def test_an_unsandboxed_bot_can_read_none_of_the_leagues_files(tmp_path):
     finally:
         import shutil
         shutil.rmtree(work, ignore_errors=True)
+
+
+@needs_root
+def test_the_tmpfs_that_makes_a_blocked_path_reachable_is_read_only() -> None:
+    """Without the sandbox, a bot's path under a directory others may not enter is bound back in
+    on a small tmpfs over that directory, in the bot's own mount namespace; the tmpfs is
+    remounted read-only (and root's 0755), so the bot can read the path and write nothing
+    beside it: the layer seen from inside, by the mount's options."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    from harness.play.privileges import blocked_ancestors, drop_privileges, reachable_paths_mounter
+
+    base = Path(tempfile.mkdtemp(prefix="tablebots-reach-", dir="/tmp"))  # pytest's own tmp is closed higher up
+    base.chmod(0o755)
+    try:
+        closed = base / "closed"
+        (closed / "open").mkdir(parents=True)
+        (closed / "open" / "data.txt").write_text("visible\n")
+        closed.chmod(0o700)
+        assert list(blocked_ancestors([str(closed / "open")])) == [str(closed)]
+        mounter = reachable_paths_mounter([str(closed / "open")])
+        assert mounter is not None
+        uid = bot_uid("layer-probe")
+        assert uid is not None
+
+        def child() -> None:
+            mounter()
+            drop_privileges(uid)
+
+        probe = ("import sys\n"
+                 "top = sys.argv[1]\n"
+                 "line = [l.split() for l in open('/proc/self/mountinfo') if l.split()[4] == top][-1]\n"
+                 "print(line[5], open(sys.argv[2]).read().strip())\n"
+                 "try:\n    open(top + '/planted', 'w')\n    print('wrote')\nexcept OSError as e:\n    print('refused', e.errno)\n")
+        out = subprocess.run(["/usr/bin/python3", "-c", probe, str(closed), str(closed / "open" / "data.txt")],
+                             preexec_fn=child, capture_output=True, text=True, timeout=30)
+        assert out.returncode == 0, out.stderr
+        (options, seen), write = out.stdout.splitlines()[0].split(), out.stdout.splitlines()[1]
+        assert "ro" in options.split(",") and seen == "visible" and write.startswith("refused"), out.stdout
+        assert not (closed / "planted").exists()
+    finally:
+        shutil.rmtree(base)
