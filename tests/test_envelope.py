@@ -132,6 +132,33 @@ def test_a_directory_planted_where_the_copy_of_etc_goes_is_never_used(monkeypatc
                     shutil.rmtree(os.path.join(parent, name), ignore_errors=True)
 
 
+@needs_root
+def test_a_copy_of_etc_replaced_after_it_was_made_is_not_used_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The copy is checked again at every start, not only when made: removed (a /tmp cleaner)
+    and made again at its name by another user, it is never bound."""
+    from harness.play import sandbox_etc
+
+    stamp = ((os.getpid(), time.monotonic_ns(), 2),)
+    monkeypatch.setattr(sandbox_etc, "_stamp", lambda: stamp)
+    monkeypatch.setattr(sandbox_etc, "_checked", (-1e9, ()))
+    made = []
+    try:
+        first = sandbox_etc.etc_args()
+        assert first[0] == "--ro-bind" and first[2] == "/etc", first
+        copy = first[1]
+        made.append(copy)
+        shutil.rmtree(copy)
+        os.makedirs(copy, mode=0o755)
+        Path(copy, "passwd").write_text("planted:x:0:0::/:/bin/sh\n")
+        os.chown(copy, 0x5A000007, 0x5A000007)  # a bot's uid
+        again = sandbox_etc.etc_args()
+        assert copy not in again, again
+        made.extend(a for a in again if a.startswith(tuple(sandbox_etc.copy_parents())))
+    finally:
+        for path in made:
+            shutil.rmtree(path, ignore_errors=True)
+
+
 def test_a_bots_scratch_is_mounted_out_of_the_hosts_sight(tmp_path: Path) -> None:
     """Where root's bubblewrap starts a bot, its child mounts the bot's scratch in a mount
     namespace of its own: while the bot runs, the host's mount table holds nothing of it, and the
