@@ -324,6 +324,26 @@ def test_check_bot_counts_each_violation_of_the_reference_bots_once(tmp_path):
     assert result.opponent_violations == sum(recorded)
 
 
+def test_check_bot_times_the_candidates_starts_and_answers_apart(tmp_path):
+    """`harness check-bot`'s start-up times are the candidate's ready messages and its latencies
+    its other answers (the actions), counted from the games' own logs."""
+    from harness.play.conformance import conformance_games
+
+    random_bot = str(Path(__file__).resolve().parent.parent / "bots" / "random_bot.py")
+    candidate = BotSpec(name="cand", command=(sys.executable, random_bot, "--seed", "1"), cwd=str(tmp_path))
+    other = BotSpec(name="ref", command=(sys.executable, random_bot, "--seed", "2"), cwd=str(tmp_path))
+    cfg = RefereeConfig(time=TimeControls(init_ms=5000, move_ms=2000, bank_ms=0), limits=ResourceLimits(), strikes=0,
+                        record_messages=True)
+    kinds: list[str] = []
+
+    def seen(i, seats, mine, record):  # type: ignore[no-untyped-def]
+        kinds.extend(e["msg"].get("type", "") for e in record.log if e["type"] == "recv" and e["seat"] == mine)
+
+    result = conformance_games(TOY, candidate, 2, 1, 3, {"pile": 9}, cfg, [other], on_game=seen)
+    assert kinds.count("ready") == len(result.startups_ms) >= 1
+    assert kinds.count("action") == len(result.latencies_ms) > kinds.count("ready")
+
+
 @pytest.mark.parametrize("left", [0.0002, 0.3])
 def test_the_start_up_wait_sleeps_once_until_its_deadline_and_never_blocks_past_it(monkeypatch, left):
     """The start-up wait polls the bots' pipes until the earliest deadline; within a millisecond of
