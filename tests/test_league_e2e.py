@@ -296,7 +296,7 @@ def test_pairs_ahead_counts_per_ordered_pair_the_games_one_finished_ahead_and_th
     import json
 
     from harness.league.bot_entries import BotEntry
-    from harness.league.queries import pairs_ahead
+    from harness.league.queries import pair_ranks, pairs_ahead
     from harness.league.store import GameOutcome, LeagueStore
 
     with LeagueStore(tmp_path / "l.sqlite") as store:
@@ -307,7 +307,26 @@ def test_pairs_ahead_counts_per_ordered_pair_the_games_one_finished_ahead_and_th
         for game_id, ranking in (("g1", [0, 1]), ("g2", [1, 0]), ("g3", [1, 0]), ("g4", [0, 1])):
             store.record(store.game(game_id).seq, GameOutcome(game_id, ranking=ranking, scores=[1, 0], ended_by="rules"))
         rows = {(x, y): (ahead, shared) for x, y, ahead, shared in pairs_ahead(store, [a, b, c])}
+        g1, g2 = store.game("g1").seq, store.game("g2").seq
+        assert pair_ranks(store, [a], [b]) == [(g2, 0, 1), (g1, 0, 1)]  # latest first: a ahead in both
+        assert pair_ranks(store, [], [b]) == pair_ranks(store, [a], []) == []
     assert rows == {(a, b): (2, 2), (b, a): (0, 2), (a, c): (0, 1), (c, a): (1, 1)}
+
+
+def test_a_store_is_ready_only_once_it_exists_with_its_schema(tmp_path: Path) -> None:
+    """StoreBase.ready (what `harness serve` and the contest site wait on) never creates a file:
+    a missing path and an empty file are not ready; a store that was opened once is."""
+    from harness.league.store import LeagueStore
+    from harness.league.store_base import StoreBase
+
+    path = tmp_path / "l.sqlite"
+    assert not StoreBase.ready(path) and not path.exists()
+    path.write_bytes(b"")
+    assert not StoreBase.ready(path)
+    path.unlink()
+    with LeagueStore(path):
+        pass
+    assert StoreBase.ready(path)
 
 
 def test_finished_after_gives_each_done_games_ranks_and_a_pending_games_versions_without_ranks(tmp_path: Path) -> None:

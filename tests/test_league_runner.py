@@ -526,3 +526,29 @@ def test_closing_the_executor_ends_a_worker_stuck_in_a_game(tmp_path: Path, monk
     closing.join(60.0)  # a liveness bound, far past the 3 s + SIGTERM close() takes: the game sleeps 600 s
     assert not closing.is_alive(), "close() waited for the stuck game"
     assert not worker.is_alive()
+
+
+def affinity_play(game, options, seed, game_id, seats, pool, config):  # type: ignore[no-untyped-def]
+    """fake_play that first notes its worker's pid and cores in the file named by AFFINITY_LOG."""
+    with open(os.environ["AFFINITY_LOG"], "a") as fh:
+        fh.write(f"{os.getpid()} {','.join(map(str, sorted(os.sched_getaffinity(0))))}\n")
+    return fake_play(game, options, seed, game_id, seats, pool, config)
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="pinning two workers apart needs two cores")
+def test_a_leagues_workers_are_pinned_each_to_a_core_of_its_own_by_default(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two workers on two cores: each plays on one core, not the same one (a line exchanged with a
+    bot on one core costs a fraction of one across cores); ``pin=False`` leaves them free."""
+    log = tmp_path / "affinity.log"
+    monkeypatch.setenv("AFFINITY_LOG", str(log))
+    player = GamePlayer(play=affinity_play, make_pool=fake_pool)
+    run_league(load_config(write_config(tmp_path, n_bots=3, rounds=2)), player=player, progress=False)
+    cores = {pid: set(c.split(",")) for pid, c in (line.split() for line in log.read_text().splitlines())}
+    assert len(cores) == 2 and all(len(c) == 1 for c in cores.values()) and len(set.union(*cores.values())) == 2
+    log.unlink()
+    (tmp_path / "league.sqlite").unlink()
+    run_league(load_config(write_config(tmp_path, n_bots=3, rounds=2)), player=player, progress=False,
+               options=RunOptions(pin=False))
+    free = {c for line in log.read_text().splitlines() for c in [line.split()[1]]}
+    assert free == {",".join(map(str, sorted(os.sched_getaffinity(0))))}
