@@ -165,12 +165,13 @@ def test_the_orders_likelihood_stays_finite_for_a_pair_the_model_calls_certain()
 def test_one_game_of_three_is_one_triple_and_tied_or_two_seat_games_none():
     """A single 3-seat game with three different ranks is one triple entry (its order counted
     once); a game with a tie, or 2-seat games only, give none."""
-    from harness.league.ratings_triples import ORDERS, triples_of
+    from harness.league.ratings_triples import ORDERS, triple_sets, triples_of
 
     one = TableBatch(np.array([[2, 0, 1]]), np.array([[1, 2, 0]]), np.array([5]))
     triples = triples_of([one], 3)
     assert triples is not None and triples.bots.tolist() == [[2, 0, 1]] and triples.counts.sum() == 1
     assert ORDERS[int(np.flatnonzero(triples.counts[0])[0])] == (2, 0, 1)  # seat 2 first, then 0, then 1
+    assert triple_sets(triples, 4).tolist() == [1.0, 1.0, 1.0, 0.0]  # each of its bots in one set, bot 3 in none
     tied = TableBatch(np.array([[2, 0, 1]]), np.array([[0, 0, 1]]), np.array([5]))
     pairs_only = TableBatch(np.array([[0, 1], [1, 0]]), np.array([[0, 1], [1, 0]]), np.array([5, 5]))
     assert triples_of([tied], 3) is None and triples_of([pairs_only], 2) is None
