@@ -110,8 +110,11 @@ def test_serve_warns_on_start_and_on_every_page_when_its_config_is_not_the_store
     own.server_close()
 
     harness = str(Path(sys.executable).parent / "harness")
+    # SIGINT as a terminal's Ctrl-C: a test run started in the background (a CI script's `&`)
+    # ignores it, and a Python started with it ignored never turns it into KeyboardInterrupt
     serve = subprocess.Popen([harness, "serve", str(copy), "--port", "0"], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
+                             stderr=subprocess.PIPE, text=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         port = int(re.search(r":(\d+)/", serve.stdout.readline()).group(1))  # it serves: only reading
         warning = serve.stderr.readline()
@@ -136,4 +139,9 @@ def test_serve_warns_on_start_and_on_every_page_when_its_config_is_not_the_store
         assert 'id="owner-warning"' not in get("/")  # now it is the store's owner
     finally:
         serve.send_signal(signal.SIGINT)
-        serve.wait(timeout=20)
+        try:
+            serve.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            serve.kill()  # never left behind serving a deleted store
+            serve.wait()
+            raise
