@@ -376,3 +376,20 @@ def test_each_bots_sets_are_counted_in_sets_of_mixed_bots_too():
     sets = np.array([10, 10, 10, 11, 11, 12, 12])  # set 10 mixes tables {0, 1} and {1, 2}
     model = fit_model([TableBatch(versions, ranks, sets)], 4)
     assert model.sets == 3 and model.sets_per_bot.tolist() == [2, 2, 2, 1]
+
+
+def test_the_spreads_em_stops_after_12_steps_when_it_never_settles(monkeypatch):
+    """The prior's spread is refitted until a step changes it by under 1%, and at most 12 times:
+    a spread that keeps jumping (scripted here, 3 and 6 in turn) stops the EM at its 12th step."""
+    import harness.league.ratings_fit as ratings_fit
+
+    steps: list[float] = []
+
+    def jumping(*args, **kwargs):  # type: ignore[no-untyped-def]
+        steps.append(3.0 if len(steps) % 2 else 6.0)
+        return steps[-1]
+
+    monkeypatch.setattr(ratings_fit, "_prior_sd", jumping)
+    rng = np.random.default_rng(2)
+    fit_model([league(rng, 25 + rng.normal(0, BETA, 4), 2, 12)], 4)
+    assert len(steps) == 12
