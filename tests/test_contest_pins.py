@@ -122,6 +122,16 @@ def _sign_in(client: TestClient, token: str) -> None:
     assert client.post("/signin", data={"csrf": csrf, "token": token}, follow_redirects=False).status_code == 303
 
 
+def _alpha_alone(tmp_path: Path) -> tuple[Path, str]:
+    """A new Crisps contest with one team, alpha: its root and alpha's token."""
+    root = tmp_path / "contest"
+    init_contest(root, "crisps")
+    db = ContestDB(root / "contest.sqlite")
+    token = add_team(db, "alpha")
+    db.close()
+    return root, token
+
+
 def _two_teams(tmp_path: Path) -> tuple[Path, ContestDB, int, int]:
     """A new Crisps contest with teams alpha and beta: its root, its database and their ids."""
     root = tmp_path / "contest"
@@ -457,11 +467,7 @@ def test_the_challenge_api_reads_a_form_of_four_fields_and_refuses_a_fifth(tmp_p
 def test_a_violation_that_does_not_exist_is_not_found_by_the_api_nor_the_pages(tmp_path: Path) -> None:
     """A team asking a violation's seat file by an id that names none gets 404 "no such
     violation" (not a server error, and not 403, which would say the id exists elsewhere)."""
-    root = tmp_path / "contest"
-    init_contest(root, "crisps")
-    db = ContestDB(root / "contest.sqlite")
-    token = add_team(db, "alpha")
-    db.close()
+    root, token = _alpha_alone(tmp_path)
     with TestClient(create_app(root, start_worker=False), base_url="http://127.0.0.1") as client:
         api = client.get("/api/violations/4242", headers={"Authorization": f"Bearer {token}"})
         assert api.status_code == 404 and "no such violation" in api.text, api.text
@@ -617,11 +623,7 @@ def test_the_check_games_take_the_ids_of_the_ladders_games(tmp_path: Path, monke
 def test_an_uploads_file_name_is_kept_as_its_last_200_characters(tmp_path: Path) -> None:
     """A file name of any length is recorded cut to its last 200 characters (what decides how the
     upload is read, its extension, is at the end)."""
-    root = tmp_path / "contest"
-    init_contest(root, "crisps")
-    db = ContestDB(root / "contest.sqlite")
-    token = add_team(db, "alpha")
-    db.close()
+    root, token = _alpha_alone(tmp_path)
     name = "x" * 294 + "bot.py"
     with TestClient(create_app(root, start_worker=False), base_url="http://127.0.0.1") as client:
         r = client.post("/api/submissions", headers={"Authorization": f"Bearer {token}"}, data={"runtime": "python"},
@@ -876,11 +878,7 @@ def test_a_challenges_tally_counts_wins_losses_and_level_games_apart(tmp_path: P
 
 def test_a_version_that_does_not_exist_is_not_found_for_a_signed_in_team(tmp_path: Path) -> None:
     """A signed-in team asking for a version id nobody has gets 404, not a crash or a 403."""
-    root = tmp_path / "contest"
-    init_contest(root, "crisps")
-    db = ContestDB(root / "contest.sqlite")
-    token = add_team(db, "alpha")
-    db.close()
+    root, token = _alpha_alone(tmp_path)
     with TestClient(create_app(root, start_worker=False), base_url="http://127.0.0.1") as client:
         _sign_in(client, token)
         missing = client.get("/me/submissions/4242")

@@ -354,11 +354,6 @@ class BotProcess(BotPipes):
             # of CPU time charged to its next turn at most)
             self._cpu_mark = cpu1
             self._unread_s += time.monotonic() - asked
-            if self._unread_s < QUICK_S:  # (the common case, :meth:`_kept_ms`, inline)
-                clock.kept_ms = max(0.0, clock.wall_ms - clock.cpu_ms)
-                clock.ran_out = ""  # (answered at the last look)
-                self.last_clock = clock
-                return code, data, clock
         clock.kept_ms = self._kept_ms(delay, clock, cpu1 - cpu0, code == OK, late)
         if code == OK or not clock.ran_out:
             clock.ran_out = "" if code == OK else clock.ran_out
