@@ -51,6 +51,14 @@ def _games(path: Path) -> int:
         return 0
 
 
+def _answers(url: str) -> bool:
+    """Whether ``url`` answers 200 now (a site still starting refuses the connection: not yet)."""
+    try:
+        return httpx.get(url).status_code == 200
+    except httpx.TransportError:
+        return False
+
+
 def _until(check, seconds: float, what: str):  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -80,7 +88,7 @@ def test_a_backup_taken_while_the_site_and_the_ladder_run_restores_everything(tm
     backup = tmp_path / "backup"
     try:
         _until(lambda: _games(root / "ladder.sqlite") >= 5, 90, "the ladder's first games")
-        _until(lambda: httpx.get(f"http://127.0.0.1:{port}/").status_code == 200, 30, "the site")
+        _until(lambda: _answers(f"http://127.0.0.1:{port}/"), 30, "the site")
         out = subprocess.run([sys.executable, "-m", "harness", "contest", "backup", str(root), str(backup)],
                              capture_output=True, text=True, timeout=120)
         assert out.returncode == 0, out.stderr
@@ -126,7 +134,7 @@ def test_a_backup_taken_while_the_site_and_the_ladder_run_restores_everything(tm
     ladder = _harness("contest", "run", str(restored), "--no-progress")
     try:
         _until(lambda: _games(restored / "ladder.sqlite") > games, 90, "the restored ladder to play on")
-        _until(lambda: httpx.get(f"http://127.0.0.1:{port}/api/leaderboard").status_code == 200, 30, "the site")
+        _until(lambda: _answers(f"http://127.0.0.1:{port}/api/leaderboard"), 30, "the site")
         board = httpx.get(f"http://127.0.0.1:{port}/api/leaderboard").json()
         assert sorted(r["bot"] for r in board["table"]) == ["alpha", "beta"]
         assert board["games_done"] >= games
