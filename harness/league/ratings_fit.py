@@ -122,6 +122,7 @@ from scipy.linalg import cho_factor, cho_solve
 from scipy.linalg.lapack import dtrtri
 from scipy.special import chdtri, ndtr, stdtrit
 
+from harness.league import ratings_local
 from harness.league.ratings_model import (
     Hessian,
     Pairs,
@@ -161,6 +162,8 @@ class TableFit:
     noisy: dict[int, float] = field(default_factory=dict)  # flagged version -> its dispersion
     widened: dict[int, float] = field(default_factory=dict)  # flagged version -> its sigma's whole factor
     noise: dict[int, float] = field(default_factory=dict)  # version -> its fitted noise beta_i / beta (if any differs)
+    shifts: dict[tuple[int, int], float] = field(default_factory=dict)  # (a, b) -> ratings_local.exact_shift
+    weights: dict[int, float] = field(default_factory=dict)  # version -> its own data weight (ratings_local)
 
     def interval(self, version: int) -> tuple[float, float]:
         """The 95% interval of ``version``'s mu."""
@@ -171,7 +174,7 @@ class TableFit:
         """P(skill of a > skill of b) under the fit."""
         i, j = self.index[a], self.index[b]
         var = self.covariance[i, i] + self.covariance[j, j] - 2 * self.covariance[i, j]
-        d = self.mu[a] - self.mu[b]
+        d = self.mu[a] - self.mu[b] + self.shifts.get((a, b), 0.0) - self.shifts.get((b, a), 0.0)
         if var <= 1e-18:
             return 1.0 if d > 0 else 0.0 if d < 0 else 0.5
         return float(ndtr(d / math.sqrt(var)))
@@ -235,6 +238,8 @@ class Model:
     noisy: np.ndarray
     warm: Warm | None = None  # where a later fit of more of the same games starts (fit_pairs)
     noise: np.ndarray | None = None  # each bot's fitted noise beta_i / beta (None: every bot at beta)
+    shifts: dict[tuple[int, int], float] = field(default_factory=dict)  # (i, j) -> ratings_local.exact_shift
+    weights: np.ndarray | None = None  # each bot's own data weight against the prior (None: the field's)
 
 
 def bot_factors(sets_per_bot: np.ndarray, degrees: np.ndarray | None = None) -> np.ndarray:
@@ -388,10 +393,10 @@ def fit_pairs(pairs: Pairs, k: int, meat_at: MeatAt, sizes: dict[int, int], *, m
                       swaps, triples) if em else None
     if noisy is None:
         return _covariance(meat_at, sizes, pairs, hessian, skills, seat, second, precision, weight, tau, scale, k,
-                           first, prior_mean=mu if em else None)
+                           first, prior_mean=mu if em else None, seat_precision=seat_precision)
     skills, seat, second, noise = noisy
     return _covariance(meat_at, sizes, pairs, hessian, skills, seat, second, precision, weight, tau, scale, k, first,
-                       noise, prior_mean=mu)
+                       noise, prior_mean=mu, seat_precision=seat_precision)
 
 
 def _quick_fit(pairs: Pairs, hessian: Hessian, k: int, meat_at: MeatAt, sizes: dict[int, int], warm: Warm, mu: float,
@@ -420,18 +425,19 @@ def _quick_fit(pairs: Pairs, hessian: Hessian, k: int, meat_at: MeatAt, sizes: d
                      swaps, triples) is not None:
             return None
     return _covariance(meat_at, sizes, pairs, hessian, skills, seat, second, precision, warm.weight, warm.prior_sd,
-                       scale, k, (warm.first_skills, warm.first_seat), prior_mean=mu if k >= 3 else None)
+                       scale, k, (warm.first_skills, warm.first_seat), prior_mean=mu if k >= 3 else None,
+                       seat_precision=1.0 / sigma**2)
 
 
-def _spread_uncertainty(factor: tuple[np.ndarray, bool], skills: np.ndarray, mu: float, tau: float, weight: float,
-                        information: np.ndarray) -> np.ndarray:
+def _spread_uncertainty(factor: tuple[np.ndarray, bool], skills: np.ndarray, mu: float, tau: float,
+                        weight: float | np.ndarray, information: np.ndarray) -> np.ndarray:
     """g g' Var(tau^2): what the estimated spread's own uncertainty adds to the skills'
     covariance (Kass and Steffey 1989's first-order correction of empirical Bayes). g = d mu^ /
     d tau^2 = A^-1 (mu^ - mu0) / (tau^4 w), from the maximum's condition; Var(tau^2) = 2 / sum
     1 / (tau^2 + v_i)^2 (the marginal likelihood's information, v_i = 1 / (w H_ii) each bot's
     sampling variance). Without it the plug-in spread made a close field of 10 bots look surer
     than it was: a spread estimated too small shrinks every bot to the mean with a small sigma."""
-    g = cho_solve(factor, skills - mu) / (tau**4 * weight)
+    g = cho_solve(factor, (skills - mu) / weight) / tau**4
     v = 1.0 / (weight * np.maximum(information, 1e-12))
     var_tau2 = 2.0 / float(np.sum(1.0 / (tau**2 + v) ** 2))
     return np.asarray(np.outer(g, g) * var_tau2)
@@ -457,12 +463,20 @@ def _inverse_trace(hessian: Hessian, second: np.ndarray, precision: float) -> fl
 def _covariance(meat_at: MeatAt, sizes: dict[int, int], pairs: Pairs, hessian: Hessian, skills: np.ndarray,
                 seat: np.ndarray, second: np.ndarray, precision: float, weight: float, tau: float, scale: float,
                 k: int, first: tuple[np.ndarray, np.ndarray], noise: Noise | None = None,
-                prior_mean: float | None = None) -> Model:
+                prior_mean: float | None = None, seat_precision: float | None = None) -> Model:
     """The sandwich at the fit, plus what the bots' fitted noises' uncertainty adds (if any)
     and, with ``prior_mean`` (the prior's spread was estimated), what the spread's uncertainty
-    adds; scaled per bot (its own sets, its dispersion)."""
-    factor = cho_factor(hessian.at(second, precision).toarray())
+    adds; scaled per bot (its own sets, its dispersion). With ``prior_mean``, first the fit under
+    each bot's own weight against the prior (:mod:`harness.league.ratings_local`)."""
     scales = scale if noise is None else entry_scale(pairs, noise.lam, scale)
+    field_weight, weights = weight, np.full(k, weight)
+    shifts: dict[tuple[int, int], float] = {}
+    if prior_mean is not None and k >= 3 and ratings_local.LOCAL_WEIGHTS:
+        skills, seat, second, precisions, weights, shifts = ratings_local.localise(
+            pairs, hessian, skills, seat, prior_mean, tau, weight, scales, seat_precision, WEIGHT_LOW, WEIGHT_HIGH)
+    else:
+        precisions = np.full(k, precision)
+    factor = cho_factor(hessian.at(second, precisions).toarray())
     meat_matrix, n_sets, per_bot = meat_at(skills, seat, scales)
     information = hessian.diagonal(second)
     dispersion = np.ones(k)
@@ -474,12 +488,12 @@ def _covariance(meat_at: MeatAt, sizes: dict[int, int], pairs: Pairs, hessian: H
         dispersion = ratio / field if field > 0 else dispersion
         df = np.maximum(per_bot - 1, 1)
         noisy = (per_bot >= 3) & (dispersion > chdtri(df, NOISY_P) / df)  # chi2's upper quantile (scipy.stats costs ~0.4 s to import)
-        matrix = meat_matrix + np.diag(np.full(k, precision / weight))
+        matrix = meat_matrix + np.diag(precisions / weights)
         covariance = cho_solve(factor, cho_solve(factor, matrix).T)
         if noise is not None:
             covariance = covariance + noise_covariance(pairs, skills, seat, noise, scale, factor)
         if prior_mean is not None and k >= 3:
-            covariance = covariance + _spread_uncertainty(factor, skills, prior_mean, tau, weight, information)
+            covariance = covariance + _spread_uncertainty(factor, skills, prior_mean, tau, weights, information)
     else:  # one set says nothing about the variance between sets: the model's own (Laplace) covariance
         covariance = cho_solve(factor, np.eye(k))
     per = bot_factors(per_bot, shrunk_degrees(per_bot, n_sets, DISPERSION_PRIOR_SETS)) if n_sets >= 2 else np.ones(k)
@@ -489,9 +503,9 @@ def _covariance(meat_at: MeatAt, sizes: dict[int, int], pairs: Pairs, hessian: H
         per = per * np.sqrt(np.maximum(1.0, shrunk / np.maximum(dispersion, 1e-12)))
     covariance = _relative_to_mean(covariance) * np.outer(per, per)
     effects = {n: [float(x) for x in seat[b:b + n]] for n, b in sizes.items()}
-    return Model(skills, covariance, n_sets, per_bot, tau, weight, effects, dispersion, per, noisy,
-                 Warm(first[0], first[1], skills, seat, tau, weight, noises=noise is not None),
-                 None if noise is None else np.exp(noise.lam))
+    return Model(skills, covariance, n_sets, per_bot, tau, field_weight, effects, dispersion, per, noisy,
+                 Warm(first[0], first[1], skills, seat, tau, field_weight, noises=noise is not None),
+                 None if noise is None else np.exp(noise.lam), shifts, weights)
 
 
 def fit_arrays(batches: Sequence[TableBatch], k: int, *, mu: float = 25.0, sigma: float = 25 / 3,
@@ -539,7 +553,9 @@ def table_fit(model: Model, ids: np.ndarray, games: int) -> TableFit:
                    sets_of=dict(zip(versions, model.sets_per_bot.tolist())),
                    noisy={versions[i]: float(model.dispersion[i]) for i in np.flatnonzero(model.noisy)},
                    widened={versions[i]: float(model.factor[i]) for i in np.flatnonzero(model.noisy)},
-                   noise={} if model.noise is None else dict(zip(versions, model.noise.tolist())))
+                   noise={} if model.noise is None else dict(zip(versions, model.noise.tolist())),
+                   shifts={(versions[i], versions[j]): x for (i, j), x in model.shifts.items()},
+                   weights={} if model.weights is None else dict(zip(versions, model.weights.tolist())))
     fit.p_next = [fit.p_better(a, b) for a, b in zip(fit.order, fit.order[1:])]
     return fit
 

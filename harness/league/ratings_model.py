@@ -215,7 +215,7 @@ class Hessian:
         return np.bincount(self.pairs.ppa, weights=per_pair, minlength=k) + np.bincount(
             self.pairs.ppb, weights=per_pair, minlength=k)
 
-    def at(self, second: np.ndarray, precision: float) -> sp.csr_matrix:
+    def at(self, second: np.ndarray, precision: float | np.ndarray) -> sp.csr_matrix:
         """The matrix for each entry's -d2/dx2 ``second``."""
         per_pair = self.per_pair(second)
         data = np.concatenate([-per_pair, -per_pair, self.diagonal(second) + precision])[self.order]
@@ -245,19 +245,21 @@ def _seat_newton(pairs: Pairs, first: np.ndarray, second: np.ndarray, seat: np.n
     return np.asarray(np.linalg.solve(hessian, grad))
 
 
-def maximise(pairs: Pairs, hessian: Hessian, skills: np.ndarray, seat: np.ndarray, mu: float, precision: float,
-             scale: float | np.ndarray, iterations: int, *, seat_precision: float | None = None, tolerance: float = 1e-4
+def maximise(pairs: Pairs, hessian: Hessian, skills: np.ndarray, seat: np.ndarray, mu: float,
+             precision: float | np.ndarray, scale: float | np.ndarray, iterations: int, *,
+             seat_precision: float | None = None, tolerance: float = 1e-4
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Newton's method with step halving on the log-posterior from ``skills`` (and the seat
     effects ``seat``, fitted too unless ``seat_precision`` is None), until a step moves no
     value by ``tolerance``: (skills, seat effects, each entry's -d2/dx2 there). A start near
-    the answer (the fit of a prefix of the same games, or under another prior) saves steps."""
+    the answer (the fit of a prefix of the same games, or under another prior) saves steps.
+    ``precision``: the prior's, one number or one per bot."""
     k = skills.size
     fit_seats = seat_precision is not None and pairs.seats > 1 and pairs.pa.size > 0
 
     def evaluate(x: np.ndarray, g: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
         loglik, _, _, both = pair_terms(pairs, x, g, scale, 2)
-        value = loglik - 0.5 * precision * float(np.sum((x - mu) ** 2))
+        value = loglik - 0.5 * float(np.sum(precision * (x - mu) ** 2))
         if fit_seats:
             value -= 0.5 * (seat_precision or 0.0) * float(np.sum(g ** 2))
         return value, both[0], both[1]

@@ -1,0 +1,127 @@
+"""Each bot's own weight against the prior and P(>next) from the exact posterior where a bot's
+record is one-sided (harness/league/ratings_local.py): scenarios from explicit results checked
+against brute-force numerical integration, and properties of the weights."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.integrate import dblquad
+from scipy.special import log_ndtr, ndtr, ndtri
+from scipy.stats import multivariate_normal
+
+from harness.league.ratings_fit import fit_table
+from harness.league.ratings_local import bot_weights, dependence
+from harness.league.ratings_model import TableBatch, pairs_of
+
+MU, SIGMA, BETA = 25.0, 25 / 3, 25 / 6
+
+
+def two_seat_sets(meetings: list[tuple[int, int, int]]) -> list[tuple[list[int], list[int], int]]:
+    """Duplicate two-seat sets: (a, b, how many of the set's two games a won), a first in seat
+    0 then in seat 1 (a split set: a won the first)."""
+    games: list[tuple[list[int], list[int], int]] = []
+    for key, (a, b, won) in enumerate(meetings):
+        first, second = won >= 1, won == 2
+        games.append(([a, b], [0, 1] if first else [1, 0], key))
+        games.append(([b, a], [1, 0] if second else [0, 1], key))
+    return games
+
+
+#: bot 0 won every game, against bot 1 (which won most of its others) too; bots 1-5 mixed
+ONE_SIDED = [(0, 1, 2), (0, 2, 2), (0, 3, 2), (0, 4, 2), (0, 5, 2), (0, 2, 2),
+             (1, 2, 2), (1, 3, 1), (1, 4, 2), (1, 5, 2), (2, 3, 1), (2, 4, 0), (2, 5, 1),
+             (3, 4, 1), (3, 5, 2), (4, 5, 1), (1, 2, 1), (3, 4, 0), (2, 5, 2), (4, 5, 1)]
+
+
+def test_a_bot_that_won_everything_gets_the_exact_posterior_s_p_next():
+    """The pair (the bot that won every game, the next) gets P(>next) from the exact posterior
+    along the two bots, the others held at the fit: the test integrates that posterior itself
+    (the composite likelihood of every game either bot played, each bot's prior N(mu0 + the
+    table's shift, tau^2 w_i)) and carries it to the table's standard deviation as the fit
+    does, Phi(Phi^-1(P exact) sd_normal / sd_table). The old fit had no such pair probability
+    (the normal at the maximum, under the field's weight)."""
+    fit = fit_table(two_seat_sets(ONE_SIDED), mu=MU, sigma=SIGMA, beta=BETA)
+    a, b = fit.order[0], fit.order[1]
+    assert a == 0
+    ids = sorted(fit.mu)
+    tau2 = fit.prior_sd ** 2
+    precision = {v: 1.0 / (tau2 * fit.weights[v]) for v in ids}
+    # the maximum's frame: the fit recentres its mu on mu0; at the maximum sum P_i (x_i - mu0) = 0
+    delta = sum(precision[v] * (MU - fit.mu[v]) for v in ids) / sum(precision.values())
+    x = {v: fit.mu[v] + delta for v in ids}
+    g = fit.seat_effects[2]
+    scale = math.sqrt(2) * BETA
+    games = two_seat_sets(ONE_SIDED)
+
+    def log_density(xa: float, xb: float) -> float:
+        at = {**x, a: xa, b: xb}
+        total = -0.5 * precision[a] * (xa - MU) ** 2 - 0.5 * precision[b] * (xb - MU) ** 2
+        for (s0, s1), ranks, _ in games:
+            if a in (s0, s1) or b in (s0, s1):
+                z = (at[s0] + g[0] - at[s1] - g[1]) / scale
+                total += float(log_ndtr(z if ranks[0] < ranks[1] else -z))
+        return total
+
+    peak = log_density(x[a], x[b])
+    wide = 40.0
+    ahead = dblquad(lambda xb, xa: math.exp(log_density(xa, xb) - peak), x[a] - wide, x[a] + wide,
+                    lambda xa: x[b] - wide, lambda xa: min(xa, x[b] + wide), epsabs=1e-10, epsrel=1e-7)[0]
+    total = dblquad(lambda xb, xa: math.exp(log_density(xa, xb) - peak), x[a] - wide, x[a] + wide,
+                    lambda xa: x[b] - wide, lambda xa: x[b] + wide, epsabs=1e-10, epsrel=1e-7)[0]
+    exact = ahead / total
+    # the normal approximation at the maximum: the log-density's curvature there (finite differences)
+    h = 1e-3
+    faa = (log_density(x[a] + h, x[b]) - 2 * peak + log_density(x[a] - h, x[b])) / h**2
+    fbb = (log_density(x[a], x[b] + h) - 2 * peak + log_density(x[a], x[b] - h)) / h**2
+    fab = (log_density(x[a] + h, x[b] + h) - log_density(x[a] + h, x[b] - h)
+           - log_density(x[a] - h, x[b] + h) + log_density(x[a] - h, x[b] - h)) / (4 * h**2)
+    cov = np.linalg.inv(-np.array([[faa, fab], [fab, fbb]]))
+    sd_normal = math.sqrt(cov[0, 0] + cov[1, 1] - 2 * cov[0, 1])
+    assert exact > float(ndtr((x[a] - x[b]) / sd_normal))  # a one-sided likelihood: the exact is surer
+    i, j = fit.index[a], fit.index[b]
+    sd_table = math.sqrt(fit.covariance[i, i] + fit.covariance[j, j] - 2 * fit.covariance[i, j])
+    expected = float(ndtr(float(ndtri(exact)) * sd_normal / sd_table))
+    assert abs(fit.p_better(a, b) - expected) < 0.003
+    assert abs(fit.p_next[0] - expected) < 0.003
+    # the one-sided bot's own weight is nearer 1 than the field's (its results hardly depend within a set)
+    assert abs(fit.weights[a] - 1.0) < abs(fit.data_weight - 1.0)
+
+
+def test_dependence_is_the_correlation_of_two_probit_results():
+    """c(z; rho) against the bivariate normal's orthant by numerical integration (scipy)."""
+    for z in (0.0, 0.7, 1.5, -2.2, 3.0):
+        for rho in (-0.52, -0.2, 0.3, 0.8):
+            joint = multivariate_normal.cdf([z, z], mean=[0, 0], cov=[[1, rho], [rho, 1]], abseps=1e-10,
+                                            releps=1e-8)
+            p = float(ndtr(z))
+            assert abs(float(dependence(np.array([z]), rho)[0]) - (joint - p * p) / (p * (1 - p))) < 2e-4
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10_000), st.floats(0.4, 3.0), st.floats(0.3, 4.0))
+def test_a_bot_s_weight_moves_towards_one_as_its_results_grow_one_sided(seed, weight, far):
+    """Every weight is within the bounds; among equal bots each keeps the field's weight; a bot
+    whose opponents are all far from it gets a weight nearer 1 than the field's, and the farther
+    the nearer."""
+    rng = np.random.default_rng(seed)
+    k = 6
+    versions = np.array([[i, j] for i in range(k) for j in range(k) if i != j] * 2)
+    ranks = np.argsort(np.argsort(rng.random(versions.shape), axis=1), axis=1)
+    batch = TableBatch(versions, ranks, np.arange(len(versions)) // 2)
+    pairs = pairs_of([batch], k)
+    seat = np.zeros(pairs.seats)
+    equal = bot_weights(pairs, np.full(k, MU), seat, math.sqrt(2) * BETA, weight, k, 0.2, 5.0)
+    assert np.allclose(equal, weight, rtol=1e-6)
+    skills = np.full(k, MU)
+    weights = []
+    for gap in (far, 2 * far):
+        skills[0] = MU + gap * BETA
+        w = bot_weights(pairs, skills, seat, math.sqrt(2) * BETA, weight, k, 0.2, 5.0)
+        assert np.all((w >= 0.2) & (w <= 5.0))
+        weights.append(w[0])
+    assert abs(weights[0] - 1.0) <= abs(weight - 1.0) + 1e-9
+    assert abs(weights[1] - 1.0) <= abs(weights[0] - 1.0) + 1e-9
