@@ -88,7 +88,13 @@ to its information, is the field's (their ratio M_ii / H_ii over tr M / tr H is 
 *dispersion*, about chi2(G_i - 1) / (G_i - 1)). A bot whose dispersion is above that
 distribution's 99.9th percentile (one bot in a thousand by chance) is flagged: its results are
 noisier than the model allows (a bot whose play varies from game to game more than the others':
-its luck does not cancel within a set). Its mu is then compressed towards the mean (the model
+its luck does not cancel within a set). An honest bot's expected dispersion is not exactly the
+field's: the deal's luck ties a set's games together less for a bot far from its opponents, so
+the ends of a field read up to ~1.3x noisier, enough in a long league to flag honest bots (2.5%
+of them at two seats and 12% at three, 1,536 sets a bot). A bot the field's check would flag is
+therefore held to what an honest bot in its place shows, its own sets replayed under the fit
+(:mod:`harness.league.ratings_dispersion`, where the swapped games give the deal's share of the
+noise); its dispersion is then relative to that. Its mu is then compressed towards the mean (the model
 reads its noisy results as a smaller skill difference), which its variance does not show, so its
 sigma is widened by sqrt(dispersion) on top of its small-sample factor; ``TableFit.noisy`` and
 ``TableFit.widened`` name it, and the table says so.
@@ -122,6 +128,7 @@ from scipy.linalg import cho_factor, cho_solve
 from scipy.linalg.lapack import dtrtri
 from scipy.special import chdtri, ndtr, stdtrit
 
+from harness.league.ratings_dispersion import Expect, expectation
 from harness.league.ratings_model import (
     Hessian,
     Pairs,
@@ -325,7 +332,8 @@ def fit_model(batches: Sequence[TableBatch], k: int, *, mu: float = 25.0, sigma:
         return meat(batches, seat_pair_scores(pairs, skills, seat, scales), k)
 
     return fit_pairs(pairs, k, meat_at, seat_positions(batches), mu=mu, sigma=sigma, beta=beta,
-                     iterations=iterations, plain=plain, swaps=swaps, triples=triples)
+                     iterations=iterations, plain=plain, swaps=swaps, triples=triples, batches=batches)
+
 
 
 def _swaps(batches: Sequence[TableBatch], pairs: Pairs) -> Swaps | None:
@@ -342,16 +350,21 @@ def _swaps(batches: Sequence[TableBatch], pairs: Pairs) -> Swaps | None:
 
 def fit_pairs(pairs: Pairs, k: int, meat_at: MeatAt, sizes: dict[int, int], *, mu: float = 25.0,
               sigma: float = 25 / 3, beta: float = 25 / 6, iterations: int = 30, plain: bool = False,
-              warm: Warm | None = None, swaps: Swaps | None = None, triples: Triples | None = None) -> Model:
+              warm: Warm | None = None, swaps: Swaps | None = None, triples: Triples | None = None,
+              batches: Sequence[TableBatch] | None = None) -> Model:
     """:func:`fit_model` on games already aggregated (``pairs``, ``meat_at``; ``sizes``: each table
     size's first seat effect), from scratch or, with ``warm``, from an earlier fit: every step is
     the same, each maximisation started where the earlier fit's ended, the prior's spread at the
-    earlier one (its EM steps stop as from scratch, at a change under 1%)."""
+    earlier one (its EM steps stop as from scratch, at a change under 1%). ``batches``: the games
+    themselves, which the consistency check replays (without them, and past the swaps' limit,
+    each bot is held to the field's dispersion)."""
     scale = math.sqrt(2.0) * beta
     hessian = Hessian(pairs, k)
+    expect = None if plain else expectation(batches, swaps, sizes, k, beta)
     seat_precision = None if plain else 1.0 / sigma**2
     if warm is not None and warm.quick and not plain:
-        quick = _quick_fit(pairs, hessian, k, meat_at, sizes, warm, mu, sigma, beta, iterations, swaps, triples)
+        quick = _quick_fit(pairs, hessian, k, meat_at, sizes, warm, mu, sigma, beta, iterations, swaps, triples,
+                           expect)
         if quick is not None:
             return quick
     if warm is None:
@@ -388,15 +401,15 @@ def fit_pairs(pairs: Pairs, k: int, meat_at: MeatAt, sizes: dict[int, int], *, m
                       swaps, triples) if em else None
     if noisy is None:
         return _covariance(meat_at, sizes, pairs, hessian, skills, seat, second, precision, weight, tau, scale, k,
-                           first, prior_mean=mu if em else None)
+                           first, prior_mean=mu if em else None, expect=expect)
     skills, seat, second, noise = noisy
     return _covariance(meat_at, sizes, pairs, hessian, skills, seat, second, precision, weight, tau, scale, k, first,
-                       noise, prior_mean=mu)
+                       noise, prior_mean=mu, expect=expect)
 
 
 def _quick_fit(pairs: Pairs, hessian: Hessian, k: int, meat_at: MeatAt, sizes: dict[int, int], warm: Warm, mu: float,
-               sigma: float, beta: float, iterations: int, swaps: Swaps | None, triples: Triples | None
-               ) -> Model | None:
+               sigma: float, beta: float, iterations: int, swaps: Swaps | None, triples: Triples | None,
+               expect: Expect | None = None) -> Model | None:
     """The fit of a few more games than ``warm``'s: the maximum under the earlier fit's prior
     spread and data weight, from its skills, kept when one EM step moves the spread less than
     1% (the stopping rule of the EM from scratch, whose answer is within that of the fixed point
@@ -420,7 +433,8 @@ def _quick_fit(pairs: Pairs, hessian: Hessian, k: int, meat_at: MeatAt, sizes: d
                      swaps, triples) is not None:
             return None
     return _covariance(meat_at, sizes, pairs, hessian, skills, seat, second, precision, warm.weight, warm.prior_sd,
-                       scale, k, (warm.first_skills, warm.first_seat), prior_mean=mu if k >= 3 else None)
+                       scale, k, (warm.first_skills, warm.first_seat), prior_mean=mu if k >= 3 else None,
+                       expect=expect)
 
 
 def _spread_uncertainty(factor: tuple[np.ndarray, bool], skills: np.ndarray, mu: float, tau: float, weight: float,
@@ -457,10 +471,11 @@ def _inverse_trace(hessian: Hessian, second: np.ndarray, precision: float) -> fl
 def _covariance(meat_at: MeatAt, sizes: dict[int, int], pairs: Pairs, hessian: Hessian, skills: np.ndarray,
                 seat: np.ndarray, second: np.ndarray, precision: float, weight: float, tau: float, scale: float,
                 k: int, first: tuple[np.ndarray, np.ndarray], noise: Noise | None = None,
-                prior_mean: float | None = None) -> Model:
+                prior_mean: float | None = None, expect: Expect | None = None) -> Model:
     """The sandwich at the fit, plus what the bots' fitted noises' uncertainty adds (if any)
     and, with ``prior_mean`` (the prior's spread was estimated), what the spread's uncertainty
-    adds; scaled per bot (its own sets, its dispersion)."""
+    adds; scaled per bot (its own sets, its dispersion; a bot's dispersion against what
+    ``expect`` says an honest bot in its place shows, where given)."""
     factor = cho_factor(hessian.at(second, precision).toarray())
     scales = scale if noise is None else entry_scale(pairs, noise.lam, scale)
     meat_matrix, n_sets, per_bot = meat_at(skills, seat, scales)
@@ -473,7 +488,11 @@ def _covariance(meat_at: MeatAt, sizes: dict[int, int], pairs: Pairs, hessian: H
         field = np.trace(meat_matrix) / max(information.sum(), 1e-300)
         dispersion = ratio / field if field > 0 else dispersion
         df = np.maximum(per_bot - 1, 1)
-        noisy = (per_bot >= 3) & (dispersion > chdtri(df, NOISY_P) / df)  # chi2's upper quantile (scipy.stats costs ~0.4 s to import)
+        bound = chdtri(df, NOISY_P) / df  # chi2's upper quantile (scipy.stats costs ~0.4 s to import)
+        noisy = (per_bot >= 3) & (dispersion > bound)
+        if expect is not None and noisy.any():  # only those the field's check would flag are replayed
+            dispersion = dispersion / expect(np.flatnonzero(noisy), skills, seat)
+            noisy &= dispersion > bound
         matrix = meat_matrix + np.diag(np.full(k, precision / weight))
         covariance = cho_solve(factor, cho_solve(factor, matrix).T)
         if noise is not None:
