@@ -215,13 +215,13 @@ def test_with_neither_process_limit_the_bot_forks_all_it_wants(tmp_path: Path, m
 HARNESS = """
 import dataclasses, sys
 from harness.games import get_game
-from harness.play import botproc, limits
+from harness.play import botproc, privileges
 from harness.play.limits import BotSpec, ResourceLimits, TimeControls
 from harness.play.pool import BotPool
 from harness.play.referee import RefereeConfig, play_game
 pdeathsig, guard, misbehave, work, marker = sys.argv[1] == "1", sys.argv[2] == "1", *sys.argv[3:]
 if not pdeathsig:
-    limits._prctl = None
+    privileges._prctl = None
 if not guard:  # the guard comes with the cgroups: without them, no guard and no freezing
     botproc.cgroup_base = lambda: None
 seats = [BotSpec(name=f"b{i}", command=(sys.executable, misbehave, mode, "--at", "1", "--pidfile",
@@ -279,3 +279,51 @@ def test_with_neither_the_hanging_bot_outlives_a_killed_harness() -> None:
         assert pids[0] in _marked(marker) and not _gone(marker, grace=0.5)
     finally:
         _cleanup(marker)
+
+
+PROBER = """
+import sys
+from harness.play import privileges, sandbox
+if sys.argv[1] == "0":
+    privileges._prctl = None
+sandbox.tool = lambda name: "/bin/sh"  # a probe that hangs: the sandbox's own command, then a sleep
+sandbox.bwrap_command = lambda *args, **kwargs: ["sh", "-c", f"echo $$ > {sys.argv[2]}; exec sleep 60"]
+sandbox.bwrap_problem()
+"""
+
+
+@pytest.mark.parametrize("pdeathsig", [True, False], ids=["pdeathsig", "without"])
+def test_a_sandbox_probe_dies_with_the_process_that_started_it(pdeathsig: bool) -> None:
+    """A worker killed while it probes the sandbox (the probe runs bwrap exactly as a bot's start
+    would, once per process) leaves no probe behind; without the death signal it would. As root
+    the probe runs as a bot's uid (a change of credentials clears the death signal: it is set
+    after), so it writes into a directory anyone may."""
+    shared = Path(tempfile.mkdtemp(prefix="tablebots-probe-"))
+    shared.chmod(0o777)
+    pidfile = shared / "probe.pid"
+    prober = subprocess.Popen([sys.executable, "-c", PROBER, "1" if pdeathsig else "0", str(pidfile)])
+    try:
+        deadline = time.monotonic() + 30
+        while not (pidfile.exists() and pidfile.read_text().strip()) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        probe = int(pidfile.read_text())
+        prober.kill()
+        prober.wait()
+        deadline = time.monotonic() + (5 if pdeathsig else 1)  # (a death signal arrives within ms)
+        while _alive(probe) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert _alive(probe) is not pdeathsig
+    finally:
+        prober.kill()
+        if pidfile.exists() and _alive(int(pidfile.read_text())):
+            os.kill(int(pidfile.read_text()), signal.SIGKILL)
+        shutil.rmtree(shared, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, killed and not yet reaped by init, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

@@ -311,3 +311,44 @@ def test_as_an_ordinary_user_a_build_runs_in_its_user_namespace_in_one_envelope(
     forked = int(out["fork"]["log"].split("forked ", 1)[1].split()[0])
     assert forked < 64, out["fork"]
     assert not out["links"]["built"] and out["links"]["left"] == ["bot.py"], out["links"]
+
+
+PROBE_KILLED = """
+import os, subprocess, sys, time
+prober, pidfile = sys.argv[1], sys.argv[2]
+worker = subprocess.Popen([sys.executable, "-c", prober, "1", pidfile])
+deadline = time.monotonic() + 30
+while not (os.path.exists(pidfile) and open(pidfile).read().strip()) and time.monotonic() < deadline:
+    time.sleep(0.02)
+probe = int(open(pidfile).read())
+worker.kill()
+worker.wait()
+def alive():
+    try:
+        return open(f"/proc/{probe}/stat").read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+deadline = time.monotonic() + 5
+while alive() and time.monotonic() < deadline:
+    time.sleep(0.02)
+print("alive" if alive() else "gone")
+if alive():
+    os.kill(probe, 9)
+"""
+
+
+def test_as_an_ordinary_user_a_sandbox_probe_dies_with_the_worker_that_started_it(delegated) -> None:  # type: ignore[no-untyped-def]
+    """The sandbox probe of a harness run by an ordinary user (no change of credentials: its
+    death signal is set directly) is gone once the process that started it is killed."""
+    from test_layers_kill import PROBER
+
+    uid, gid, subtree = delegated
+    league = _league(uid, gid, "")
+    script = league.parent / "probe_killed.py"
+    script.write_text(PROBE_KILLED)
+    try:
+        done = _run_as(uid, gid, subtree, league, (str(script), PROBER, str(league.parent / "probe.pid")))
+        assert done.returncode == 0, done.stderr
+    finally:
+        shutil.rmtree(league.parent, ignore_errors=True)
+    assert done.stdout.split() == ["gone"]

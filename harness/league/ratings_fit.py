@@ -42,7 +42,9 @@ within a set; the sets' score variance M is smaller than H), without them it ove
 Weighed against a prior as it is, it shrinks mu towards mu0 too much (or too little). The
 log-likelihood is therefore weighted by w = tr(H) / tr(M) (the magnitude adjustment of Pauli,
 Ribatet and Varin 2011; bounded to [0.2, 5]), i.e. the prior's precision is divided by w. The
-maximum without a prior does not depend on w.
+maximum without a prior does not depend on w. That w is the field's; each bot's own is the
+field's dependence carried to its own results' margins (:mod:`harness.league.ratings_local`:
+a one-sided record's results hardly depend within a set, and its weight is nearly 1).
 
 **The intervals.** The covariance is the cluster-robust sandwich with the duplicate sets as
 clusters, A^-1 (M + P/w) A^-1 with A = H + P/w, P the prior's precision, M the sum over sets of
@@ -81,14 +83,20 @@ in fewer than two sets keeps the two-set factor.
 **The spread's own uncertainty.** The spread tau is estimated, from k bots; plugged in as if
 known, a tau estimated too small shrinks every bot to the mean with a small sigma. The
 covariance gains g g' Var(tau^2) (Kass and Steffey's first-order correction, g = d mu^ /
-d tau^2; :func:`_spread_uncertainty`).
+d tau^2; :func:`harness.league.ratings_local.spread_uncertainty`).
 
 **The consistency check.** Under the model each bot's score variance over its sets, relative
 to its information, is the field's (their ratio M_ii / H_ii over tr M / tr H is its
 *dispersion*, about chi2(G_i - 1) / (G_i - 1)). A bot whose dispersion is above that
 distribution's 99.9th percentile (one bot in a thousand by chance) is flagged: its results are
 noisier than the model allows (a bot whose play varies from game to game more than the others':
-its luck does not cancel within a set). Its mu is then compressed towards the mean (the model
+its luck does not cancel within a set). An honest bot's expected dispersion is not exactly the
+field's: the deal's luck ties a set's games together less for a bot far from its opponents, so
+the ends of a field read up to ~1.3x noisier, enough in a long league to flag honest bots (2.5%
+of them at two seats and 12% at three, 1,536 sets a bot). A bot the field's check would flag is
+therefore held to what an honest bot in its place shows, its own sets replayed under the fit
+(:mod:`harness.league.ratings_dispersion`, where the swapped games give the deal's share of the
+noise); its dispersion is then relative to that. Its mu is then compressed towards the mean (the model
 reads its noisy results as a smaller skill difference), which its variance does not show, so its
 sigma is widened by sqrt(dispersion) on top of its small-sample factor; ``TableFit.noisy`` and
 ``TableFit.widened`` name it, and the table says so.
@@ -105,7 +113,9 @@ more, from the orders of three players in one game (:mod:`harness.league.ratings
 
 **P(>next)** is the fit's probability that a bot's skill exceeds the next one's, Phi(d / sd)
 with d the difference of their mu and sd from the same covariance; the order is by mu, so no
-adjacent pair shows less than 0.5.
+adjacent pair shows less than 0.5. Where either bot's record is one-sided (its results alone
+have no maximum), d is moved by what the exact posterior along the two says beyond the normal
+(``TableFit.shifts``, :func:`harness.league.ratings_local.exact_shift`).
 
 **The plain fit** (``plain=True``: the config's prior, no seat effect, weight 1) is what the
 rating history computes on every prefix (:func:`fit_skills`, from each pair's totals alone).
@@ -123,6 +133,7 @@ from scipy.linalg.lapack import dtrtri
 from scipy.special import chdtri, ndtr, stdtrit
 
 from harness.league import ratings_local
+from harness.league.ratings_dispersion import Expect, expectation
 from harness.league.ratings_model import (
     Hessian,
     Pairs,
@@ -330,7 +341,8 @@ def fit_model(batches: Sequence[TableBatch], k: int, *, mu: float = 25.0, sigma:
         return meat(batches, seat_pair_scores(pairs, skills, seat, scales), k)
 
     return fit_pairs(pairs, k, meat_at, seat_positions(batches), mu=mu, sigma=sigma, beta=beta,
-                     iterations=iterations, plain=plain, swaps=swaps, triples=triples)
+                     iterations=iterations, plain=plain, swaps=swaps, triples=triples, batches=batches)
+
 
 
 def _swaps(batches: Sequence[TableBatch], pairs: Pairs) -> Swaps | None:
@@ -347,16 +359,21 @@ def _swaps(batches: Sequence[TableBatch], pairs: Pairs) -> Swaps | None:
 
 def fit_pairs(pairs: Pairs, k: int, meat_at: MeatAt, sizes: dict[int, int], *, mu: float = 25.0,
               sigma: float = 25 / 3, beta: float = 25 / 6, iterations: int = 30, plain: bool = False,
-              warm: Warm | None = None, swaps: Swaps | None = None, triples: Triples | None = None) -> Model:
+              warm: Warm | None = None, swaps: Swaps | None = None, triples: Triples | None = None,
+              batches: Sequence[TableBatch] | None = None) -> Model:
     """:func:`fit_model` on games already aggregated (``pairs``, ``meat_at``; ``sizes``: each table
     size's first seat effect), from scratch or, with ``warm``, from an earlier fit: every step is
     the same, each maximisation started where the earlier fit's ended, the prior's spread at the
-    earlier one (its EM steps stop as from scratch, at a change under 1%)."""
+    earlier one (its EM steps stop as from scratch, at a change under 1%). ``batches``: the games
+    themselves, which the consistency check replays (without them, and past the swaps' limit,
+    each bot is held to the field's dispersion)."""
     scale = math.sqrt(2.0) * beta
     hessian = Hessian(pairs, k)
+    expect = None if plain else expectation(batches, swaps, sizes, k, beta)
     seat_precision = None if plain else 1.0 / sigma**2
     if warm is not None and warm.quick and not plain:
-        quick = _quick_fit(pairs, hessian, k, meat_at, sizes, warm, mu, sigma, beta, iterations, swaps, triples)
+        quick = _quick_fit(pairs, hessian, k, meat_at, sizes, warm, mu, sigma, beta, iterations, swaps, triples,
+                           expect)
         if quick is not None:
             return quick
     if warm is None:
@@ -393,15 +410,15 @@ def fit_pairs(pairs: Pairs, k: int, meat_at: MeatAt, sizes: dict[int, int], *, m
                       swaps, triples) if em else None
     if noisy is None:
         return _covariance(meat_at, sizes, pairs, hessian, skills, seat, second, precision, weight, tau, scale, k,
-                           first, prior_mean=mu if em else None, seat_precision=seat_precision)
+                           first, prior_mean=mu if em else None, expect=expect, seat_precision=seat_precision)
     skills, seat, second, noise = noisy
     return _covariance(meat_at, sizes, pairs, hessian, skills, seat, second, precision, weight, tau, scale, k, first,
-                       noise, prior_mean=mu, seat_precision=seat_precision)
+                       noise, prior_mean=mu, expect=expect, seat_precision=seat_precision)
 
 
 def _quick_fit(pairs: Pairs, hessian: Hessian, k: int, meat_at: MeatAt, sizes: dict[int, int], warm: Warm, mu: float,
-               sigma: float, beta: float, iterations: int, swaps: Swaps | None, triples: Triples | None
-               ) -> Model | None:
+               sigma: float, beta: float, iterations: int, swaps: Swaps | None, triples: Triples | None,
+               expect: Expect | None = None) -> Model | None:
     """The fit of a few more games than ``warm``'s: the maximum under the earlier fit's prior
     spread and data weight, from its skills, kept when one EM step moves the spread less than
     1% (the stopping rule of the EM from scratch, whose answer is within that of the fixed point
@@ -426,21 +443,8 @@ def _quick_fit(pairs: Pairs, hessian: Hessian, k: int, meat_at: MeatAt, sizes: d
             return None
     return _covariance(meat_at, sizes, pairs, hessian, skills, seat, second, precision, warm.weight, warm.prior_sd,
                        scale, k, (warm.first_skills, warm.first_seat), prior_mean=mu if k >= 3 else None,
-                       seat_precision=1.0 / sigma**2)
+                       expect=expect, seat_precision=1.0 / sigma**2)
 
-
-def _spread_uncertainty(factor: tuple[np.ndarray, bool], skills: np.ndarray, mu: float, tau: float,
-                        weight: float | np.ndarray, information: np.ndarray) -> np.ndarray:
-    """g g' Var(tau^2): what the estimated spread's own uncertainty adds to the skills'
-    covariance (Kass and Steffey 1989's first-order correction of empirical Bayes). g = d mu^ /
-    d tau^2 = A^-1 (mu^ - mu0) / (tau^4 w), from the maximum's condition; Var(tau^2) = 2 / sum
-    1 / (tau^2 + v_i)^2 (the marginal likelihood's information, v_i = 1 / (w H_ii) each bot's
-    sampling variance). Without it the plug-in spread made a close field of 10 bots look surer
-    than it was: a spread estimated too small shrinks every bot to the mean with a small sigma."""
-    g = cho_solve(factor, (skills - mu) / weight) / tau**4
-    v = 1.0 / (weight * np.maximum(information, 1e-12))
-    var_tau2 = 2.0 / float(np.sum(1.0 / (tau**2 + v) ** 2))
-    return np.asarray(np.outer(g, g) * var_tau2)
 
 
 def _inverse_trace(hessian: Hessian, second: np.ndarray, precision: float) -> float:
@@ -463,11 +467,13 @@ def _inverse_trace(hessian: Hessian, second: np.ndarray, precision: float) -> fl
 def _covariance(meat_at: MeatAt, sizes: dict[int, int], pairs: Pairs, hessian: Hessian, skills: np.ndarray,
                 seat: np.ndarray, second: np.ndarray, precision: float, weight: float, tau: float, scale: float,
                 k: int, first: tuple[np.ndarray, np.ndarray], noise: Noise | None = None,
-                prior_mean: float | None = None, seat_precision: float | None = None) -> Model:
+                prior_mean: float | None = None, expect: Expect | None = None,
+                seat_precision: float | None = None) -> Model:
     """The sandwich at the fit, plus what the bots' fitted noises' uncertainty adds (if any)
     and, with ``prior_mean`` (the prior's spread was estimated), what the spread's uncertainty
-    adds; scaled per bot (its own sets, its dispersion). With ``prior_mean``, first the fit under
-    each bot's own weight against the prior (:mod:`harness.league.ratings_local`)."""
+    adds; scaled per bot (its own sets, its dispersion; a bot's dispersion against what
+    ``expect`` says an honest bot in its place shows, where given). With ``prior_mean``, first
+    the fit under each bot's own weight against the prior (:mod:`harness.league.ratings_local`)."""
     scales = scale if noise is None else entry_scale(pairs, noise.lam, scale)
     field_weight, weights = weight, np.full(k, weight)
     shifts: dict[tuple[int, int], float] = {}
@@ -487,13 +493,17 @@ def _covariance(meat_at: MeatAt, sizes: dict[int, int], pairs: Pairs, hessian: H
         field = np.trace(meat_matrix) / max(information.sum(), 1e-300)
         dispersion = ratio / field if field > 0 else dispersion
         df = np.maximum(per_bot - 1, 1)
-        noisy = (per_bot >= 3) & (dispersion > chdtri(df, NOISY_P) / df)  # chi2's upper quantile (scipy.stats costs ~0.4 s to import)
+        bound = chdtri(df, NOISY_P) / df  # chi2's upper quantile (scipy.stats costs ~0.4 s to import)
+        noisy = (per_bot >= 3) & (dispersion > bound)
+        if expect is not None and noisy.any():  # only those the field's check would flag are replayed
+            dispersion = dispersion / expect(np.flatnonzero(noisy), skills, seat)
+            noisy &= dispersion > bound
         matrix = meat_matrix + np.diag(precisions / weights)
         covariance = cho_solve(factor, cho_solve(factor, matrix).T)
         if noise is not None:
             covariance = covariance + noise_covariance(pairs, skills, seat, noise, scale, factor)
         if prior_mean is not None and k >= 3:
-            covariance = covariance + _spread_uncertainty(factor, skills, prior_mean, tau, weights, information)
+            covariance = covariance + ratings_local.spread_uncertainty(factor, skills, prior_mean, tau, weights, information)
     else:  # one set says nothing about the variance between sets: the model's own (Laplace) covariance
         covariance = cho_solve(factor, np.eye(k))
     per = bot_factors(per_bot, shrunk_degrees(per_bot, n_sets, DISPERSION_PRIOR_SETS)) if n_sets >= 2 else np.ones(k)

@@ -167,9 +167,11 @@ class LiveFit(GameSink):
         self.deals, self.clusters, self.slots = KeyIndex(), KeyIndex(), KeyIndex()
         self.columns = {name: _Column(np.float64 if name in _FLOAT else np.int64) for name in _COLUMNS}
         self.model_warm: Warm | None = None
-        # each table size's games as bot indices, ranks and sets: the orders of three are read from
-        # them (ratings_triples) where the fit reads its swapped games
+        # each table size's games as bot indices, ranks and sets, kept while the fit reads its
+        # swapped games: the orders of three are read from them (ratings_triples) and the
+        # consistency check replays them (ratings_dispersion); past that, never again
         self.tables: dict[int, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
+        self.keep_tables = True
         self.full_games = 0  # the games of the last fit that measured the data's weight
 
     def _add(self, t: GameArrays) -> None:
@@ -191,7 +193,7 @@ class LiveFit(GameSink):
         for i in range(n):  # loops over seats only
             for j in range(i + 1, n):
                 self._add_seat_pair(bot, t.ranks, seat_slot, i, j, self.base[n])
-        if n >= 3:
+        if self.keep_tables:
             self.tables.setdefault(n, []).append((bot, np.asarray(t.ranks), cluster))
         self.games += g
 
@@ -266,12 +268,16 @@ class LiveFit(GameSink):
         # the swapped games (ratings_swaps), from the same kept seat pairs, where the fit reads them
         swaps = None if pairs.pa.size > 2 * SWAP_MAX_ENTRIES else swaps_of(
             pairs, c["cell_entry"], c["slot_cluster"][c["cell_a"]], c["cell_win"])
-        triples = None if pairs.pa.size > 2 * SWAP_MAX_ENTRIES or not self.tables else triples_of(
-            [TableBatch(*(np.concatenate([part[i] for part in parts]) for i in range(3)))
-             for _, parts in sorted(self.tables.items())], k, self.base)
+        if pairs.pa.size > 2 * SWAP_MAX_ENTRIES:
+            self.tables, self.keep_tables = {}, False
+        batches = None if not self.keep_tables or not self.tables else [
+            TableBatch(*(np.concatenate([part[i] for part in parts]) for i in range(3)))
+            for _, parts in sorted(self.tables.items())]
+        triples = None if batches is None else triples_of([b for b in batches if b.versions.shape[1] >= 3], k,
+                                                          self.base)
         with threadpool_limits(limits=1, user_api="blas"):
             model = fit_pairs(pairs, k, meat_at, self.base, mu=self.mu, sigma=self.sigma, beta=self.beta, warm=warm,
-                              swaps=swaps, triples=triples)
+                              swaps=swaps, triples=triples, batches=batches)
         assert model.warm is not None
         if warm is None or not warm.quick or model.warm.first_skills is not warm.first_skills:
             self.full_games = self.games  # every step was fitted (a quick fit keeps the first maximum as it was)

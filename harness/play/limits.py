@@ -8,21 +8,18 @@ killing live in :mod:`harness.play.botproc`, its line I/O under deadlines in :mo
 
 from __future__ import annotations
 
-import ctypes
 import dataclasses
 import functools
 import os
 import resource
 import shutil
-import signal
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from harness.play.cgroups import BotCgroup
-from harness.play.privileges import drop_privileges
+from harness.play.privileges import die_with_parent, drop_privileges
 from harness.play.sandbox import SANDBOX_CHOICES, SandboxMode, bwrap_problem
 
 __all__ = ["BotSpec", "MAX_IDLE_BOTS", "TimeControls", "ResourceLimits", "SandboxUnavailable", "SANDBOXES", "TOKEN_VAR",
@@ -188,14 +185,6 @@ def unshare_pid_prefix() -> tuple[str, ...]:
     return cmd if ok else ()
 
 
-_PR_SET_PDEATHSIG = 1
-_prctl: Any
-try:
-    _prctl = ctypes.CDLL(None, use_errno=True).prctl  # loaded before any fork: not safe to load in the child
-except (OSError, AttributeError):  # not glibc/Linux
-    _prctl = None
-
-
 def limit_setter(limits: ResourceLimits, cgroup: BotCgroup | None = None, uid: int | None = None,
                  before_drop: Callable[[], None] | None = None, nproc: bool = True) -> Callable[[], None]:
     """The function Popen runs in the child before exec: joining the cgroup, becoming ``uid``
@@ -224,12 +213,7 @@ def limit_setter(limits: ResourceLimits, cgroup: BotCgroup | None = None, uid: i
             before_drop()
         if uid is not None:  # before PDEATHSIG, which a change of credentials clears
             drop_privileges(uid)
-        # Die with the referee (even if it is SIGKILLed). The kernel ties this to the thread that
-        # forked: bots started from a worker thread die when that thread ends.
-        if _prctl is not None:
-            _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-            if os.getppid() != parent:  # the referee died before prctl took effect
-                os._exit(1)
+        die_with_parent(parent)  # with the referee, even if it is SIGKILLed
         for which, value in pairs:
             hard = resource.getrlimit(which)[1]
             if hard != resource.RLIM_INFINITY and value > hard:

@@ -25,10 +25,11 @@ import ctypes
 import hashlib
 import os
 import shutil
+import signal
 import stat
 from collections.abc import Callable, Iterable
 
-__all__ = ["BOT_UID_RANGE", "bot_uid", "drop_privileges", "setpriv_prefix", "blocked_ancestors",
+__all__ = ["BOT_UID_RANGE", "bot_uid", "die_with_parent", "drop_privileges", "setpriv_prefix", "blocked_ancestors",
            "reachable_paths_mounter", "scratch_mounter", "tool"]
 
 BOT_UID_RANGE = (0x5A000000, 0x5A000000 + (1 << 24))
@@ -42,6 +43,21 @@ try:
     _libc = ctypes.CDLL(None, use_errno=True)  # loaded before any fork: not safe to load in the child
 except OSError:  # pragma: no cover - not Linux/glibc
     _libc = None
+
+
+_PR_SET_PDEATHSIG = 1
+_prctl: Callable[..., int] | None = None if _libc is None else _libc.prctl
+
+
+def die_with_parent(parent: int) -> None:
+    """In a child between fork and exec: be SIGKILLed when the process ``parent`` (the one that
+    forked it) dies, even by SIGKILL; exit at once if it already has. After any change of
+    credentials, which clears it. The kernel ties this to the thread that forked: a child started
+    from a worker thread dies when that thread ends."""
+    if _prctl is not None:
+        _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before prctl took effect
+            os._exit(1)
 
 
 def bot_uid(name: str) -> int | None:

@@ -45,7 +45,7 @@ import tempfile
 from collections.abc import Sequence
 from enum import StrEnum
 
-from harness.play.privileges import bot_uid, drop_privileges, setpriv_prefix, tool
+from harness.play.privileges import bot_uid, die_with_parent, drop_privileges, setpriv_prefix, tool
 from harness.play.sandbox_etc import etc_args
 
 __all__ = ["SandboxMode", "SANDBOX_CHOICES", "bwrap_command", "bwrap_problem", "bwrap_userns", "outside_word", "own_dirs",
@@ -311,7 +311,13 @@ def bwrap_userns() -> bool:
 def _probe(exe: str, userns: bool) -> str | None:
     """Run ``true`` in the sandbox exactly as a bot is run (as root: after dropping to a bot uid)."""
     uid = bot_uid("probe")
-    preexec = (lambda: drop_privileges(uid)) if uid is not None and userns else None
+    parent = os.getpid()
+
+    def preexec() -> None:  # a probe never outlives its process (a worker killed mid-probe)
+        if uid is not None and userns:
+            drop_privileges(uid)
+        die_with_parent(parent)
+
     try:
         probe = subprocess.run([exe, *bwrap_command(["true"], "/", [], 1, userns, uid)[1:]], capture_output=True,
                                timeout=20, preexec_fn=preexec)
