@@ -18,7 +18,7 @@ print that bot's own coverage and in how many leagues the noises were fitted); 1
 (spread beta/4).
 
 Run: python bench/ratings_cells.py [--leagues 200] [--cells "NAME;..."] [--seed 1] [--sets-per-bot N]
-     [--noisy X] [--tiny]
+     [--noisy X] [--field-weight] [--tiny]
 (``bench/ratings.py --parts cells`` runs the same; ``--tiny``: 2 leagues a cell, seconds.)
 """
 
@@ -38,6 +38,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from harness.league import ratings_local  # noqa: E402
 from harness.league.ratings_fit import TableBatch, TableFit, fit_batches  # noqa: E402
 
 MU, SIGMA, BETA = 25.0, 25 / 3, 25 / 6
@@ -171,7 +172,10 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1, help="the leagues' seed (another draws other leagues)")
     parser.add_argument("--sets-per-bot", type=float, help="replace the chosen cells' sets per bot")
     parser.add_argument("--noisy", type=float, help="replace the chosen cells' noisy bot's noise (in beta; 1: honest)")
+    parser.add_argument("--field-weight", action="store_true", help="every bot at the field's data weight and "
+                        "P(>next) from the normal alone (the fit before each bot's own weight, for a side by side)")
     args = parser.parse_args()
+    ratings_local.LOCAL_WEIGHTS = not args.field_weight
     run(2 if args.tiny else args.leagues, [c for c in args.cells.split(";") if c] or None, args.seed,
         args.sets_per_bot, args.noisy)
 

@@ -54,7 +54,7 @@ LOCAL_WEIGHTS = True
 #: whether an adjacent pair with a one-sided bot gets its P(>next) from the exact posterior along the two
 EXACT_PAIRS = True
 #: the grid of |z| on which the dependence is computed (beyond its end an entry's information is nil)
-_GRID = np.linspace(0.0, 6.0, 121)
+_GRID = np.linspace(0.0, 6.0, 61)
 
 
 def dependence(z: np.ndarray, rho: float) -> np.ndarray:
@@ -77,7 +77,7 @@ def _field_rho(info: np.ndarray, target: float) -> float:
     (c is increasing in rho; bisection, clipped to the attainable range)."""
     lo, hi = -0.99, 0.99
     total = float(info.sum())
-    for _ in range(40):
+    for _ in range(24):  # to 1e-7: c moves by less
         mid = 0.5 * (lo + hi)
         if float(np.dot(info, dependence(_GRID, mid))) / total < target:
             lo = mid
@@ -99,7 +99,7 @@ def bot_weights(pairs: Pairs, skills: np.ndarray, seat: np.ndarray, scale: float
     if binned.sum() <= 0:
         return np.full(k, weight)
     rho = _field_rho(binned, 1.0 / weight - 1.0)
-    factor = 1.0 + dependence(_GRID, rho)[at]
+    factor = 1.0 + np.interp(np.abs(z), _GRID, dependence(_GRID, rho))
     # exactly the field's mean factor, also where rho reached its bound (a field weight under 0.52)
     factor *= (1.0 / weight) * float(info.sum()) / float(np.dot(info, factor))
     own = np.bincount(pairs.pa, weights=info, minlength=k) + np.bincount(pairs.pb, weights=info, minlength=k)
