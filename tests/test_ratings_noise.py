@@ -3,6 +3,8 @@ P(>next) against a Monte Carlo reference: on leagues drawn from the model with k
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import math
 
 import numpy as np
@@ -11,10 +13,12 @@ from test_ratings_model import BETA, league
 
 import harness.league.ratings_fit as ratings_fit
 import harness.league.ratings_local as ratings_local
+from harness.league import ratings_dispersion, ratings_live
 from harness.league.queries import GameArrays
-from harness.league.ratings_dispersion import expected_dispersion
+from harness.league.ratings_dispersion import REPLICATES, SETS, _replay, _sample_sets, expectation, expected_dispersion
 from harness.league.ratings_fit import fit_batches
 from harness.league.ratings_live import LiveFit
+from harness.league.ratings_model import TableBatch, pairs_of
 from harness.league.ratings_noise import NOISE_P, Reading, _beyond_chance, _bounds, null_draws
 from harness.league.ratings_triples import median_contrast_variance, others_median
 
@@ -264,3 +268,85 @@ def test_the_live_fit_holds_each_bot_to_the_same_expected_dispersion(monkeypatch
         assert set(want.noisy) == ({0} if noisy else set())
         assert got.noisy == pytest.approx(want.noisy, rel=1e-6)
         assert seats == 2 or noisy or _flagged(monkeypatch, batch, True)  # (the field's check flagged an end bot)
+
+
+def test_a_bot_s_replayed_sets_are_its_own_whole_sets_at_most_sets_of_them():
+    """The sets replayed for a bot hold it, each with all its games; a bot in fewer sets than
+    :data:`SETS` has every one of them replayed, one in more exactly that many (distinct); the
+    field's are drawn from every set."""
+    true = 25 + np.array([-1.5, -0.3, 0.3, 1.5]) * BETA
+    batch = league(np.random.default_rng(3), true, 3, 200)
+    for bot in range(4):
+        (rows,) = _sample_sets([batch], bot, np.random.default_rng(1))
+        own = np.unique(batch.sets[(batch.versions == bot).any(axis=1)])
+        chosen = np.unique(batch.sets[rows])
+        assert (batch.versions[rows] == bot).any(axis=1).all()
+        assert np.isin(chosen, own).all() and chosen.size == min(SETS, own.size) == SETS
+        assert rows.size == 6 * chosen.size  # every seat order of each chosen set
+    few = TableBatch(batch.versions[:6 * 40], batch.ranks[:6 * 40], batch.sets[:6 * 40])
+    (rows,) = _sample_sets([few], None, np.random.default_rng(1))
+    assert np.array_equal(rows, np.arange(6 * 40))  # 40 sets: all of them
+
+
+def test_replayed_games_follow_the_seat_effects_of_their_size_and_share_each_set_s_deal():
+    """Replays put each table size's seat effects where the fit keeps them (``base``), and each
+    replayed set's games share one deal: with all the noise the deal's, the same seat wins
+    every game of a set; with none of it, nothing ties them."""
+    versions = np.array([list(p) for p in itertools.permutations(range(3))] * 2)
+    batch = TableBatch(versions, np.zeros_like(versions), np.repeat([7, 9], 6))
+    skills, base = np.full(3, 25.0), {2: 0, 3: 2}
+    effects = np.array([-50.0, 50.0, 10 * BETA, 0.0, 0.0])  # the two-seat size's must change nothing
+    rows = [np.zeros(0, np.int64), np.arange(12)]
+    two = TableBatch(np.zeros((0, 2), np.int64), np.zeros((0, 2), np.int64), np.zeros(0, np.int64))
+    _, replayed = _replay([two, batch], base, rows, skills, effects, BETA, 0.5, np.random.default_rng(2))
+    assert replayed.versions.shape == (12 * REPLICATES, 3) and np.unique(replayed.sets).size == 2 * REPLICATES
+    assert (replayed.ranks[:, 0] == 0).mean() > 0.99  # the first seat's +10 beta
+    _, dealt = _replay([two, batch], base, rows, skills, np.zeros(5), BETA, 1.0 - 1e-9, np.random.default_rng(2))
+    winner = np.argmin(dealt.ranks, axis=1)  # the seat that won
+    assert all(np.unique(winner[dealt.sets == s]).size == 1 for s in np.unique(dealt.sets))
+    _, own = _replay([two, batch], base, rows, skills, np.zeros(5), BETA, 0.0, np.random.default_rng(2))
+    winner = np.argmin(own.ranks, axis=1)
+    assert np.mean([np.unique(winner[own.sets == s]).size > 1 for s in np.unique(own.sets)]) > 0.9
+
+
+def test_the_replay_is_offered_only_where_the_deal_s_share_can_be_read(monkeypatch):
+    """With the games and their swapped pairs, within the swaps' limit; not without either, nor
+    past the limit (the swaps' reading stops there too)."""
+    batch = league(np.random.default_rng(3), 25 + np.array([-1.0, 0.0, 1.0]) * BETA, 2, 60)
+    pairs = pairs_of([batch], 3)
+    swaps = ratings_fit._swaps([batch], pairs)
+    assert swaps is not None and swaps.pa.size > 0
+    sizes = {2: 0}
+    assert expectation([batch], swaps, sizes, 3, BETA) is not None
+    assert expectation(None, swaps, sizes, 3, BETA) is None and expectation([batch], None, sizes, 3, BETA) is None
+    monkeypatch.setattr(ratings_dispersion, "SWAP_MAX_ENTRIES", swaps.pa.size)
+    assert expectation([batch], swaps, sizes, 3, BETA) is not None
+    monkeypatch.setattr(ratings_dispersion, "SWAP_MAX_ENTRIES", swaps.pa.size - 1)
+    assert expectation([batch], swaps, sizes, 3, BETA) is None
+    empty = dataclasses.replace(swaps, pa=swaps.pa[:0])
+    assert expectation([batch], empty, sizes, 3, 25 / 6) is None
+
+
+def test_the_live_fit_keeps_its_games_only_while_the_swaps_are_read(monkeypatch):
+    """Past the swaps' limit the kept games are dropped and no more are kept (the fit reads
+    neither the triples nor the replays there); up to it, every game is kept."""
+    batch = league(np.random.default_rng(3), 25 + np.array([-1.0, 0.0, 1.0, 0.5]) * BETA, 3, 40)
+    entries = pairs_of([batch], 4).pa.size
+
+    def fed(limit: int) -> LiveFit:
+        monkeypatch.setattr(ratings_live, "SWAP_MAX_ENTRIES", limit)
+        live = LiveFit([3], mu=25.0, sigma=25 / 3, beta=BETA)
+        g = len(batch.sets)
+        live.add([GameArrays(batch.versions, batch.ranks, np.zeros(batch.ranks.shape), np.arange(g),
+                             np.zeros(g, np.int64), batch.sets)])
+        live.fit()
+        return live
+
+    kept = fed(entries // 2 + entries % 2)  # 2 x the limit >= the entries: kept
+    assert kept.keep_tables and sum(len(t[0]) for t in kept.tables[3]) == len(batch.sets)
+    dropped = fed(entries // 2 - 1 + entries % 2)
+    assert not dropped.keep_tables and dropped.tables == {}
+    g = len(batch.sets)
+    dropped.add([GameArrays(batch.versions, batch.ranks, np.zeros(batch.ranks.shape), np.arange(g) + g,
+                            np.ones(g, np.int64), batch.sets)])
+    assert dropped.tables == {}

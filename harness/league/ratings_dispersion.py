@@ -81,10 +81,9 @@ def _replay(batches: Sequence[TableBatch], base: dict[int, int], rows: list[np.n
     for batch, chosen in zip(batches, rows):
         n = batch.versions.shape[1]
         versions = np.tile(batch.versions[chosen], (REPLICATES, 1))
-        _, sets = np.unique(batch.sets[chosen], return_inverse=True)
-        span = int(sets.max()) + 1 if sets.size else 0
-        sets = (np.arange(REPLICATES)[:, None] * span + sets[None, :]).ravel()
-        deal = rng.normal(0.0, beta * np.sqrt(luck), (REPLICATES * span, n))[sets] if span else np.zeros((0, n))
+        keys, sets = np.unique(batch.sets[chosen], return_inverse=True)
+        sets = (np.arange(REPLICATES)[:, None] * keys.size + sets[None, :]).ravel()
+        deal = rng.normal(0.0, beta * np.sqrt(luck), (REPLICATES * keys.size, n))[sets]  # each seat's, per set
         own = rng.normal(0.0, beta * np.sqrt(1.0 - luck), versions.shape)
         perf = skills[versions] + seat[base[n]:base[n] + n] + deal + own
         ranks = np.argsort(np.argsort(-perf, axis=1), axis=1)
@@ -93,15 +92,13 @@ def _replay(batches: Sequence[TableBatch], base: dict[int, int], rows: list[np.n
 
 
 def _ratios(batches: list[TableBatch], k: int, skills: np.ndarray, seat: np.ndarray, scale: float
-            ) -> tuple[np.ndarray, float]:
-    """Each bot's score variance over its information in ``batches``, and the field's."""
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """Each bot's score variance over its sets in ``batches``, and its information (the bots
+    that play in them have some: every game they play adds to it)."""
     pairs = pairs_of(batches, k)
     meat_matrix, _, _ = meat(batches, seat_pair_scores(pairs, skills, seat, scale), k)
     information = Hessian(pairs, k).diagonal(pair_terms(pairs, skills, seat, scale, 2)[3][1])
-    variance = np.diag(meat_matrix)
-    ratio = np.where(information > 0, variance / np.maximum(information, 1e-300), 1.0)
-    field = float(variance.sum() / information.sum()) if information.sum() > 0 else 1.0
-    return ratio, field
+    return np.diag(meat_matrix), information
 
 
 def expected_dispersion(batches: Sequence[TableBatch], base: dict[int, int], k: int, bots: np.ndarray,
@@ -120,14 +117,13 @@ def expected_dispersion(batches: Sequence[TableBatch], base: dict[int, int], k: 
     luck = min(luck, 1.0)
     rng = np.random.default_rng(SEED)
     scale = float(np.sqrt(2.0) * beta)
-    field_games = _replay(batches, base, _sample_sets(batches, None, rng), skills, seat, beta, luck, rng)
-    _, field = _ratios(field_games, k, skills, seat, scale)
-    if field <= 0:
-        return expected
+    variance, information = _ratios(_replay(batches, base, _sample_sets(batches, None, rng), skills, seat, beta,
+                                            luck, rng), k, skills, seat, scale)
+    field = variance.sum() / information.sum()
     for bot in bots:
         replayed = _replay(batches, base, _sample_sets(batches, int(bot), rng), skills, seat, beta, luck, rng)
-        ratio, _ = _ratios(replayed, k, skills, seat, scale)
-        expected[bot] = ratio[bot] / field
+        variance, information = _ratios(replayed, k, skills, seat, scale)
+        expected[bot] = variance[bot] / information[bot] / field
     return expected
 
 

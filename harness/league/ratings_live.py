@@ -270,7 +270,7 @@ class LiveFit(GameSink):
             pairs, c["cell_entry"], c["slot_cluster"][c["cell_a"]], c["cell_win"])
         if pairs.pa.size > 2 * SWAP_MAX_ENTRIES:
             self.tables, self.keep_tables = {}, False
-        batches = None if not self.keep_tables or not self.tables else [
+        batches = None if not self.tables else [  # (none are kept past the limit)
             TableBatch(*(np.concatenate([part[i] for part in parts]) for i in range(3)))
             for _, parts in sorted(self.tables.items())]
         triples = None if batches is None else triples_of([b for b in batches if b.versions.shape[1] >= 3], k,
