@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.integrate import dblquad
@@ -125,3 +126,23 @@ def test_a_bot_s_weight_moves_towards_one_as_its_results_grow_one_sided(seed, we
         weights.append(w[0])
     assert abs(weights[0] - 1.0) <= abs(weight - 1.0) + 1e-9
     assert abs(weights[1] - 1.0) <= abs(weights[0] - 1.0) + 1e-9
+
+
+def test_a_pair_the_exact_posterior_puts_just_under_a_tie_shows_a_tie():
+    """Sorted by mu, a row claims at least a tie with the next: where a one-sided pair's exact
+    posterior moves the pair's probability under 0.5, the table shows 0.5 and ``p_better`` keeps
+    the number (each way round)."""
+    from test_ratings_model import BETA, league
+
+    from harness.league.ratings_fit import fit_model, table_fit
+
+    batch = league(np.random.default_rng(5), 25 + np.array([-1.0, 0.0, 0.2, 1.0]) * BETA, 3, 30)
+    model = fit_model([batch], 4)
+    top, second = (int(i) for i in np.argsort(-model.skills)[:2])
+    gap = float(model.skills[top] - model.skills[second])
+    model.shifts = {(top, second): -gap - 0.5}  # the exact posterior's word: the second is likelier better
+    fit = table_fit(model, np.arange(4), len(batch.sets))
+    assert fit.order[:2] == [top, second] and fit.p_next[0] == 0.5
+    assert fit.p_better(top, second) < 0.5
+    assert fit.p_better(second, top) == pytest.approx(1 - fit.p_better(top, second))
+    assert all(p >= 0.5 for p in fit.p_next)

@@ -115,7 +115,7 @@ more, from the orders of three players in one game (:mod:`harness.league.ratings
 with d the difference of their mu and sd from the same covariance; the order is by mu, so no
 adjacent pair shows less than 0.5. Where either bot's record is one-sided (its results alone
 have no maximum), d is moved by what the exact posterior along the two says beyond the normal
-(``TableFit.shifts``, :func:`harness.league.ratings_local.exact_shift`).
+(``TableFit.shifts``, :func:`harness.league.ratings_local.exact_shift`; just under 0.5 shows 0.5).
 
 **The plain fit** (``plain=True``: the config's prior, no seat effect, weight 1) is what the
 rating history computes on every prefix (:func:`fit_skills`, from each pair's totals alone).
@@ -566,7 +566,8 @@ def table_fit(model: Model, ids: np.ndarray, games: int) -> TableFit:
                    noise={} if model.noise is None else dict(zip(versions, model.noise.tolist())),
                    shifts={(versions[i], versions[j]): x for (i, j), x in model.shifts.items()},
                    weights={} if model.weights is None else dict(zip(versions, model.weights.tolist())))
-    fit.p_next = [fit.p_better(a, b) for a, b in zip(fit.order, fit.order[1:])]
+    # sorted by mu, a row claims at least a tie (an exact one-sided pair's may be just under: docs/ratings.md)
+    fit.p_next = [max(0.5, fit.p_better(a, b)) for a, b in zip(fit.order, fit.order[1:])]
     return fit
 
 
