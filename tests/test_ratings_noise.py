@@ -350,3 +350,34 @@ def test_the_live_fit_keeps_its_games_only_while_the_swaps_are_read(monkeypatch)
     dropped.add([GameArrays(batch.versions, batch.ranks, np.zeros(batch.ranks.shape), np.arange(g) + g,
                             np.ones(g, np.int64), batch.sets)])
     assert dropped.tables == {}
+
+
+def test_a_quick_fit_tests_the_noises_again_once_the_games_grew_a_percent(monkeypatch):
+    """``harness serve``'s fit of a few more games keeps the earlier fit's verdict on the
+    noises' spread until the pairs of seats grew by 1% since it was last tested (at 1,000,000
+    games the test is half a refresh's time), then tests again; a fit of every step always does."""
+    calls: list[int] = []
+    real = ratings_fit.fit_noise
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ratings_fit, "fit_noise", counted)
+    batch = league(np.random.default_rng(3), 25 + np.array([-1.0, -0.3, 0.3, 1.0]) * BETA, 3, 402)
+    live = LiveFit([3], mu=25.0, sigma=25 / 3, beta=BETA)
+
+    def add(first: int, last: int) -> int:
+        rows = slice(6 * first, 6 * last)
+        g = 6 * (last - first)
+        live.add([GameArrays(batch.versions[rows], batch.ranks[rows], np.zeros((g, 3)), np.arange(6 * first, 6 * last),
+                             np.zeros(g, np.int64), batch.sets[rows])])
+        calls.clear()
+        live.fit()
+        return len(calls)
+
+    assert add(0, 300) >= 1  # from scratch
+    assert add(300, 301) == 0  # 0.3% more: the earlier verdict
+    assert add(301, 302) == 0
+    assert add(302, 305) == 1  # 1.7% more since it was tested: tested again
+    assert add(305, 306) == 0

@@ -123,6 +123,7 @@ rating history computes on every prefix (:func:`fit_skills`, from each pair's to
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -130,10 +131,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 from scipy.linalg.lapack import dtrtri
-from scipy.special import chdtri, ndtr, stdtrit
+from scipy.special import chdtri, ndtr
 
 from harness.league import ratings_local
 from harness.league.ratings_dispersion import Expect, expectation
+from harness.league.ratings_factors import bot_factors, shrunk_degrees, small_sample_factor
 from harness.league.ratings_model import (
     Hessian,
     Pairs,
@@ -150,7 +152,7 @@ from harness.league.ratings_triples import Triples, triples_of
 
 __all__ = ["MeatAt", "Model", "TableBatch", "TableFit", "Warm", "batches_from_games", "bot_factors", "fit_arrays",
            "fit_batches", "fit_model", "fit_pairs", "fit_ratings", "fit_skills", "fit_table", "shrunk_degrees",
-           "table_fit"]
+           "small_sample_factor", "table_fit"]
 
 @dataclass
 class TableFit:
@@ -191,16 +193,6 @@ class TableFit:
         return float(ndtr(d / math.sqrt(var)))
 
 
-def small_sample_factor(sets: int) -> float:
-    """How much wider than the normal's a 95% interval from ``sets`` clusters must be: Student's
-    t with sets - 1 degrees of freedom over 1.96 (the usual small-sample rule for a
-    cluster-robust variance: 1.62 at 4 sets, 1.03 at 40, 1.003 at 400). The fit itself uses
-    :func:`bot_factors`, from each bot's own sets."""
-    if sets < 2:
-        return 1.0
-    return float(stdtrit(sets - 1, 0.975) / 1.959963984540054)
-
-
 def batches_from_games(games: Iterable[tuple[Sequence[int], Sequence[int], Hashable]]) -> list[TableBatch]:
     """(version ids by seat, ranks by seat, duplicate set key) -> one batch per table size (one
     pass in Python: callers that read arrays from the store can build the batches directly)."""
@@ -226,6 +218,8 @@ EM_STEPS = 12
 #: a bot's dispersion is shrunk towards the field's (1) with this many sets' weight before its
 #: variance is read from it, upwards only (see the module's text); 0: off
 DISPERSION_PRIOR_SETS = 4.0
+#: a quick fit tests the noises' spread again once the pairs of seats grew by this share since
+NOISE_RETEST = 0.01
 #: a bot is flagged when its dispersion's chance under the model is below this (one in a thousand)
 NOISY_P = 0.001
 
@@ -251,38 +245,6 @@ class Model:
     noise: np.ndarray | None = None  # each bot's fitted noise beta_i / beta (None: every bot at beta)
     shifts: dict[tuple[int, int], float] = field(default_factory=dict)  # (i, j) -> ratings_local.exact_shift
     weights: np.ndarray | None = None  # each bot's own data weight against the prior (None: the field's)
-
-
-def bot_factors(sets_per_bot: np.ndarray, degrees: np.ndarray | None = None) -> np.ndarray:
-    """Each bot's small-sample factor on its sigma, from its own sets G: sqrt(G / (G - 1)) (the
-    cluster-robust variance's usual CR1 correction) times Student's t over 1.96, with G - 1
-    degrees of freedom (1.22 at 10 sets, 1.05 at 40) or ``degrees`` where more (the fit's:
-    :func:`shrunk_degrees`); a bot in a single set gets the factor of two (9.2 with G - 1: one
-    set cannot measure the variance between sets), so fewer sets never narrow."""
-    g = np.maximum(np.asarray(sets_per_bot, dtype=np.float64), 2.0)
-    df = g - 1.0 if degrees is None else np.maximum(degrees, g - 1.0)
-    factors: np.ndarray = np.sqrt(g / (g - 1.0)) * stdtrit(df, 0.975) / 1.959963984540054
-    return factors
-
-
-def shrunk_degrees(sets_per_bot: np.ndarray, sets: int, prior_sets: float = 4.0) -> np.ndarray:
-    """Each bot's degrees of freedom for its small-sample t: those of its variance as the fit
-    reads it, its own sets' estimate (G_i - 1 degrees of freedom) shrunk towards the field's
-    with the weight of ``prior_sets`` sets (a_i = G_i / (G_i + prior_sets) on its own), by
-    Satterthwaite's rule: 1 / (a_i^2 / (G_i - 1) + (1 - a_i^2) / F). F, the field's degrees of
-    freedom, is the sum over bots of their sets less the number of sets and the bots' number
-    less one (a set of n bots gives n - 1 independent scores; the skills' fit takes k - 1); the
-    field's estimate pools the bots' own, the bot's among them, so its covariance with the bot's
-    own is its own variance (the 1 - a_i^2). With two bots the field's estimate is the bot's own
-    and this gives G_i - 1; a bot in fewer than two sets keeps G_i - 1."""
-    g = np.asarray(sets_per_bot, dtype=np.float64)
-    own = np.maximum(g - 1.0, 1.0)
-    if prior_sets <= 0:
-        return own
-    field = np.maximum(float(g.sum()) - sets - (g.size - 1), own)
-    a = g / (g + prior_sets)
-    degrees: np.ndarray = np.where(g >= 2, 1.0 / (a**2 / own + (1.0 - a**2) / field), own)
-    return degrees
 
 
 def _relative_to_mean(covariance: np.ndarray) -> np.ndarray:
@@ -318,6 +280,9 @@ class Warm:
     weight: float = 1.0  # the data's weight the earlier fit measured
     quick: bool = False  # keep the earlier weight and spread unless the spread's EM step moves it 1%
     noises: bool = False  # the earlier fit fitted each bot's own noise (a quick fit then fits every step)
+    #: the earlier fit under each bot's own weight: (its skills, the weights), where a quick fit starts
+    local: tuple[np.ndarray, np.ndarray] | None = None
+    tested: float = 0.0  # the pairs of seats when the noises' spread was last tested (a quick fit tests again at 1% more)
 
 
 #: the sandwich's meat at (skills, seat effects, the pairs' scale: one number or one per entry):
@@ -424,7 +389,9 @@ def _quick_fit(pairs: Pairs, hessian: Hessian, k: int, meat_at: MeatAt, sizes: d
     1% (the stopping rule of the EM from scratch, whose answer is within that of the fixed point
     too) and when the fit from scratch would keep the common beta too (neither the earlier fit
     nor this one's test of the noises' spread fits each bot's own noise: the quick fit does not
-    fit noises, so where they are fitted every step is); else None (the caller fits every step)."""
+    fit noises, so where they are fitted every step is; that test is run again once the pairs of
+    seats grew :data:`NOISE_RETEST` since it last ran); else None (the caller fits every step).
+    Each bot's own weight is the earlier fit's, its skills' maximum started from that fit's."""
     if warm.noises:
         return None
     scale = math.sqrt(2.0) * beta
@@ -438,13 +405,24 @@ def _quick_fit(pairs: Pairs, hessian: Hessian, k: int, meat_at: MeatAt, sizes: d
                         TAU_HIGH * sigma)
         if abs(new - warm.prior_sd) >= 0.01 * warm.prior_sd:
             return None
-        if fit_noise(pairs, hessian, skills, seat, mu, precision, scale, warm.weight, iterations, 1.0 / sigma**2,
-                     swaps, triples) is not None:
-            return None
+        seen = float(pairs.count.sum())
+        if seen >= (1.0 + NOISE_RETEST) * warm.tested:
+            if fit_noise(pairs, hessian, skills, seat, mu, precision, scale, warm.weight, iterations, 1.0 / sigma**2,
+                         swaps, triples) is not None:
+                return None
+            warm = dataclasses.replace(warm, tested=seen)
     return _covariance(meat_at, sizes, pairs, hessian, skills, seat, second, precision, warm.weight, warm.prior_sd,
                        scale, k, (warm.first_skills, warm.first_seat), prior_mean=mu if k >= 3 else None,
-                       expect=expect, seat_precision=1.0 / sigma**2)
+                       expect=expect, seat_precision=1.0 / sigma**2, warm=warm)
 
+
+
+def _moved(local: tuple[np.ndarray, np.ndarray], before: np.ndarray, now: np.ndarray
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """An earlier fit's (skills, weights) under each bot's own weight, its skills moved as the
+    field-weight maximum moved since (``before`` -> ``now``): where this fit's will be."""
+    m = local[0].size
+    return local[0] + (now[:m] - before[:m]), local[1]
 
 
 def _inverse_trace(hessian: Hessian, second: np.ndarray, precision: float) -> float:
@@ -468,18 +446,19 @@ def _covariance(meat_at: MeatAt, sizes: dict[int, int], pairs: Pairs, hessian: H
                 seat: np.ndarray, second: np.ndarray, precision: float, weight: float, tau: float, scale: float,
                 k: int, first: tuple[np.ndarray, np.ndarray], noise: Noise | None = None,
                 prior_mean: float | None = None, expect: Expect | None = None,
-                seat_precision: float | None = None) -> Model:
+                seat_precision: float | None = None, warm: Warm | None = None) -> Model:
     """The sandwich at the fit, plus what the bots' fitted noises' uncertainty adds (if any)
     and, with ``prior_mean`` (the prior's spread was estimated), what the spread's uncertainty
     adds; scaled per bot (its own sets, its dispersion; a bot's dispersion against what
     ``expect`` says an honest bot in its place shows, where given). With ``prior_mean``, first
     the fit under each bot's own weight against the prior (:mod:`harness.league.ratings_local`)."""
     scales = scale if noise is None else entry_scale(pairs, noise.lam, scale)
-    field_weight, weights = weight, np.full(k, weight)
+    field_weight, weights, at_field = weight, np.full(k, weight), (skills, seat)  # a later fit starts at the field's
     shifts: dict[tuple[int, int], float] = {}
     if prior_mean is not None and k >= 3 and ratings_local.LOCAL_WEIGHTS:
         skills, seat, second, precisions, weights, shifts = ratings_local.localise(
-            pairs, hessian, skills, seat, prior_mean, tau, weight, scales, seat_precision, WEIGHT_LOW, WEIGHT_HIGH)
+            pairs, hessian, skills, seat, prior_mean, tau, weight, scales, seat_precision, WEIGHT_LOW, WEIGHT_HIGH,
+            None if warm is None or warm.local is None else _moved(warm.local, warm.skills, skills))
     else:
         precisions = np.full(k, precision)
     factor = cho_factor(hessian.at(second, precisions).toarray())
@@ -514,7 +493,8 @@ def _covariance(meat_at: MeatAt, sizes: dict[int, int], pairs: Pairs, hessian: H
     covariance = _relative_to_mean(covariance) * np.outer(per, per)
     effects = {n: [float(x) for x in seat[b:b + n]] for n, b in sizes.items()}
     return Model(skills, covariance, n_sets, per_bot, tau, field_weight, effects, dispersion, per, noisy,
-                 Warm(first[0], first[1], skills, seat, tau, field_weight, noises=noise is not None),
+                 Warm(first[0], first[1], *at_field, tau, field_weight, noises=noise is not None,
+                      local=(skills, weights), tested=float(pairs.count.sum()) if warm is None else warm.tested),
                  None if noise is None else np.exp(noise.lam), shifts, weights)
 
 

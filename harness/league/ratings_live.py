@@ -26,6 +26,7 @@ this maximum: tests/test_live_standing.py bounds the difference.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
@@ -261,8 +262,8 @@ class LiveFit(GameSink):
         if warm is not None:
             more = np.full(k - warm.skills.size, self.mu)  # bots new since start at mu
             quick = self.games < (1 + QUICK_GROWTH) * self.full_games
-            warm = Warm(np.concatenate([warm.first_skills, more]), warm.first_seat,
-                        np.concatenate([warm.skills, more]), warm.seat, warm.prior_sd, warm.weight, quick, warm.noises)
+            warm = dataclasses.replace(warm, first_skills=np.concatenate([warm.first_skills, more]),
+                                       skills=np.concatenate([warm.skills, more]), quick=quick)
         # one BLAS thread: on two shared cores OpenBLAS's threads made the Cholesky factorisations
         # several times slower (as for the adaptive schedule's fits)
         # the swapped games (ratings_swaps), from the same kept seat pairs, where the fit reads them

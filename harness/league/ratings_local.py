@@ -177,16 +177,23 @@ def exact_shift(pairs: Pairs, skills: np.ndarray, seat: np.ndarray, scale: float
 
 
 def localise(pairs: Pairs, hessian: Hessian, skills: np.ndarray, seat: np.ndarray, mu: float, tau: float,
-             weight: float, scale: float | np.ndarray, seat_precision: float | None, low: float, high: float
+             weight: float, scale: float | np.ndarray, seat_precision: float | None, low: float, high: float,
+             earlier: tuple[np.ndarray, np.ndarray] | None = None
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[tuple[int, int], float]]:
     """The fit under each bot's own weight: (skills recentred on ``mu``, seat effects, each
     entry's -d2/dx2, each bot's prior precision 1 / (tau^2 w_i), the weights w_i, and for each
-    adjacent pair of the order (by mu, then index) with a one-sided bot, :func:`exact_shift`)."""
+    adjacent pair of the order (by mu, then index) with a one-sided bot, :func:`exact_shift`).
+    ``earlier``: an earlier fit's (skills, weights) of most of the same games (a quick fit): its
+    weights are kept (a bot new since gets the field's) and its maximum is the start."""
     k = skills.size
-    weights = bot_weights(pairs, skills, seat, scale, weight, k, low, high)
+    if earlier is None:
+        weights = bot_weights(pairs, skills, seat, scale, weight, k, low, high)
+    else:
+        weights = np.concatenate([earlier[1], np.full(k - earlier[1].size, weight)])
+        skills = np.concatenate([earlier[0], skills[earlier[0].size:]])
     precision = 1.0 / (tau**2 * weights)
     skills, seat, second = maximise(pairs, hessian, skills, seat, mu, precision, scale, 30,
-                                    seat_precision=seat_precision, tolerance=1e-4)
+                                    seat_precision=seat_precision, tolerance=1e-4 if earlier is None else 1e-3)
     shifts: dict[tuple[int, int], float] = {}
     if EXACT_PAIRS:
         sided = one_sided(pairs, k)
