@@ -15,7 +15,7 @@ from scipy.special import log_ndtr, ndtr, ndtri
 from scipy.stats import multivariate_normal
 
 from harness.league.ratings_fit import fit_table
-from harness.league.ratings_local import bot_weights, dependence
+from harness.league.ratings_local import _expected_information, bot_weights, dependence, one_sided
 from harness.league.ratings_model import TableBatch, pairs_of
 
 MU, SIGMA, BETA = 25.0, 25 / 3, 25 / 6
@@ -38,16 +38,22 @@ ONE_SIDED = [(0, 1, 2), (0, 2, 2), (0, 3, 2), (0, 4, 2), (0, 5, 2), (0, 2, 2),
              (3, 4, 1), (3, 5, 2), (4, 5, 1), (1, 2, 1), (3, 4, 0), (2, 5, 2), (4, 5, 1)]
 
 
-def test_a_bot_that_won_everything_gets_the_exact_posterior_s_p_next():
+#: bot 0 won its only three sets, against bots 2 and 3; bot 1, strong, lost one set to bot 2
+CLOSE = [(0, 2, 2), (0, 3, 2), (0, 4, 2), (1, 2, 2), (1, 3, 2), (1, 4, 2), (1, 5, 2), (1, 2, 1), (2, 3, 1),
+         (2, 4, 1), (3, 4, 1), (2, 5, 2), (3, 5, 1), (4, 5, 1), (1, 3, 2), (1, 4, 2)]
+
+
+@pytest.mark.parametrize("meetings", [ONE_SIDED, CLOSE], ids=["one-sided", "close"])
+def test_a_bot_that_won_everything_gets_the_exact_posterior_s_p_next(meetings):
     """The pair (the bot that won every game, the next) gets P(>next) from the exact posterior
     along the two bots, the others held at the fit: the test integrates that posterior itself
     (the composite likelihood of every game either bot played, each bot's prior N(mu0 + the
     table's shift, tau^2 w_i)) and carries it to the table's standard deviation as the fit
     does, Phi(Phi^-1(P exact) sd_normal / sd_table). The old fit had no such pair probability
     (the normal at the maximum, under the field's weight)."""
-    fit = fit_table(two_seat_sets(ONE_SIDED), mu=MU, sigma=SIGMA, beta=BETA)
-    a, b = fit.order[0], fit.order[1]
-    assert a == 0
+    fit = fit_table(two_seat_sets(meetings), mu=MU, sigma=SIGMA, beta=BETA)
+    a, b = (0, 1) if meetings is ONE_SIDED else (fit.order[0], fit.order[1])
+    assert 0 in (a, b) and fit.order.index(b) == fit.order.index(a) + 1
     ids = sorted(fit.mu)
     tau2 = fit.prior_sd ** 2
     precision = {v: 1.0 / (tau2 * fit.weights[v]) for v in ids}
@@ -56,7 +62,7 @@ def test_a_bot_that_won_everything_gets_the_exact_posterior_s_p_next():
     x = {v: fit.mu[v] + delta for v in ids}
     g = fit.seat_effects[2]
     scale = math.sqrt(2) * BETA
-    games = two_seat_sets(ONE_SIDED)
+    games = two_seat_sets(meetings)
 
     def log_density(xa: float, xb: float) -> float:
         at = {**x, a: xa, b: xb}
@@ -82,14 +88,16 @@ def test_a_bot_that_won_everything_gets_the_exact_posterior_s_p_next():
            - log_density(x[a] - h, x[b] + h) + log_density(x[a] - h, x[b] - h)) / (4 * h**2)
     cov = np.linalg.inv(-np.array([[faa, fab], [fab, fbb]]))
     sd_normal = math.sqrt(cov[0, 0] + cov[1, 1] - 2 * cov[0, 1])
-    assert exact > float(ndtr((x[a] - x[b]) / sd_normal))  # a one-sided likelihood: the exact is surer
+    if meetings is ONE_SIDED:  # a one-sided likelihood: the exact is surer
+        assert exact > float(ndtr((x[a] - x[b]) / sd_normal))
     i, j = fit.index[a], fit.index[b]
     sd_table = math.sqrt(fit.covariance[i, i] + fit.covariance[j, j] - 2 * fit.covariance[i, j])
     expected = float(ndtr(float(ndtri(exact)) * sd_normal / sd_table))
     assert abs(fit.p_better(a, b) - expected) < 0.003
     assert abs(fit.p_next[0] - expected) < 0.003
     # the one-sided bot's own weight is nearer 1 than the field's (its results hardly depend within a set)
-    assert abs(fit.weights[a] - 1.0) < abs(fit.data_weight - 1.0)
+    assert abs(fit.weights[0] - 1.0) < abs(fit.data_weight - 1.0)
+    assert sum(fit.mu.values()) / len(fit.mu) == pytest.approx(MU, abs=1e-9)  # relative to the table's mean
 
 
 def test_dependence_is_the_correlation_of_two_probit_results():
@@ -126,6 +134,8 @@ def test_a_bot_s_weight_moves_towards_one_as_its_results_grow_one_sided(seed, we
         weights.append(w[0])
     assert abs(weights[0] - 1.0) <= abs(weight - 1.0) + 1e-9
     assert abs(weights[1] - 1.0) <= abs(weights[0] - 1.0) + 1e-9
+    if far >= 1.0 and weight >= 1.2:  # a beta or more from all its opponents, where sets say more: clearly nearer
+        assert abs(weights[0] - 1.0) < 0.9 * abs(weight - 1.0)
 
 
 def test_a_pair_the_exact_posterior_puts_just_under_a_tie_shows_a_tie():
@@ -146,3 +156,19 @@ def test_a_pair_the_exact_posterior_puts_just_under_a_tie_shows_a_tie():
     assert fit.p_better(top, second) < 0.5
     assert fit.p_better(second, top) == pytest.approx(1 - fit.p_better(top, second))
     assert all(p >= 0.5 for p in fit.p_next)
+
+
+def test_one_sided_records_and_a_result_s_expected_information():
+    """A bot ahead in every pair of seats it played, or behind in every one, is one-sided; a bot
+    with one result the other way, or none, is not. A probit result's expected information is
+    phi(z)^2 / (Phi(z) Phi(-z))."""
+    meetings = [(0, 1, 2), (0, 2, 2), (1, 2, 1), (3, 1, 0), (3, 2, 0), (4, 1, 2), (4, 2, 1)]
+    sets = two_seat_sets(meetings)
+    batch = TableBatch(np.array([v for v, _, _ in sets]), np.array([r for _, r, _ in sets]),
+                       np.array([key for _, _, key in sets]))
+    got = one_sided(pairs_of([batch], 6), 6)
+    assert got.tolist() == [True, False, False, True, False, False]  # 5 played nothing
+    for z in (0.0, 0.8, -1.7, 4.0):
+        phi = math.exp(-z * z / 2) / math.sqrt(2 * math.pi)
+        want = phi**2 / (float(ndtr(z)) * float(ndtr(-z)))
+        assert float(_expected_information(np.array([z]))[0]) == pytest.approx(want, rel=1e-9)
