@@ -25,6 +25,7 @@ import pytest
 
 warnings.filterwarnings("ignore", message=".*httpx.*")
 from starlette.testclient import TestClient  # noqa: E402
+from test_contest_pins import _alpha_alone  # noqa: E402
 
 from harness.contest import db as contest_db  # noqa: E402
 from harness.contest.auth import add_team  # noqa: E402
@@ -40,12 +41,7 @@ GOOD_BOT = (REPO / "bots" / "random_bot.py").read_bytes()
 
 @pytest.fixture()
 def site(tmp_path: Path) -> tuple[Path, str]:
-    root = tmp_path / "contest"
-    init_contest(root, "crisps")
-    db = ContestDB(root / "contest.sqlite")
-    token = add_team(db, "alpha")
-    db.close()
-    return root, token
+    return _alpha_alone(tmp_path)
 
 
 def _client(root: Path) -> TestClient:

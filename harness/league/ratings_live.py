@@ -267,9 +267,9 @@ class LiveFit(GameSink):
         # one BLAS thread: on two shared cores OpenBLAS's threads made the Cholesky factorisations
         # several times slower (as for the adaptive schedule's fits)
         # the swapped games (ratings_swaps), from the same kept seat pairs, where the fit reads them
-        swaps = None if pairs.pa.size > 2 * SWAP_MAX_ENTRIES else swaps_of(
-            pairs, c["cell_entry"], c["slot_cluster"][c["cell_a"]], c["cell_win"])
-        if pairs.pa.size > 2 * SWAP_MAX_ENTRIES:
+        past = pairs.pa.size > 2 * SWAP_MAX_ENTRIES
+        swaps = None if past else swaps_of(pairs, c["cell_entry"], c["slot_cluster"][c["cell_a"]], c["cell_win"])
+        if past:
             self.tables, self.keep_tables = {}, False
         batches = None if not self.tables else [  # (none are kept past the limit)
             TableBatch(*(np.concatenate([part[i] for part in parts]) for i in range(3)))

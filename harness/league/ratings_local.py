@@ -137,19 +137,17 @@ def one_sided(pairs: Pairs, k: int) -> np.ndarray:
 
 
 def exact_shift(pairs: Pairs, skills: np.ndarray, seat: np.ndarray, scale: float | np.ndarray,
-                precision: np.ndarray, mu: float, a: int, b: int) -> float:
+                precision: np.ndarray, mu: float, a: int, b: int, second: np.ndarray) -> float:
     """How far the exact posterior along bots a and b (the others held at the fit) moves their
     difference beyond its normal approximation at the maximum: m' - (mu_a - mu_b), with m' the
     difference whose normal, of the approximation's standard deviation, gives the exact
-    posterior's P(a > b) (the midpoint rule on 121 x 121 points over +-8 standard deviations)."""
+    posterior's P(a > b) (the midpoint rule on 121 x 121 points over +-8 standard deviations).
+    ``second``: each entry's -d2/dx2 at the maximum (:func:`~harness.league.ratings_model.maximise`'s)."""
     mine = np.flatnonzero((pairs.pa == a) | (pairs.pb == a) | (pairs.pa == b) | (pairs.pb == b))
     pa, pb, wins, count = pairs.pa[mine], pairs.pb[mine], pairs.wins[mine], pairs.count[mine]
     s = scale[mine] if isinstance(scale, np.ndarray) else scale
     offset = seat[pairs.sa[mine]] - seat[pairs.sb[mine]]
-    z = (skills[pa] - skills[pb] + offset) / s
-    log_phi = -0.5 * z * z - 0.5 * np.log(2 * np.pi)
-    up, down = np.exp(log_phi - log_ndtr(z)), np.exp(log_phi - log_ndtr(-z))
-    second = (wins * up * (z + up) + (count - wins) * down * (down - z)) / np.square(s)
+    second = second[mine]
     both = ((pa == a) & (pb == b)) | ((pa == b) & (pb == a))
     h = np.array([[np.sum(second[(pa == a) | (pb == a)]) + precision[a], -np.sum(second[both])],
                   [-np.sum(second[both]), np.sum(second[(pa == b) | (pb == b)]) + precision[b]]])
@@ -200,7 +198,7 @@ def localise(pairs: Pairs, hessian: Hessian, skills: np.ndarray, seat: np.ndarra
         order = np.lexsort((np.arange(k), -skills))
         for a, b in zip(order[:-1].tolist(), order[1:].tolist()):
             if sided[a] or sided[b]:
-                shifts[a, b] = exact_shift(pairs, skills, seat, scale, precision, mu, a, b)
+                shifts[a, b] = exact_shift(pairs, skills, seat, scale, precision, mu, a, b, second)
     return skills - (skills.mean() - mu), seat, second, precision, weights, shifts
 
 
