@@ -15,8 +15,9 @@ whole machine (an exclusive lock that the other processes' tests wait for); ever
 holds it shared. Each time a serial test takes the lock it first waits for every other
 process's running test to end, the cores idling more as each ends; so the lock is taken as
 rarely as can be: the files of :data:`SERIAL_FILES` are one unit of xdist's work, run back to
-back by one process at the start of the run (:func:`pytest_xdist_make_scheduler`), and the
-tests marked ``serial`` in another file run one after the other at the end of their file.
+back by one process at the start of the run (:func:`pytest_xdist_make_scheduler`; the other
+processes' first tests wait until it has begun, so that none of them delays it), and the tests
+marked ``serial`` in another file run one after the other at the end of their file.
 Without xdist nothing is locked.
 """
 
@@ -26,6 +27,7 @@ import fcntl
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -114,14 +116,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items[:] = _schedule_order(items)
 
 
+def _run_file(name: str) -> Path | None:
+    """This xdist run's file ``name`` (a lock, or the flag that the serial unit has begun); None
+    outside xdist."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    return Path(tempfile.gettempdir(), f"tablebots-pytest-{run}.{name}") if run else None
+
+
 def _lock_files() -> tuple[int, int] | None:
     """The turnstile and the room of this xdist run (None outside xdist): one pair per run."""
-    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
-    if not run:
+    paths = [_run_file(name) for name in ("turnstile", "room")]
+    if paths[0] is None or paths[1] is None:
         return None
-    base = Path(tempfile.gettempdir())
-    turnstile, room = (os.open(base / f"tablebots-pytest-{run}.{name}", os.O_RDWR | os.O_CREAT, 0o600)
-                       for name in ("turnstile", "room"))
+    turnstile, room = (os.open(path, os.O_RDWR | os.O_CREAT, 0o600) for path in paths)
     return turnstile, room
 
 
@@ -130,13 +137,32 @@ _LOCKS = _lock_files()
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     """Remove this run's lock files (the other process keeps its open descriptors: the locks hold)."""
-    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
-    if run:
-        for name in ("turnstile", "room"):
-            Path(tempfile.gettempdir(), f"tablebots-pytest-{run}.{name}").unlink(missing_ok=True)
+    for name in ("turnstile", "room", "serial-began"):
+        path = _run_file(name)
+        if path is not None:
+            path.unlink(missing_ok=True)
 
 
 _holding_alone = False  # this process holds the room alone, from one serial test to the next
+#: whether this process's next test is its first: it may have to wait for the serial unit to begin
+_first_test = True
+#: longest wait for the serial unit to begin: a bound in case its process never starts it (a crash)
+SERIAL_START_WAIT_S = 120.0
+
+
+def _await_serial_unit(item: pytest.Item) -> None:
+    """Before this process's first test, when the serial unit runs first (the run's first test is
+    in :data:`SERIAL_FILES`; xdist hands that unit out at once), wait for it to take the room: if
+    another process's first test took the room shared before it, the serial process waited for that
+    test to end (a tiny bench: tens of seconds) with the two others queued behind it, the cores
+    idle. Polled every 10 ms; the serial process creates the flag file when it holds the room."""
+    flag = _run_file("serial-began")
+    if (flag is None or item.session.items[0].path.name not in SERIAL_FILES
+            or getattr(item.config.option, "loadscopereorder", True)):
+        return  # (xdist reordering units by size may hand the serial unit out later)
+    deadline = time.monotonic() + SERIAL_START_WAIT_S
+    while not flag.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
 
 
 def _is_serial(item: pytest.Item | None) -> bool:
@@ -150,17 +176,25 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     turnstile keeps a stream of shared tests from starving a serial one. Serial tests that follow
     each other (a serial file's) keep the room from the first to the last: taking it anew for each
     would wait each time for the other processes' running tests to end, with the cores idle."""
-    global _holding_alone
+    global _holding_alone, _first_test
     if _LOCKS is None:
         yield
         return
     turnstile, room = _LOCKS
     serial = _is_serial(item)
+    if _first_test:
+        _first_test = False
+        if not serial:
+            _await_serial_unit(item)
     if not _holding_alone:
         fcntl.flock(turnstile, fcntl.LOCK_EX)
         fcntl.flock(room, fcntl.LOCK_EX if serial else fcntl.LOCK_SH)
         if not serial:
             fcntl.flock(turnstile, fcntl.LOCK_UN)
+        elif item.path.name in SERIAL_FILES:
+            flag = _run_file("serial-began")
+            assert flag is not None
+            flag.touch()
     _holding_alone = False
     try:
         yield
