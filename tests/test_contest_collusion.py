@@ -12,11 +12,11 @@ from types import SimpleNamespace
 
 from click.testing import CliRunner
 from kit import checked_version, set_keys
+from league_fakes import fake_pool
 from selenium.webdriver.common.by import By
 from test_contest_backup import _free_port, _harness, _stop, _until
 from test_contest_browser import shoot
 from test_contest_ops import _signin, _site
-from test_league_runner import fake_pool
 
 from harness.cli import cli
 from harness.contest.config import load_contest

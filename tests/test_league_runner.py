@@ -1,6 +1,6 @@
 """The league runner, store and ratings with a fake referee injected (fast, deterministic).
 
-The fake plays no game: a bot named ``sN`` has strength N and the stronger bot wins, with a
+The fake (tests/league_fakes.py) plays no game: a bot named ``sN`` has strength N and the stronger bot wins, with a
 little seeded noise. The real referee is exercised in tests/test_league_e2e.py.
 """
 
@@ -19,9 +19,9 @@ from types import SimpleNamespace
 
 import pytest
 from click.testing import CliRunner
+from league_fakes import FAKE, affinity_play, broken_play, fake_play, fake_pool, stuck_play
 
 from harness.cli import cli
-from harness.games import ranking_from_keys
 from harness.league import ratings as rating_mod
 from harness.league.config import LeagueConfig, load_config
 from harness.league.executors.local import AHEAD_PER_WORKER
@@ -29,40 +29,6 @@ from harness.league.runner import GamePlayer, RunOptions, plan_league, run_leagu
 from harness.league.schedule_roundrobin import build_schedule
 from harness.league.store import SCHEMA_VERSION, GameOutcome, LeagueStore
 from harness.report.tables import format_table, league_table
-
-
-class FakePool:
-    """Stands in for harness.play.pool.BotPool."""
-
-    def __enter__(self) -> FakePool:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        pass
-
-
-def fake_pool(referee_config: object) -> FakePool:
-    return FakePool()
-
-
-def fake_play(game, options, seed, game_id, seats, pool, config):
-    """A GameRecord-like result: strength from the bot name plus seeded noise."""
-    rng = random.Random(game_id)
-    keys = [int(s.name[1:]) + rng.random() * 1.5 for s in seats]
-    violations = []
-    if seats[0].name == "s0" and rng.random() < 0.3:
-        violations.append({"game_id": game_id, "seed": seed, "decision": 4, "seat": 0, "bot": "s0",
-                           "kind": "illegal", "detail": "index 9 not offered", "request": "{}", "received": "x",
-                           "stderr_tail": "", "snapshot": {"a": 1}})
-    return SimpleNamespace(game_id=game_id, ranking=ranking_from_keys(keys), scores=[round(k, 3) for k in keys],
-                           ended_by="rules", forfeits=[], violations=violations,
-                           log=[{"type": "event", "event": {"type": "fake"}}], decisions=5, seconds=0.001)
-
-
-FAKE = GamePlayer(play=fake_play, make_pool=fake_pool)
 
 
 def write_config(dir_: Path, n_bots: int = 4, rounds: int = 2, extra: str = "", bots: list[str] | None = None,
@@ -327,10 +293,6 @@ def test_schema_version_is_recorded(tmp_path: Path) -> None:
     assert dataclasses.is_dataclass(cfg)
 
 
-def broken_play(game, options, seed, game_id, seats, pool, config):
-    raise RuntimeError("engine bug")
-
-
 def test_a_harness_bug_stops_the_run_with_the_games_left_pending(tmp_path: Path) -> None:
     cfg = load_config(write_config(tmp_path, rounds=10))
     summary = run_league(cfg, player=GamePlayer(play=broken_play, make_pool=fake_pool), progress=False)
@@ -492,12 +454,6 @@ def test_harness_run_says_what_it_played_and_why_it_stopped(tmp_path, monkeypatc
     assert said in result.output and "finished:" not in result.output
 
 
-def stuck_play(game, options, seed, game_id, seats, pool, config):  # type: ignore[no-untyped-def]
-    """A game that never ends (a worker stuck in it): marks the file named by STUCK_MARK first."""
-    Path(os.environ["STUCK_MARK"]).write_text(game_id)
-    time.sleep(600)
-
-
 def test_closing_the_executor_ends_a_worker_stuck_in_a_game(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """close() asks each worker to stop, waits for it 3 s in all, then terminates it: a worker
     stuck in a game does not hold the run's end (Ctrl-C, a finished ladder) until its game ends."""
@@ -526,13 +482,6 @@ def test_closing_the_executor_ends_a_worker_stuck_in_a_game(tmp_path: Path, monk
     closing.join(60.0)  # a liveness bound, far past the 3 s + SIGTERM close() takes: the game sleeps 600 s
     assert not closing.is_alive(), "close() waited for the stuck game"
     assert not worker.is_alive()
-
-
-def affinity_play(game, options, seed, game_id, seats, pool, config):  # type: ignore[no-untyped-def]
-    """fake_play that first notes its worker's pid and cores in the file named by AFFINITY_LOG."""
-    with open(os.environ["AFFINITY_LOG"], "a") as fh:
-        fh.write(f"{os.getpid()} {','.join(map(str, sorted(os.sched_getaffinity(0))))}\n")
-    return fake_play(game, options, seed, game_id, seats, pool, config)
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="pinning two workers apart needs two cores")
