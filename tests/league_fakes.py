@@ -67,3 +67,21 @@ def affinity_play(game, options, seed, game_id, seats, pool, config):  # type: i
     with open(os.environ["AFFINITY_LOG"], "a") as fh:
         fh.write(f"{os.getpid()} {','.join(map(str, sorted(os.sched_getaffinity(0))))}\n")
     return fake_play(game, options, seed, game_id, seats, pool, config)
+
+
+#: the teams of tests/test_contest_collusion.py, weakest first
+TEAMS = ("alpha", "beta", "gamma", "delta", "epsilon", "zeta")
+
+
+def colluding_play(game, options, seed, game_id, seats, pool, config):  # type: ignore[no-untyped-def]
+    """Strength by team plus the deal's luck per seat and noise; beta gives alpha 2 points of
+    performance whenever they share a table (beta feeding alpha)."""
+    rng, luck = random.Random(game_id), random.Random(seed)
+    names = [s.name for s in seats]
+    keys = [TEAMS.index(n) * 0.4 + luck.gauss(0, 1) + rng.gauss(0, 1) for n in names]
+    if "alpha" in names and "beta" in names:
+        keys[names.index("alpha")] += 2
+        keys[names.index("beta")] -= 2
+    return SimpleNamespace(game_id=game_id, ranking=ranking_from_keys(keys), scores=[round(k, 3) for k in keys],
+                           ended_by="rules", forfeits=[], violations=[], log=[{"type": "event", "event": {"type": "x"}}],
+                           decisions=5, seconds=0.001)

@@ -224,7 +224,7 @@ def test_rounds_belong_to_the_round_robin(tmp_path: Path) -> None:
 
 
 def test_the_local_and_the_dask_executors_play_the_same_adaptive_league(tmp_path: Path) -> None:
-    from test_league_runner import FAKE
+    from league_fakes import FAKE
 
     from harness.league.runner import RunOptions, run_league
 
@@ -250,7 +250,7 @@ def test_the_local_and_the_dask_executors_play_the_same_adaptive_league(tmp_path
 
 
 def test_a_round_robin_turned_adaptive_keeps_its_results_and_drops_its_pending_games(tmp_path: Path) -> None:
-    from test_league_runner import FAKE
+    from league_fakes import FAKE
 
     from harness.league.runner import RunOptions, run_league
 

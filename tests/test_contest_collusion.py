@@ -6,13 +6,11 @@ Screenshots go to $TABLEBOTS_SCREENSHOTS when set (else the test's tmp dir)."""
 
 from __future__ import annotations
 
-import random
 from pathlib import Path
-from types import SimpleNamespace
 
 from click.testing import CliRunner
 from kit import checked_version, set_keys
-from league_fakes import fake_pool
+from league_fakes import TEAMS, colluding_play, fake_pool
 from selenium.webdriver.common.by import By
 from test_contest_backup import _free_port, _harness, _stop, _until
 from test_contest_browser import shoot
@@ -22,25 +20,9 @@ from harness.cli import cli
 from harness.contest.config import load_contest
 from harness.contest.db import ContestDB
 from harness.contest.ladder import write_ladder_config
-from harness.games.base import ranking_from_keys
 from harness.league.runner import GamePlayer, run_league
 
 REPO = Path(__file__).resolve().parent.parent
-TEAMS = ("alpha", "beta", "gamma", "delta", "epsilon", "zeta")
-
-
-def colluding_play(game, options, seed, game_id, seats, pool, config):  # type: ignore[no-untyped-def]
-    """Strength by team plus the deal's luck per seat and noise; beta gives alpha 2 points of
-    performance whenever they share a table (beta feeding alpha)."""
-    rng, luck = random.Random(game_id), random.Random(seed)
-    names = [s.name for s in seats]
-    keys = [TEAMS.index(n) * 0.4 + luck.gauss(0, 1) + rng.gauss(0, 1) for n in names]
-    if "alpha" in names and "beta" in names:
-        keys[names.index("alpha")] += 2
-        keys[names.index("beta")] -= 2
-    return SimpleNamespace(game_id=game_id, ranking=ranking_from_keys(keys), scores=[round(k, 3) for k in keys],
-                           ended_by="rules", forfeits=[], violations=[], log=[{"type": "event", "event": {"type": "x"}}],
-                           decisions=5, seconds=0.001)
 
 
 def _contest(tmp_path: Path) -> tuple[Path, str, dict[str, str]]:

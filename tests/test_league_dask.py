@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from test_league_runner import FAKE, write_config
+from league_fakes import FAKE
+from test_league_runner import write_config
 
 from harness.cli import cli
 from harness.league.config import load_config
