@@ -51,7 +51,6 @@ from harness.league.executors.base import (
 from harness.league.executors.local import LocalExecutor
 from harness.league.game_sources import GameSource, StoreSource
 from harness.league.progress import progress_bar as _progress_bar
-from harness.league.schedule_adaptive import AdaptiveSchedule, AdaptiveSource
 from harness.league.store import GameOutcome, LeagueStore, PlanSummary, StoreError
 from harness.league.store_pending import PendingGame
 from harness.play.limits import MAX_IDLE_BOTS, BotSpec, ResourceLimits, TimeControls
@@ -221,6 +220,10 @@ def open_source(config: LeagueConfig, store: LeagueStore, options: RunOptions = 
     (``options.source``, default :class:`StoreSource`)."""
     version_ids = store.bind_league(config)
     if config.schedule.adaptive and options.source is None:
+        # numpy and scipy (the fit): ~0.4 s of CPU to import, paid by every process that imports the
+        # runner (`harness run`, and each league worker of a script that does) if imported above
+        from harness.league.schedule_adaptive import AdaptiveSchedule, AdaptiveSource
+
         adaptive = AdaptiveSource(AdaptiveSchedule(config, store, version_ids, forever=options.forever),
                                   hooks.roster, hooks.notify)
         counts = store.counts()
