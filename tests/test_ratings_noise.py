@@ -423,3 +423,33 @@ def test_a_deferred_noise_test_runs_after_the_fit_and_one_that_fails_makes_the_n
     assert live.test_noises() is False
     verdict.clear()
     assert add(312, 313) >= 1 and live.full_games == live.games  # every step, the noises' test in it
+
+
+def test_a_quick_fit_computes_the_entries_terms_for_the_new_entries_and_then_three_times(monkeypatch):
+    """A live fit of a few more games: its first evaluation, at the last fit's maximum, computes
+    only the entries new since (the terms there are kept, ratings_model.Point); the maximum under
+    the field's weight then takes one Newton step (a start that near: ratings_model.maximise's
+    ``near``), and the one under each bot's own weight two evaluations (its start and a step)."""
+    import harness.league.ratings_model as ratings_model
+
+    sizes: list[int] = []
+    real = ratings_model._log_phis
+    monkeypatch.setattr(ratings_model, "_log_phis", lambda z: (sizes.append(z.size), real(z))[1])
+    # a long league: one set more moves the maximum by ~2e-3, its seat effects by under 1e-3
+    batch = league(np.random.default_rng(6), 25 + np.array([-1.0, -0.4, 0.0, 0.3, 1.0]) * BETA, 3, 2000)
+    live = LiveFit([3], mu=25.0, sigma=25 / 3, beta=BETA)
+
+    def add(first: int, last: int) -> None:
+        rows = slice(6 * first, 6 * last)
+        g = 6 * (last - first)
+        live.add([GameArrays(batch.versions[rows], batch.ranks[rows], np.zeros((g, 3)), np.arange(6 * first, 6 * last),
+                             np.zeros(g, np.int64), batch.sets[rows])])
+
+    add(0, 1990)
+    live.fit()
+    entries = live.columns["pa"].size
+    add(1990, 1991)
+    sizes.clear()
+    live.fit(defer_test=True)
+    new = live.columns["pa"].size - entries
+    assert sizes[0] == new and sizes[1:] == [live.columns["pa"].size] * 3, (new, sizes)
