@@ -158,10 +158,10 @@ def pairs_of(batches: Sequence[TableBatch], k: int) -> Pairs:
 
 def pair_terms(pairs: Pairs, skills: np.ndarray, seat: np.ndarray, scale: float | np.ndarray, need: int
                ) -> Terms:
-    """Per entry at ``skills`` and seat effects ``seat``: the composite log-likelihood; with
-    ``need`` >= 1 the Mills ratios up = phi/Phi(z) and down = phi/Phi(-z) (z = (mu_a + g_sa -
-    mu_b - g_sb) / scale) and the gradient d/dx of each entry's total (x = z scale); with
-    ``need`` >= 2 also -d2/dx2 (>= 0: log Phi is concave). The last answer is kept on ``pairs``: a
+    """Per entry at ``skills`` and seat effects ``seat``: the composite log-likelihood, the Mills
+    ratios up = phi/Phi(z) and down = phi/Phi(-z) (z = (mu_a + g_sa - mu_b - g_sb) / scale) and
+    the gradient d/dx of each entry's total (x = z scale); with ``need`` 2 also -d2/dx2 (>= 0:
+    log Phi is concave), stacked under the gradient. The last answer is kept on ``pairs``: a
     fit asks again at the point its maximisation ended (the sandwich's scores there), at 1,000,000
     games a quarter of a warm-started fit's time; a :class:`Point` kept for fewer entries (a live
     fit's last, :func:`seed`) is extended by the entries new since."""
@@ -239,9 +239,6 @@ def _combine(pairs: Pairs, p: Point, scale: float | np.ndarray, need: int) -> Te
     """The terms for ``need`` (:func:`pair_terms`) from the point and the entries' results."""
     losses = pairs.count - pairs.wins
     loglik = float(np.dot(pairs.wins, p.log_up) + np.dot(losses, p.log_down))
-    if need == 0:
-        empty = np.empty(0)
-        return loglik, empty, empty, empty
     ahead, behind = pairs.wins * p.up, np.multiply(losses, p.down, out=losses)
     if need == 1:
         first = ahead - behind
