@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.league import ratings_fit
 from harness.league.config import LeagueConfig, load_config
 from harness.league.store import GameOutcome, LeagueStore
 from harness.report import statistics
@@ -189,3 +190,34 @@ def test_packed_keys_round_trip_and_a_column_too_wide_is_refused() -> None:
     for wide_high, wide_low in ((high, low + (1 << 24)), (high + (1 << 39), low), (high, low - (1 << 30))):
         with pytest.raises(ValueError, match="a set too large to pack"):
             pack(wide_high, wide_low, 24, "a set")
+
+
+def test_a_fit_made_again_after_the_page_is_a_new_state_of_the_index(tmp_path, monkeypatch) -> None:
+    """A refresh's fit may leave its test of the noises' spread until its page is shown
+    (Standing.after_page, run after each render): when that test finds a spread to fit, the
+    table is fitted again, every step, and the index's state changes, so the page's poll
+    fetches the new table; when it holds, or none was due, nothing changes."""
+    config = league(tmp_path, 8)
+    rng = random.Random(5)
+    with LeagueStore(config.store) as store:
+        games = plan_sets(store, config, 20, rng)
+        record(store, games[:60], rng)
+    live = LiveLeague(config)
+    assert live.index()[0] == 200
+    standing = live._standing
+    assert standing is not None and standing.state is not None
+    before, fitted = json.loads(live.status()[1])["generation"], standing.state.fitted
+    live._after_render()  # no test due: the same state
+    assert standing.refits == 0 and json.loads(live.status()[1])["generation"] == before
+    fit = standing.state.fit
+    quick: list[int] = []
+    real_quick = ratings_fit._quick_fit
+    monkeypatch.setattr(ratings_fit, "_quick_fit", lambda *a, **k: (quick.append(1), real_quick(*a, **k))[1])
+    fit.noise_test = (lambda: False, 0.0, fit.games)  # a test left by the fit, that finds a spread to fit
+    live._after_render()
+    assert standing.refits == 1 and standing.state.fitted is not fitted
+    assert quick == []  # the fit made again was one of every step, not a quick one
+    assert json.loads(live.status()[1])["generation"] != before
+    assert live.index()[0] == 200
+    fit.noise_test = (lambda: True, 0.0, fit.games)  # one that holds: nothing to do
+    assert not standing.after_page() and standing.refits == 1

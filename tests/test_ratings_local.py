@@ -43,17 +43,25 @@ CLOSE = [(0, 2, 2), (0, 3, 2), (0, 4, 2), (1, 2, 2), (1, 3, 2), (1, 4, 2), (1, 5
          (2, 4, 1), (3, 4, 1), (2, 5, 2), (3, 5, 1), (4, 5, 1), (1, 3, 2), (1, 4, 2)]
 
 
-@pytest.mark.parametrize("meetings", [ONE_SIDED, CLOSE], ids=["one-sided", "close"])
+#: bot 5 lost every game, to each of the others four times; bots 0-4 mixed, three times as many
+#: sets: the results outweigh the prior, so the pair's normal is the likelihood's curvature
+BOTTOM = [(x, 5, 2) for x in range(5)] * 2 + [(0, 1, 1), (0, 2, 2), (0, 3, 1), (0, 4, 2), (1, 2, 1), (1, 3, 2),
+                                              (1, 4, 1), (2, 3, 1), (2, 4, 2), (3, 4, 1)] * 3
+
+
+@pytest.mark.parametrize("meetings", [ONE_SIDED, CLOSE, BOTTOM], ids=["one-sided", "close", "bottom"])
 def test_a_bot_that_won_everything_gets_the_exact_posterior_s_p_next(meetings):
     """The pair (the bot that won every game, the next) gets P(>next) from the exact posterior
     along the two bots, the others held at the fit: the test integrates that posterior itself
     (the composite likelihood of every game either bot played, each bot's prior N(mu0 + the
     table's shift, tau^2 w_i)) and carries it to the table's standard deviation as the fit
     does, Phi(Phi^-1(P exact) sd_normal / sd_table). The old fit had no such pair probability
-    (the normal at the maximum, under the field's weight)."""
+    (the normal at the maximum, under the field's weight). A bot that lost every game, at the
+    bottom, gets the last pair's the same way."""
     fit = fit_table(two_seat_sets(meetings), mu=MU, sigma=SIGMA, beta=BETA)
-    a, b = (0, 1) if meetings is ONE_SIDED else (fit.order[0], fit.order[1])
-    assert 0 in (a, b) and fit.order.index(b) == fit.order.index(a) + 1
+    sided = 5 if meetings is BOTTOM else 0
+    a, b = (0, 1) if meetings is ONE_SIDED else (fit.order[-2], 5) if meetings is BOTTOM else (fit.order[0], fit.order[1])
+    assert sided in (a, b) and fit.order.index(b) == fit.order.index(a) + 1
     ids = sorted(fit.mu)
     tau2 = fit.prior_sd ** 2
     precision = {v: 1.0 / (tau2 * fit.weights[v]) for v in ids}
@@ -94,9 +102,9 @@ def test_a_bot_that_won_everything_gets_the_exact_posterior_s_p_next(meetings):
     sd_table = math.sqrt(fit.covariance[i, i] + fit.covariance[j, j] - 2 * fit.covariance[i, j])
     expected = float(ndtr(float(ndtri(exact)) * sd_normal / sd_table))
     assert abs(fit.p_better(a, b) - expected) < 0.003
-    assert abs(fit.p_next[0] - expected) < 0.003
+    assert abs(fit.p_next[fit.order.index(a)] - expected) < 0.003
     # the one-sided bot's own weight is nearer 1 than the field's (its results hardly depend within a set)
-    assert abs(fit.weights[0] - 1.0) < abs(fit.data_weight - 1.0)
+    assert abs(fit.weights[sided] - 1.0) < abs(fit.data_weight - 1.0)
     assert sum(fit.mu.values()) / len(fit.mu) == pytest.approx(MU, abs=1e-9)  # relative to the table's mean
 
 
@@ -172,3 +180,73 @@ def test_one_sided_records_and_a_result_s_expected_information():
         phi = math.exp(-z * z / 2) / math.sqrt(2 * math.pi)
         want = phi**2 / (float(ndtr(z)) * float(ndtr(-z)))
         assert float(_expected_information(np.array([z]))[0]) == pytest.approx(want, rel=1e-9)
+
+
+def test_a_bot_s_margins_include_the_seat_effects_of_each_entry():
+    """bot_weights reads each entry's margin with its seats' effects: a chain of three bots, each
+    pair met in one seat order, weighs the same as the chain whose skills carry those effects
+    (every margin the same), and differently from the margins with the effects' sign flipped."""
+    from harness.league.ratings_model import Pairs
+
+    e = np.empty(0)
+    pa, pb = np.array([0, 1]), np.array([1, 2])
+    pairs = Pairs(e, e, e, pa, pb, np.array([0, 0]), np.array([1, 1]), np.array([3.0, 1.0]), np.array([4.0, 4.0]),
+                  np.array([0, 1]), pa, pb, 2)
+    scale, seat = math.sqrt(2) * BETA, np.array([1.5 * BETA, -1.5 * BETA])
+    skills = np.array([MU - 2.5 * BETA, MU, MU + 0.2 * BETA])
+    gap = seat[0] - seat[1]
+    folded = np.array([skills[0] + 2 * gap, skills[1] + gap, skills[2]])  # s0 - s1 + gap, s1 - s2 + gap
+    with_seats = bot_weights(pairs, skills, seat, scale, 1.6, 3, 0.2, 5.0)
+    np.testing.assert_allclose(with_seats, bot_weights(pairs, folded, np.zeros(2), scale, 1.6, 3, 0.2, 5.0),
+                               rtol=1e-9)
+    flipped = np.array([skills[0] - 2 * gap, skills[1] - gap, skills[2]])
+    assert np.max(np.abs(with_seats - bot_weights(pairs, flipped, np.zeros(2), scale, 1.6, 3, 0.2, 5.0))) > 0.05
+
+
+def test_a_single_result_is_one_sided_unless_it_was_a_draw():
+    """A bot with one result that was not a draw has no finite maximum of its own; a draw has one."""
+    from harness.league.ratings_model import Pairs
+
+    e = np.empty(0)
+    pa, pb = np.array([0, 2]), np.array([1, 3])
+    pairs = Pairs(e, e, e, pa, pb, np.zeros(2, np.int64), np.ones(2, np.int64), np.array([1.0, 0.5]),
+                  np.array([1.0, 1.0]), np.array([0, 1]), pa, pb, 2)
+    assert one_sided(pairs, 5).tolist() == [True, True, False, False, False]
+
+
+def test_a_quick_fit_keeps_the_earlier_bots_weights_and_gives_a_new_bot_the_field_s():
+    """localise from an earlier fit (``earlier``): the earlier bots keep their own weights (and
+    start at their earlier skills), a bot new since gets the field's weight; each bot's prior
+    precision is 1 / (tau^2 w_i)."""
+    from harness.league.ratings_local import localise
+    from harness.league.ratings_model import Hessian
+
+    rng = np.random.default_rng(8)
+    versions = np.array([[i, j] for i in range(5) for j in range(5) if i != j] * 3)
+    ranks = np.argsort(np.argsort(rng.random(versions.shape), axis=1), axis=1)
+    pairs = pairs_of([TableBatch(versions, ranks, np.arange(len(versions)) // 2)], 5)
+    earlier = (np.array([MU + 1.0, MU - 0.5, MU, MU + 0.3]), np.array([1.1, 1.7, 0.9, 1.3]))
+    tau, field = 3.0, 1.45
+    _, _, _, precision, weights, _ = localise(pairs, Hessian(pairs, 5), np.full(5, MU), np.zeros(pairs.seats), MU,
+                                              tau, field, math.sqrt(2) * BETA, 1 / SIGMA**2, 0.2, 5.0, earlier)
+    np.testing.assert_allclose(weights, [1.1, 1.7, 0.9, 1.3, field])
+    np.testing.assert_allclose(precision, 1.0 / (tau**2 * weights))
+
+
+def test_the_spread_s_uncertainty_is_g_g_transposed_times_the_variance_of_tau_squared():
+    """spread_uncertainty against its formula computed here with a dense inverse: g = A^-1 ((mu^ -
+    mu0) / w) / tau^4, Var(tau^2) = 2 / sum 1 / (tau^2 + v_i)^2, v_i = 1 / (w_i H_ii)."""
+    from scipy.linalg import cho_factor
+
+    from harness.league.ratings_local import spread_uncertainty
+
+    rng = np.random.default_rng(9)
+    k = 5
+    root = rng.normal(size=(k, k))
+    matrix = root @ root.T + k * np.eye(k)
+    skills, tau = MU + rng.normal(0, 3, k), 2.7
+    weights, information = rng.uniform(0.8, 1.8, k), rng.uniform(0.5, 4.0, k)
+    got = spread_uncertainty(cho_factor(matrix), skills, MU, tau, weights, information)
+    g = np.linalg.inv(matrix) @ ((skills - MU) / weights) / tau**4
+    var = 2.0 / np.sum(1.0 / (tau**2 + 1.0 / (weights * information)) ** 2)
+    np.testing.assert_allclose(got, np.outer(g, g) * var, rtol=1e-10)

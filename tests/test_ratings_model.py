@@ -393,3 +393,95 @@ def test_the_spreads_em_stops_after_12_steps_when_it_never_settles(monkeypatch):
     rng = np.random.default_rng(2)
     fit_model([league(rng, 25 + rng.normal(0, BETA, 4), 2, 12)], 4)
     assert len(steps) == 12
+
+
+def _random_pairs(rng: np.random.Generator, n: int, k: int, seats: int = 3):  # type: ignore[no-untyped-def]
+    """Entries of random bots, seats and results (a's total result and the count), some far apart."""
+    from harness.league.ratings_model import Pairs
+
+    pa, pb = rng.integers(0, k, n), rng.integers(0, k, n)
+    wins = rng.integers(0, 4, n).astype(float)
+    e = np.empty(0)
+    return Pairs(e, e, e, pa, pb, rng.integers(0, seats, n), rng.integers(0, seats, n), wins,
+                 wins + rng.integers(0, 4, n), np.zeros(n, dtype=np.int64), pa, pb, seats)
+
+
+def test_a_kept_point_is_extended_by_the_new_entries_alone_and_counts_that_grew_are_read_anew(monkeypatch):
+    """A live fit's entries keep their index and new ones are appended: the terms taken at its
+    last maximum (ratings_model.Point) are reused for the old entries there, whatever their
+    results became (they enter linearly), and only the new entries' are computed; the terms
+    equal a computation from nothing. The likelihood sees skill differences only: the same
+    skills shifted by a constant are the same point."""
+    import dataclasses
+
+    import harness.league.ratings_model as ratings_model
+    from harness.league.ratings_model import last_point, pair_terms, seed
+
+    rng = np.random.default_rng(11)
+    k, n, m = 40, 3000, 2600
+    pairs = _random_pairs(rng, n, k)
+    skills, seat, scale = 25 + rng.normal(0, 12, k), np.array([0.4, 0.0, -0.4]), math.sqrt(2) * BETA
+    keep = (np.maximum(pairs.pa, pairs.pb) < 30)[:m]
+    pairs.pa[:m][~keep], pairs.pb[:m][~keep] = 0, 1  # an old entry involves old bots only
+    old = dataclasses.replace(pairs, pa=pairs.pa[:m], pb=pairs.pb[:m], sa=pairs.sa[:m], sb=pairs.sb[:m],
+                              wins=pairs.wins[:m] - 1.0 * (pairs.wins[:m] > 0), count=pairs.count[:m] - 1, memo=[])
+    pair_terms(old, skills[:30], seat, scale, 2)  # bots 30.. appear in new entries only: at mu below
+    point = last_point(old)
+    assert point is not None and point.z.size == m
+    sized: list[int] = []
+    real = ratings_model._log_phis
+    monkeypatch.setattr(ratings_model, "_log_phis", lambda z: (sized.append(z.size), real(z))[1])
+    fresh = dataclasses.replace(pairs, memo=[])
+    new_bots = np.where(np.arange(k) < 30, skills, 25.0)
+    seed(pairs, point)
+    reused = pair_terms(pairs, new_bots, seat, scale, 2)
+    assert sized == [n - m]
+    whole = pair_terms(fresh, new_bots, seat, scale, 2)
+    assert sized == [n - m, n]
+    assert reused[0] == pytest.approx(whole[0], rel=1e-12)
+    for got, want in zip(reused[1:], whole[1:]):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-300)
+    shifted = pair_terms(pairs, new_bots + 3.25, seat, scale, 2)  # the memo: no new computation
+    assert sized == [n - m, n] and shifted[0] == reused[0]
+    pair_terms(pairs, new_bots + np.linspace(0, 1e-6, k), seat, scale, 2)  # not a shift: computed
+    assert sized == [n - m, n, n]
+
+
+def test_a_start_near_the_maximum_stops_after_one_step_whose_square_is_under_the_tolerance():
+    """maximise's ``near``: Newton's error after a step s is about K s^2 (K small), so from a
+    start near the maximum one full step whose square is under the tolerance ends it, within
+    that of the maximum; without ``near`` a second step confirms it. With the seat effects
+    still moving the blocks' steps are not Newton's together: no early stop."""
+    import harness.league.ratings_model as ratings_model
+    from harness.league.ratings_model import Hessian, maximise, pairs_of
+
+    rng = np.random.default_rng(4)
+    batch = league(rng, 25 + rng.normal(0, BETA, 6), 3, 120)
+    pairs = pairs_of([batch], 6)
+    hessian, precision, scale = Hessian(pairs, 6), 1 / (25 / 3) ** 2, math.sqrt(2) * BETA
+    best, seat, _ = maximise(pairs, hessian, np.full(6, 25.0), np.zeros(pairs.seats), 25.0, precision, scale, 30,
+                             seat_precision=precision, tolerance=1e-10)
+    start = best + np.array([0.02, -0.01, 0.0, 0.01, -0.02, 0.01])
+    counted: list[int] = []
+    real = ratings_model._point
+
+    def point(*args):  # type: ignore[no-untyped-def]
+        counted.append(1)
+        return real(*args)
+
+    ratings_model._point = point
+    try:
+        for near, evaluations in ((True, 2), (False, 3)):
+            counted.clear()
+            pairs.memo.clear()
+            got, _, _ = maximise(pairs, hessian, start.copy(), seat.copy(), 25.0, precision, scale, 30,
+                                 seat_precision=precision, tolerance=1e-3, near=near)
+            assert len(counted) == evaluations, near
+            assert np.max(np.abs(got - best)) < 1e-4
+        counted.clear()
+        pairs.memo.clear()
+        maximise(pairs, hessian, start.copy(), seat + 0.05, 25.0, precision, scale, 30, seat_precision=precision,
+                 tolerance=1e-3, near=True)
+        assert len(counted) >= 3  # the seat effects moved 0.05: a second step
+    finally:
+        ratings_model._point = real

@@ -381,3 +381,75 @@ def test_a_quick_fit_tests_the_noises_again_once_the_games_grew_a_percent(monkey
     assert add(301, 302) == 0
     assert add(302, 305) == 1  # 1.7% more since it was tested: tested again
     assert add(305, 306) == 0
+
+
+def test_a_deferred_noise_test_runs_after_the_fit_and_one_that_fails_makes_the_next_fit_whole(monkeypatch):
+    """``harness serve`` shows a quick fit's page before its due test of the noises' spread
+    (``defer_test``): the fit leaves the test, :meth:`LiveFit.test_noises` runs it once (a
+    verdict that holds until 1% more pairs of seats), games added meanwhile void it (the next
+    fit tests again), and a test that finds a spread to fit makes the next fit one of every step."""
+    calls: list[int] = []
+    real = ratings_fit.fit_noise
+    verdict: dict[str, object] = {}
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        return verdict["noise"] if "noise" in verdict else real(*args, **kwargs)
+
+    monkeypatch.setattr(ratings_fit, "fit_noise", counted)
+    batch = league(np.random.default_rng(3), 25 + np.array([-1.0, -0.3, 0.3, 1.0]) * BETA, 3, 420)
+    live = LiveFit([3], mu=25.0, sigma=25 / 3, beta=BETA)
+
+    def add(first: int, last: int, fit: bool = True) -> int:
+        rows = slice(6 * first, 6 * last)
+        g = 6 * (last - first)
+        live.add([GameArrays(batch.versions[rows], batch.ranks[rows], np.zeros((g, 3)), np.arange(6 * first, 6 * last),
+                             np.zeros(g, np.int64), batch.sets[rows])])
+        calls.clear()
+        if fit:
+            live.fit(defer_test=True)
+        return len(calls)
+
+    assert add(0, 300) >= 1 and live.noise_test is None  # from scratch: tested as it fits
+    assert add(300, 305) == 0 and live.noise_test is not None  # due, and left
+    assert live.test_noises() is True and len(calls) == 1  # run once: still no spread to fit
+    assert live.test_noises() is None and len(calls) == 1
+    assert add(305, 306) == 0 and live.noise_test is None  # the verdict holds at 0.3% more
+    assert add(306, 310) == 0 and live.noise_test is not None
+    add(310, 311, fit=False)  # games since the fit: its test is void
+    assert live.test_noises() is None and calls == []
+    assert add(311, 312) == 0 and live.noise_test is not None  # and the next fit leaves it again
+    verdict["noise"] = object()  # a test that finds a spread to fit
+    assert live.test_noises() is False
+    verdict.clear()
+    assert add(312, 313) >= 1 and live.full_games == live.games  # every step, the noises' test in it
+
+
+def test_a_quick_fit_computes_the_entries_terms_for_the_new_entries_and_then_three_times(monkeypatch):
+    """A live fit of a few more games: its first evaluation, at the last fit's maximum, computes
+    only the entries new since (the terms there are kept, ratings_model.Point); the maximum under
+    the field's weight then takes one Newton step (a start that near: ratings_model.maximise's
+    ``near``), and the one under each bot's own weight two evaluations (its start and a step)."""
+    import harness.league.ratings_model as ratings_model
+
+    sizes: list[int] = []
+    real = ratings_model._log_phis
+    monkeypatch.setattr(ratings_model, "_log_phis", lambda z: (sizes.append(z.size), real(z))[1])
+    # a long league: one set more moves the maximum by ~2e-3, its seat effects by under 1e-3
+    batch = league(np.random.default_rng(6), 25 + np.array([-1.0, -0.4, 0.0, 0.3, 1.0]) * BETA, 3, 2000)
+    live = LiveFit([3], mu=25.0, sigma=25 / 3, beta=BETA)
+
+    def add(first: int, last: int) -> None:
+        rows = slice(6 * first, 6 * last)
+        g = 6 * (last - first)
+        live.add([GameArrays(batch.versions[rows], batch.ranks[rows], np.zeros((g, 3)), np.arange(6 * first, 6 * last),
+                             np.zeros(g, np.int64), batch.sets[rows])])
+
+    add(0, 1990)
+    live.fit()
+    entries = live.columns["pa"].size
+    add(1990, 1991)
+    sizes.clear()
+    live.fit(defer_test=True)
+    new = live.columns["pa"].size - entries
+    assert sizes[0] == new and sizes[1:] == [live.columns["pa"].size] * 3, (new, sizes)

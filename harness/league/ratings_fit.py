@@ -139,7 +139,10 @@ from harness.league.ratings_factors import bot_factors, shrunk_degrees, small_sa
 from harness.league.ratings_model import (
     Hessian,
     Pairs,
+    Point,
     TableBatch,
+    fit_skills,
+    last_point,
     maximise,
     meat,
     pairs_of,
@@ -245,6 +248,9 @@ class Model:
     noise: np.ndarray | None = None  # each bot's fitted noise beta_i / beta (None: every bot at beta)
     shifts: dict[tuple[int, int], float] = field(default_factory=dict)  # (i, j) -> ratings_local.exact_shift
     weights: np.ndarray | None = None  # each bot's own data weight against the prior (None: the field's)
+    #: a quick fit's test of the noises' spread left for later (fit_pairs' ``defer_test``): the test
+    #: (True: still no noise to fit) and the pairs of seats it tests
+    noise_test: tuple[Callable[[], bool], float] | None = None
 
 
 def _relative_to_mean(covariance: np.ndarray) -> np.ndarray:
@@ -283,6 +289,9 @@ class Warm:
     #: the earlier fit under each bot's own weight: (its skills, the weights), where a quick fit starts
     local: tuple[np.ndarray, np.ndarray] | None = None
     tested: float = 0.0  # the pairs of seats when the noises' spread was last tested (a quick fit tests again at 1% more)
+    #: the entries' terms at (skills, seat) (:class:`~harness.league.ratings_model.Point`): a live fit,
+    #: whose entries keep their index, seeds its next fit's first evaluation with it
+    point: Point | None = None
 
 
 #: the sandwich's meat at (skills, seat effects, the pairs' scale: one number or one per entry):
@@ -325,20 +334,21 @@ def _swaps(batches: Sequence[TableBatch], pairs: Pairs) -> Swaps | None:
 def fit_pairs(pairs: Pairs, k: int, meat_at: MeatAt, sizes: dict[int, int], *, mu: float = 25.0,
               sigma: float = 25 / 3, beta: float = 25 / 6, iterations: int = 30, plain: bool = False,
               warm: Warm | None = None, swaps: Swaps | None = None, triples: Triples | None = None,
-              batches: Sequence[TableBatch] | None = None) -> Model:
+              batches: Sequence[TableBatch] | None = None, defer_test: bool = False) -> Model:
     """:func:`fit_model` on games already aggregated (``pairs``, ``meat_at``; ``sizes``: each table
     size's first seat effect), from scratch or, with ``warm``, from an earlier fit: every step is
     the same, each maximisation started where the earlier fit's ended, the prior's spread at the
     earlier one (its EM steps stop as from scratch, at a change under 1%). ``batches``: the games
     themselves, which the consistency check replays (without them, and past the swaps' limit,
-    each bot is held to the field's dispersion)."""
+    each bot is held to the field's dispersion). ``defer_test``: a quick fit leaves its test of the
+    noises' spread on the model (``noise_test``), for the caller to run when nothing waits on it."""
     scale = math.sqrt(2.0) * beta
     hessian = Hessian(pairs, k)
     expect = None if plain else expectation(batches, swaps, sizes, k, beta)
     seat_precision = None if plain else 1.0 / sigma**2
     if warm is not None and warm.quick and not plain:
         quick = _quick_fit(pairs, hessian, k, meat_at, sizes, warm, mu, sigma, beta, iterations, swaps, triples,
-                           expect)
+                           expect, defer_test)
         if quick is not None:
             return quick
     if warm is None:
@@ -371,11 +381,13 @@ def fit_pairs(pairs: Pairs, k: int, meat_at: MeatAt, sizes: dict[int, int], *, m
     precision = 1.0 / (tau**2 * weight)
     skills, seat, second = maximise(pairs, hessian, skills, seat, mu, precision, scale, iterations,
                                     seat_precision=seat_precision)
+    point = last_point(pairs)
     noisy = fit_noise(pairs, hessian, skills, seat, mu, precision, scale, weight, iterations, seat_precision,
                       swaps, triples) if em else None
     if noisy is None:
         return _covariance(meat_at, sizes, pairs, hessian, skills, seat, second, precision, weight, tau, scale, k,
-                           first, prior_mean=mu if em else None, expect=expect, seat_precision=seat_precision)
+                           first, prior_mean=mu if em else None, expect=expect, seat_precision=seat_precision,
+                           point=point)
     skills, seat, second, noise = noisy
     return _covariance(meat_at, sizes, pairs, hessian, skills, seat, second, precision, weight, tau, scale, k, first,
                        noise, prior_mean=mu, expect=expect, seat_precision=seat_precision)
@@ -383,15 +395,16 @@ def fit_pairs(pairs: Pairs, k: int, meat_at: MeatAt, sizes: dict[int, int], *, m
 
 def _quick_fit(pairs: Pairs, hessian: Hessian, k: int, meat_at: MeatAt, sizes: dict[int, int], warm: Warm, mu: float,
                sigma: float, beta: float, iterations: int, swaps: Swaps | None, triples: Triples | None,
-               expect: Expect | None = None) -> Model | None:
+               expect: Expect | None = None, defer: bool = False) -> Model | None:
     """The fit of a few more games than ``warm``'s: the maximum under the earlier fit's prior
     spread and data weight, from its skills, kept when one EM step moves the spread less than
     1% (the stopping rule of the EM from scratch, whose answer is within that of the fixed point
     too) and when the fit from scratch would keep the common beta too (neither the earlier fit
     nor this one's test of the noises' spread fits each bot's own noise: the quick fit does not
     fit noises, so where they are fitted every step is; that test is run again once the pairs of
-    seats grew :data:`NOISE_RETEST` since it last ran); else None (the caller fits every step).
-    Each bot's own weight is the earlier fit's, its skills' maximum started from that fit's."""
+    seats grew :data:`NOISE_RETEST` since it last ran; ``defer``: left to the caller, on the
+    model); else None (the caller fits every step). Each bot's own weight is the earlier fit's,
+    its skills' maximum started from that fit's."""
     if warm.noises:
         return None
     scale = math.sqrt(2.0) * beta
@@ -399,7 +412,8 @@ def _quick_fit(pairs: Pairs, hessian: Hessian, k: int, meat_at: MeatAt, sizes: d
     # stopping at a step under 1e-3 (the EM's own): Newton converging quadratically, the error is
     # then ~1e-6, and from the earlier maximum one step or two get there
     skills, seat, second = maximise(pairs, hessian, warm.skills.copy(), warm.seat.copy(), mu, precision, scale,
-                                    iterations, seat_precision=1.0 / sigma**2, tolerance=1e-3)
+                                    iterations, seat_precision=1.0 / sigma**2, tolerance=1e-3, near=True)
+    point, deferred = last_point(pairs), None
     if k >= 3:
         new = _prior_sd(skills, _inverse_trace(hessian, second, precision), warm.weight, mu, TAU_LOW * beta,
                         TAU_HIGH * sigma)
@@ -407,13 +421,19 @@ def _quick_fit(pairs: Pairs, hessian: Hessian, k: int, meat_at: MeatAt, sizes: d
             return None
         seen = float(pairs.count.sum())
         if seen >= (1.0 + NOISE_RETEST) * warm.tested:
-            if fit_noise(pairs, hessian, skills, seat, mu, precision, scale, warm.weight, iterations, 1.0 / sigma**2,
-                         swaps, triples) is not None:
+            def test(at: np.ndarray = skills, seat_at: np.ndarray = seat) -> bool:
+                return fit_noise(pairs, hessian, at, seat_at, mu, precision, scale, warm.weight, iterations,
+                                 1.0 / sigma**2, swaps, triples) is None
+            if defer:
+                deferred = (test, seen)
+            elif not test():
                 return None
-            warm = dataclasses.replace(warm, tested=seen)
-    return _covariance(meat_at, sizes, pairs, hessian, skills, seat, second, precision, warm.weight, warm.prior_sd,
-                       scale, k, (warm.first_skills, warm.first_seat), prior_mean=mu if k >= 3 else None,
-                       expect=expect, seat_precision=1.0 / sigma**2, warm=warm)
+            else:
+                warm = dataclasses.replace(warm, tested=seen)
+    model = _covariance(meat_at, sizes, pairs, hessian, skills, seat, second, precision, warm.weight, warm.prior_sd,
+                        scale, k, (warm.first_skills, warm.first_seat), prior_mean=mu if k >= 3 else None,
+                        expect=expect, seat_precision=1.0 / sigma**2, warm=warm, point=point)
+    return dataclasses.replace(model, noise_test=deferred) if deferred else model
 
 
 
@@ -446,7 +466,7 @@ def _covariance(meat_at: MeatAt, sizes: dict[int, int], pairs: Pairs, hessian: H
                 seat: np.ndarray, second: np.ndarray, precision: float, weight: float, tau: float, scale: float,
                 k: int, first: tuple[np.ndarray, np.ndarray], noise: Noise | None = None,
                 prior_mean: float | None = None, expect: Expect | None = None,
-                seat_precision: float | None = None, warm: Warm | None = None) -> Model:
+                seat_precision: float | None = None, warm: Warm | None = None, point: Point | None = None) -> Model:
     """The sandwich at the fit, plus what the bots' fitted noises' uncertainty adds (if any)
     and, with ``prior_mean`` (the prior's spread was estimated), what the spread's uncertainty
     adds; scaled per bot (its own sets, its dispersion; a bot's dispersion against what
@@ -494,7 +514,8 @@ def _covariance(meat_at: MeatAt, sizes: dict[int, int], pairs: Pairs, hessian: H
     effects = {n: [float(x) for x in seat[b:b + n]] for n, b in sizes.items()}
     return Model(skills, covariance, n_sets, per_bot, tau, field_weight, effects, dispersion, per, noisy,
                  Warm(first[0], first[1], *at_field, tau, field_weight, noises=noise is not None,
-                      local=(skills, weights), tested=float(pairs.count.sum()) if warm is None else warm.tested),
+                      local=(skills, weights), tested=float(pairs.count.sum()) if warm is None else warm.tested,
+                      point=point),
                  None if noise is None else np.exp(noise.lam), shifts, weights)
 
 
@@ -558,23 +579,3 @@ def fit_ratings(games: Iterable[tuple[Sequence[int], Sequence[int]]], *, mu: flo
     own set (for callers without duplicate sets, e.g. rating history)."""
     fit = fit_table(((v, r, i) for i, (v, r) in enumerate(games)), mu=mu, sigma=sigma, beta=beta, plain=True)
     return {v: (fit.mu[v], fit.sigma[v]) for v in fit.mu}
-
-
-def fit_skills(pa: np.ndarray, pb: np.ndarray, wins: np.ndarray, count: np.ndarray, k: int, *, mu: float,
-               sigma: float, beta: float, start: np.ndarray | None = None, iterations: int = 30,
-               tolerance: float = 1e-4) -> np.ndarray:
-    """The fit's mu alone (no covariance) on bot indices 0..k-1 from each pair of bots' totals:
-    bot ``pa[i]`` met ``pb[i]`` (``pa[i] < pb[i]``) in ``count[i]`` seat pairs and its result
-    against it was ``wins[i]`` (1 ahead, 1/2 level). These totals are all the maximum depends
-    on, so a caller can keep them as games come in (the rating history does). ``start``: where
-    Newton's method starts (default: every bot at ``mu``); a previous fit of fewer games cuts
-    the steps. ``tolerance``: it stops after a step that moves no mu by as much (the error is
-    then about the step squared, Newton converging quadratically). A bot in no pair keeps ``mu``."""
-    e, n = np.empty(0), np.empty(0, dtype=np.int64)
-    pa, pb = np.asarray(pa, dtype=np.int64), np.asarray(pb, dtype=np.int64)
-    zeros = np.zeros(pa.size, dtype=np.int64)
-    pairs = Pairs(n, e, e, pa, pb, zeros, zeros, np.asarray(wins, dtype=np.float64),
-                  np.asarray(count, dtype=np.float64), np.arange(pa.size), pa, pb, 1)
-    skills = np.full(k, float(mu)) if start is None else np.array(start, dtype=np.float64)
-    return maximise(pairs, Hessian(pairs, k), skills, np.zeros(1), mu, 1.0 / sigma**2, math.sqrt(2.0) * beta,
-                    iterations, tolerance=tolerance)[0]

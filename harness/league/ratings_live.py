@@ -27,7 +27,7 @@ this maximum: tests/test_live_standing.py bounds the difference.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -35,7 +35,7 @@ from threadpoolctl import threadpool_limits
 
 from harness.league.queries import GameArrays
 from harness.league.ratings_fit import TableFit, Warm, fit_pairs, table_fit
-from harness.league.ratings_model import Pairs, TableBatch, pair_terms
+from harness.league.ratings_model import Pairs, TableBatch, pair_terms, seed
 from harness.league.ratings_noise import SWAP_MAX_ENTRIES
 from harness.league.ratings_swaps import swaps_of
 from harness.league.ratings_triples import triples_of
@@ -174,6 +174,8 @@ class LiveFit(GameSink):
         self.tables: dict[int, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
         self.keep_tables = True
         self.full_games = 0  # the games of the last fit that measured the data's weight
+        #: the last fit's test of the noises' spread, left for later (:meth:`test_noises`), with the games then
+        self.noise_test: tuple[Callable[[], bool], float, int] | None = None
 
     def _add(self, t: GameArrays) -> None:
         g, n = t.versions.shape
@@ -238,8 +240,10 @@ class LiveFit(GameSink):
         return Pairs(e, f, f, c["pa"], c["pb"], c["sa"], c["sb"], c["wins"], c["count"], c["pair"], c["ppa"], c["ppb"],
                      self.seats)
 
-    def fit(self) -> TableFit:
-        """The fit of every game added, started from the last fit (the first from scratch)."""
+    def fit(self, defer_test: bool = False) -> TableFit:
+        """The fit of every game added, started from the last fit (the first from scratch).
+        ``defer_test``: a quick fit due to test the noises' spread again (0.4 s at 1,000,000
+        games) leaves it to :meth:`test_noises` (a page shown first, then tested)."""
         k = len(self.versions)
         if not self.games or k == 0:
             return TableFit({}, {}, [], [], 0, 0, np.zeros((0, 0)), {})
@@ -276,11 +280,31 @@ class LiveFit(GameSink):
             for _, parts in sorted(self.tables.items())]
         triples = None if batches is None else triples_of([b for b in batches if b.versions.shape[1] >= 3], k,
                                                           self.base)
+        if warm is not None and warm.point is not None:
+            seed(pairs, warm.point)  # the last fit ended where this one starts: only new entries are computed there
         with threadpool_limits(limits=1, user_api="blas"):
             model = fit_pairs(pairs, k, meat_at, self.base, mu=self.mu, sigma=self.sigma, beta=self.beta, warm=warm,
-                              swaps=swaps, triples=triples, batches=batches)
+                              swaps=swaps, triples=triples, batches=batches, defer_test=defer_test)
         assert model.warm is not None
+        self.noise_test = None if model.noise_test is None else (*model.noise_test, self.games)
         if warm is None or not warm.quick or model.warm.first_skills is not warm.first_skills:
             self.full_games = self.games  # every step was fitted (a quick fit keeps the first maximum as it was)
         self.model_warm = model.warm
         return table_fit(model, self.columns["vid"].view, self.games)
+
+    def test_noises(self) -> bool | None:
+        """Run the test the last fit left (:meth:`fit`'s ``defer_test``): True when the noises'
+        spread is still too small to fit each bot's own (the next quick fit tests again at 1% more
+        pairs of seats), False when it is not (the next fit fits every step: call :meth:`fit`
+        again), None when there was none to run or games were added since (the next fit tests)."""
+        pending, self.noise_test = self.noise_test, None
+        if pending is None or pending[2] != self.games or self.model_warm is None:
+            return None
+        test, seen, _ = pending
+        with threadpool_limits(limits=1, user_api="blas"):
+            still = test()
+        if still:
+            self.model_warm = dataclasses.replace(self.model_warm, tested=seen)
+        else:
+            self.full_games = 0  # not quick: every step, the noises too
+        return still

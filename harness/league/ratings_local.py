@@ -191,7 +191,8 @@ def localise(pairs: Pairs, hessian: Hessian, skills: np.ndarray, seat: np.ndarra
         skills = np.concatenate([earlier[0], skills[earlier[0].size:]])
     precision = 1.0 / (tau**2 * weights)
     skills, seat, second = maximise(pairs, hessian, skills, seat, mu, precision, scale, 30,
-                                    seat_precision=seat_precision, tolerance=1e-4 if earlier is None else 1e-3)
+                                    seat_precision=seat_precision, tolerance=1e-4 if earlier is None else 1e-3,
+                                    near=earlier is not None)
     shifts: dict[tuple[int, int], float] = {}
     if EXACT_PAIRS:
         sided = one_sided(pairs, k)

@@ -29,8 +29,11 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from scipy.special import log_ndtr, ndtr
 
-__all__ = ["Pairs", "TableBatch", "Hessian", "compact", "maximise", "meat", "pair_terms", "pairs_of", "seat_pair_scores",
-           "seat_positions"]
+__all__ = ["Pairs", "Point", "TableBatch", "Hessian", "compact", "last_point", "maximise", "meat", "pair_terms", "pairs_of",
+           "seat_pair_scores", "seed", "seat_positions", "fit_skills"]
+
+#: (log-likelihood, up, down, d/dx of each entry's total; with ``need`` 2, d/dx and -d2/dx2 stacked)
+Terms = tuple[float, np.ndarray, np.ndarray, np.ndarray]
 
 
 @dataclass
@@ -67,9 +70,27 @@ class Pairs:
     ppa: np.ndarray
     ppb: np.ndarray
     seats: int  # the number of seat effects
-    #: the last :func:`pair_terms` computed on these pairs: (skills, seat, scale, need, terms)
-    memo: list[tuple[np.ndarray, np.ndarray, float | np.ndarray, int, tuple[float, np.ndarray, np.ndarray, np.ndarray]]] = \
-        field(default_factory=list, repr=False, compare=False)
+    #: the last :func:`pair_terms` computed on these pairs: its :class:`Point`, and the terms for
+    #: ``need`` (None: the point alone, as :func:`seed` leaves it)
+    memo: list[tuple[Point, int, Terms | None]] = field(default_factory=list, repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class Point:
+    """What each entry's terms are at one point, whatever its results: at ``skills`` (up to a
+    shift common to every bot: the likelihood sees differences only), seat effects ``seat`` and
+    ``scale``, for the first ``z.size`` entries: z, log Phi(z), log Phi(-z) and the Mills ratios
+    up = phi/Phi(z), down = phi/Phi(-z). The results enter linearly (:func:`pair_terms`), so
+    entries whose counts grew since keep their point."""
+
+    skills: np.ndarray
+    seat: np.ndarray
+    scale: float | np.ndarray
+    z: np.ndarray
+    log_up: np.ndarray
+    log_down: np.ndarray
+    up: np.ndarray
+    down: np.ndarray
 
 
 def compact(values: np.ndarray, limit: int | None = None) -> tuple[np.ndarray, int]:
@@ -136,21 +157,47 @@ def pairs_of(batches: Sequence[TableBatch], k: int) -> Pairs:
 
 
 def pair_terms(pairs: Pairs, skills: np.ndarray, seat: np.ndarray, scale: float | np.ndarray, need: int
-               ) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
-    """Per entry at ``skills`` and seat effects ``seat``: the composite log-likelihood; with
-    ``need`` >= 1 the Mills ratios up = phi/Phi(z) and down = phi/Phi(-z) (z = (mu_a + g_sa -
-    mu_b - g_sb) / scale) and the gradient d/dx of each entry's total (x = z scale); with
-    ``need`` >= 2 also -d2/dx2 (>= 0: log Phi is concave). The last answer is kept on ``pairs``: a
+               ) -> Terms:
+    """Per entry at ``skills`` and seat effects ``seat``: the composite log-likelihood, the Mills
+    ratios up = phi/Phi(z) and down = phi/Phi(-z) (z = (mu_a + g_sa - mu_b - g_sb) / scale) and
+    the gradient d/dx of each entry's total (x = z scale); with ``need`` 2 also -d2/dx2 (>= 0:
+    log Phi is concave), stacked under the gradient. The last answer is kept on ``pairs``: a
     fit asks again at the point its maximisation ended (the sandwich's scores there), at 1,000,000
-    games a quarter of a warm-started fit's time."""
+    games a quarter of a warm-started fit's time; a :class:`Point` kept for fewer entries (a live
+    fit's last, :func:`seed`) is extended by the entries new since."""
     if pairs.memo:
-        at_skills, at_seat, at_scale, at_need, terms = pairs.memo[0]
-        if at_need >= need and _same_scale(at_scale, scale) and np.array_equal(at_skills, skills) and \
-                np.array_equal(at_seat, seat):
+        point, at_need, terms = pairs.memo[0]
+        if terms is not None and at_need >= need and point.z.size == pairs.pa.size and _at(point, skills, seat, scale):
             return terms if need >= 2 or at_need < 2 else (terms[0], terms[1], terms[2], terms[3][0])
-    terms = _pair_terms(pairs, skills, seat, scale, need)
-    pairs.memo[:] = [(skills.copy(), seat.copy(), scale, need, terms)]
+    point = _point(pairs, skills, seat, scale)
+    terms = _combine(pairs, point, scale, need)
+    pairs.memo[:] = [(point, need, terms)]
     return terms
+
+
+def seed(pairs: Pairs, point: Point) -> None:
+    """Start ``pairs``' memo at ``point``, taken on pairs whose first ``point.z.size`` entries are
+    these pairs' first (a live fit's entries keep their index; new ones are appended): the next
+    :func:`pair_terms` there computes only the entries new since."""
+    if point.z.size <= pairs.pa.size:
+        pairs.memo[:] = [(point, 0, None)]
+
+
+def last_point(pairs: Pairs) -> Point | None:
+    """The :class:`Point` of the last :func:`pair_terms` on ``pairs`` (None before any)."""
+    return pairs.memo[0][0] if pairs.memo else None
+
+
+def _at(point: Point, skills: np.ndarray, seat: np.ndarray, scale: float | np.ndarray) -> bool:
+    """Whether ``point`` was taken at ``skills`` (its bots', up to a common shift), ``seat`` and ``scale``."""
+    m = point.skills.size
+    if m > skills.size or not _same_scale(point.scale, scale) or not np.array_equal(point.seat, seat):
+        return False
+    if m == 0:
+        return True
+    shift = skills[:m] - point.skills
+    # a shift's rounding is ~1e-15 of a skill; the terms then agree to about as much
+    return bool(np.ptp(shift) <= 1e-12 * (1.0 + float(np.max(np.abs(point.skills)))))
 
 
 def _same_scale(a: float | np.ndarray, b: float | np.ndarray) -> bool:
@@ -160,32 +207,67 @@ def _same_scale(a: float | np.ndarray, b: float | np.ndarray) -> bool:
     return a == b
 
 
-def _pair_terms(pairs: Pairs, skills: np.ndarray, seat: np.ndarray, scale: float | np.ndarray, need: int
-                ) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
-    z = (skills[pairs.pa] - skills[pairs.pb] + seat[pairs.sa] - seat[pairs.sb]) / scale
+def _point(pairs: Pairs, skills: np.ndarray, seat: np.ndarray, scale: float | np.ndarray) -> Point:
+    """The :class:`Point` at (skills, seat, scale) over every entry: the memo's, extended by the
+    entries new since it was taken, when it was taken there (with one scale for every entry)."""
+    kept = pairs.memo[0][0] if pairs.memo else None
+    start = 0
+    if kept is not None and not isinstance(scale, np.ndarray) and kept.z.size <= pairs.pa.size and \
+            _at(kept, skills, seat, scale):
+        start = kept.z.size
+    per = scale[start:] if isinstance(scale, np.ndarray) else scale
+    # in place where it can be: at 1,900,000 entries a fresh array's pages cost as much as the sum
+    z = skills[pairs.pa[start:]]
+    z -= skills[pairs.pb[start:]]
+    z += seat[pairs.sa[start:]]
+    z -= seat[pairs.sb[start:]]
+    z /= per
     log_up, log_down = _log_phis(z)
+    log_phi = z * z
+    log_phi *= -0.5
+    log_phi -= 0.5 * math.log(2 * math.pi)
+    # computed stably in log space
+    up = np.exp(log_phi - log_up)
+    down = np.exp(np.subtract(log_phi, log_down, out=log_phi), out=log_phi)
+    if start and kept is not None:
+        z, log_up, log_down, up, down = (np.concatenate([old, new]) for old, new in (
+            (kept.z, z), (kept.log_up, log_up), (kept.log_down, log_down), (kept.up, up), (kept.down, down)))
+    return Point(skills.copy(), seat.copy(), scale, z, log_up, log_down, up, down)
+
+
+def _combine(pairs: Pairs, p: Point, scale: float | np.ndarray, need: int) -> Terms:
+    """The terms for ``need`` (:func:`pair_terms`) from the point and the entries' results."""
     losses = pairs.count - pairs.wins
-    loglik = float(np.dot(pairs.wins, log_up) + np.dot(losses, log_down))
-    empty = np.empty(0)
-    if need == 0:
-        return loglik, empty, empty, empty
-    log_phi = -0.5 * z * z - 0.5 * math.log(2 * math.pi)
-    up, down = np.exp(log_phi - log_up), np.exp(log_phi - log_down)  # computed stably in log space
-    first = (pairs.wins * up - losses * down) / scale
+    loglik = float(np.dot(pairs.wins, p.log_up) + np.dot(losses, p.log_down))
+    ahead, behind = pairs.wins * p.up, np.multiply(losses, p.down, out=losses)
     if need == 1:
-        return loglik, up, down, first
-    second = (pairs.wins * up * (z + up) + losses * down * (down - z)) / scale**2
-    return loglik, up, down, np.stack([first, second])
+        first = ahead - behind
+        first /= scale
+        return loglik, p.up, p.down, first
+    both = np.empty((2, ahead.size))
+    first, second = both
+    np.subtract(ahead, behind, out=first)
+    first /= scale
+    # wins up (z + up) + losses down (down - z), in place
+    np.add(p.z, p.up, out=second)
+    second *= ahead
+    behind *= np.subtract(p.down, p.z, out=ahead)
+    second += behind
+    second /= scale**2
+    return loglik, p.up, p.down, both
 
 
 def _log_phis(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(log Phi(z), log Phi(-z)): from one ``ndtr`` where |z| <= 5 (both tails then exceed
     2.8e-7, so the logs lose nothing), ``log_ndtr`` only in the far tails; a third of the
     cost of two ``log_ndtr`` calls, the likelihood's main cost at 1,000,000 games."""
-    far = np.abs(z) > 5.0
-    near = np.where(far, 0.0, z)
-    up = ndtr(near)
-    log_up, log_down = np.log(up), np.log1p(-up)
+    near = np.clip(z, -5.0, 5.0)
+    far = near != z
+    up = ndtr(near, out=near)
+    # log(1 - up), not log1p(-up): its absolute error stays ~1e-16 (what the sums and the ratios
+    # down = exp(log phi - log_down) need) and it is a third of log1p's cost
+    log_down = np.subtract(1.0, up)
+    log_up, log_down = np.log(up, out=up), np.log(log_down, out=log_down)
     if far.any():
         zf = z[far]
         log_up[far], log_down[far] = log_ndtr(zf), log_ndtr(-zf)
@@ -247,13 +329,20 @@ def _seat_newton(pairs: Pairs, first: np.ndarray, second: np.ndarray, seat: np.n
 
 def maximise(pairs: Pairs, hessian: Hessian, skills: np.ndarray, seat: np.ndarray, mu: float,
              precision: float | np.ndarray, scale: float | np.ndarray, iterations: int, *,
-             seat_precision: float | None = None, tolerance: float = 1e-4
+             seat_precision: float | None = None, tolerance: float = 1e-4, near: bool = False
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Newton's method with step halving on the log-posterior from ``skills`` (and the seat
     effects ``seat``, fitted too unless ``seat_precision`` is None), until a step moves no
     value by ``tolerance``: (skills, seat effects, each entry's -d2/dx2 there). A start near
     the answer (the fit of a prefix of the same games, or under another prior) saves steps.
-    ``precision``: the prior's, one number or one per bot."""
+    ``precision``: the prior's, one number or one per bot. ``near``: also stop after a full step
+    whose square is under ``tolerance``: Newton's error after a step s is about K s^2, K the
+    third derivative of the log-likelihood over twice the second (of log Phi, over the scale):
+    0.02-0.07 measured at 1,000 bots (a second step's size against the first's), so s^2 bounds
+    it 15-50 times over, when the seat effects barely moved (the two blocks' steps are taken
+    apart, each holding the other: a seat step's share of the skills' error is about its size).
+    A live fit's start, the last maximum, is that near after a few more games: this saves its
+    second evaluation."""
     k = skills.size
     fit_seats = seat_precision is not None and pairs.seats > 1 and pairs.pa.size > 0
 
@@ -283,9 +372,11 @@ def maximise(pairs: Pairs, hessian: Hessian, skills: np.ndarray, seat: np.ndarra
         seat_step = (_seat_newton(pairs, first, second, seat, seat_precision or 0.0) if fit_seats
                      else np.zeros_like(seat))
         skills, seat, current, first, second, t = halve(skills, seat, step, seat_step, current)
-        moved = max(float(np.max(np.abs(t * step))) if step.size else 0.0, float(np.max(np.abs(t * seat_step))))
+        moved = float(np.max(np.abs(t * step))) if step.size else 0.0
+        seat_moved = float(np.max(np.abs(t * seat_step)))
         # Newton converges quadratically: after a step of 1e-4 the error is ~1e-8 (mu is shown to 0.01)
-        if moved < tolerance:
+        if max(moved, seat_moved) < tolerance or (near and t == 1.0 and moved * moved < tolerance
+                                                  and seat_moved < tolerance):
             break
     return skills, seat, second
 
@@ -341,3 +432,23 @@ def meat(batches: Sequence[TableBatch], seat_pair_score: np.ndarray, k: int) -> 
             total += (matrix.T @ matrix).toarray().ravel()
             per_bot += np.bincount(np.unique(np.repeat(labels, n) * k + bots.ravel()) % k, minlength=k)
     return total.reshape(k, k), n_sets, per_bot
+
+
+def fit_skills(pa: np.ndarray, pb: np.ndarray, wins: np.ndarray, count: np.ndarray, k: int, *, mu: float,
+               sigma: float, beta: float, start: np.ndarray | None = None, iterations: int = 30,
+               tolerance: float = 1e-4) -> np.ndarray:
+    """The fit's mu alone (no covariance) on bot indices 0..k-1 from each pair of bots' totals:
+    bot ``pa[i]`` met ``pb[i]`` (``pa[i] < pb[i]``) in ``count[i]`` seat pairs and its result
+    against it was ``wins[i]`` (1 ahead, 1/2 level). These totals are all the maximum depends
+    on, so a caller can keep them as games come in (the rating history does). ``start``: where
+    Newton's method starts (default: every bot at ``mu``); a previous fit of fewer games cuts
+    the steps. ``tolerance``: it stops after a step that moves no mu by as much (the error is
+    then about the step squared, Newton converging quadratically). A bot in no pair keeps ``mu``."""
+    e, n = np.empty(0), np.empty(0, dtype=np.int64)
+    pa, pb = np.asarray(pa, dtype=np.int64), np.asarray(pb, dtype=np.int64)
+    zeros = np.zeros(pa.size, dtype=np.int64)
+    pairs = Pairs(n, e, e, pa, pb, zeros, zeros, np.asarray(wins, dtype=np.float64),
+                  np.asarray(count, dtype=np.float64), np.arange(pa.size), pa, pb, 1)
+    skills = np.full(k, float(mu)) if start is None else np.array(start, dtype=np.float64)
+    return maximise(pairs, Hessian(pairs, k), skills, np.zeros(1), mu, 1.0 / sigma**2, math.sqrt(2.0) * beta,
+                    iterations, tolerance=tolerance)[0]

@@ -199,10 +199,11 @@ class LiveLeague:
     def _token(self, config: LeagueConfig) -> str:
         """The league's state in microseconds: SQLite's ``data_version`` on one read-only
         connection kept for it (the number changes when another connection commits), the store
-        file's identity and the config files' stamp. A render then finds what changed
-        (:class:`Standing`)."""
+        file's identity, the config files' stamp and the table's fits made after a page
+        (:meth:`Standing.after_page`). A render then finds what changed (:class:`Standing`)."""
         version, inode = self._watch.version(config.store)
-        return f"{version}.{inode}.{abs(hash(self._stamp)) % 10**9}"
+        refits = self._standing.refits if self._standing is not None else 0
+        return f"{version}.{inode}.{abs(hash(self._stamp)) % 10**9}.{refits}"
 
     def _answer(self, page: Callable[[LeagueStore, LeagueConfig, str, dict[str, Any]], Response], *,
                 api: bool = False) -> Response:
@@ -284,10 +285,12 @@ class LiveLeague:
         return self._token(self.config())
 
     def _after_render(self) -> None:
-        """After a page is made: the chart of ratings over time fitted again if due (its commit
-        is a new state: the next poll makes the page with it)."""
+        """After a page is made: the fit's deferred test (:meth:`Standing.after_page`; a fit made
+        again is a new state, :meth:`_token`) and the chart of ratings over time fitted again if
+        due (its commit is a new state): the next poll makes the page with them."""
         config, standing = self.config(), self._standing
         if standing is not None:
+            standing.after_page()
             with LeagueStore(config.store, create=False) as store:
                 standing.refit_history(store, config.rating)
 
@@ -302,7 +305,7 @@ class LiveLeague:
             standing = self._standing
             changed = standing.refresh(store, config.store)
             last = self._made
-            key = (self._stamp, self.problem, standing.history_fits)
+            key = (self._stamp, self.problem, standing.history_fits, standing.refits)
             if not changed and last is not None and last[0] == key:
                 # nothing new (a commit of no game: the history's cache, a plan): the last page,
                 # under this state's name (the page's refresh compares it with api/status')
