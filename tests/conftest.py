@@ -49,17 +49,22 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "serial: the test measures time; under xdist it runs alone (tests/conftest.py)")
 
 
-#: files that take longest (leagues, browsers, compilers, nginx: tens of seconds each, whatever
-#: their number of tests), longest first. xdist hands out files in collection order (``.ci/run``
-#: passes ``--no-loadscope-reorder``); these go first so that the two processes do not end with
-#: one of them alone on a long file while the other has nothing left.
+#: files that take longest (leagues, browsers, compilers, nginx: tens of seconds each whatever
+#: their number of tests), longest first, as measured in the whole suite's runs (a file's tests
+#: summed; for the files of :data:`SPLIT_FILES`, shared out test by test, their longest test's
+#: place). xdist hands out files in collection order (``.ci/run`` passes
+#: ``--no-loadscope-reorder``); these go first so that the processes do not end with one of them
+#: alone on a long file while the others have nothing left.
 LONG_FILES = (
-    "test_bench_tiny.py", "test_adaptive_league_e2e.py", "test_starters.py", "test_contest_browser.py",
-    "test_participant_browser.py", "test_contest_deploy.py", "test_dask_safety.py",
-    "test_serve_live.py", "test_replay_viewer.py", "test_contest_organizer_browser.py",
-    "test_contest_collusion.py", "test_report_browser.py", "test_runtimes.py", "test_store_owner.py",
-    "test_contest_backup.py", "test_league_dask.py", "test_crisps_properties.py", "test_epizodiak_properties.py",
-    "test_dominoes_properties.py", "test_league_e2e.py",
+    "test_bench_tiny.py", "test_contest.py", "test_starters.py", "test_epizodiak_properties.py",
+    "test_dask_safety.py", "test_fair_play.py", "test_replay_viewer.py", "test_statistics.py",
+    "test_dominoes_properties.py", "test_crisps_properties.py", "test_contest_organizer_browser.py",
+    "test_contest_ops.py", "test_contest_participant.py", "test_author_loop.py", "test_referee_e2e.py",
+    "test_league_runner.py", "test_game_plugins.py", "test_adaptive_schedule.py", "test_league_dask.py",
+    "test_contest_limits.py", "test_league_e2e.py", "test_participant_browser.py", "test_match.py",
+    "test_layout.py", "test_report_browser.py", "test_contest_browser.py", "test_adaptive_league_e2e.py",
+    "test_ratings_model.py", "test_runtimes.py", "test_serve_live.py", "test_store_owner.py",
+    "test_contest_backup.py", "test_statistics_arrays.py", "test_contest_collusion.py", "test_contest_deploy.py",
 )
 
 #: long files whose tests share no module fixture: each of their tests is a unit of xdist's work

@@ -19,9 +19,10 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 BENCH = REPO / "bench"
-#: the scripts whose tiny run takes longest (20-30 s each on CI), slowest first: they go first, as
-#: each test here is a unit of xdist's work of its own (tests/conftest.py: SPLIT_FILES)
-SLOW = ("fairplay", "league", "contest", "scale", "matchmaking", "collusion")
+#: the scripts whose tiny run takes longest (4-13 s each alone on a quiet machine, two to three
+#: times that in the suite), slowest first: they go first, as each test here is a unit of xdist's
+#: work of its own (tests/conftest.py: SPLIT_FILES)
+SLOW = ("fairplay", "ratings_exact", "contest", "ratings", "matchmaking", "table", "league", "scale", "collusion")
 SCRIPTS = sorted(BENCH.glob("*.py"), key=lambda p: (SLOW.index(p.stem) if p.stem in SLOW else len(SLOW), p.name))
 
 
