@@ -221,3 +221,6 @@ def test_a_fit_made_again_after_the_page_is_a_new_state_of_the_index(tmp_path, m
     assert live.index()[0] == 200
     fit.noise_test = (lambda: True, 0.0, fit.games)  # one that holds: nothing to do
     assert not standing.after_page() and standing.refits == 1
+    fit.noise_test = (lambda: False, 0.0, fit.games)  # serve runs the test after each render
+    live._after_render()
+    assert standing.refits == 2
