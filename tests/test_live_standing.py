@@ -147,13 +147,18 @@ def test_the_kept_table_equals_harness_table_from_scratch(tmp_path, monkeypatch,
         assert not standing.refresh(store, config.store)  # nothing new: nothing done
 
 
-def test_the_live_index_and_status_show_new_games(tmp_path) -> None:
+def _served(tmp_path: Path, seed: int) -> tuple[LeagueConfig, list[tuple[int, list[int]]], random.Random, LiveLeague]:
+    """A league of 8 bots with 20 sets planned and 60 games recorded, served live."""
     config = league(tmp_path, 8)
-    rng = random.Random(4)
+    rng = random.Random(seed)
     with LeagueStore(config.store) as store:
         games = plan_sets(store, config, 20, rng)
         record(store, games[:60], rng)
-    live = LiveLeague(config)
+    return config, games, rng, LiveLeague(config)
+
+
+def test_the_live_index_and_status_show_new_games(tmp_path) -> None:
+    config, games, rng, live = _served(tmp_path, 4)
     status, page, _ = live.index()
     assert status == 200 and 'id="games-done">60<' in page
     with LeagueStore(config.store) as store:
@@ -197,12 +202,7 @@ def test_a_fit_made_again_after_the_page_is_a_new_state_of_the_index(tmp_path, m
     (Standing.after_page, run after each render): when that test finds a spread to fit, the
     table is fitted again, every step, and the index's state changes, so the page's poll
     fetches the new table; when it holds, or none was due, nothing changes."""
-    config = league(tmp_path, 8)
-    rng = random.Random(5)
-    with LeagueStore(config.store) as store:
-        games = plan_sets(store, config, 20, rng)
-        record(store, games[:60], rng)
-    live = LiveLeague(config)
+    _, _, _, live = _served(tmp_path, 5)
     assert live.index()[0] == 200
     standing = live._standing
     assert standing is not None and standing.state is not None
@@ -214,10 +214,13 @@ def test_a_fit_made_again_after_the_page_is_a_new_state_of_the_index(tmp_path, m
     real_quick = ratings_fit._quick_fit
     monkeypatch.setattr(ratings_fit, "_quick_fit", lambda *a, **k: (quick.append(1), real_quick(*a, **k))[1])
     fit.noise_test = (lambda: False, 0.0, fit.games)  # a test left by the fit, that finds a spread to fit
-    live._after_render()
+    assert standing.after_page() is True  # (what live._after_render runs)
     assert standing.refits == 1 and standing.state.fitted is not fitted
     assert quick == []  # the fit made again was one of every step, not a quick one
     assert json.loads(live.status()[1])["generation"] != before
     assert live.index()[0] == 200
     fit.noise_test = (lambda: True, 0.0, fit.games)  # one that holds: nothing to do
     assert not standing.after_page() and standing.refits == 1
+    fit.noise_test = (lambda: False, 0.0, fit.games)  # serve runs the test after each render
+    live._after_render()
+    assert standing.refits == 2

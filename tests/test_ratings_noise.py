@@ -352,6 +352,14 @@ def test_the_live_fit_keeps_its_games_only_while_the_swaps_are_read(monkeypatch)
     assert dropped.tables == {}
 
 
+def _feed(live: LiveFit, batch: TableBatch, first: int, last: int) -> None:
+    """Add the sets ``first`` to ``last`` of a 3-seat ``batch`` (6 games a set) to ``live``."""
+    rows = slice(6 * first, 6 * last)
+    g = 6 * (last - first)
+    live.add([GameArrays(batch.versions[rows], batch.ranks[rows], np.zeros((g, 3)), np.arange(6 * first, 6 * last),
+                         np.zeros(g, np.int64), batch.sets[rows])])
+
+
 def test_a_quick_fit_tests_the_noises_again_once_the_games_grew_a_percent(monkeypatch):
     """``harness serve``'s fit of a few more games keeps the earlier fit's verdict on the
     noises' spread until the pairs of seats grew by 1% since it was last tested (at 1,000,000
@@ -368,10 +376,7 @@ def test_a_quick_fit_tests_the_noises_again_once_the_games_grew_a_percent(monkey
     live = LiveFit([3], mu=25.0, sigma=25 / 3, beta=BETA)
 
     def add(first: int, last: int) -> int:
-        rows = slice(6 * first, 6 * last)
-        g = 6 * (last - first)
-        live.add([GameArrays(batch.versions[rows], batch.ranks[rows], np.zeros((g, 3)), np.arange(6 * first, 6 * last),
-                             np.zeros(g, np.int64), batch.sets[rows])])
+        _feed(live, batch, first, last)
         calls.clear()
         live.fit()
         return len(calls)
@@ -401,10 +406,7 @@ def test_a_deferred_noise_test_runs_after_the_fit_and_one_that_fails_makes_the_n
     live = LiveFit([3], mu=25.0, sigma=25 / 3, beta=BETA)
 
     def add(first: int, last: int, fit: bool = True) -> int:
-        rows = slice(6 * first, 6 * last)
-        g = 6 * (last - first)
-        live.add([GameArrays(batch.versions[rows], batch.ranks[rows], np.zeros((g, 3)), np.arange(6 * first, 6 * last),
-                             np.zeros(g, np.int64), batch.sets[rows])])
+        _feed(live, batch, first, last)
         calls.clear()
         if fit:
             live.fit(defer_test=True)
@@ -439,16 +441,10 @@ def test_a_quick_fit_computes_the_entries_terms_for_the_new_entries_and_then_thr
     batch = league(np.random.default_rng(6), 25 + np.array([-1.0, -0.4, 0.0, 0.3, 1.0]) * BETA, 3, 2000)
     live = LiveFit([3], mu=25.0, sigma=25 / 3, beta=BETA)
 
-    def add(first: int, last: int) -> None:
-        rows = slice(6 * first, 6 * last)
-        g = 6 * (last - first)
-        live.add([GameArrays(batch.versions[rows], batch.ranks[rows], np.zeros((g, 3)), np.arange(6 * first, 6 * last),
-                             np.zeros(g, np.int64), batch.sets[rows])])
-
-    add(0, 1990)
+    _feed(live, batch, 0, 1990)
     live.fit()
     entries = live.columns["pa"].size
-    add(1990, 1991)
+    _feed(live, batch, 1990, 1991)
     sizes.clear()
     live.fit(defer_test=True)
     new = live.columns["pa"].size - entries

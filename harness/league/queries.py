@@ -404,14 +404,17 @@ def seat_totals(store: LeagueStore, seqs: Sequence[int] | None = None) -> tuple[
         return totals, found
     for i in range(0, len(seqs), 900):
         chunk = list(seqs[i:i + 900])
-        for seq, vid, rank, forfeited in store.db.execute(f"SELECT game_seq, version_id, rank, forfeited FROM seats "
-                                                          f"WHERE game_seq IN ({_marks(chunk)})", chunk):
-            found.add(seq)
+        # summed by SQLite per version (a row per seat read into Python cost ~0.1 s per 10,000 games)
+        for vid, n, w, r, f in store.db.execute(f"SELECT version_id, count(*), sum(rank = 0), sum(rank), "
+                                                f"sum(forfeited) FROM seats WHERE game_seq IN ({_marks(chunk)}) "
+                                                f"GROUP BY version_id", chunk):
             t = totals.setdefault(vid, [0, 0, 0, 0, 0])
-            t[0] += 1
-            t[1] += int(rank == 0)
-            t[2] += int(rank or 0)
-            t[3] += int(forfeited or 0)
+            t[0] += n
+            t[1] += w or 0
+            t[2] += r or 0
+            t[3] += f or 0
+        found.update(seq for (seq,) in store.db.execute(f"SELECT DISTINCT game_seq FROM seats WHERE game_seq IN "
+                                                        f"({_marks(chunk)})", chunk))
         for vid, n in store.db.execute(f"SELECT version_id, count(*) FROM violations WHERE game_seq IN "
                                        f"({_marks(chunk)}) AND version_id IS NOT NULL GROUP BY version_id", chunk):
             totals.setdefault(vid, [0, 0, 0, 0, 0])[4] += n
