@@ -79,6 +79,7 @@ def test_the_organizer_announces_disables_a_team_and_the_ladder_and_the_team_fol
     ladder = _harness("contest", "run", str(root), "--no-progress")
     try:
         _until(lambda: store.exists() and _gamma_games_after(store, 0) > 0, 90, "gamma's first games")
+        _until(lambda: _up(base), 30, "the site")  # (the ladder's games may come before the site listens)
         browser.get(base + "/signin")
         browser.find_element(By.ID, "token").send_keys(org_token)
         browser.find_element(By.ID, "signin-button").click()
