@@ -202,10 +202,18 @@ def test_a_fit_made_again_after_the_page_is_a_new_state_of_the_index(tmp_path, m
     (Standing.after_page, run after each render): when that test finds a spread to fit, the
     table is fitted again, every step, and the index's state changes, so the page's poll
     fetches the new table; when it holds, or none was due, nothing changes."""
-    _, _, _, live = _served(tmp_path, 5)
+    config, games, rng, live = _served(tmp_path, 5)
     assert live.index()[0] == 200
     standing = live._standing
     assert standing is not None and standing.state is not None
+    asked: list[bool] = []
+    real_fit = standing.state.fit.fit
+    monkeypatch.setattr(standing.state.fit, "fit", lambda defer_test=False: (asked.append(defer_test),
+                                                                              real_fit(defer_test))[1])
+    with LeagueStore(config.store) as store:
+        record(store, games[60:61], rng)
+        assert standing.refresh(store, config.store)
+    assert asked == [True]  # a refresh leaves the test to after its page
     before, fitted = json.loads(live.status()[1])["generation"], standing.state.fitted
     live._after_render()  # no test due: the same state
     assert standing.refits == 0 and json.loads(live.status()[1])["generation"] == before
