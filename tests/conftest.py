@@ -16,8 +16,9 @@ holds it shared. Each time a serial test takes the lock it first waits for every
 process's running test to end, the cores idling more as each ends; so the lock is taken as
 rarely as can be: the files of :data:`SERIAL_FILES` are one unit of xdist's work, run back to
 back by one process at the start of the run (:func:`pytest_xdist_make_scheduler`; the other
-processes' first tests wait until it has begun, so that none of them delays it), and the tests
-marked ``serial`` in another file run one after the other at the end of their file.
+processes' first tests wait until it has begun, so that none of them delays it), with the tests
+of :data:`SERIAL_ELSEWHERE`; any other test marked ``serial`` (one that shares a module fixture
+with its file) runs with the others so marked at the end of its file.
 Without xdist nothing is locked.
 """
 
@@ -79,10 +80,41 @@ SPLIT_FILES = frozenset({
 #: the name of the unit of xdist's work that holds every file of :data:`SERIAL_FILES`
 SERIAL_UNIT = "serial files"
 
+#: tests marked ``serial`` in other files that share no module fixture with the rest of their
+#: file, by name (every parametrization) or by node name (one of them): they join the serial unit
+#: (its process runs them right after the serial files, while the others wait anyway) instead of
+#: taking the machine alone at the end of their file, which first waits for every other
+#: process's running test to end (4-6 s at load 7, the cores emptying meanwhile). A test listed
+#: here is marked ``serial`` whatever its file says.
+SERIAL_ELSEWHERE = {
+    "test_fair_play.py": frozenset({
+        "test_bots_using_half_their_time_are_never_charged_for_the_hosts_load",
+        "test_a_bot_whose_children_spin_takes_no_cpu_from_its_opponent",
+        "test_a_bots_deadline_counts_the_cpu_time_of_its_children",
+    }),
+    "test_referee_e2e.py": frozenset({
+        "test_misbehaving_bot_gets_the_right_violation_and_forfeits[hang-plain]",
+        "test_misbehaving_bot_gets_the_right_violation_and_forfeits[hang-pidns]",
+        "test_misbehaving_bot_gets_the_right_violation_and_forfeits[mute-plain]",
+        "test_misbehaving_bot_gets_the_right_violation_and_forfeits[mute-pidns]",
+        "test_forfeited_bot_is_restarted_for_its_next_game_and_good_bots_persist",
+        "test_a_timeout_within_the_strikes_kills_and_restarts_the_bot_mid_game",
+        "test_the_time_bank_covers_a_slow_move",
+        "test_bwrap_sandboxed_misbehaving_bot_leaves_no_process",
+    }),
+}
+
+
+def _joins_serial_unit(file: str, name: str) -> bool:
+    """Whether the test ``name`` (``function[params]``) of ``file`` runs in the serial unit."""
+    listed = SERIAL_ELSEWHERE.get(file, frozenset())
+    return file in SERIAL_FILES or name in listed or name.split("[", 1)[0] in listed
+
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """xdist's ``loadfile`` scheduling, with the files of :data:`SERIAL_FILES` as one unit of work
-    (their tests run back to back: the lock is taken once for all of them) and each test of
+    """xdist's ``loadfile`` scheduling, with the files of :data:`SERIAL_FILES` and the tests of
+    :data:`SERIAL_ELSEWHERE` as one unit of work (their tests run back to back: the lock is taken
+    once for all of them) and each test of
     :data:`SPLIT_FILES` a unit of its own. Units are handed out in collection order (``.ci/run``
     passes ``--no-loadscope-reorder``)."""
     if config.getvalue("dist") != "loadfile":
@@ -91,9 +123,9 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
     class SerialFilesTogether(LoadFileScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            path = nodeid.split("::", 1)[0]
+            path, _, test = nodeid.partition("::")
             name = Path(path).name
-            return SERIAL_UNIT if name in SERIAL_FILES else nodeid if name in SPLIT_FILES else path
+            return SERIAL_UNIT if _joins_serial_unit(name, test) else nodeid if name in SPLIT_FILES else path
 
     return SerialFilesTogether(config, log)
 
@@ -116,7 +148,7 @@ def _schedule_order(items: list[pytest.Item]) -> list[pytest.Item]:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if item.path.name in SERIAL_FILES:
+        if _joins_serial_unit(item.path.name, item.name):
             item.add_marker(pytest.mark.serial)
     items[:] = _schedule_order(items)
 
