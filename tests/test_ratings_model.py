@@ -485,3 +485,27 @@ def test_a_start_near_the_maximum_stops_after_one_step_whose_square_is_under_the
         assert len(counted) >= 3  # the seat effects moved 0.05: a second step
     finally:
         ratings_model._point = real
+
+
+def test_a_hessian_pattern_is_reused_while_the_pairs_of_bots_stay_and_made_again_when_they_change():
+    """Hessian.on: a live fit's entries grow while its pairs of bots keep their index: the
+    pattern is reused (the same sort) and gives the matrix a new one gives; a new pair of bots
+    or a new bot makes a new pattern."""
+    import dataclasses
+
+    from harness.league.ratings_model import Hessian
+
+    rng = np.random.default_rng(12)
+    pairs = _random_pairs(rng, 400, 12)
+    pp = np.unique(np.stack([pairs.pa, pairs.pb], axis=1), axis=0)
+    pairs = dataclasses.replace(pairs, pair=np.searchsorted(pp[:, 0] * 100 + pp[:, 1], pairs.pa * 100 + pairs.pb),
+                                ppa=pp[:, 0], ppb=pp[:, 1], memo=[])
+    first = dataclasses.replace(pairs, pa=pairs.pa[:300], pb=pairs.pb[:300], pair=pairs.pair[:300], memo=[])
+    old = Hessian(first, 12)
+    grown = old.on(pairs, 12)
+    assert grown.order is old.order and grown.pairs is pairs
+    second = rng.uniform(0.1, 1.0, 400)
+    np.testing.assert_allclose(grown.at(second, 0.3).toarray(), Hessian(pairs, 12).at(second, 0.3).toarray())
+    assert old.on(pairs, 13).order is not old.order  # a new bot
+    more = dataclasses.replace(pairs, ppa=np.append(pp[:, 0], 0), ppb=np.append(pp[:, 1], 0), memo=[])
+    assert old.on(more, 12).order is not old.order  # a new pair of bots

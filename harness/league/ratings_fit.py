@@ -334,16 +334,18 @@ def _swaps(batches: Sequence[TableBatch], pairs: Pairs) -> Swaps | None:
 def fit_pairs(pairs: Pairs, k: int, meat_at: MeatAt, sizes: dict[int, int], *, mu: float = 25.0,
               sigma: float = 25 / 3, beta: float = 25 / 6, iterations: int = 30, plain: bool = False,
               warm: Warm | None = None, swaps: Swaps | None = None, triples: Triples | None = None,
-              batches: Sequence[TableBatch] | None = None, defer_test: bool = False) -> Model:
+              batches: Sequence[TableBatch] | None = None, defer_test: bool = False,
+              hessian: Hessian | None = None) -> Model:
     """:func:`fit_model` on games already aggregated (``pairs``, ``meat_at``; ``sizes``: each table
     size's first seat effect), from scratch or, with ``warm``, from an earlier fit: every step is
     the same, each maximisation started where the earlier fit's ended, the prior's spread at the
     earlier one (its EM steps stop as from scratch, at a change under 1%). ``batches``: the games
     themselves, which the consistency check replays (without them, and past the swaps' limit,
     each bot is held to the field's dispersion). ``defer_test``: a quick fit leaves its test of the
-    noises' spread on the model (``noise_test``), for the caller to run when nothing waits on it."""
+    noises' spread on the model (``noise_test``), for the caller to run when nothing waits on it.
+    ``hessian``: the Hessian's pattern of an earlier fit (:meth:`Hessian.on`)."""
     scale = math.sqrt(2.0) * beta
-    hessian = Hessian(pairs, k)
+    hessian = Hessian(pairs, k) if hessian is None else hessian.on(pairs, k)
     expect = None if plain else expectation(batches, swaps, sizes, k, beta)
     seat_precision = None if plain else 1.0 / sigma**2
     if warm is not None and warm.quick and not plain:

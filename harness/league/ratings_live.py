@@ -35,7 +35,7 @@ from threadpoolctl import threadpool_limits
 
 from harness.league.queries import GameArrays
 from harness.league.ratings_fit import TableFit, Warm, fit_pairs, table_fit
-from harness.league.ratings_model import Pairs, TableBatch, pair_terms, seed
+from harness.league.ratings_model import Hessian, Pairs, TableBatch, pair_terms, seed
 from harness.league.ratings_noise import SWAP_MAX_ENTRIES
 from harness.league.ratings_swaps import swaps_of
 from harness.league.ratings_triples import triples_of
@@ -176,6 +176,7 @@ class LiveFit(GameSink):
         self.full_games = 0  # the games of the last fit that measured the data's weight
         #: the last fit's test of the noises' spread, left for later (:meth:`test_noises`), with the games then
         self.noise_test: tuple[Callable[[], bool], float, int] | None = None
+        self.hessian: Hessian | None = None  # the last fit's pattern of the Hessian (reused while the pairs stay)
 
     def _add(self, t: GameArrays) -> None:
         g, n = t.versions.shape
@@ -256,7 +257,11 @@ class LiveFit(GameSink):
                     ) -> tuple[np.ndarray, int, np.ndarray]:
             _, up, down, _ = pair_terms(pairs, skills, seat, scales, 1)
             per = scales[c["cell_entry"]] if isinstance(scales, np.ndarray) else scales  # one per entry when fitted
-            score = (c["cell_win"] * (up + down)[c["cell_entry"]] - down[c["cell_entry"]]) / per
+            entry = c["cell_entry"]  # (np.take and in place: 3,000,000 cells at 1,000,000 games)
+            score = np.take(up + down, entry)
+            score *= c["cell_win"]
+            score -= np.take(down, entry)
+            score /= per
             per_slot = (np.bincount(c["cell_a"], weights=score, minlength=n_slots)
                         - np.bincount(c["cell_b"], weights=score, minlength=n_slots))
             matrix = sp.csr_matrix((per_slot, (c["slot_cluster"], c["slot_bot"])), shape=(n_sets, k))
@@ -282,9 +287,11 @@ class LiveFit(GameSink):
                                                           self.base)
         if warm is not None and warm.point is not None:
             seed(pairs, warm.point)  # the last fit ended where this one starts: only new entries are computed there
+        self.hessian = Hessian(pairs, k) if self.hessian is None else self.hessian.on(pairs, k)
         with threadpool_limits(limits=1, user_api="blas"):
             model = fit_pairs(pairs, k, meat_at, self.base, mu=self.mu, sigma=self.sigma, beta=self.beta, warm=warm,
-                              swaps=swaps, triples=triples, batches=batches, defer_test=defer_test)
+                              swaps=swaps, triples=triples, batches=batches, defer_test=defer_test,
+                              hessian=self.hessian)
         assert model.warm is not None
         self.noise_test = None if model.noise_test is None else (*model.noise_test, self.games)
         if warm is None or not warm.quick or model.warm.first_skills is not warm.first_skills:

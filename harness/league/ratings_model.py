@@ -20,6 +20,7 @@ compressed every mu difference (slope 0.85) and the 95% intervals covered half t
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -286,6 +287,16 @@ class Hessian:
         self.indices = cols[self.order].astype(np.int32)
         self.indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=k))]).astype(np.int32)
         self.pairs, self.k = pairs, k
+
+    def on(self, pairs: Pairs, k: int) -> Hessian:
+        """This pattern for ``pairs``, when they hold the same pairs of bots among as many bots (a
+        live fit's entries grow, its pairs of bots keep their index and mostly stay: the sort of
+        1,000,000 pattern entries is not made again); else a new one."""
+        if k != self.k or pairs.ppa.size != self.pairs.ppa.size:
+            return Hessian(pairs, k)
+        same = copy.copy(self)
+        same.pairs = pairs
+        return same
 
     def per_pair(self, second: np.ndarray) -> np.ndarray:
         """Each pair of bots' -d2/dx2, summed over its entries."""
