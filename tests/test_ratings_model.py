@@ -433,7 +433,11 @@ def test_a_kept_point_is_extended_by_the_new_entries_alone_and_counts_that_grew_
     monkeypatch.setattr(ratings_model, "_log_phis", lambda z: (sized.append(z.size), real(z))[1])
     fresh = dataclasses.replace(pairs, memo=[])
     new_bots = np.where(np.arange(k) < 30, skills, 25.0)
-    seed(pairs, point)
+    other = dataclasses.replace(pairs, pa=pairs.pa.copy(), memo=[])
+    other.pa[5], other.pa[6] = other.pa[6], other.pa[5]  # entries numbered otherwise: refused
+    assert not seed(other, point) and other.memo == []
+    assert seed(dataclasses.replace(pairs, pa=pairs.pa.copy(), memo=[]), point)  # a copy: compared, the same
+    assert seed(pairs, point)
     reused = pair_terms(pairs, new_bots, seat, scale, 2)
     assert sized == [n - m]
     whole = pair_terms(fresh, new_bots, seat, scale, 2)

@@ -427,11 +427,11 @@ def test_a_deferred_noise_test_runs_after_the_fit_and_one_that_fails_makes_the_n
     assert add(312, 313) >= 1 and live.full_games == live.games  # every step, the noises' test in it
 
 
-def test_a_quick_fit_computes_the_entries_terms_for_the_new_entries_and_then_three_times(monkeypatch):
-    """A live fit of a few more games: its first evaluation, at the last fit's maximum, computes
-    only the entries new since (the terms there are kept, ratings_model.Point); the maximum under
-    the field's weight then takes one Newton step (a start that near: ratings_model.maximise's
-    ``near``), and the one under each bot's own weight two evaluations (its start and a step)."""
+def test_a_quick_fit_computes_the_entries_terms_at_its_starts_for_new_entries_only_and_twice_whole(monkeypatch):
+    """A live fit of a few more games starts both its maximisations where the last fit's ended
+    (under the field's weight, and each bot's own), whose terms are kept (ratings_model.Point):
+    there only the entries new since are computed; each then takes one Newton step (a start that
+    near: ratings_model.maximise's ``near``), the entries computed whole."""
     import harness.league.ratings_model as ratings_model
 
     sizes: list[int] = []
@@ -448,4 +448,5 @@ def test_a_quick_fit_computes_the_entries_terms_for_the_new_entries_and_then_thr
     sizes.clear()
     live.fit(defer_test=True)
     new = live.columns["pa"].size - entries
-    assert sizes[0] == new and sizes[1:] == [live.columns["pa"].size] * 3, (new, sizes)
+    whole = live.columns["pa"].size
+    assert sizes == [new, whole, new, whole], (new, sizes)

@@ -292,6 +292,8 @@ class Warm:
     #: the entries' terms at (skills, seat) (:class:`~harness.league.ratings_model.Point`): a live fit,
     #: whose entries keep their index, seeds its next fit's first evaluation with it
     point: Point | None = None
+    #: the same under each bot's own weight (a live fit's localised maximum starts there)
+    local_point: Point | None = None
 
 
 #: the sandwich's meat at (skills, seat effects, the pairs' scale: one number or one per entry):
@@ -476,11 +478,14 @@ def _covariance(meat_at: MeatAt, sizes: dict[int, int], pairs: Pairs, hessian: H
     the fit under each bot's own weight against the prior (:mod:`harness.league.ratings_local`)."""
     scales = scale if noise is None else entry_scale(pairs, noise.lam, scale)
     field_weight, weights, at_field = weight, np.full(k, weight), (skills, seat)  # a later fit starts at the field's
+    local_point = None
     shifts: dict[tuple[int, int], float] = {}
     if prior_mean is not None and k >= 3 and ratings_local.LOCAL_WEIGHTS:
         skills, seat, second, precisions, weights, shifts = ratings_local.localise(
             pairs, hessian, skills, seat, prior_mean, tau, weight, scales, seat_precision, WEIGHT_LOW, WEIGHT_HIGH,
-            None if warm is None or warm.local is None else _moved(warm.local, warm.skills, skills))
+            None if warm is None or warm.local is None else _moved(warm.local, warm.skills, skills),
+            None if warm is None else warm.local_point)
+        local_point = last_point(pairs)  # (there: the exact pairs and the recentring compute no terms)
     else:
         precisions = np.full(k, precision)
     factor = cho_factor(hessian.at(second, precisions).toarray())
@@ -517,7 +522,7 @@ def _covariance(meat_at: MeatAt, sizes: dict[int, int], pairs: Pairs, hessian: H
     return Model(skills, covariance, n_sets, per_bot, tau, field_weight, effects, dispersion, per, noisy,
                  Warm(first[0], first[1], *at_field, tau, field_weight, noises=noise is not None,
                       local=(skills, weights), tested=float(pairs.count.sum()) if warm is None else warm.tested,
-                      point=point),
+                      point=point, local_point=local_point),
                  None if noise is None else np.exp(noise.lam), shifts, weights)
 
 

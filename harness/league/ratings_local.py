@@ -60,7 +60,7 @@ import numpy as np
 from scipy.linalg import cho_solve
 from scipy.special import log_ndtr, ndtr, ndtri
 
-from harness.league.ratings_model import Hessian, Pairs, maximise
+from harness.league.ratings_model import Hessian, Pairs, Point, maximise, seed
 from harness.league.ratings_swaps import bvn
 
 __all__ = ["EXACT_PAIRS", "LOCAL_WEIGHTS", "bot_weights", "dependence", "exact_shift", "localise", "one_sided",
@@ -176,19 +176,24 @@ def exact_shift(pairs: Pairs, skills: np.ndarray, seat: np.ndarray, scale: float
 
 def localise(pairs: Pairs, hessian: Hessian, skills: np.ndarray, seat: np.ndarray, mu: float, tau: float,
              weight: float, scale: float | np.ndarray, seat_precision: float | None, low: float, high: float,
-             earlier: tuple[np.ndarray, np.ndarray] | None = None
+             earlier: tuple[np.ndarray, np.ndarray] | None = None, start: Point | None = None
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[tuple[int, int], float]]:
     """The fit under each bot's own weight: (skills recentred on ``mu``, seat effects, each
     entry's -d2/dx2, each bot's prior precision 1 / (tau^2 w_i), the weights w_i, and for each
     adjacent pair of the order (by mu, then index) with a one-sided bot, :func:`exact_shift`).
     ``earlier``: an earlier fit's (skills, weights) of most of the same games (a quick fit): its
-    weights are kept (a bot new since gets the field's) and its maximum is the start."""
+    weights are kept (a bot new since gets the field's) and its maximum is the start; ``start``:
+    that maximum's :class:`~harness.league.ratings_model.Point` (of a live fit: entries keep their
+    index), the start instead, where only the entries new since are computed."""
     k = skills.size
     if earlier is None:
         weights = bot_weights(pairs, skills, seat, scale, weight, k, low, high)
     else:
         weights = np.concatenate([earlier[1], np.full(k - earlier[1].size, weight)])
-        skills = np.concatenate([earlier[0], skills[earlier[0].size:]])
+        at = earlier[0]
+        if start is not None and seed(pairs, start):  # (refused for entries numbered otherwise)
+            at, seat = start.skills, start.seat.copy()
+        skills = np.concatenate([at, skills[at.size:]])
     precision = 1.0 / (tau**2 * weights)
     skills, seat, second = maximise(pairs, hessian, skills, seat, mu, precision, scale, 30,
                                     seat_precision=seat_precision, tolerance=1e-4 if earlier is None else 1e-3,

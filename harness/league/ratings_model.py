@@ -82,7 +82,8 @@ class Point:
     shift common to every bot: the likelihood sees differences only), seat effects ``seat`` and
     ``scale``, for the first ``z.size`` entries: z, log Phi(z), log Phi(-z) and the Mills ratios
     up = phi/Phi(z), down = phi/Phi(-z). The results enter linearly (:func:`pair_terms`), so
-    entries whose counts grew since keep their point."""
+    entries whose counts grew since keep their point. ``entries``: the entries' bots and seat
+    positions it was taken on (``pa``, ``pb``, ``sa``, ``sb``: :func:`seed` checks them)."""
 
     skills: np.ndarray
     seat: np.ndarray
@@ -92,6 +93,7 @@ class Point:
     log_down: np.ndarray
     up: np.ndarray
     down: np.ndarray
+    entries: tuple[np.ndarray, ...] = ()
 
 
 def compact(values: np.ndarray, limit: int | None = None) -> tuple[np.ndarray, int]:
@@ -176,12 +178,23 @@ def pair_terms(pairs: Pairs, skills: np.ndarray, seat: np.ndarray, scale: float 
     return terms
 
 
-def seed(pairs: Pairs, point: Point) -> None:
-    """Start ``pairs``' memo at ``point``, taken on pairs whose first ``point.z.size`` entries are
-    these pairs' first (a live fit's entries keep their index; new ones are appended): the next
-    :func:`pair_terms` there computes only the entries new since."""
-    if point.z.size <= pairs.pa.size:
-        pairs.memo[:] = [(point, 0, None)]
+def seed(pairs: Pairs, point: Point) -> bool:
+    """Start ``pairs``' memo at ``point`` when it was taken on pairs whose entries are these pairs'
+    first (a live fit's entries keep their index; new ones are appended): the next
+    :func:`pair_terms` there computes only the entries new since. Whether it did (entries
+    numbered otherwise, another league's, are refused)."""
+    m = point.z.size
+    if m > pairs.pa.size or len(point.entries) != 4:
+        return False
+    for kept, now in zip(point.entries, (pairs.pa, pairs.pb, pairs.sa, pairs.sb)):
+        head = now[:m]
+        # the same memory is the same entries (kept columns only grow); else compared whole
+        same = kept.size == m and kept.__array_interface__["data"][0] == head.__array_interface__["data"][0] \
+            and kept.strides == head.strides
+        if not same and not np.array_equal(kept, head):
+            return False
+    pairs.memo[:] = [(point, 0, None)]
+    return True
 
 
 def last_point(pairs: Pairs) -> Point | None:
@@ -233,7 +246,8 @@ def _point(pairs: Pairs, skills: np.ndarray, seat: np.ndarray, scale: float | np
     if start and kept is not None:
         z, log_up, log_down, up, down = (np.concatenate([old, new]) for old, new in (
             (kept.z, z), (kept.log_up, log_up), (kept.log_down, log_down), (kept.up, up), (kept.down, down)))
-    return Point(skills.copy(), seat.copy(), scale, z, log_up, log_down, up, down)
+    return Point(skills.copy(), seat.copy(), scale, z, log_up, log_down, up, down,
+                 (pairs.pa, pairs.pb, pairs.sa, pairs.sb))
 
 
 def _combine(pairs: Pairs, p: Point, scale: float | np.ndarray, need: int) -> Terms:
