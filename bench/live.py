@@ -13,7 +13,8 @@ as the runner's writer leaves them (a set at a time, in schedule order):
 - **new**: :class:`harness.report.live.LiveLeague` as ``harness serve`` runs it, the table and its
   statistics kept up to date (:mod:`harness.report.standing`), the fit warm-started; the delay
   is from the batch's commit until a page made shows the batch's games (its count of games
-  played), the page's poll of ``api/status`` starting the render; ``api/status`` answered from
+  played), the render started by the server's watch of the store (:meth:`LiveLeague.watch`, as
+  ``harness serve`` runs it) or the page's poll of ``api/status``; ``api/status`` answered from
   memory. Beside each wall time, the process's CPU time: on a loaded shared machine it says
   what the wall time would be on a quiet one.
 
@@ -71,7 +72,7 @@ def new_delay(live: LiveLeague, done: int, limit: float) -> tuple[float, float]:
     shown = f'id="games-done">{done}<'
     polled = -1.0
     while time.perf_counter() - start < limit:
-        if time.perf_counter() - polled >= 1.0:  # the page's poll, once a second: it starts the render
+        if time.perf_counter() - polled >= 1.0:  # the page's poll, once a second (the watch started the render)
             live.status()
             polled = time.perf_counter()
         last = live.renderer.last
@@ -125,6 +126,7 @@ def measure(config: Path, games: int, batches: list[int], polls: int) -> None:
     """The rows: the first index, each batch's delay old and new, api/status."""
     cfg = load_config(str(config), strict=False)
     live = LiveLeague(cfg)
+    live.watch()  # as harness serve runs it: a render started when the store changes
     start, cpu = time.perf_counter(), time.process_time()
     live.index()
     new_delay(live, games, 1800.0)

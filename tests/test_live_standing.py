@@ -232,3 +232,34 @@ def test_a_fit_made_again_after_the_page_is_a_new_state_of_the_index(tmp_path, m
     fit.noise_test = (lambda: False, 0.0, fit.games)  # serve runs the test after each render
     live._after_render()
     assert standing.refits == 2
+
+
+def test_the_server_makes_the_index_when_games_are_recorded_without_waiting_for_a_poll(tmp_path) -> None:
+    """LiveLeague.watch (what harness serve runs): a thread asks the league's state and starts a
+    render of a new one, so a page with new games is made without any page asking for it;
+    stop_watching ends it (later games wait for a poll again)."""
+    import time
+
+    config, games, rng, live = _served(tmp_path, 6)
+    assert live.index()[0] == 200
+    live.watch(interval=0.02)
+    try:
+        with LeagueStore(config.store) as store:
+            record(store, games[60:72], rng)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            made = live.renderer.last
+            if made is not None and 'id="games-done">72<' in made[1]:
+                break
+            time.sleep(0.02)
+        else:
+            raise AssertionError("the index was not made from the store's change")
+    finally:
+        live.stop_watching()
+    time.sleep(0.1)
+    with LeagueStore(config.store) as store:
+        record(store, games[72:78], rng)
+    time.sleep(0.5)  # nothing asks: no render (the watch ended)
+    made = live.renderer.last
+    assert made is not None and 'id="games-done">72<' in made[1]
+    assert 'id="games-done">78<' in live.index()[1]  # a page's request makes it

@@ -50,6 +50,8 @@ __all__ = ["LiveLeague", "IndexRenderer", "FRESH_WAIT"]
 #: seconds a request for the index waits for a render of the league as it is now before it gets
 #: the last one made (a first render is waited for this long too, then a "being prepared" page)
 FRESH_WAIT = 2.0
+#: how often :meth:`LiveLeague.watch` asks the league's state (SQLite's data_version: microseconds)
+WATCH_INTERVAL = 0.1
 
 Response = tuple[int, str, str]
 HTML = "text/html; charset=utf-8"
@@ -173,6 +175,7 @@ class LiveLeague:
         self._standing: Standing | None = None  # the table kept current (made by the first render)
         self._status: dict[str, Any] = {}  # the counts of the last render, for api/status
         self._made: tuple[Any, str, str] | None = None  # (the config's state, generation, page) of the last render
+        self._watching: threading.Event | None = None  # set to stop watch()'s thread
 
     @staticmethod
     def _files_stamp(config: LeagueConfig) -> tuple[tuple[str, int, int], ...]:
@@ -222,6 +225,31 @@ class LiveLeague:
             return 503, f"<p>{escape(str(exc))}</p>", HTML
         with store:
             return page(store, config, "", {})
+
+    def watch(self, interval: float = WATCH_INTERVAL) -> None:
+        """Make the index as soon as the league changes, not at the next page's poll (once a
+        second): a thread asks the league's state every ``interval`` seconds and starts a render of
+        a new one, which the pages' polls then find made. :meth:`stop_watching` ends it."""
+        if self._watching is not None:
+            return
+        stop = self._watching = threading.Event()
+
+        def run() -> None:
+            while not stop.wait(interval):
+                config = self.config()
+                try:
+                    if self.store_ready(config):
+                        self.renderer.kick(self._token(config))
+                except (sqlite3.Error, OSError):
+                    pass  # (a store being made or replaced: asked again next time)
+
+        threading.Thread(target=run, name="index-watch", daemon=True).start()
+
+    def stop_watching(self) -> None:
+        """End :meth:`watch`'s thread (at its next look)."""
+        if self._watching is not None:
+            self._watching.set()
+            self._watching = None
 
     def status(self) -> Response:
         """``api/status``: the counts, the state of the league and of the last page made, the

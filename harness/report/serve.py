@@ -182,6 +182,7 @@ class LeagueServer:
 
     def __init__(self, app: Starlette, sock: socket.socket, owner: _OwnerCheck) -> None:
         self.app = app
+        self.live = owner.live
         self.socket = sock
         self.server_address: tuple[str, int] = sock.getsockname()[:2]
         self.owner = owner
@@ -199,9 +200,11 @@ class LeagueServer:
     def serve_forever(self) -> None:
         """Serve until :meth:`shutdown` (run it in a thread of its own: it blocks)."""
         self._serving.set()
+        self.live.watch()  # the index made as games are recorded, not at a page's next poll
         try:
             self._uvicorn.run(sockets=[self.socket])
         finally:
+            self.live.stop_watching()
             self._stopped.set()
 
     def shutdown(self) -> None:
