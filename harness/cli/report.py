@@ -54,9 +54,9 @@ def serve(config: str, port: int, host: str) -> None:
     """Serve CONFIG's league pages live from its store, while `harness run` plays it.
 
     The same pages as `harness report`, made from the store, with any game's replay. The index
-    keeps itself current: its counts every 2 seconds, the whole page (table, matrix, charts,
-    violations, games) when games were played; the config is read again when it or a bot's
-    file changes. Started before the league, it waits for the store. A config that is not its
+    keeps itself current: its counts every second, the whole page (table, matrix, charts,
+    violations, games) made as soon as games were recorded and swapped in at the next second;
+    the config is read again when it or a bot's file changes. Started before the league, it waits for the store. A config that is not its
     store's owner (a copy that kept the name, which `harness run` refuses) is served with a
     warning line, on start and on every page: serve only reads. Ctrl-C stops it.
     Example:
