@@ -263,3 +263,21 @@ def test_the_server_makes_the_index_when_games_are_recorded_without_waiting_for_
     made = live.renderer.last
     assert made is not None and 'id="games-done">72<' in made[1]
     assert 'id="games-done">78<' in live.index()[1]  # a page's request makes it
+
+
+def test_given_games_totals_are_the_store_s_totals_for_every_game(tmp_path) -> None:
+    """queries.seat_totals of given games (summed by SQLite per version, as a live refresh reads
+    its new games) equals the whole store's totals when given every game, forfeits and
+    violations included, and finds exactly the finished ones."""
+    from harness.league import queries
+
+    config = league(tmp_path, 8)
+    rng = random.Random(7)
+    with LeagueStore(config.store) as store:
+        games = plan_sets(store, config, 12, rng)
+        record(store, games[:60], rng)
+        some, found = queries.seat_totals(store, [s for s, _ in games])  # 12 of them not finished
+        whole, _ = queries.seat_totals(store)
+    assert found == {s for s, _ in games[:60]}
+    assert some == whole
+    assert any(t[3] for t in whole.values()) and any(t[4] for t in whole.values())  # forfeits, violations
