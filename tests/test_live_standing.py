@@ -278,6 +278,11 @@ def test_given_games_totals_are_the_store_s_totals_for_every_game(tmp_path) -> N
         record(store, games[:60], rng)
         some, found = queries.seat_totals(store, [s for s, _ in games])  # 12 of them not finished
         whole, _ = queries.seat_totals(store)
+        one_game = {}
+        for seq, _ in games[:3]:  # one game's: a winner's rank sum 0, the others' wins 0
+            one_game[seq] = queries.seat_totals(store, [seq])[0]
+            rows = store.db.execute("SELECT version_id, rank, forfeited FROM seats WHERE game_seq = ?", (seq,))
+            assert one_game[seq] == {v: [1, int(r == 0), r, int(f or 0), one_game[seq][v][4]] for v, r, f in rows}
     assert found == {s for s, _ in games[:60]}
     assert some == whole
     assert any(t[3] for t in whole.values()) and any(t[4] for t in whole.values())  # forfeits, violations
