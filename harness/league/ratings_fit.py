@@ -148,6 +148,7 @@ from harness.league.ratings_model import (
     pairs_of,
     seat_pair_scores,
     seat_positions,
+    seed,
 )
 from harness.league.ratings_noise import SWAP_MAX_ENTRIES, Noise, entry_scale, fit_noise, noise_covariance
 from harness.league.ratings_swaps import Swaps, swaps_of
@@ -289,8 +290,8 @@ class Warm:
     #: the earlier fit under each bot's own weight: (its skills, the weights), where a quick fit starts
     local: tuple[np.ndarray, np.ndarray] | None = None
     tested: float = 0.0  # the pairs of seats when the noises' spread was last tested (a quick fit tests again at 1% more)
-    #: the entries' terms at (skills, seat) (:class:`~harness.league.ratings_model.Point`): a live fit,
-    #: whose entries keep their index, seeds its next fit's first evaluation with it
+    #: the entries' terms at (skills, seat) (:class:`~harness.league.ratings_model.Point`): a quick fit
+    #: on the same entries (a live fit's keep their index) starts there, computing only the new ones
     point: Point | None = None
     #: the same under each bot's own weight (a live fit's localised maximum starts there)
     local_point: Point | None = None
@@ -413,6 +414,8 @@ def _quick_fit(pairs: Pairs, hessian: Hessian, k: int, meat_at: MeatAt, sizes: d
         return None
     scale = math.sqrt(2.0) * beta
     precision = 1.0 / (warm.prior_sd**2 * warm.weight)
+    if warm.point is not None:
+        seed(pairs, warm.point)  # (refused for entries numbered otherwise)
     # stopping at a step under 1e-3 (the EM's own): Newton converging quadratically, the error is
     # then ~1e-6, and from the earlier maximum one step or two get there
     skills, seat, second = maximise(pairs, hessian, warm.skills.copy(), warm.seat.copy(), mu, precision, scale,

@@ -35,7 +35,7 @@ from threadpoolctl import threadpool_limits
 
 from harness.league.queries import GameArrays
 from harness.league.ratings_fit import TableFit, Warm, fit_pairs, table_fit
-from harness.league.ratings_model import Hessian, Pairs, TableBatch, pair_terms, seed
+from harness.league.ratings_model import Hessian, Pairs, TableBatch, pair_terms
 from harness.league.ratings_noise import SWAP_MAX_ENTRIES
 from harness.league.ratings_swaps import swaps_of
 from harness.league.ratings_triples import triples_of
@@ -285,8 +285,6 @@ class LiveFit(GameSink):
             for _, parts in sorted(self.tables.items())]
         triples = None if batches is None else triples_of([b for b in batches if b.versions.shape[1] >= 3], k,
                                                           self.base)
-        if warm is not None and warm.point is not None:
-            seed(pairs, warm.point)  # the last fit ended where this one starts: only new entries are computed there
         self.hessian = Hessian(pairs, k) if self.hessian is None else self.hessian.on(pairs, k)
         with threadpool_limits(limits=1, user_api="blas"):
             model = fit_pairs(pairs, k, meat_at, self.base, mu=self.mu, sigma=self.sigma, beta=self.beta, warm=warm,
