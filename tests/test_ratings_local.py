@@ -15,7 +15,7 @@ from scipy.special import log_ndtr, ndtr, ndtri
 from scipy.stats import multivariate_normal
 
 from harness.league.ratings_fit import fit_table
-from harness.league.ratings_local import _expected_information, bot_weights, dependence, one_sided
+from harness.league.ratings_local import _expected_information, bot_weights, dependence, localise_ahead, one_sided
 from harness.league.ratings_model import TableBatch, pairs_of
 
 MU, SIGMA, BETA = 25.0, 25 / 3, 25 / 6
@@ -250,3 +250,50 @@ def test_the_spread_s_uncertainty_is_g_g_transposed_times_the_variance_of_tau_sq
     g = np.linalg.inv(matrix) @ ((skills - MU) / weights) / tau**4
     var = 2.0 / np.sum(1.0 / (tau**2 + 1.0 / (weights * information)) ** 2)
     np.testing.assert_allclose(got, np.outer(g, g) * var, rtol=1e-10)
+
+
+def _live_fits(ahead: bool, monkeypatch: pytest.MonkeyPatch) -> list[tuple[object, list[bool]]]:
+    """A live fit (ratings_live.LiveFit) of 8 bots' three-seat sets, fitted again after each of
+    three additions (the last with a bot new since), with its local maxima found on a thread of
+    their own or not: each fit's table and whether a thread was started for it."""
+    from test_ratings_model import league
+
+    import harness.league.ratings_local as ratings_local
+    from harness.league.queries import GameArrays
+    from harness.league.ratings_live import LiveFit
+
+    real = localise_ahead  # (this module's import: the function itself, whatever was patched before)
+    started: list[bool] = []
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        got = real(*args, **kwargs) if ahead else None
+        started.append(got is not None)
+        return got
+
+    monkeypatch.setattr(ratings_local, "localise_ahead", counted)
+    rng = np.random.default_rng(21)
+    true = 25 + rng.normal(0, 1.5 * BETA, 9)
+    live, fits, offset = LiveFit([3], mu=MU, sigma=SIGMA, beta=BETA), [], 0
+    for sets, bots in ((400, 8), (6, 8), (6, 8), (6, 9)):
+        batch = league(rng, true[:bots], 3, sets)
+        g = len(batch.sets)
+        live.add([GameArrays(batch.versions, batch.ranks, np.zeros(batch.ranks.shape), offset + np.arange(g),
+                             np.zeros(g, np.int64), batch.sets + offset)])
+        offset += g
+        started.clear()
+        fit = live.fit()
+        fits.append((fit, list(started)))
+    return fits
+
+
+def test_a_live_fit_s_maxima_found_on_two_threads_are_the_maxima_found_on_one(monkeypatch):
+    """A quick fit starts the maximum under each bot's own weight from the earlier fit's on a
+    thread of its own (ratings_local.localise_ahead) while it finds the field's: the table is
+    the one both found one after the other, to the last bit. No thread where the start needs the
+    field's maximum: the first fit (from scratch) and a fit with a bot new since."""
+    one = _live_fits(False, monkeypatch)
+    two = _live_fits(True, monkeypatch)
+    assert [s for _, s in two] == [[], [True], [True], [False]]
+    for (a, _), (b, _) in zip(one, two):
+        assert a.mu == b.mu and a.sigma == b.sigma  # type: ignore[attr-defined]
+        assert np.array_equal(a.covariance, b.covariance)  # type: ignore[attr-defined]

@@ -126,11 +126,12 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable, Hashable, Iterable, Sequence
+from concurrent import futures
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
-from scipy.linalg.lapack import dtrtri
 from scipy.special import chdtri, ndtr
 
 from harness.league import ratings_local
@@ -338,7 +339,7 @@ def fit_pairs(pairs: Pairs, k: int, meat_at: MeatAt, sizes: dict[int, int], *, m
               sigma: float = 25 / 3, beta: float = 25 / 6, iterations: int = 30, plain: bool = False,
               warm: Warm | None = None, swaps: Swaps | None = None, triples: Triples | None = None,
               batches: Sequence[TableBatch] | None = None, defer_test: bool = False,
-              hessian: Hessian | None = None) -> Model:
+              hessian: Hessian | None = None, parallel: bool = False) -> Model:
     """:func:`fit_model` on games already aggregated (``pairs``, ``meat_at``; ``sizes``: each table
     size's first seat effect), from scratch or, with ``warm``, from an earlier fit: every step is
     the same, each maximisation started where the earlier fit's ended, the prior's spread at the
@@ -346,14 +347,15 @@ def fit_pairs(pairs: Pairs, k: int, meat_at: MeatAt, sizes: dict[int, int], *, m
     themselves, which the consistency check replays (without them, and past the swaps' limit,
     each bot is held to the field's dispersion). ``defer_test``: a quick fit leaves its test of the
     noises' spread on the model (``noise_test``), for the caller to run when nothing waits on it.
-    ``hessian``: the Hessian's pattern of an earlier fit (:meth:`Hessian.on`)."""
+    ``hessian``: the Hessian's pattern of an earlier fit (:meth:`Hessian.on`). ``parallel``: a quick
+    fit finds its two maxima on two threads (:func:`ratings_local.localise_ahead`)."""
     scale = math.sqrt(2.0) * beta
     hessian = Hessian(pairs, k) if hessian is None else hessian.on(pairs, k)
     expect = None if plain else expectation(batches, swaps, sizes, k, beta)
     seat_precision = None if plain else 1.0 / sigma**2
     if warm is not None and warm.quick and not plain:
         quick = _quick_fit(pairs, hessian, k, meat_at, sizes, warm, mu, sigma, beta, iterations, swaps, triples,
-                           expect, defer_test)
+                           expect, defer_test, parallel)
         if quick is not None:
             return quick
     if warm is None:
@@ -378,7 +380,7 @@ def fit_pairs(pairs: Pairs, k: int, meat_at: MeatAt, sizes: dict[int, int], *, m
         precision = 1.0 / (tau**2 * weight)
         skills, seat, second = maximise(pairs, hessian, skills, seat, mu, precision, scale, iterations,
                                         seat_precision=seat_precision, tolerance=1e-3)
-        inverse_trace = _inverse_trace(hessian, second, precision)
+        inverse_trace = hessian.inverse_trace(second, precision, EXACT_TRACE_BOTS)
         new = _prior_sd(skills, inverse_trace, weight, mu, TAU_LOW * beta, TAU_HIGH * sigma)
         settled, tau = abs(new - tau) < 0.01 * tau, new
         if settled:
@@ -400,7 +402,25 @@ def fit_pairs(pairs: Pairs, k: int, meat_at: MeatAt, sizes: dict[int, int], *, m
 
 def _quick_fit(pairs: Pairs, hessian: Hessian, k: int, meat_at: MeatAt, sizes: dict[int, int], warm: Warm, mu: float,
                sigma: float, beta: float, iterations: int, swaps: Swaps | None, triples: Triples | None,
-               expect: Expect | None = None, defer: bool = False) -> Model | None:
+               expect: Expect | None = None, defer: bool = False, parallel: bool = False) -> Model | None:
+    """:func:`_quick_steps`; ``parallel``: the maximum under each bot's own weight is started on
+    another thread first, where it can be (:func:`ratings_local.localise_ahead`)."""
+    ahead = None
+    if parallel and not warm.noises and k >= 3 and warm.local is not None and ratings_local.LOCAL_WEIGHTS:
+        ahead = ratings_local.localise_ahead(pairs, hessian, warm.local, warm.local_point, mu, warm.prior_sd,
+                                             warm.weight, math.sqrt(2.0) * beta, 1.0 / sigma**2, WEIGHT_LOW,
+                                             WEIGHT_HIGH)
+    try:
+        return _quick_steps(pairs, hessian, k, meat_at, sizes, warm, mu, sigma, beta, iterations, swaps, triples,
+                            expect, defer, ahead)
+    finally:
+        if ahead is not None:
+            futures.wait([ahead])  # (it works on the memo of pairs: done before anything else does)
+
+
+def _quick_steps(pairs: Pairs, hessian: Hessian, k: int, meat_at: MeatAt, sizes: dict[int, int], warm: Warm,
+                 mu: float, sigma: float, beta: float, iterations: int, swaps: Swaps | None, triples: Triples | None,
+                 expect: Expect | None, defer: bool, ahead: Future[ratings_local.Localised] | None) -> Model | None:
     """The fit of a few more games than ``warm``'s: the maximum under the earlier fit's prior
     spread and data weight, from its skills, kept when one EM step moves the spread less than
     1% (the stopping rule of the EM from scratch, whose answer is within that of the fixed point
@@ -414,22 +434,23 @@ def _quick_fit(pairs: Pairs, hessian: Hessian, k: int, meat_at: MeatAt, sizes: d
         return None
     scale = math.sqrt(2.0) * beta
     precision = 1.0 / (warm.prior_sd**2 * warm.weight)
+    field = pairs if ahead is None else dataclasses.replace(pairs, memo=[])  # (pairs' memo is ahead's)
     if warm.point is not None:
-        seed(pairs, warm.point)  # (refused for entries numbered otherwise)
+        seed(field, warm.point)  # (refused for entries numbered otherwise)
     # stopping at a step under 1e-3 (the EM's own): Newton converging quadratically, the error is
     # then ~1e-6, and from the earlier maximum one step or two get there
-    skills, seat, second = maximise(pairs, hessian, warm.skills.copy(), warm.seat.copy(), mu, precision, scale,
+    skills, seat, second = maximise(field, hessian, warm.skills.copy(), warm.seat.copy(), mu, precision, scale,
                                     iterations, seat_precision=1.0 / sigma**2, tolerance=1e-3, near=True)
-    point, deferred = last_point(pairs), None
+    point, deferred = last_point(field), None
     if k >= 3:
-        new = _prior_sd(skills, _inverse_trace(hessian, second, precision), warm.weight, mu, TAU_LOW * beta,
+        new = _prior_sd(skills, hessian.inverse_trace(second, precision, EXACT_TRACE_BOTS), warm.weight, mu, TAU_LOW * beta,
                         TAU_HIGH * sigma)
         if abs(new - warm.prior_sd) >= 0.01 * warm.prior_sd:
             return None
         seen = float(pairs.count.sum())
         if seen >= (1.0 + NOISE_RETEST) * warm.tested:
             def test(at: np.ndarray = skills, seat_at: np.ndarray = seat) -> bool:
-                return fit_noise(pairs, hessian, at, seat_at, mu, precision, scale, warm.weight, iterations,
+                return fit_noise(field, hessian, at, seat_at, mu, precision, scale, warm.weight, iterations,
                                  1.0 / sigma**2, swaps, triples) is None
             if defer:
                 deferred = (test, seen)
@@ -439,41 +460,16 @@ def _quick_fit(pairs: Pairs, hessian: Hessian, k: int, meat_at: MeatAt, sizes: d
                 warm = dataclasses.replace(warm, tested=seen)
     model = _covariance(meat_at, sizes, pairs, hessian, skills, seat, second, precision, warm.weight, warm.prior_sd,
                         scale, k, (warm.first_skills, warm.first_seat), prior_mean=mu if k >= 3 else None,
-                        expect=expect, seat_precision=1.0 / sigma**2, warm=warm, point=point)
+                        expect=expect, seat_precision=1.0 / sigma**2, warm=warm, point=point, ahead=ahead)
     return dataclasses.replace(model, noise_test=deferred) if deferred else model
-
-
-
-def _moved(local: tuple[np.ndarray, np.ndarray], before: np.ndarray, now: np.ndarray
-           ) -> tuple[np.ndarray, np.ndarray]:
-    """An earlier fit's (skills, weights) under each bot's own weight, its skills moved as the
-    field-weight maximum moved since (``before`` -> ``now``): where this fit's will be."""
-    m = local[0].size
-    return local[0] + (now[:m] - before[:m]), local[1]
-
-
-def _inverse_trace(hessian: Hessian, second: np.ndarray, precision: float) -> float:
-    """The trace of the posterior's inverse Hessian (the sum of the skills' posterior variances,
-    times the data's weight): exact by a dense Cholesky factorisation up to 1,500 bots (a
-    fraction of a second at 1,000 on one core), past that the sum of the inverse diagonal (each bot's own
-    information; it leaves out the uncertainty of its opponents, small when each bot met many)."""
-    matrix = hessian.at(second, precision)
-    if matrix.shape[0] <= EXACT_TRACE_BOTS:
-        factor = cho_factor(matrix.toarray(), lower=True)
-        # the inverse of the triangular factor in place (LAPACK's trtri: a third of the work of
-        # solving against the identity); its squares sum to the trace of the matrix's inverse
-        inverse, info = dtrtri(np.tril(factor[0]), lower=1)
-        if info != 0:
-            raise np.linalg.LinAlgError(f"the factor is singular (trtri info {info})")
-        return float(np.sum(inverse ** 2))
-    return float(np.sum(1.0 / matrix.diagonal()))
 
 
 def _covariance(meat_at: MeatAt, sizes: dict[int, int], pairs: Pairs, hessian: Hessian, skills: np.ndarray,
                 seat: np.ndarray, second: np.ndarray, precision: float, weight: float, tau: float, scale: float,
                 k: int, first: tuple[np.ndarray, np.ndarray], noise: Noise | None = None,
                 prior_mean: float | None = None, expect: Expect | None = None,
-                seat_precision: float | None = None, warm: Warm | None = None, point: Point | None = None) -> Model:
+                seat_precision: float | None = None, warm: Warm | None = None, point: Point | None = None,
+                ahead: Future[ratings_local.Localised] | None = None) -> Model:
     """The sandwich at the fit, plus what the bots' fitted noises' uncertainty adds (if any)
     and, with ``prior_mean`` (the prior's spread was estimated), what the spread's uncertainty
     adds; scaled per bot (its own sets, its dispersion; a bot's dispersion against what
@@ -484,10 +480,11 @@ def _covariance(meat_at: MeatAt, sizes: dict[int, int], pairs: Pairs, hessian: H
     local_point = None
     shifts: dict[tuple[int, int], float] = {}
     if prior_mean is not None and k >= 3 and ratings_local.LOCAL_WEIGHTS:
-        skills, seat, second, precisions, weights, shifts = ratings_local.localise(
-            pairs, hessian, skills, seat, prior_mean, tau, weight, scales, seat_precision, WEIGHT_LOW, WEIGHT_HIGH,
-            None if warm is None or warm.local is None else _moved(warm.local, warm.skills, skills),
-            None if warm is None else warm.local_point)
+        skills, seat, second, precisions, weights, shifts = ahead.result() if ahead is not None else \
+            ratings_local.localise(
+                pairs, hessian, skills, seat, prior_mean, tau, weight, scales, seat_precision, WEIGHT_LOW, WEIGHT_HIGH,
+                None if warm is None or warm.local is None else ratings_local.moved(warm.local, warm.skills, skills),
+                None if warm is None else warm.local_point)
         local_point = last_point(pairs)  # (there: the exact pairs and the recentring compute no terms)
     else:
         precisions = np.full(k, precision)

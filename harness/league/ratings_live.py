@@ -289,7 +289,7 @@ class LiveFit(GameSink):
         with threadpool_limits(limits=1, user_api="blas"):
             model = fit_pairs(pairs, k, meat_at, self.base, mu=self.mu, sigma=self.sigma, beta=self.beta, warm=warm,
                               swaps=swaps, triples=triples, batches=batches, defer_test=defer_test,
-                              hessian=self.hessian)
+                              hessian=self.hessian, parallel=True)
         assert model.warm is not None
         self.noise_test = None if model.noise_test is None else (*model.noise_test, self.games)
         if warm is None or not warm.quick or model.warm.first_skills is not warm.first_skills:

@@ -55,6 +55,8 @@ within 0.006 of before in every tenth, their coverage unchanged.
 from __future__ import annotations
 
 import math
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 from scipy.linalg import cho_solve
@@ -63,8 +65,11 @@ from scipy.special import log_ndtr, ndtr, ndtri
 from harness.league.ratings_model import Hessian, Pairs, Point, maximise, seed
 from harness.league.ratings_swaps import bvn
 
-__all__ = ["EXACT_PAIRS", "LOCAL_WEIGHTS", "bot_weights", "dependence", "exact_shift", "localise", "one_sided",
-           "spread_uncertainty"]
+__all__ = ["EXACT_PAIRS", "LOCAL_WEIGHTS", "Localised", "bot_weights", "dependence", "exact_shift", "localise",
+           "localise_ahead", "moved", "one_sided", "spread_uncertainty"]
+
+#: :func:`localise`'s answer: (skills, seat effects, -d2/dx2 per entry, precisions, weights, shifts)
+Localised = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[tuple[int, int], float]]
 
 #: whether each bot gets its own weight against the prior (False: the field's w for every bot)
 LOCAL_WEIGHTS = True
@@ -176,8 +181,7 @@ def exact_shift(pairs: Pairs, skills: np.ndarray, seat: np.ndarray, scale: float
 
 def localise(pairs: Pairs, hessian: Hessian, skills: np.ndarray, seat: np.ndarray, mu: float, tau: float,
              weight: float, scale: float | np.ndarray, seat_precision: float | None, low: float, high: float,
-             earlier: tuple[np.ndarray, np.ndarray] | None = None, start: Point | None = None
-             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[tuple[int, int], float]]:
+             earlier: tuple[np.ndarray, np.ndarray] | None = None, start: Point | None = None) -> Localised:
     """The fit under each bot's own weight: (skills recentred on ``mu``, seat effects, each
     entry's -d2/dx2, each bot's prior precision 1 / (tau^2 w_i), the weights w_i, and for each
     adjacent pair of the order (by mu, then index) with a one-sided bot, :func:`exact_shift`).
@@ -206,6 +210,38 @@ def localise(pairs: Pairs, hessian: Hessian, skills: np.ndarray, seat: np.ndarra
             if sided[a] or sided[b]:
                 shifts[a, b] = exact_shift(pairs, skills, seat, scale, precision, mu, a, b, second)
     return skills - (skills.mean() - mu), seat, second, precision, weights, shifts
+
+
+def moved(local: tuple[np.ndarray, np.ndarray], before: np.ndarray, now: np.ndarray
+          ) -> tuple[np.ndarray, np.ndarray]:
+    """An earlier fit's (skills, weights) under each bot's own weight, its skills moved as the
+    field-weight maximum moved since (``before`` -> ``now``): where this fit's will be."""
+    m = local[0].size
+    return local[0] + (now[:m] - before[:m]), local[1]
+
+
+_ahead: list[ThreadPoolExecutor] = []
+_ahead_lock = threading.Lock()
+
+
+def localise_ahead(pairs: Pairs, hessian: Hessian, earlier: tuple[np.ndarray, np.ndarray], start: Point | None,
+                   mu: float, tau: float, weight: float, scale: float, seat_precision: float, low: float,
+                   high: float) -> Future[Localised] | None:
+    """:func:`localise` from an earlier fit's maximum under each bot's own weight (``earlier``,
+    ``start``: its skills and weights, its :class:`Point`), started on a thread of its own, so
+    that a quick fit's maximum under the field's weight is found meanwhile (numpy's work on the
+    entries releases the GIL: the two take ~0.6 of their time one after the other). It works on
+    ``pairs``' memo, so the caller leaves that alone until it is done (the field's maximum on a
+    copy). None where it cannot start before the field's maximum is known: a bot new since (its
+    start is the field's) or no point kept for these pairs' entries."""
+    k = hessian.k
+    if start is None or earlier[0].size != k or start.skills.size != k or not seed(pairs, start):
+        return None
+    with _ahead_lock:
+        if not _ahead:
+            _ahead.append(ThreadPoolExecutor(max_workers=1, thread_name_prefix="tablebots-local-fit"))
+    return _ahead[0].submit(localise, pairs, hessian, start.skills, start.seat.copy(), mu, tau, weight, scale,
+                            seat_precision, low, high, earlier, start)
 
 
 def spread_uncertainty(factor: tuple[np.ndarray, bool], skills: np.ndarray, mu: float, tau: float,

@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
+from scipy.linalg import cho_factor
+from scipy.linalg.lapack import dtrtri
 from scipy.special import log_ndtr, ndtr
 
 __all__ = ["Pairs", "Point", "TableBatch", "Hessian", "compact", "last_point", "maximise", "meat", "pair_terms", "pairs_of",
@@ -327,6 +329,23 @@ class Hessian:
         per_pair = self.per_pair(second)
         data = np.concatenate([-per_pair, -per_pair, self.diagonal(second) + precision])[self.order]
         return sp.csr_matrix((data, self.indices, self.indptr), shape=(self.k, self.k))
+
+    def inverse_trace(self, second: np.ndarray, precision: float, exact_bots: int) -> float:
+        """The trace of the matrix's inverse (the sum of the skills' posterior variances, times
+        the data's weight): exact by a dense Cholesky factorisation up to ``exact_bots`` bots (a
+        fraction of a second at 1,000 on one core), past that the sum of the inverse diagonal (each
+        bot's own information; it leaves out the uncertainty of its opponents, small when each bot
+        met many)."""
+        matrix = self.at(second, precision)
+        if matrix.shape[0] <= exact_bots:
+            factor = cho_factor(matrix.toarray(), lower=True)
+            # the inverse of the triangular factor in place (LAPACK's trtri: a third of the work of
+            # solving against the identity); its squares sum to the trace of the matrix's inverse
+            inverse, info = dtrtri(np.tril(factor[0]), lower=1)
+            if info != 0:
+                raise np.linalg.LinAlgError(f"the factor is singular (trtri info {info})")
+            return float(np.sum(inverse ** 2))
+        return float(np.sum(1.0 / matrix.diagonal()))
 
 
 def _newton_step(hessian: sp.csr_matrix, grad: np.ndarray) -> np.ndarray:
