@@ -442,9 +442,11 @@ def _quick_steps(pairs: Pairs, hessian: Hessian, k: int, meat_at: MeatAt, sizes:
     skills, seat, second = maximise(field, hessian, warm.skills.copy(), warm.seat.copy(), mu, precision, scale,
                                     iterations, seat_precision=1.0 / sigma**2, tolerance=1e-3, near=True)
     point, deferred = last_point(field), None
+    if ahead is not None:  # (scipy's LAPACK calls below hold the GIL: they would stall its numpy work)
+        futures.wait([ahead])
     if k >= 3:
-        new = _prior_sd(skills, hessian.inverse_trace(second, precision, EXACT_TRACE_BOTS), warm.weight, mu, TAU_LOW * beta,
-                        TAU_HIGH * sigma)
+        new = _prior_sd(skills, hessian.inverse_trace(second, precision, EXACT_TRACE_BOTS), warm.weight, mu,
+                        TAU_LOW * beta, TAU_HIGH * sigma)
         if abs(new - warm.prior_sd) >= 0.01 * warm.prior_sd:
             return None
         seen = float(pairs.count.sum())
