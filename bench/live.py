@@ -40,6 +40,7 @@ from table import append_games, synthesize, write_config  # noqa: E402  (bench/,
 from harness.league import queries  # noqa: E402
 from harness.league.config import load_config  # noqa: E402
 from harness.league.store import LeagueStore  # noqa: E402
+from harness.report.arena import one_arena  # noqa: E402
 from harness.report.html import ReportPages  # noqa: E402
 from harness.report.live import LiveLeague  # noqa: E402
 
@@ -125,6 +126,7 @@ def main() -> None:
 def measure(config: Path, games: int, batches: list[int], polls: int) -> None:
     """The rows: the first index, each batch's delay old and new, api/status."""
     cfg = load_config(str(config), strict=False)
+    one_arena()  # as harness serve runs it (make_server): its threads share one malloc arena
     live = LiveLeague(cfg)
     live.watch()  # as harness serve runs it: a render started when the store changes
     start, cpu = time.perf_counter(), time.process_time()

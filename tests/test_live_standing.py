@@ -286,3 +286,43 @@ def test_given_games_totals_are_the_store_s_totals_for_every_game(tmp_path) -> N
     assert found == {s for s, _ in games[:60]}
     assert some == whole
     assert any(t[3] for t in whole.values()) and any(t[4] for t in whole.values())  # forfeits, violations
+
+
+_ARENA_PROBE = """
+import ctypes, random, sys
+sys.path.insert(0, {tests!r})
+from pathlib import Path
+from test_live_standing import league, plan_sets, record
+from harness.league.store import LeagueStore
+from harness.report.live import LiveLeague
+from harness.report.serve import make_server
+config = league(Path({tmp!r}), 5)
+rng = random.Random(3)
+with LeagueStore(config.store) as store:
+    games = plan_sets(store, config, 30, rng)
+    record(store, games[:120], rng)
+live = make_server(config, "127.0.0.1", 0).live if sys.argv[1] == "serve" else LiveLeague(config)
+assert 'games-done">120<' in live.index()[1]
+with LeagueStore(config.store) as store:
+    record(store, games[120:150], rng)
+assert 'games-done">150<' in live.index()[1]  # a quick fit: its second maximum on a thread too
+sys.stderr.flush()
+ctypes.CDLL(None).malloc_stats()
+"""
+
+
+@pytest.mark.parametrize("made_by", ["serve", "bare"])
+def test_the_server_s_threads_allocate_from_one_malloc_arena(tmp_path, made_by) -> None:
+    """`harness serve` makes its pages on threads; a thread's own glibc arena gave the fit's large
+    arrays back to the system at each free, so every refresh faulted them in again
+    (harness.report.arena). The server's process keeps one arena for every thread, the index's
+    render and the fit's second maximum included; a LiveLeague made without the server (a
+    library user, this test's control) keeps glibc's default, an arena per thread."""
+    import subprocess
+    import sys
+
+    script = _ARENA_PROBE.format(tests=str(Path(__file__).parent), tmp=str(tmp_path))
+    done = subprocess.run([sys.executable, "-c", script, made_by], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    arenas = [line for line in done.stderr.splitlines() if line.startswith("Arena ")]
+    assert arenas == ["Arena 0:"] if made_by == "serve" else len(arenas) >= 2, done.stderr[-2000:]

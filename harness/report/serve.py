@@ -41,6 +41,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from harness.league.config import LeagueConfig, LeagueError
 from harness.league.store import LeagueStore
+from harness.report.arena import one_arena
 from harness.report.live import LiveLeague
 from harness.report.web import SecurityHeaders
 
@@ -220,7 +221,9 @@ class LeagueServer:
 
 def make_server(config: LeagueConfig, host: str, port: int) -> LeagueServer:
     """A server for ``config``'s league pages on ``host``:``port`` (``port`` 0: any free port),
-    bound now, kept current as the store and the config change (:class:`harness.report.live.LiveLeague`)."""
+    bound now, kept current as the store and the config change (:class:`harness.report.live.LiveLeague`).
+    Its process's threads share one malloc arena from now (:func:`harness.report.arena.one_arena`)."""
+    one_arena()  # (before its threads start)
     live = LiveLeague(config)
     owner = _OwnerCheck(live)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
