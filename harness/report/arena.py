@@ -7,8 +7,9 @@ their chunks are freed, so the fit's arrays over every entry (15 MB each at 1,00
 were faulted in again at every refresh: 2,500-3,200 page faults and 0.13-0.17 s of system time
 for one evaluation of the likelihood on a thread, none on the main thread, whose arena keeps
 its memory. With one arena the threads share the main one (its lock is taken once per
-allocation, and large arrays are few). Measured as ``harness serve`` runs, the page shown after
-102 new games at 1,000,000: 0.83-1.25 s -> 0.72-0.83 s (docs/performance.md).
+allocation, and large arrays are few). Measured as ``harness serve`` runs, with the fit's two
+threads, the page shown after 102 new games at 1,000,000: 1.06-1.25 s -> 0.72-0.83 s (one series
+of runs; docs/performance.md).
 """
 
 from __future__ import annotations
