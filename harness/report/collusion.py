@@ -144,12 +144,13 @@ def analyse(sets: Iterable[SetGames], alpha: float = 0.001) -> list[PairFinding]
     sets = [s for s in sets if s and len({v for v, _ in s[0]}) == len(s[0]) >= 3]  # a third seat, no bot twice
     apart: set[tuple[int, int]] = set()
     alpha /= CANDIDATES + 1  # a pair may be judged CANDIDATES + 1 ways: their union keeps to alpha
-    findings = _judged(sets, apart, alpha)
+    league = _Spread()
+    findings = _judged(sets, apart, alpha, league)
     first = [f for f in findings if f.sets >= MIN_SETS]
     first_scale = null_scale(first)
     while True:
         for f in [f for f in findings if (f.a, f.b) not in apart and f.sets >= MIN_SETS][:CANDIDATES]:
-            trial = _judged(sets, apart | {(f.a, f.b)}, alpha, first_scale, len(first))
+            trial = _judged(sets, apart | {(f.a, f.b)}, alpha, league, first_scale, len(first))
             if any(t.flagged and (t.a, t.b) == (f.a, f.b) for t in trial):
                 apart.add((f.a, f.b))
                 findings = trial
@@ -158,16 +159,34 @@ def analyse(sets: Iterable[SetGames], alpha: float = 0.001) -> list[PairFinding]
             return findings
 
 
-def _judged(sets: Sequence[SetGames], apart: set[tuple[int, int]], alpha: float,
+class _Spread:
+    """The league's spread of each statistic per set (pooled over its pairs), read at the first
+    look and kept for the second: with a suspect's tables out of the baselines, few pairs (in a
+    league of 4 bots, only the suspect) are left to pool, and a pair shrunk toward its own
+    spread is not shrunk at all (14 of 10,000 honest leagues of 4 random bots were flagged at
+    alpha 0.001, 7 on a second look alone; 6 with the first look's spread kept)."""
+
+    def __init__(self) -> None:
+        self.sums: dict[str, list[float]] | None = None
+
+    def variance(self, pooled: dict[str, list[float]], k: str) -> float:
+        """The league's variance of statistic ``k``: the first ``pooled`` sums seen, kept."""
+        if self.sums is None:
+            self.sums = pooled
+        total, df = self.sums[k]
+        return total / max(df, 1)
+
+
+def _judged(sets: Sequence[SetGames], apart: set[tuple[int, int]], alpha: float, league: _Spread,
             scale: float = 1.0, family: int = 0) -> list[PairFinding]:
     """Every pair judged against baselines without the sets where a pair of ``apart`` sat together
-    (``scale``: the null's spread where too few pairs are left to read one; ``family``: the
-    pairs judged at first, a bound for at least that many)."""
+    (``league``: the first look's spread; ``scale``: the null's spread where too few pairs are
+    left to read one; ``family``: the pairs judged at first, a bound for at least that many)."""
     base = _Baseline([s for s in sets if not any({a, b} <= {v for v, _ in s[0]} for a, b in apart)])
-    return _judge(_pair_findings(sets, base), alpha, scale, family)
+    return _judge(_pair_findings(sets, base, league), alpha, scale, family)
 
 
-def _pair_findings(sets: Sequence[SetGames], base: _Baseline) -> list[PairFinding]:
+def _pair_findings(sets: Sequence[SetGames], base: _Baseline, league: _Spread) -> list[PairFinding]:
     per_pair: dict[tuple[int, int], list[dict[str, float]]] = defaultdict(list)
     uses: dict[tuple[int, int], Uses] = defaultdict(dict)
     for games in sets:
@@ -200,7 +219,7 @@ def _pair_findings(sets: Sequence[SetGames], base: _Baseline) -> list[PairFindin
             # the pair's variance shrunk toward the league's (worth PRIOR_DF sets): a pair whose
             # few sets happen to agree is not judged on a spread near 0 (heavy tails: 0.13% of
             # honest z-scores past 4, twenty times a normal's)
-            var = (ss + PRIOR_DF * pooled[k][0] / max(pooled[k][1], 1)) / (n - 1 + PRIOR_DF)
+            var = (ss + PRIOR_DF * league.variance(pooled, k)) / (n - 1 + PRIOR_DF)
             mean[k] = m
             z[k] = m / math.sqrt(var / n + shared) if var / n + shared > 0 else 0.0
         findings.append(PairFinding(a, b, stats["joint"][2], mean, z))
