@@ -16,7 +16,7 @@ from harness.cli.league import _load_to_read, _open_store, config_argument
 @click.option("--top", type=click.IntRange(min=1), default=10, show_default=True,
               help="How many pairs to list (the flagged ones always are).")
 def collusion(config: str, alpha: float, top: int) -> None:
-    """Pairs of bots in CONFIG's league whose results at shared tables depart from the fit.
+    """Pairs of bots in CONFIG's league whose results at shared tables depart from their records apart.
 
     For every duplicate set where both sat, each one's result against every other seat is
     compared with their record against that seat in the games the partner did not play: `joint`

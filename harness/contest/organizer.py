@@ -1,5 +1,5 @@
 """The organizer's pages: every team, version, build and violation, the controls, the audit, and
-the collusion report (pairs of teams whose results at shared tables depart from the fit).
+the collusion report (pairs of teams whose results at shared tables depart from their records apart).
 
 The organizer signs in on ``/signin`` with the organizer token (:func:`sign_in`, called by the
 sign-in form's handler when the token is an organizer's); the session is a cookie of its own
