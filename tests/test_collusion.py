@@ -114,8 +114,8 @@ def test_a_second_look_at_a_pair_of_four_bots_judges_it_as_the_first_did():
     rng = random.Random(3)
     for _ in range(200):
         sets = _small_league(rng, 3)
-        league = collusion._Spread()
-        first = {(f.a, f.b): f for f in collusion._judged(sets, set(), 0.001, league)}
+        looked, spread = collusion._judged(sets, set(), 0.001)
+        first = {(f.a, f.b): f for f in looked}
         for (a, b), f in first.items():
-            [again] = [g for g in collusion._judged(sets, {(a, b)}, 0.001, league) if (g.a, g.b) == (a, b)]
+            [again] = [g for g in collusion._judged(sets, {(a, b)}, 0.001, spread)[0] if (g.a, g.b) == (a, b)]
             assert again.sets == f.sets and again.z == f.z, (a, b)

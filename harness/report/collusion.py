@@ -144,13 +144,12 @@ def analyse(sets: Iterable[SetGames], alpha: float = 0.001) -> list[PairFinding]
     sets = [s for s in sets if s and len({v for v, _ in s[0]}) == len(s[0]) >= 3]  # a third seat, no bot twice
     apart: set[tuple[int, int]] = set()
     alpha /= CANDIDATES + 1  # a pair may be judged CANDIDATES + 1 ways: their union keeps to alpha
-    league = _Spread()
-    findings = _judged(sets, apart, alpha, league)
+    findings, spread = _judged(sets, apart, alpha)
     first = [f for f in findings if f.sets >= MIN_SETS]
     first_scale = null_scale(first)
     while True:
         for f in [f for f in findings if (f.a, f.b) not in apart and f.sets >= MIN_SETS][:CANDIDATES]:
-            trial = _judged(sets, apart | {(f.a, f.b)}, alpha, league, first_scale, len(first))
+            trial, _ = _judged(sets, apart | {(f.a, f.b)}, alpha, spread, first_scale, len(first))
             if any(t.flagged and (t.a, t.b) == (f.a, f.b) for t in trial):
                 apart.add((f.a, f.b))
                 findings = trial
@@ -159,34 +158,29 @@ def analyse(sets: Iterable[SetGames], alpha: float = 0.001) -> list[PairFinding]
             return findings
 
 
-class _Spread:
-    """The league's spread of each statistic per set (pooled over its pairs), read at the first
-    look and kept for the second: with a suspect's tables out of the baselines, few pairs (in a
-    league of 4 bots, only the suspect) are left to pool, and a pair shrunk toward its own
-    spread is not shrunk at all (14 of 10,000 honest leagues of 4 random bots were flagged at
-    alpha 0.001, 7 on a second look alone; 6 with the first look's spread kept)."""
-
-    def __init__(self) -> None:
-        self.sums: dict[str, list[float]] | None = None
-
-    def variance(self, pooled: dict[str, list[float]], k: str) -> float:
-        """The league's variance of statistic ``k``: the first ``pooled`` sums seen, kept."""
-        if self.sums is None:
-            self.sums = pooled
-        total, df = self.sums[k]
-        return total / max(df, 1)
+#: The league's variance of each statistic per set, pooled over its pairs.
+Spread = dict[str, float]
 
 
-def _judged(sets: Sequence[SetGames], apart: set[tuple[int, int]], alpha: float, league: _Spread,
-            scale: float = 1.0, family: int = 0) -> list[PairFinding]:
-    """Every pair judged against baselines without the sets where a pair of ``apart`` sat together
-    (``league``: the first look's spread; ``scale``: the null's spread where too few pairs are
-    left to read one; ``family``: the pairs judged at first, a bound for at least that many)."""
+def _judged(sets: Sequence[SetGames], apart: set[tuple[int, int]], alpha: float, spread: Spread | None = None,
+            scale: float = 1.0, family: int = 0) -> tuple[list[PairFinding], Spread]:
+    """Every pair judged against baselines without the sets where a pair of ``apart`` sat together,
+    and the league's spread it shrank each pair's toward (``spread``: the first look's, kept for a
+    second; ``scale``: the null's spread where too few pairs are left to read one; ``family``:
+    the pairs judged at first, a bound for at least that many)."""
     base = _Baseline([s for s in sets if not any({a, b} <= {v for v, _ in s[0]} for a, b in apart)])
-    return _judge(_pair_findings(sets, base, league), alpha, scale, family)
+    findings, spread = _pair_findings(sets, base, spread)
+    return _judge(findings, alpha, scale, family), spread
 
 
-def _pair_findings(sets: Sequence[SetGames], base: _Baseline, league: _Spread) -> list[PairFinding]:
+def _pair_findings(sets: Sequence[SetGames], base: _Baseline, spread: Spread | None
+                   ) -> tuple[list[PairFinding], Spread]:
+    """Each pair's residuals and z-scores, each pair's spread shrunk toward ``spread``, or where
+    None toward the one pooled over these pairs (returned with them). A second look keeps the
+    first's: with a suspect's tables out of the baselines, few pairs (in a league of 4 bots, only
+    the suspect) are left to pool, and a pair shrunk toward its own spread is not shrunk at all
+    (14 of 10,000 honest leagues of 4 random bots were flagged at alpha 0.001, 7 on a second
+    look alone; 6 with the first look's spread kept)."""
     per_pair: dict[tuple[int, int], list[dict[str, float]]] = defaultdict(list)
     uses: dict[tuple[int, int], Uses] = defaultdict(dict)
     for games in sets:
@@ -196,19 +190,21 @@ def _pair_findings(sets: Sequence[SetGames], base: _Baseline, league: _Spread) -
                 row = _set_residuals(games, a, b, base, uses[(a, b)])
                 if row is not None:
                     per_pair[(a, b)].append(row)
-    spread: dict[tuple[int, int], dict[str, tuple[float, float, int]]] = {}
+    per_stat: dict[tuple[int, int], dict[str, tuple[float, float, int]]] = {}
     pooled: dict[str, list[float]] = {k: [0.0, 0.0] for k in STATS}
     for pair, rows in per_pair.items():
         n = len(rows)
-        spread[pair] = {}
+        per_stat[pair] = {}
         for k in STATS:
             m = sum(r[k] for r in rows) / n
             ss = sum((r[k] - m) ** 2 for r in rows)
-            spread[pair][k] = (m, ss, n)
+            per_stat[pair][k] = (m, ss, n)
             pooled[k][0] += ss
             pooled[k][1] += n - 1
+    if spread is None:
+        spread = {k: total / max(df, 1) for k, (total, df) in pooled.items()}
     findings = []
-    for (a, b), stats in spread.items():
+    for (a, b), stats in per_stat.items():
         mean, z = {}, {}
         n = stats["joint"][2]
         # every set's residual shares the same estimated baselines, so their errors do not
@@ -219,11 +215,11 @@ def _pair_findings(sets: Sequence[SetGames], base: _Baseline, league: _Spread) -
             # the pair's variance shrunk toward the league's (worth PRIOR_DF sets): a pair whose
             # few sets happen to agree is not judged on a spread near 0 (heavy tails: 0.13% of
             # honest z-scores past 4, twenty times a normal's)
-            var = (ss + PRIOR_DF * league.variance(pooled, k)) / (n - 1 + PRIOR_DF)
+            var = (ss + PRIOR_DF * spread[k]) / (n - 1 + PRIOR_DF)
             mean[k] = m
             z[k] = m / math.sqrt(var / n + shared) if var / n + shared > 0 else 0.0
         findings.append(PairFinding(a, b, stats["joint"][2], mean, z))
-    return findings
+    return findings, spread
 
 
 def _judge(findings: list[PairFinding], alpha: float, scale: float = 1.0, family: int = 0) -> list[PairFinding]:
